@@ -1,0 +1,406 @@
+/**
+ * The OpenAI-compatible provider (DeepSeek, Ollama, vLLM, llama.cpp server …) on `npm:openai`.
+ *
+ * Retries are homed's ({@link withRetry}); the SDK's are off so the two never stack. The API key is handed to the
+ * SDK and nowhere else: it is never logged and never part of an error message.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import OpenAI from "openai";
+import type { Clock } from "../../clock.ts";
+import type { ToolSpec } from "../../tools/tool.ts";
+import type {
+  ChatMessage,
+  ChatOptions,
+  ChatRequest,
+  ChatResponse,
+  Provider,
+  ToolCall,
+  Usage,
+  UsageTotals,
+} from "./provider.ts";
+import { ProviderError } from "./provider_error.ts";
+import { parseRetryAfter, withRetry } from "./retry.ts";
+
+/** Options of {@link OpenAIProvider}. */
+export interface OpenAIProviderOptions {
+  model: string;
+  baseUrl: string;
+  /** Empty means not set: every call then fails with `no_api_key` and {@link OpenAIProviderOptions.missingKeyHint}. */
+  apiKey: string;
+  temperature: number;
+  maxTokens: number;
+  /** `false` sends `thinking: {type: "disabled"}`, `true` enables it, `"omit"` sends nothing. */
+  thinking: boolean | "omit";
+  /** Longest wait for the first byte, and between two streamed chunks. */
+  timeoutMs: number;
+  maxRetries: number;
+  clock: Clock;
+  random: () => number;
+  logger: Logger;
+  /** What to tell the user when no key is set. */
+  missingKeyHint: string;
+}
+
+interface WireToolCall {
+  index?: number;
+  id?: string;
+  type?: string;
+  function?: { name?: string; arguments?: string | Record<string, unknown> };
+}
+
+class IdleTimeout {
+  readonly controller = new AbortController();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  fired = false;
+  constructor(private readonly ms: number) {
+    this.touch();
+  }
+  touch(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.fired = true;
+      this.controller.abort(new Error("timeout"));
+    }, this.ms);
+  }
+  clear(): void {
+    clearTimeout(this.#timer);
+  }
+}
+
+/** Talks to `${base_url}/chat/completions`. */
+export class OpenAIProvider implements Provider {
+  readonly model: string;
+  #options: OpenAIProviderOptions;
+  #client: OpenAI | undefined;
+  #totals: UsageTotals = { requests: 0, retries: 0, errors: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  #host: string;
+
+  /**
+   * @example
+   * ```ts
+   * const provider = new OpenAIProvider({ model: "deepseek-v4-flash", baseUrl: "https://api.deepseek.com/v1", … });
+   * const answer = await provider.chat({ messages: [{ role: "user", content: "hi" }] });
+   * ```
+   */
+  constructor(options: OpenAIProviderOptions) {
+    this.model = options.model;
+    this.#options = options;
+    this.#host = new URL(options.baseUrl).host;
+    if (options.apiKey !== "") {
+      this.#client = new OpenAI({
+        apiKey: options.apiKey,
+        baseURL: options.baseUrl,
+        organization: null,
+        project: null,
+        webhookSecret: null,
+        maxRetries: 0,
+        timeout: options.timeoutMs,
+      });
+    }
+  }
+
+  /** Running token and request totals. */
+  usage(): UsageTotals {
+    return { ...this.#totals };
+  }
+
+  /** Sends one request, streamed when `options.onDelta` is given. */
+  async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    const client = this.#client;
+    if (!client) {
+      this.#totals.errors++;
+      throw new ProviderError("no_api_key", this.#options.missingKeyHint);
+    }
+    let emitted = false;
+    const onDelta = options.onDelta
+      ? (text: string) => {
+        emitted = true;
+        options.onDelta!(text);
+      }
+      : undefined;
+    const started = this.#options.clock.monotonic();
+    try {
+      const response = await withRetry(async () => {
+        this.#totals.requests++;
+        try {
+          return await this.#once(client, request, options.signal, onDelta);
+        } catch (error) {
+          const mapped = this.#mapError(error, options.signal);
+          // Text already shown to the user cannot be taken back, so a stream that failed midway is not retried.
+          if (emitted && mapped.retryable) {
+            throw new ProviderError(mapped.code, `${mapped.message} (the answer was cut off midway)`, {
+              ...(mapped.status === undefined ? {} : { status: mapped.status }),
+              cause: error,
+            });
+          }
+          throw mapped;
+        }
+      }, {
+        maxRetries: this.#options.maxRetries,
+        clock: this.#options.clock,
+        random: this.#options.random,
+        signal: options.signal,
+        onRetry: (error, attempt, delayMs) => {
+          this.#totals.retries++;
+          this.#options.logger.warning("LLM call failed ({code}), retry {attempt} in {delayMs} ms", {
+            code: error.code,
+            attempt,
+            delayMs,
+          });
+        },
+      });
+      if (response.usage) this.#count(response.usage);
+      this.#options.logger.debug("LLM answered in {ms} ms: {tools} tool calls, {tokens} tokens", {
+        ms: Math.round(this.#options.clock.monotonic() - started),
+        tools: response.toolCalls.length,
+        tokens: response.usage?.totalTokens ?? 0,
+      });
+      return response;
+    } catch (error) {
+      this.#totals.errors++;
+      if (error instanceof ProviderError) throw error;
+      throw this.#mapError(error, options.signal);
+    }
+  }
+
+  #count(usage: Usage): void {
+    this.#totals.promptTokens += usage.promptTokens;
+    this.#totals.completionTokens += usage.completionTokens;
+    this.#totals.totalTokens += usage.totalTokens;
+  }
+
+  #body(request: ChatRequest, stream: boolean): Record<string, unknown> {
+    const thinking = this.#options.thinking;
+    const body: Record<string, unknown> = {
+      model: this.#options.model,
+      messages: request.messages.map((message) => this.#wireMessage(message)),
+      temperature: this.#options.temperature,
+      max_tokens: this.#options.maxTokens,
+    };
+    if (request.tools?.length) body.tools = request.tools.map(wireTool);
+    if (thinking !== "omit") body.thinking = { type: thinking ? "enabled" : "disabled" };
+    if (stream) {
+      body.stream = true;
+      body.stream_options = { include_usage: true };
+    }
+    return body;
+  }
+
+  #wireMessage(message: ChatMessage): ChatMessage {
+    if (message.role !== "assistant" || message.reasoning_content === undefined) return message;
+    // DeepSeek wants reasoning_content back only inside a tool-call exchange, and only with thinking on.
+    if (this.#options.thinking === true && message.tool_calls?.length) return message;
+    const { reasoning_content: _dropped, ...rest } = message;
+    return rest;
+  }
+
+  async #once(
+    client: OpenAI,
+    request: ChatRequest,
+    signal: AbortSignal | undefined,
+    onDelta: ((text: string) => void) | undefined,
+  ): Promise<ChatResponse> {
+    const idle = new IdleTimeout(this.#options.timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, idle.controller.signal]) : idle.controller.signal;
+    try {
+      if (!onDelta) {
+        // deno-lint-ignore no-explicit-any
+        const raw = await client.chat.completions.create(this.#body(request, false) as any, { signal: combined });
+        return this.#parseCompletion(raw as unknown as Record<string, unknown>);
+      }
+      const stream = await client.chat.completions.create(
+        // deno-lint-ignore no-explicit-any
+        this.#body(request, true) as any,
+        { signal: combined },
+      ) as unknown as AsyncIterable<Record<string, unknown>>;
+      return await this.#collectStream(stream, idle, onDelta);
+    } catch (error) {
+      if (idle.fired) {
+        throw new ProviderError(
+          "timeout",
+          `The LLM server at ${this.#host} did not answer within ${Math.round(this.#options.timeoutMs / 1000)}s`,
+          { retryable: true, cause: error },
+        );
+      }
+      throw error;
+    } finally {
+      idle.clear();
+    }
+  }
+
+  #badResponse(detail: string): ProviderError {
+    return new ProviderError(
+      "bad_response",
+      `The LLM server at ${this.#host} sent an answer homed cannot use: ${detail}`,
+    );
+  }
+
+  #parseCompletion(raw: Record<string, unknown>): ChatResponse {
+    const choices = raw.choices;
+    if (!Array.isArray(choices) || choices.length === 0) throw this.#badResponse("it has no choices");
+    const choice = choices[0] as Record<string, unknown>;
+    const message = choice.message as Record<string, unknown> | undefined;
+    if (!message || typeof message !== "object") throw this.#badResponse("choices[0].message is missing");
+    const content = message.content;
+    if (content !== null && content !== undefined && typeof content !== "string") {
+      throw this.#badResponse(`choices[0].message.content is ${typeof content}, not text`);
+    }
+    const rawCalls = message.tool_calls;
+    if (rawCalls !== undefined && rawCalls !== null && !Array.isArray(rawCalls)) {
+      throw this.#badResponse("choices[0].message.tool_calls is not a list");
+    }
+    const toolCalls = ((rawCalls ?? []) as WireToolCall[]).map((call, index) =>
+      this.#checkCall(call, `choices[0].message.tool_calls[${index}]`)
+    );
+    const reasoning = message.reasoning_content;
+    return {
+      content: typeof content === "string" ? content : "",
+      toolCalls,
+      ...(typeof reasoning === "string" && reasoning !== "" ? { reasoningContent: reasoning } : {}),
+      finishReason: typeof choice.finish_reason === "string" ? choice.finish_reason : "stop",
+      ...(raw.usage ? { usage: readUsage(raw.usage) } : {}),
+    };
+  }
+
+  #checkCall(call: WireToolCall, where: string): ToolCall {
+    if (typeof call?.id !== "string" || call.id === "") throw this.#badResponse(`${where}.id is missing`);
+    const name = call.function?.name;
+    if (typeof name !== "string" || name === "") throw this.#badResponse(`${where}.function.name is missing`);
+    const args = call.function?.arguments;
+    return {
+      id: call.id,
+      type: "function",
+      function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args ?? {}) },
+    };
+  }
+
+  async #collectStream(
+    stream: AsyncIterable<Record<string, unknown>>,
+    idle: IdleTimeout,
+    onDelta: (text: string) => void,
+  ): Promise<ChatResponse> {
+    let content = "";
+    let reasoning = "";
+    let finishReason = "";
+    let usage: Usage | undefined;
+    let sawChoice = false;
+    const calls = new Map<number, WireToolCall & { function: { name: string; arguments: string } }>();
+    for await (const chunk of stream) {
+      idle.touch();
+      if (chunk.usage) usage = readUsage(chunk.usage);
+      const choice = (chunk.choices as Array<Record<string, unknown>> | undefined)?.[0];
+      if (!choice) continue;
+      sawChoice = true;
+      const delta = (choice.delta ?? {}) as Record<string, unknown>;
+      if (typeof delta.reasoning_content === "string") reasoning += delta.reasoning_content;
+      if (typeof delta.content === "string" && delta.content !== "") {
+        content += delta.content;
+        onDelta(delta.content);
+      }
+      for (const part of (delta.tool_calls ?? []) as WireToolCall[]) {
+        const index = part.index ?? calls.size;
+        const slot = calls.get(index) ?? { index, function: { name: "", arguments: "" } };
+        if (part.id) slot.id = part.id;
+        if (part.function?.name) slot.function.name += part.function.name;
+        if (typeof part.function?.arguments === "string") slot.function.arguments += part.function.arguments;
+        calls.set(index, slot);
+      }
+      if (typeof choice.finish_reason === "string") finishReason = choice.finish_reason;
+    }
+    if (!sawChoice) throw this.#badResponse("the stream ended without any choice");
+    const toolCalls = [...calls.values()].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
+      .map((call) => this.#checkCall(call, `streamed tool_calls[${call.index}]`));
+    return {
+      content,
+      toolCalls,
+      ...(reasoning ? { reasoningContent: reasoning } : {}),
+      finishReason: finishReason || "stop",
+      ...(usage ? { usage } : {}),
+    };
+  }
+
+  #mapError(error: unknown, signal: AbortSignal | undefined): ProviderError {
+    if (error instanceof ProviderError) return error;
+    const host = this.#host;
+    if (signal?.aborted) return new ProviderError("cancelled", "The LLM call was cancelled", { cause: error });
+    if (error instanceof OpenAI.APIConnectionTimeoutError) {
+      return new ProviderError(
+        "timeout",
+        `The LLM server at ${host} did not answer within ${Math.round(this.#options.timeoutMs / 1000)}s`,
+        { retryable: true, cause: error },
+      );
+    }
+    if (error instanceof OpenAI.APIConnectionError) {
+      const cause = (error.cause as Error | undefined)?.message ?? error.message;
+      return new ProviderError("network", `Cannot reach the LLM server at ${host}: ${cause}`, {
+        retryable: true,
+        cause: error,
+      });
+    }
+    if (error instanceof OpenAI.APIError && typeof error.status === "number") {
+      const status = error.status;
+      const detail = serverMessage(error);
+      const retryAfterMs = parseRetryAfter(error.headers, this.#options.clock.now());
+      const extra = { status, cause: error, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      if (status === 401 || status === 403) {
+        return new ProviderError(
+          "auth",
+          `The LLM server at ${host} refused the API key (HTTP ${status}: ${detail}); check llm.api_key`,
+          extra,
+        );
+      }
+      if (status === 429) {
+        return new ProviderError("rate_limited", `The LLM server at ${host} is rate limiting (HTTP 429: ${detail})`, {
+          ...extra,
+          retryable: true,
+        });
+      }
+      if (status >= 500) {
+        return new ProviderError("server", `The LLM server at ${host} failed (HTTP ${status}: ${detail})`, {
+          ...extra,
+          retryable: true,
+        });
+      }
+      return new ProviderError(
+        "bad_request",
+        `The LLM server at ${host} rejected the request (HTTP ${status}: ${detail})`,
+        extra,
+      );
+    }
+    if (error instanceof SyntaxError) return this.#badResponse(`it is not valid JSON (${error.message})`);
+    return new ProviderError(
+      "network",
+      `The LLM call to ${host} failed: ${(error as Error)?.message ?? String(error)}`,
+      {
+        retryable: true,
+        cause: error,
+      },
+    );
+  }
+}
+
+function serverMessage(error: InstanceType<typeof OpenAI.APIError>): string {
+  const body = error.error as { message?: unknown } | undefined;
+  if (body && typeof body.message === "string") return body.message;
+  return error.message.replace(/^\d+\s*/, "") || "no detail";
+}
+
+function readUsage(raw: unknown): Usage {
+  const usage = raw as Record<string, unknown>;
+  const number = (value: unknown) => typeof value === "number" && Number.isFinite(value) ? value : 0;
+  return {
+    promptTokens: number(usage.prompt_tokens),
+    completionTokens: number(usage.completion_tokens),
+    totalTokens: number(usage.total_tokens),
+  };
+}
+
+function wireTool(spec: ToolSpec): Record<string, unknown> {
+  return {
+    type: "function",
+    function: { name: spec.name, description: spec.description, parameters: spec.parameters },
+  };
+}

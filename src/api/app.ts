@@ -1,0 +1,116 @@
+/**
+ * The HTTP API on hono: health, chat (JSON and SSE), status and channels. Every error is an {@link ApiError}
+ * turned into `{"error": {"code", "message"}}` in one place.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { streamSSE } from "hono/streaming";
+import type { TurnEvent, TurnResult } from "../io/device.ts";
+import { AsyncQueue } from "../io/async_queue.ts";
+import { ApiError, statusForTurnError } from "./api_error.ts";
+import { bearerAuth } from "./auth.ts";
+import { parseChatBody } from "./chat_body.ts";
+import type { HttpDevice } from "./http_device.ts";
+
+/** Options of {@link createApi}. */
+export interface ApiOptions {
+  device: HttpDevice;
+  /** `daemon.api_token`; empty means no auth. */
+  apiToken: string;
+  maxBodyBytes: number;
+  logger: Logger;
+  /** The body of `GET /api/status`. */
+  status: () => Record<string, unknown>;
+  /** The body of `GET /api/channels`. */
+  channels: () => Record<string, unknown>;
+}
+
+function resultBody(result: TurnResult): { reply: string; channel: string; rounds: number } {
+  return { reply: result.reply, channel: result.channel, rounds: result.rounds };
+}
+
+function turnError(result: TurnResult): ApiError | undefined {
+  return result.error
+    ? new ApiError(statusForTurnError(result.error.code), result.error.code, result.error.message)
+    : undefined;
+}
+
+/**
+ * Builds the app.
+ *
+ * @example
+ * ```ts
+ * const app = createApi({ device, apiToken: "", maxBodyBytes: 262144, logger, status, channels });
+ * Deno.serve({ port: 8080 }, app.fetch);
+ * ```
+ */
+export function createApi(options: ApiOptions): Hono {
+  const app = new Hono();
+  const { device, logger } = options;
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return c.json(error.toJSON(), error.status);
+    logger.error("Request {method} {path} failed: {error}", { method: c.req.method, path: c.req.path, error });
+    return c.json(new ApiError(500, "internal", "Internal error in homed; see its log").toJSON(), 500);
+  });
+  app.notFound((c) =>
+    c.json(new ApiError(404, "not_found", `No endpoint ${c.req.method} ${c.req.path}`).toJSON(), 404)
+  );
+
+  app.get("/healthz", (c) => c.json({ ok: true }));
+
+  app.use("/api/*", bearerAuth(options.apiToken));
+  app.use(
+    "/api/*",
+    bodyLimit({
+      maxSize: options.maxBodyBytes,
+      onError: () => {
+        throw new ApiError(
+          413,
+          "too_large",
+          `The body is larger than daemon.max_body_bytes (${options.maxBodyBytes} bytes)`,
+        );
+      },
+    }),
+  );
+
+  app.get("/api/status", (c) => c.json(options.status()));
+  app.get("/api/channels", (c) => c.json(options.channels()));
+
+  app.post("/api/chat", async (c) => {
+    const body = parseChatBody(await c.req.text());
+    const result = await device.submit(body.text, body.user).done;
+    const error = turnError(result);
+    if (error) throw error;
+    return c.json(resultBody(result));
+  });
+
+  app.post("/api/chat/stream", async (c) => {
+    const body = parseChatBody(await c.req.text());
+    const events = new AsyncQueue<TurnEvent>();
+    const { event } = device.submit(body.text, body.user, (turnEvent) => {
+      events.push(turnEvent);
+      if (turnEvent.type === "done") events.close();
+    });
+    return streamSSE(c, async (stream) => {
+      await stream.writeSSE({ event: "start", data: JSON.stringify({ id: event.id }) });
+      for (let next = await events.next(); next; next = await events.next()) {
+        if (next.type === "delta") {
+          await stream.writeSSE({ event: "delta", data: JSON.stringify({ text: next.text }) });
+        } else if (next.type === "tool") {
+          await stream.writeSSE({ event: "tool", data: JSON.stringify({ name: next.name, ok: next.ok }) });
+        } else if (next.result.error) {
+          await stream.writeSSE({ event: "error", data: JSON.stringify(next.result.error) });
+        } else {
+          await stream.writeSSE({ event: "done", data: JSON.stringify(resultBody(next.result)) });
+        }
+      }
+    });
+  });
+
+  return app;
+}

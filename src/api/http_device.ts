@@ -1,0 +1,116 @@
+/**
+ * The HTTP API as a Device (source `http`): a chat request becomes an InputEvent and waits for its turn to end.
+ *
+ * @module
+ */
+
+import type { Device, DeviceContext, TurnEvent, TurnResult } from "../io/device.ts";
+import { Capability, type InputEvent, type OutputEvent } from "../io/event.ts";
+
+interface Pending {
+  resolve(result: TurnResult): void;
+  onEvent: ((event: TurnEvent) => void) | undefined;
+}
+
+/** A request submitted through the device. */
+export interface Submission {
+  event: InputEvent;
+  /** Settles when the turn ends (also with an error result, e.g. on shutdown). */
+  done: Promise<TurnResult>;
+}
+
+/** Largest number of undelivered messages kept for `/api/outbox`-style inspection. */
+const OUTBOX_LIMIT = 100;
+
+/** The `http` channel. */
+export class HttpDevice implements Device {
+  readonly name = "http";
+  readonly type = "http";
+  readonly description = "The HTTP API (POST /api/chat, /api/chat/stream) and clients built on it, such as homed chat";
+  #context: DeviceContext | undefined;
+  #pending = new Map<string, Pending>();
+  #outbox: OutputEvent[] = [];
+
+  tools(): [] {
+    return [];
+  }
+
+  execute(name: string): never {
+    throw new Error(`The http device has no tool ${JSON.stringify(name)}`);
+  }
+
+  start(context: DeviceContext): Promise<void> {
+    this.#context = context;
+    return Promise.resolve();
+  }
+
+  /** Ends every waiting request with a `shutting_down` result. */
+  stop(): Promise<void> {
+    for (const eventId of [...this.#pending.keys()]) {
+      this.onTurnEvent({
+        type: "done",
+        eventId,
+        result: {
+          eventId,
+          reply: "",
+          channel: this.name,
+          rounds: 0,
+          error: { code: "shutting_down", message: "homed is shutting down; the message was not answered" },
+        },
+      });
+    }
+    this.#context = undefined;
+    return Promise.resolve();
+  }
+
+  outputCapabilities(): number {
+    return Capability.Text | Capability.Structured;
+  }
+
+  /**
+   * Replies to a waiting request are answered through {@link HttpDevice.onTurnEvent}; anything else sent here
+   * (e.g. `output_send` to `http`) is kept in a small outbox.
+   */
+  send(event: OutputEvent): Promise<void> {
+    if (event.replyTo === undefined || !this.#pending.has(event.replyTo)) {
+      this.#outbox.push(event);
+      if (this.#outbox.length > OUTBOX_LIMIT) this.#outbox.shift();
+    }
+    return Promise.resolve();
+  }
+
+  /** Messages sent to `http` that no request was waiting for, oldest first. */
+  outbox(): OutputEvent[] {
+    return [...this.#outbox];
+  }
+
+  onTurnEvent(event: TurnEvent): void {
+    const pending = this.#pending.get(event.eventId);
+    if (!pending) return;
+    pending.onEvent?.(event);
+    if (event.type === "done") {
+      this.#pending.delete(event.eventId);
+      pending.resolve(event.result);
+    }
+  }
+
+  /**
+   * Queues a chat message. Throws `RangeError` when the device is not running.
+   *
+   * @example
+   * ```ts
+   * const { done } = device.submit("Lights off", "owner");
+   * const result = await done;
+   * ```
+   */
+  submit(text: string, sender: string, onEvent?: (event: TurnEvent) => void): Submission {
+    const context = this.#context;
+    if (!context) throw new RangeError("The http device is not running");
+    let resolve!: (result: TurnResult) => void;
+    const done = new Promise<TurnResult>((r) => resolve = r);
+    const event = context.emit({ source: this.name, sender, type: "message", payload: { text } });
+    // Safe after emit: the agent can only take the event once this synchronous function has returned.
+    this.#pending.set(event.id, { resolve, onEvent });
+    return { event, done };
+  }
+}

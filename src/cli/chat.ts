@@ -1,0 +1,100 @@
+/**
+ * `homed chat`: terminal chat with a running daemon, the reply streamed as it is produced.
+ *
+ * @module
+ */
+
+import { readSse } from "./sse.ts";
+
+/** Options of {@link runChat}. */
+export interface ChatOptions {
+  /** Base URL of the daemon, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  /** `daemon.api_token`, empty for none. */
+  token: string;
+  user: string;
+  /** One message and exit, instead of a conversation on stdin. */
+  message?: string | undefined;
+  input: ReadableStream<Uint8Array>;
+  write: (text: string) => void;
+  /** Whether to print the `you>` prompt (a terminal). */
+  interactive: boolean;
+}
+
+async function* lines(input: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  let buffer = "";
+  for await (const chunk of input.pipeThrough(new TextDecoderStream())) {
+    buffer += chunk;
+    for (let end = buffer.indexOf("\n"); end !== -1; end = buffer.indexOf("\n")) {
+      yield buffer.slice(0, end).replace(/\r$/, "");
+      buffer = buffer.slice(end + 1);
+    }
+  }
+  if (buffer) yield buffer;
+}
+
+/** Sends one message and prints the streamed reply; returns false when the turn failed. */
+async function say(options: ChatOptions, text: string): Promise<boolean> {
+  let response: Response;
+  try {
+    response = await fetch(`${options.url}/api/chat/stream`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      },
+      body: JSON.stringify({ text, user: options.user }),
+    });
+  } catch (error) {
+    options.write(
+      `homed chat: cannot reach homed at ${options.url} (${
+        (error as Error).message
+      }); is it running? Start it with: deno task start\n`,
+    );
+    return false;
+  }
+  if (!response.ok || !response.body) {
+    const body = await response.text();
+    let message = body;
+    try {
+      message = JSON.parse(body).error?.message ?? body;
+    } catch { /* not JSON: show as is */ }
+    options.write(`homed chat: HTTP ${response.status}: ${message}\n`);
+    return false;
+  }
+  let ok = false;
+  for await (const event of readSse(response.body)) {
+    const data = JSON.parse(event.data);
+    if (event.event === "delta") options.write(data.text);
+    else if (event.event === "tool") {
+      options.write(options.interactive ? `\n  [tool ${data.name}${data.ok ? "" : " failed"}]\n` : "");
+    } else if (event.event === "done") {
+      options.write("\n");
+      ok = true;
+    } else if (event.event === "error") options.write(`\nhomed: ${data.message}\n`);
+  }
+  return ok;
+}
+
+/**
+ * Runs the chat; returns the process exit code.
+ *
+ * @example
+ * ```ts
+ * Deno.exit(await runChat({ url: "http://127.0.0.1:8080", token: "", user: "owner", input: Deno.stdin.readable,
+ *   write: (t) => Deno.stdout.writeSync(new TextEncoder().encode(t)), interactive: true }));
+ * ```
+ */
+export async function runChat(options: ChatOptions): Promise<number> {
+  if (options.message !== undefined) return (await say(options, options.message)) ? 0 : 1;
+  if (options.interactive) options.write(`Connected to ${options.url}. Type a message; Ctrl-D to leave.\nyou> `);
+  let failures = 0;
+  for await (const line of lines(options.input)) {
+    if (line.trim() !== "") {
+      if (!(await say(options, line))) failures++;
+    }
+    if (options.interactive) options.write("you> ");
+  }
+  if (options.interactive) options.write("\n");
+  return failures ? 1 : 0;
+}

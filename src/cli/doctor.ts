@@ -1,0 +1,116 @@
+/**
+ * `homed doctor`: checks the config, permissions, persona, data dir, listen address and the LLM endpoint, one
+ * line each, and says what to fix.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { loadPersona } from "../agent/personal.ts";
+import { bindHost } from "../config/listen_addr.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import { missingPermissions, requiredPermissions } from "../config/permissions.ts";
+import { missingKeyHint } from "../daemon.ts";
+
+/** One check's outcome. */
+export interface Check {
+  ok: boolean;
+  name: string;
+  detail: string;
+}
+
+async function checkLlm(loaded: LoadedConfig, fetcher: typeof fetch): Promise<Check> {
+  const { llm } = loaded.config;
+  if (llm.api_key === "") return { ok: false, name: "llm", detail: missingKeyHint(loaded) };
+  const url = `${llm.base_url.replace(/\/+$/, "")}/models`;
+  try {
+    const response = await fetcher(url, {
+      headers: { authorization: `Bearer ${llm.api_key}` },
+      signal: AbortSignal.timeout(Math.min(llm.timeout, 15_000)),
+    });
+    const text = await response.text();
+    if (response.status === 401 || response.status === 403) {
+      return {
+        ok: false,
+        name: "llm",
+        detail: `${llm.base_url} refused the API key (HTTP ${response.status}); check llm.api_key`,
+      };
+    }
+    if (!response.ok) {
+      return { ok: false, name: "llm", detail: `${url} answered HTTP ${response.status}: ${text.slice(0, 200)}` };
+    }
+    let listed: string[] = [];
+    try {
+      listed = (JSON.parse(text).data ?? []).map((model: { id?: unknown }) => String(model.id));
+    } catch { /* some servers answer /models with something else; reachability is what counts */ }
+    const note = listed.length && !listed.includes(llm.model)
+      ? `; note: model "${llm.model}" is not in its list (${listed.slice(0, 5).join(", ")})`
+      : "";
+    return { ok: true, name: "llm", detail: `${llm.base_url} reachable, key accepted${note}` };
+  } catch (error) {
+    return { ok: false, name: "llm", detail: `cannot reach ${url}: ${(error as Error).message}` };
+  }
+}
+
+async function checkListen(loaded: LoadedConfig): Promise<Check> {
+  const addr = loaded.config.daemon.listen_addr;
+  const where = `${bindHost(addr)}:${addr.port}`;
+  try {
+    const listener = Deno.listen({ hostname: bindHost(addr), port: addr.port });
+    listener.close();
+    return { ok: true, name: "listen", detail: `${where} is free` };
+  } catch (error) {
+    const inUse = error instanceof Deno.errors.AddrInUse;
+    return {
+      ok: inUse,
+      name: "listen",
+      detail: inUse
+        ? `${where} is in use (homed may already be running)`
+        : `cannot listen on ${where}: ${(error as Error).message}`,
+    };
+  }
+}
+
+/**
+ * Runs every check.
+ *
+ * @example
+ * ```ts
+ * for (const check of await runDoctor(loaded)) console.log(check.ok ? "ok" : "FAIL", check.name, check.detail);
+ * ```
+ */
+export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fetch): Promise<Check[]> {
+  const checks: Check[] = [{
+    ok: true,
+    name: "config",
+    detail: `${loaded.location.path ?? "embedded defaults"} (${loaded.location.origin}) is valid`,
+  }];
+  const missing = missingPermissions(requiredPermissions(loaded, "run"));
+  checks.push(
+    missing.length
+      ? { ok: false, name: "permissions", detail: `missing ${missing.join("; ")}; run with the flags of: homed flags` }
+      : { ok: true, name: "permissions", detail: "every right the daemon needs is granted" },
+  );
+  try {
+    const persona = await loadPersona({
+      path: loaded.config.paths.personal,
+      explicit: loaded.explicitKeys.has("paths.personal"),
+    });
+    checks.push({ ok: true, name: "persona", detail: `${persona.source}, ${persona.text.length} characters` });
+  } catch (error) {
+    checks.push({ ok: false, name: "persona", detail: (error as Error).message });
+  }
+  const dataDir = loaded.config.daemon.data_dir;
+  try {
+    await Deno.mkdir(dataDir, { recursive: true });
+    const probe = join(dataDir, `.doctor-${crypto.randomUUID()}`);
+    await Deno.writeTextFile(probe, "");
+    await Deno.remove(probe);
+    checks.push({ ok: true, name: "data_dir", detail: `${dataDir} is writable` });
+  } catch (error) {
+    checks.push({ ok: false, name: "data_dir", detail: `${dataDir} is not writable: ${(error as Error).message}` });
+  }
+  checks.push(await checkListen(loaded));
+  checks.push(await checkLlm(loaded, fetcher));
+  return checks;
+}

@@ -1,0 +1,107 @@
+/**
+ * The narrowest Deno permissions a config needs, as flags and as a start-up check.
+ *
+ * The daemon never gets `-A`, `--allow-run` or `--allow-ffi`. `homed flags`, `src/flags.ts` (spliced into
+ * `deno task start`) and the start-up check all derive from {@link requiredPermissions}, so they cannot disagree.
+ *
+ * @module
+ */
+
+import { DEFAULT_ENV_NAMES, type LoadedConfig } from "./load.ts";
+import { bindHost, connectHost } from "./listen_addr.ts";
+
+/** The rights one homed command needs. */
+export interface PermissionSet {
+  read: string[];
+  write: string[];
+  net: string[];
+  env: string[];
+}
+
+/** Variables that libraries read on their own: npm:yaml checks LOG_TOKENS and LOG_STREAM on every parse. */
+export const LIBRARY_ENV_NAMES = ["LOG_TOKENS", "LOG_STREAM"] as const;
+
+/** Which command the rights are for. */
+export type PermissionMode = "run" | "chat" | "doctor";
+
+function llmHost(baseUrl: string): string {
+  const url = new URL(baseUrl);
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  return `${url.hostname}:${port}`;
+}
+
+/**
+ * Computes the rights a command needs under `loaded`.
+ *
+ * @example
+ * ```ts
+ * const rights = requiredPermissions(loaded, "run");
+ * rights.net; // ["127.0.0.1:8080", "api.deepseek.com:443"]
+ * ```
+ */
+export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode): PermissionSet {
+  const { config } = loaded;
+  const env = unique(["HOMED_CONFIG", ...DEFAULT_ENV_NAMES, ...LIBRARY_ENV_NAMES, ...loaded.envNames]);
+  const configFile = loaded.location.path ? [loaded.location.path] : [];
+  const listen = config.daemon.listen_addr;
+  if (mode === "chat") {
+    return { read: configFile, write: [], net: [`${connectHost(listen)}:${listen.port}`], env };
+  }
+  const dirs = [config.paths.knowledge, config.paths.plugins, config.daemon.data_dir];
+  const listenHost = bindHost(listen);
+  return {
+    read: unique([...configFile, config.paths.personal, ...dirs]),
+    write: unique(dirs),
+    net: unique([
+      listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
+      llmHost(config.llm.base_url),
+    ]),
+    env,
+  };
+}
+
+function unique(items: string[]): string[] {
+  return [...new Set(items)];
+}
+
+/**
+ * Turns rights into `deno run` flags. `--no-prompt` keeps an interactive terminal from asking for more.
+ *
+ * @example
+ * ```ts
+ * toFlags({ read: ["/etc/homed"], write: [], net: ["127.0.0.1:8080"], env: ["HOMED_CONFIG"] });
+ * // ["--no-prompt", "--allow-read=/etc/homed", "--allow-net=127.0.0.1:8080", "--allow-env=HOMED_CONFIG"]
+ * ```
+ */
+export function toFlags(rights: PermissionSet): string[] {
+  const flags = ["--no-prompt"];
+  for (const name of ["read", "write", "net", "env"] as const) {
+    if (rights[name].length) flags.push(`--allow-${name}=${rights[name].join(",")}`);
+  }
+  return flags;
+}
+
+/**
+ * Lists the rights this process lacks, one readable line each, naming the path, host or variable.
+ *
+ * @example
+ * ```ts
+ * missingPermissions(requiredPermissions(loaded, "run")); // [] when started with `homed flags`
+ * ```
+ */
+export function missingPermissions(rights: PermissionSet): string[] {
+  const missing: string[] = [];
+  const check = (descriptor: Deno.PermissionDescriptor, line: string) => {
+    if (Deno.permissions.querySync(descriptor).state !== "granted") missing.push(line);
+  };
+  for (const path of rights.read) check({ name: "read", path }, `read access to ${path}`);
+  for (const path of rights.write) check({ name: "write", path }, `write access to ${path}`);
+  for (const host of rights.net) check({ name: "net", host }, `net access to ${host}`);
+  for (const variable of rights.env) check({ name: "env", variable }, `env access to ${variable}`);
+  return missing;
+}
+
+/** Paths with white space cannot pass through the `$(…)` splice of `deno task start`. */
+export function unsplittablePaths(rights: PermissionSet): string[] {
+  return [...rights.read, ...rights.write].filter((path) => /\s|,/.test(path));
+}

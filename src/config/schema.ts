@@ -1,0 +1,147 @@
+/**
+ * The one schema of `homed.yaml`: every key, its default and what it allows.
+ *
+ * Keys keep their YAML spelling (snake_case) in the parsed object, so an error names the key exactly as the
+ * user wrote it.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { DURATION_FORMS, parseDuration } from "./duration.ts";
+import { parseListenAddr } from "./listen_addr.ts";
+
+/** Accepts numbers written as strings, which is what `${VAR:-4096}` expands to. */
+function numeric(schema: z.ZodNumber) {
+  return z.preprocess(
+    (value) => typeof value === "string" && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value,
+    schema,
+  );
+}
+
+function number(min: number, max: number, integer: boolean) {
+  const allowed = `${integer ? "a whole number" : "a number"} from ${min} to ${max}`;
+  let schema = z.number({ error: allowed }).min(min, { error: allowed }).max(max, { error: allowed });
+  if (integer) schema = schema.int({ error: allowed });
+  return numeric(schema);
+}
+
+function boolean() {
+  const allowed = "true or false";
+  return z.preprocess(
+    (value) => value === "true" ? true : value === "false" ? false : value,
+    z.boolean({ error: allowed }),
+  );
+}
+
+function duration(minMs: number, maxMs: number, range: string) {
+  const allowed = `${DURATION_FORMS}, from ${range}`;
+  return z.string({ error: allowed }).transform((text, ctx) => {
+    const ms = parseDuration(text);
+    if (ms === undefined || ms < minMs || ms > maxMs) {
+      ctx.addIssue({ code: "custom", message: allowed, input: text });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+function text(allowed: string, pattern?: RegExp) {
+  const schema = z.string({ error: allowed });
+  return pattern ? schema.regex(pattern, { error: allowed }) : schema;
+}
+
+const path = () => text("a non-empty file system path").min(1, { error: "a non-empty file system path" });
+
+/** A secret: empty means "not set", and a set one must not be guessable. */
+function secret(minLength: number) {
+  const allowed = `empty (not set) or a string of at least ${minLength} characters`;
+  return z.string({ error: allowed }).refine((value) => value === "" || value.length >= minLength, {
+    error: allowed,
+  });
+}
+
+const listenAddr = z.string({ error: 'host:port such as "127.0.0.1:8080" or ":8080"' }).transform(
+  (value, ctx) => {
+    const parsed = parseListenAddr(value);
+    if (!parsed) {
+      ctx.addIssue({
+        code: "custom",
+        message: 'host:port such as "127.0.0.1:8080" or ":8080", port from 0 to 65535',
+        input: value,
+      });
+      return z.NEVER;
+    }
+    return parsed;
+  },
+);
+
+const baseUrl = z.string({ error: "an http:// or https:// URL" }).refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.username === "";
+  } catch {
+    return false;
+  }
+}, { error: "an http:// or https:// URL without credentials" });
+
+const channelName = text(
+  'a channel name such as "http" or "qq:group:123"',
+  /^[A-Za-z0-9_-]+(?::[^\s:]+)*$/,
+);
+
+/** The schema; parsing fills in every default, so `{}` is a complete config. */
+export const configSchema = z.strictObject({
+  daemon: z.strictObject({
+    listen_addr: listenAddr.prefault("127.0.0.1:8080"),
+    data_dir: path().default("./data"),
+    heartbeat_interval: duration(1_000, 3_600_000, "1s to 1h").prefault("15s"),
+    api_token: secret(16).default(""),
+    max_body_bytes: number(1_024, 16 * 1024 * 1024, true).default(262_144),
+  }).prefault({}),
+  llm: z.strictObject({
+    model: text("a non-empty model name").min(1, { error: "a non-empty model name" }).default(
+      "deepseek-v4-flash",
+    ),
+    base_url: baseUrl.default("https://api.deepseek.com/v1"),
+    api_key: z.string({ error: "a string (empty means not set)" }).default(""),
+    temperature: number(0, 2, false).default(0.7),
+    max_tokens: number(1, 1_000_000, true).default(4096),
+    thinking: z.union([boolean(), z.literal("omit")], { error: 'true, false or "omit"' }).default(false),
+    timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("120s"),
+    max_retries: number(0, 10, true).default(2),
+  }).prefault({}),
+  onebot: z.strictObject({
+    enabled: boolean().default(true),
+    path: text('a URL path starting with "/"', /^\/[A-Za-z0-9/_.-]*$/).default("/onebot/v11/ws"),
+    access_token: secret(16).default(""),
+  }).prefault({}),
+  io: z.strictObject({
+    routes: z.record(
+      text('an input source or prefix such as "http" or "qq:group:"', /^[A-Za-z0-9_-]+(?::[^\s:]*)*$/),
+      channelName,
+    ).default({}),
+  }).prefault({}),
+  agent: z.strictObject({
+    max_tool_rounds: number(1, 50, true).default(10),
+  }).prefault({}),
+  memory: z.strictObject({
+    context_size: number(4, 1_000, true).default(30),
+    cold_after: duration(60_000, 365 * 86_400_000, "1m to 365d").prefault("72h"),
+    distill_interval: duration(60_000, 7 * 86_400_000, "1m to 7d").prefault("30m"),
+  }).prefault({}),
+  paths: z.strictObject({
+    personal: path().default("./personal.md"),
+    knowledge: path().default("./knowledge"),
+    plugins: path().default("./plugins"),
+  }).prefault({}),
+  log: z.strictObject({
+    level: z.enum(["debug", "info", "warning", "error"], {
+      error: '"debug", "info", "warning" or "error"',
+    }).default("info"),
+    format: z.enum(["text", "json"], { error: '"text" or "json"' }).default("text"),
+  }).prefault({}),
+});
+
+/** A validated config, with every default filled in, durations in milliseconds and paths as written. */
+export type Config = z.output<typeof configSchema>;

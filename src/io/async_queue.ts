@@ -1,0 +1,66 @@
+/**
+ * An unbounded first-in, first-out queue with an async `next()`: nothing pushed is ever dropped.
+ *
+ * @module
+ */
+
+/** A FIFO queue that consumers await. */
+export class AsyncQueue<T> {
+  #items: T[] = [];
+  #head = 0;
+  #waiters: Array<(item: T | undefined) => void> = [];
+  #closed = false;
+
+  /** Number of items waiting. */
+  get size(): number {
+    return this.#items.length - this.#head;
+  }
+
+  /**
+   * Adds an item; throws `RangeError` after {@link AsyncQueue.close}.
+   *
+   * @example
+   * ```ts
+   * const queue = new AsyncQueue<number>();
+   * queue.push(1);
+   * await queue.next(); // 1
+   * ```
+   */
+  push(item: T): void {
+    if (this.#closed) throw new RangeError("The queue is closed");
+    const waiter = this.#waiters.shift();
+    if (waiter) waiter(item);
+    else this.#items.push(item);
+  }
+
+  /** The next item; `undefined` once the queue is closed and empty, or when `signal` aborts. */
+  next(signal?: AbortSignal): Promise<T | undefined> {
+    if (this.size > 0) {
+      const item = this.#items[this.#head++]!;
+      if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+        this.#items = this.#items.slice(this.#head);
+        this.#head = 0;
+      }
+      return Promise.resolve(item);
+    }
+    if (this.#closed || signal?.aborted) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const waiter = (item: T | undefined) => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(item);
+      };
+      const onAbort = () => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        resolve(undefined);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#waiters.push(waiter);
+    });
+  }
+
+  /** Refuses further pushes and wakes every waiter with `undefined`; queued items can still be taken. */
+  close(): void {
+    this.#closed = true;
+    for (const waiter of this.#waiters.splice(0)) waiter(undefined);
+  }
+}

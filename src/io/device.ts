@@ -1,0 +1,58 @@
+/**
+ * The Device interface: one per channel. Devices know nothing of the agent; they see only this context.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { Clock } from "../clock.ts";
+import type { ToolContext, ToolSpec } from "../tools/tool.ts";
+import type { InputEvent, OutputEvent } from "./event.ts";
+
+/** An input as a device hands it in; IOManager adds the id and time. */
+export type InputDraft = Omit<InputEvent, "id" | "time">;
+
+/** What a device receives when it starts. */
+export interface DeviceContext {
+  /** Queues an input (never dropped; handled in arrival order) and returns it with its id. */
+  emit(draft: InputDraft): InputEvent;
+  clock: Clock;
+  log: Logger;
+}
+
+/** How a turn ended, reported to the device its input came from. */
+export interface TurnResult {
+  eventId: string;
+  /** Final text of the turn ("" when it failed). */
+  reply: string;
+  /** The channel the reply went to. */
+  channel: string;
+  /** LLM rounds used. */
+  rounds: number;
+  error?: { code: string; message: string };
+}
+
+/** Progress of a turn, for the device its input came from (streaming). */
+export type TurnEvent =
+  | { type: "delta"; eventId: string; text: string }
+  | { type: "tool"; eventId: string; name: string; ok: boolean }
+  | { type: "done"; eventId: string; result: TurnResult };
+
+/** One IO channel. */
+export interface Device {
+  readonly name: string;
+  readonly type: string;
+  readonly description: string;
+  /** Tools this device offers to the LLM; names must match `^[a-zA-Z0-9_-]{1,64}$`. */
+  tools(): ToolSpec[];
+  /** Runs one of this device's tools; arguments are already validated against its schema. */
+  execute(name: string, args: Record<string, unknown>, context: ToolContext): unknown;
+  start(context: DeviceContext): Promise<void>;
+  stop(): Promise<void>;
+  /** Bitmask of {@link Capability}. */
+  outputCapabilities(): number;
+  /** Delivers one output to the device's channel. */
+  send(event: OutputEvent): Promise<void>;
+  /** Optional: progress and the end of turns started by this device's inputs. */
+  onTurnEvent?(event: TurnEvent): void;
+}

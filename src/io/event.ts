@@ -1,0 +1,77 @@
+/**
+ * The events that cross the IO layer, and what an output channel can carry.
+ *
+ * @module
+ */
+
+/** One input, from any device. Only `message` events start a turn. */
+export interface InputEvent {
+  id: string;
+  /** Milliseconds since the epoch, from the injected clock. */
+  time: number;
+  /** Where it came from: a device name, optionally with an address (`qq:group:123`). */
+  source: string;
+  /** Who speaks in the shared conversation. */
+  sender: string;
+  /** `message` for something to answer; anything else (sensor readings, notices) is recorded, not answered. */
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+/** One output, for a channel. */
+export interface OutputEvent {
+  /** A channel: a device name, optionally with an address (`qq:private:10001`). */
+  target: string;
+  /** `message` (text), `file`, `image`, `audio`, `structured`, or `error` (a turn that failed, as text). */
+  type: OutputType;
+  payload: Record<string, unknown>;
+  /** Id of the InputEvent this answers, if any. */
+  replyTo?: string;
+}
+
+/** Kinds of output. */
+export type OutputType = "message" | "error" | "file" | "image" | "audio" | "structured";
+
+/** Output capabilities as a bitmask. */
+export const Capability = {
+  Text: 1,
+  File: 2,
+  Image: 4,
+  Audio: 8,
+  Structured: 16,
+} as const;
+
+/** What each output type needs. */
+export const REQUIRED_CAPABILITY: Record<OutputType, number> = {
+  message: Capability.Text,
+  error: Capability.Text,
+  file: Capability.File,
+  image: Capability.Image,
+  audio: Capability.Audio,
+  structured: Capability.Structured,
+};
+
+/**
+ * Names the bits of a capability mask.
+ *
+ * @example
+ * ```ts
+ * capabilityNames(Capability.Text | Capability.Image); // ["text", "image"]
+ * ```
+ */
+export function capabilityNames(mask: number): string[] {
+  return Object.entries(Capability).filter(([, bit]) => (mask & bit) !== 0).map(([name]) => name.toLowerCase());
+}
+
+/**
+ * The device part of a source or channel: everything before the first colon.
+ *
+ * @example
+ * ```ts
+ * deviceOf("qq:group:123"); // "qq"
+ * ```
+ */
+export function deviceOf(channel: string): string {
+  const colon = channel.indexOf(":");
+  return colon === -1 ? channel : channel.slice(0, colon);
+}

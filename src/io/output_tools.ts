@@ -1,0 +1,101 @@
+/**
+ * The agent's channel tools: `output_list_channels`, `output_set_channel`, `output_send`.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { Tool } from "../tools/tool.ts";
+import type { OutputEvent, OutputType } from "./event.ts";
+import type { IOManager } from "./io_manager.ts";
+
+const SENDABLE: OutputType[] = ["message", "structured", "file", "image", "audio"];
+
+/**
+ * Builds the three output tools over `io`.
+ *
+ * @example
+ * ```ts
+ * for (const tool of outputTools(io, log("io"))) registry.register(tool);
+ * ```
+ */
+export function outputTools(io: IOManager, logger: Logger): Tool[] {
+  return [
+    {
+      name: "output_list_channels",
+      description:
+        "List the output channels (devices) with what each can carry, the route table, and where the current reply goes.",
+      parameters: { type: "object", properties: {}, additionalProperties: false },
+      execute: (_args, context) => ({
+        channels: io.channels(),
+        routes: io.routes.entries(),
+        current_reply_channel: context.replyChannel(),
+      }),
+    },
+    {
+      name: "output_set_channel",
+      description:
+        "Send the reply of the current turn to another channel. With remember=true, also route future messages from this source there.",
+      parameters: {
+        type: "object",
+        properties: {
+          channel: { type: "string", minLength: 1, description: 'Channel name, e.g. "http" or "qq:private:10001"' },
+          remember: { type: "boolean", description: "Persist this as the route for the current source" },
+        },
+        required: ["channel"],
+        additionalProperties: false,
+      },
+      execute: async (args, context) => {
+        const channel = args.channel as string;
+        const problem = io.checkChannel(channel, "message");
+        if (problem) throw new Error(problem);
+        context.setReplyChannel(channel);
+        if (args.remember === true) await io.routes.set(context.source, channel);
+        return `The reply will go to ${channel}${args.remember === true ? `; ${context.source} now routes there` : ""}`;
+      },
+    },
+    {
+      name: "output_send",
+      description:
+        "Send something through a named channel now, without waiting for the reply. type defaults to message (needs text); structured needs data; file, image and audio need url.",
+      parameters: {
+        type: "object",
+        properties: {
+          channel: { type: "string", minLength: 1 },
+          type: { type: "string", enum: SENDABLE },
+          text: { type: "string" },
+          data: { type: "object" },
+          url: { type: "string" },
+        },
+        required: ["channel"],
+        additionalProperties: false,
+      },
+      execute: (args, context) => {
+        const type = (args.type ?? "message") as OutputType;
+        const channel = args.channel as string;
+        const payload = payloadFor(type, args);
+        const problem = io.checkChannel(channel, type);
+        if (problem) throw new Error(problem);
+        const event: OutputEvent = { target: channel, type, payload, replyTo: context.eventId };
+        io.send(event).catch((error) =>
+          logger.warning("output_send to {channel} failed: {error}", { channel, error: (error as Error).message })
+        );
+        return `Queued ${type} for ${channel}`;
+      },
+    },
+  ];
+}
+
+function payloadFor(type: OutputType, args: Record<string, unknown>): Record<string, unknown> {
+  switch (type) {
+    case "message":
+      if (typeof args.text !== "string" || args.text === "") throw new Error('type "message" needs a non-empty "text"');
+      return { text: args.text };
+    case "structured":
+      if (args.data === undefined) throw new Error('type "structured" needs "data"');
+      return { data: args.data, ...(typeof args.text === "string" ? { text: args.text } : {}) };
+    default:
+      if (typeof args.url !== "string" || args.url === "") throw new Error(`type "${type}" needs a non-empty "url"`);
+      return { url: args.url, ...(typeof args.text === "string" ? { text: args.text } : {}) };
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * LogTape set-up for homed: one sink to stderr, text or JSON lines, level from config, secrets masked.
+ *
+ * @module
+ */
+
+import { configureSync, getLogger, type Logger, type LogLevel, type LogRecord, resetSync } from "@logtape/logtape";
+import { redactProperties, secretMasker } from "./redact.ts";
+
+/** Options of {@link setupLogging}. */
+export interface LoggingOptions {
+  level: LogLevel;
+  format: "text" | "json";
+  /** Secret values to mask wherever they appear. */
+  secrets: readonly string[];
+  /** Where lines go; stderr by default. */
+  write?: (line: string) => void;
+}
+
+const LEVEL_TAG: Record<LogLevel, string> = {
+  trace: "TRC",
+  debug: "DBG",
+  info: "INF",
+  warning: "WRN",
+  error: "ERR",
+  fatal: "FTL",
+};
+
+function renderMessage(record: LogRecord): string {
+  return record.message.map((part, index) =>
+    index % 2 === 0 ? String(part) : typeof part === "string" ? part : JSON.stringify(redactProperties(part))
+  ).join("");
+}
+
+/**
+ * Formats one record as a single line; exported for tests.
+ *
+ * @example
+ * ```ts
+ * formatRecord(record, "json", (s) => s); // '{"time":"…","level":"info",…}'
+ * ```
+ */
+export function formatRecord(record: LogRecord, format: "text" | "json", mask: (text: string) => string): string {
+  const properties = redactProperties(record.properties) as Record<string, unknown>;
+  if (format === "json") {
+    return mask(JSON.stringify({
+      time: new Date(record.timestamp).toISOString(),
+      level: record.level,
+      logger: record.category.join("."),
+      message: renderMessage(record),
+      ...properties,
+    }));
+  }
+  const raw = typeof record.rawMessage === "string" ? record.rawMessage : record.rawMessage.join("");
+  const unmentioned = Object.fromEntries(Object.entries(properties).filter(([key]) => !raw.includes(`{${key}}`)));
+  const extra = Object.keys(unmentioned).length ? ` ${JSON.stringify(unmentioned)}` : "";
+  return mask(
+    `${new Date(record.timestamp).toISOString()} [${LEVEL_TAG[record.level]}] ${record.category.join(".")}: ${
+      renderMessage(record)
+    }${extra}`,
+  );
+}
+
+/**
+ * Configures logging for the process; call once at start-up, and {@link stopLogging} at exit.
+ *
+ * @example
+ * ```ts
+ * setupLogging({ level: "info", format: "text", secrets: [config.llm.api_key] });
+ * log("agent").info("Turn done in {ms} ms", { ms: 12 });
+ * ```
+ */
+export function setupLogging(options: LoggingOptions): void {
+  const mask = secretMasker(options.secrets);
+  const encoder = new TextEncoder();
+  const write = options.write ?? ((line: string) => {
+    try {
+      Deno.stderr.writeSync(encoder.encode(line));
+    } catch {
+      // stderr closed: nothing else to tell.
+    }
+  });
+  configureSync({
+    reset: true,
+    sinks: { main: (record: LogRecord) => write(`${formatRecord(record, options.format, mask)}\n`) },
+    loggers: [
+      { category: ["homed"], lowestLevel: options.level, sinks: ["main"] },
+      { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["main"] },
+    ],
+  });
+}
+
+/** Flushes and detaches the sinks. */
+export function stopLogging(): void {
+  resetSync();
+}
+
+/**
+ * A logger under the `homed` category.
+ *
+ * @example
+ * ```ts
+ * log("api").warning("Rejected {path}", { path: "/api/chat" });
+ * ```
+ */
+export function log(...category: string[]): Logger {
+  return getLogger(["homed", ...category]);
+}

@@ -1,0 +1,189 @@
+/**
+ * `homed`: the CLI and entry point. `homed run` (default), `chat`, `doctor`, `init`, `flags`.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { runChat } from "./cli/chat.ts";
+import { runDoctor } from "./cli/doctor.ts";
+import { runInit } from "./cli/init.ts";
+import { ConfigError } from "./config/config_error.ts";
+import { connectHost } from "./config/listen_addr.ts";
+import { type Layout, loadConfig, type LoadedConfig, safeEnvReader } from "./config/load.ts";
+import {
+  missingPermissions,
+  type PermissionMode,
+  requiredPermissions,
+  toFlags,
+  unsplittablePaths,
+} from "./config/permissions.ts";
+import { startDaemon, StartupError } from "./daemon.ts";
+import { log, setupLogging, stopLogging } from "./log/logging.ts";
+import { VERSION } from "./version.ts";
+
+const USAGE = `homed ${VERSION}: a 24/7 butler for one household
+
+Usage: homed [--standard-layout] <command> [options]
+
+Commands:
+  run      Run the daemon (default)             [--config FILE]
+  chat     Chat with a running daemon            [--config FILE] [--user NAME] [--message TEXT] [--url URL]
+  doctor   Check config, rights, data dir, LLM   [--config FILE]
+  init     Write a starter config and persona    [--config FILE (default config/homed.yaml)] [--force]
+  flags    Print the deno permission flags       [--config FILE] [--mode run|chat|doctor]
+
+Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
+/etc/homed/homed.yaml and data in /var/lib/homed), then the embedded defaults.`;
+
+const encoder = new TextEncoder();
+const print = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
+const fail = (message: string, code = 2): never => {
+  Deno.stderr.writeSync(encoder.encode(`homed: ${message}\n`));
+  Deno.exit(code);
+};
+
+async function load(flag: string | undefined, layout: Layout): Promise<{ loaded: LoadedConfig; denied: Set<string> }> {
+  const denied = new Set<string>();
+  try {
+    const loaded = await loadConfig({ flag, readEnv: safeEnvReader(denied), cwd: Deno.cwd(), layout });
+    return { loaded, denied };
+  } catch (error) {
+    if (error instanceof ConfigError) return fail(error.message);
+    throw error;
+  }
+}
+
+function checkRights(loaded: LoadedConfig, mode: PermissionMode, denied: Set<string>): void {
+  const rights = requiredPermissions(loaded, mode);
+  const missing = missingPermissions(rights);
+  for (const name of denied) {
+    const line = `env access to ${name}`;
+    if (!missing.includes(line)) missing.push(line);
+  }
+  if (!missing.length) return;
+  const spaced = unsplittablePaths(rights);
+  fail(
+    [
+      `homed lacks rights its config needs: ${missing.join("; ")}.`,
+      `Run it with the flags \`homed flags --mode ${mode}\` prints (deno task ${
+        mode === "run" ? "start" : mode
+      } does this;`,
+      "with deno task, name the config through HOMED_CONFIG rather than --config).",
+      spaced.length ? `Paths with spaces or commas cannot pass through deno task: ${spaced.join(", ")}.` : "",
+    ].filter(Boolean).join("\n"),
+  );
+}
+
+async function run(flag: string | undefined, layout: Layout): Promise<void> {
+  const { loaded, denied } = await load(flag, layout);
+  checkRights(loaded, "run", denied);
+  const { config } = loaded;
+  setupLogging({
+    level: config.log.level,
+    format: config.log.format,
+    secrets: [config.llm.api_key, config.daemon.api_token, config.onebot.access_token],
+  });
+  let daemon;
+  try {
+    daemon = await startDaemon(loaded);
+  } catch (error) {
+    stopLogging();
+    if (error instanceof StartupError) return fail(error.message, 1);
+    throw error;
+  }
+  let signals = 0;
+  const onSignal = async () => {
+    if (++signals > 1) {
+      log().warning("Second signal: exiting now");
+      Deno.exit(1);
+    }
+    await daemon.stop();
+    stopLogging();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+}
+
+async function main(argv: string[]): Promise<void> {
+  let layout: Layout = "repo";
+  if (argv[0] === "--standard-layout") {
+    layout = "standard";
+    argv = argv.slice(1);
+  }
+  const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "run";
+  const rest = argv[0] === command ? argv.slice(1) : argv;
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: rest,
+      options: {
+        config: { type: "string" },
+        user: { type: "string" },
+        message: { type: "string" },
+        url: { type: "string" },
+        mode: { type: "string" },
+        force: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    return fail(`${(error as Error).message}\n\n${USAGE}`);
+  }
+  if (values.help || command === "help") return void print(`${USAGE}\n`);
+  if (values.version) return void print(`homed ${VERSION}\n`);
+
+  switch (command) {
+    case "run":
+      return await run(values.config, layout);
+    case "flags": {
+      const mode = (values.mode ?? "run") as PermissionMode;
+      if (!["run", "chat", "doctor"].includes(mode)) {
+        fail(`--mode ${JSON.stringify(mode)} is not one of run, chat, doctor`);
+      }
+      const { loaded } = await load(values.config, layout);
+      return void print(`${toFlags(requiredPermissions(loaded, mode)).join(" ")}\n`);
+    }
+    case "chat": {
+      const { loaded, denied } = await load(values.config, layout);
+      if (!values.url) checkRights(loaded, "chat", denied);
+      const listen = loaded.config.daemon.listen_addr;
+      const code = await runChat({
+        url: values.url ?? `http://${connectHost(listen)}:${listen.port}`,
+        token: loaded.config.daemon.api_token,
+        user: values.user ?? "owner",
+        message: values.message,
+        input: Deno.stdin.readable,
+        write: print,
+        interactive: Deno.stdin.isTerminal(),
+      });
+      return Deno.exit(code);
+    }
+    case "doctor": {
+      const { loaded } = await load(values.config, layout);
+      const checks = await runDoctor(loaded);
+      for (const check of checks) print(`${check.ok ? "ok  " : "FAIL"} ${check.name.padEnd(12)} ${check.detail}\n`);
+      return Deno.exit(checks.every((check) => check.ok) ? 0 : 1);
+    }
+    case "init": {
+      try {
+        const report = await runInit({
+          configPath: values.config ?? "config/homed.yaml",
+          home: Deno.cwd(),
+          force: values.force ?? false,
+        });
+        return void print(`${report.join("\n")}\n`);
+      } catch (error) {
+        return fail((error as Error).message, 1);
+      }
+    }
+    default:
+      return fail(`unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+  }
+}
+
+if (import.meta.main) await main(Deno.args);

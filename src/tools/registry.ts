@@ -1,0 +1,162 @@
+/**
+ * The one tool registry: every tool, from the core or a device, is registered here, validated once, and called
+ * through {@link ToolRegistry.call}, which never throws: every failure becomes an error result for the LLM.
+ *
+ * @module
+ */
+
+import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
+import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
+
+interface Entry {
+  tool: Tool;
+  validate: ValidateFunction;
+  owner: string;
+}
+
+const MAX_RESULT_CHARS = 32_000;
+
+function describeErrors(errors: readonly ErrorObject[]): string {
+  return errors.map((error) => {
+    const field = error.instancePath ? error.instancePath.slice(1).replaceAll("/", ".") : "";
+    switch (error.keyword) {
+      case "required":
+        return `missing required field "${error.params.missingProperty as string}"`;
+      case "additionalProperties":
+        return `unknown field "${error.params.additionalProperty as string}"${field ? ` in "${field}"` : ""}`;
+      default:
+        return `${field ? `field "${field}"` : "the arguments"} ${error.message ?? "is invalid"}`;
+    }
+  }).join("; ");
+}
+
+function render(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value) ?? "null";
+  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}… (truncated)` : text;
+}
+
+/** Holds the tools, checks their declarations at registration and their arguments at every call. */
+export class ToolRegistry {
+  #entries = new Map<string, Entry>();
+  #ajv = new Ajv.default({ allErrors: true, strict: false });
+
+  /**
+   * Adds a tool. Throws `TypeError` naming the tool when the name or schema is bad, or the name is taken.
+   *
+   * @example
+   * ```ts
+   * registry.register({
+   *   name: "clock_now",
+   *   description: "Current time",
+   *   parameters: { type: "object", properties: {} },
+   *   execute: () => new Date().toISOString(),
+   * });
+   * ```
+   */
+  register(tool: Tool, owner = "core"): void {
+    this.#entries.set(tool.name, this.#prepare(tool, owner));
+  }
+
+  #prepare(tool: Tool, owner: string, replacing?: ReadonlySet<string>): Entry {
+    if (!TOOL_NAME.test(tool.name)) {
+      throw new TypeError(
+        `Tool name ${
+          JSON.stringify(tool.name)
+        } (from ${owner}) is invalid: allowed are 1 to 64 of a-z, A-Z, 0-9, _ and -`,
+      );
+    }
+    const existing = this.#entries.get(tool.name);
+    if (existing && !replacing?.has(tool.name)) {
+      throw new TypeError(`Tool name "${tool.name}" (from ${owner}) is already registered by ${existing.owner}`);
+    }
+    if (tool.parameters.type !== "object") {
+      throw new TypeError(
+        `Tool "${tool.name}" (from ${owner}) has parameters of type ${
+          JSON.stringify(tool.parameters.type)
+        }; allowed: a JSON Schema with type "object"`,
+      );
+    }
+    let validate: ValidateFunction;
+    try {
+      validate = this.#ajv.compile(tool.parameters);
+    } catch (error) {
+      throw new TypeError(
+        `Tool "${tool.name}" (from ${owner}) has an invalid parameters schema: ${(error as Error).message}`,
+      );
+    }
+    return { tool, validate, owner };
+  }
+
+  /**
+   * Replaces every tool of `owner` with `tools` in one step: either all of them are valid and swapped in, or
+   * nothing changes and a `TypeError` says which tool is wrong.
+   *
+   * @example
+   * ```ts
+   * registry.replaceOwner("device:qq", qqTools);
+   * ```
+   */
+  replaceOwner(owner: string, tools: readonly Tool[]): void {
+    const mine = new Set([...this.#entries.values()].filter((e) => e.owner === owner).map((e) => e.tool.name));
+    const prepared = new Map<string, Entry>();
+    for (const tool of tools) {
+      if (prepared.has(tool.name)) throw new TypeError(`Tool name "${tool.name}" appears twice in ${owner}`);
+      prepared.set(tool.name, this.#prepare(tool, owner, mine));
+    }
+    for (const name of mine) this.#entries.delete(name);
+    for (const [name, entry] of prepared) this.#entries.set(name, entry);
+  }
+
+  /** True when a tool of that name is registered. */
+  has(name: string): boolean {
+    return this.#entries.has(name);
+  }
+
+  /** Every tool as the LLM sees it, sorted by name so the prompt is stable. */
+  specs(): ToolSpec[] {
+    return [...this.#entries.values()]
+      .map(({ tool }) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /**
+   * Runs a tool call from the LLM. Unknown tools, arguments that are not JSON or do not match the schema, and
+   * handler errors all come back as `{ ok: false }` with a message that names the problem.
+   *
+   * @example
+   * ```ts
+   * await registry.call("clock_now", "{}", context); // { ok: true, content: "2026-11-30T…" }
+   * ```
+   */
+  async call(name: string, rawArguments: string, context: ToolContext): Promise<ToolOutcome> {
+    const entry = this.#entries.get(name);
+    if (!entry) {
+      const known = [...this.#entries.keys()].sort().join(", ") || "none";
+      return { ok: false, content: `Error: unknown tool ${JSON.stringify(name)}; available tools: ${known}` };
+    }
+    let args: unknown;
+    try {
+      args = rawArguments.trim() === "" ? {} : JSON.parse(rawArguments);
+    } catch (error) {
+      return {
+        ok: false,
+        content: `Error: arguments of tool "${name}" are not valid JSON (${(error as Error).message}): ${
+          rawArguments.slice(0, 200)
+        }`,
+      };
+    }
+    if (!entry.validate(args)) {
+      return {
+        ok: false,
+        content: `Error: invalid arguments for tool "${name}": ${describeErrors(entry.validate.errors ?? [])}; got ${
+          JSON.stringify(args).slice(0, 200)
+        }`,
+      };
+    }
+    try {
+      return { ok: true, content: render(await entry.tool.execute(args as Record<string, unknown>, context)) };
+    } catch (error) {
+      return { ok: false, content: `Error: tool "${name}" failed: ${(error as Error).message ?? String(error)}` };
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * What a tool is: one JSON Schema that the LLM sees and that validates the arguments, and a handler.
+ *
+ * @module
+ */
+
+/** A JSON Schema object, as sent to the LLM. */
+export type JsonSchema = Record<string, unknown>;
+
+/** A tool as the LLM sees it. */
+export interface ToolSpec {
+  /** Matches `^[a-zA-Z0-9_-]{1,64}$` (DeepSeek's rule). */
+  name: string;
+  description: string;
+  /** A JSON Schema whose top level has `type: "object"`. */
+  parameters: JsonSchema;
+}
+
+/** The turn a tool runs in: who spoke, where the reply goes, and how to change that. */
+export interface ToolContext {
+  /** Id of the InputEvent that started the turn. */
+  eventId: string;
+  /** Source of that event, e.g. `http` or `qq:private:10001`. */
+  source: string;
+  sender: string;
+  /** Aborts when the turn is cancelled (shutdown). */
+  signal: AbortSignal;
+  /** The channel the reply will go to. */
+  replyChannel(): string;
+  /** Sends this turn's reply to another channel. */
+  setReplyChannel(channel: string): void;
+}
+
+/** A tool with its handler. The handler's return value becomes the tool result (strings as is, others as JSON). */
+export interface Tool extends ToolSpec {
+  execute(args: Record<string, unknown>, context: ToolContext): unknown;
+}
+
+/** What a call produced, always ready to send back to the LLM. */
+export interface ToolOutcome {
+  ok: boolean;
+  content: string;
+}
+
+/** Allowed tool names. */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

@@ -1,0 +1,297 @@
+/**
+ * A fake OpenAI-compatible LLM server on loopback, for provider and end-to-end tests (and the benchmark).
+ *
+ * Real HTTP, JSON and SSE. Each test scripts the answers; every request is checked against the contract
+ * (one system message, first, beginning with the persona; the tool-call pairing rule; `thinking`, `model` and
+ * `max_tokens` as configured; valid tool names). A violation is recorded and answered with HTTP 400 (which the
+ * client does not retry), and {@link FakeLlm.close} fails the test if any was recorded.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+
+/** A tool call the fake should ask for. */
+export interface FakeToolCall {
+  name: string;
+  /** Object (serialised) or raw string (sent as is, e.g. invalid JSON). */
+  arguments: Record<string, unknown> | string;
+  id?: string;
+}
+
+/** One scripted answer. */
+export type FakeStep =
+  | {
+    /** Text of the answer. */
+    reply?: string;
+    toolCalls?: FakeToolCall[];
+    /** For streamed requests: how many chunks to split the text into (default 4). */
+    chunks?: number;
+    /** For streamed requests: the last chunk waits for this promise. */
+    gate?: Promise<void>;
+    /** Wait before answering. */
+    delayMs?: number;
+    usage?: { prompt_tokens: number; completion_tokens: number };
+    reasoning?: string;
+  }
+  | { status: number; headers?: Record<string, string>; body?: unknown; delayMs?: number }
+  | { raw: (request: RecordedRequest) => Response | Promise<Response> };
+
+/** A request the fake received. */
+export interface RecordedRequest {
+  body: Record<string, unknown>;
+  headers: Headers;
+  /** performance.now() when it arrived and when its answer was complete. */
+  receivedAt: number;
+  finishedAt: number;
+}
+
+/** What every request must satisfy. */
+export interface FakeExpectations {
+  /** The system message must begin with this, byte for byte. */
+  personaPrefix?: string;
+  /** `false` → `{"type":"disabled"}`, `true` → `{"type":"enabled"}`, `"omit"` → no field. */
+  thinking?: boolean | "omit";
+  model?: string;
+  maxTokens?: number;
+  /** Bearer key the client must send. */
+  apiKey?: string;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Checks one request body against the contract; returns the violations. */
+export function checkRequest(body: Record<string, unknown>, expect: FakeExpectations): string[] {
+  const problems: string[] = [];
+  const messages = body.messages as Array<Record<string, unknown>> | undefined;
+  if (!Array.isArray(messages) || messages.length === 0) return ["messages is missing or empty"];
+  const systems = messages.filter((m) => m.role === "system");
+  if (systems.length !== 1) problems.push(`expected exactly one system message, got ${systems.length}`);
+  if (messages[0]?.role !== "system") problems.push(`first message is ${messages[0]?.role}, not system`);
+  if (expect.personaPrefix !== undefined && !String(systems[0]?.content ?? "").startsWith(expect.personaPrefix)) {
+    problems.push("system message does not begin with the persona");
+  }
+  const pending = new Set<string>();
+  messages.forEach((message, index) => {
+    if (message.role === "tool") {
+      const id = String(message.tool_call_id);
+      if (!pending.delete(id)) problems.push(`messages[${index}] answers tool_call_id ${id}, which is not pending`);
+      return;
+    }
+    if (pending.size) {
+      problems.push(`messages[${index}] (${message.role}) comes before results for ${[...pending].join(", ")}`);
+      pending.clear();
+    }
+    if (message.role === "assistant" && Array.isArray(message.tool_calls)) {
+      for (const call of message.tool_calls as Array<{ id: string }>) {
+        if (pending.has(call.id)) problems.push(`messages[${index}] repeats tool_call id ${call.id}`);
+        pending.add(call.id);
+      }
+    }
+  });
+  if (pending.size) problems.push(`no results for tool calls ${[...pending].join(", ")}`);
+  const last = messages.at(-1)?.role;
+  if (last !== "user" && last !== "tool") problems.push(`last message is ${last}, not user or tool`);
+  if (expect.thinking !== undefined) {
+    const want = expect.thinking === "omit" ? undefined : { type: expect.thinking ? "enabled" : "disabled" };
+    if (JSON.stringify(body.thinking) !== JSON.stringify(want)) {
+      problems.push(`thinking is ${JSON.stringify(body.thinking)}, expected ${JSON.stringify(want)}`);
+    }
+  }
+  if (expect.model !== undefined && body.model !== expect.model) problems.push(`model is ${body.model}`);
+  if (expect.maxTokens !== undefined && body.max_tokens !== expect.maxTokens) {
+    problems.push(`max_tokens is ${body.max_tokens}`);
+  }
+  for (const tool of (body.tools ?? []) as Array<{ type?: string; function?: { name?: string } }>) {
+    if (tool.type !== "function" || !TOOL_NAME.test(tool.function?.name ?? "")) {
+      problems.push(`bad tool declaration ${JSON.stringify(tool).slice(0, 80)}`);
+    }
+  }
+  return problems;
+}
+
+/** The fake server. */
+export class FakeLlm {
+  readonly requests: RecordedRequest[] = [];
+  readonly violations: string[] = [];
+  #steps: FakeStep[] = [];
+  #server: Deno.HttpServer<Deno.NetAddr>;
+  #expect: FakeExpectations;
+  #counter = 0;
+  /** Answer given when the script is empty; by default an empty script is a violation. */
+  fallback: FakeStep | undefined;
+
+  private constructor(expect: FakeExpectations) {
+    this.#expect = expect;
+    this.#server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      (request) => this.#handle(request),
+    );
+  }
+
+  /**
+   * Starts a fake on a free loopback port.
+   *
+   * @example
+   * ```ts
+   * await using fake = FakeLlm.start({ personaPrefix: persona, thinking: false });
+   * fake.enqueue({ reply: "Hello" });
+   * ```
+   */
+  static start(expect: FakeExpectations = {}): FakeLlm {
+    return new FakeLlm(expect);
+  }
+
+  /** `http://127.0.0.1:<port>/v1`, the value for `llm.base_url`. */
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.#server.addr.port}/v1`;
+  }
+
+  /** Adds answers to the script, in order. */
+  enqueue(...steps: FakeStep[]): void {
+    this.#steps.push(...steps);
+  }
+
+  /** Answers still unused. */
+  get remaining(): number {
+    return this.#steps.length;
+  }
+
+  async #handle(request: Request): Promise<Response> {
+    const receivedAt = performance.now();
+    const url = new URL(request.url);
+    if (request.method === "GET" && url.pathname === "/v1/models") {
+      if (this.#expect.apiKey && request.headers.get("authorization") !== `Bearer ${this.#expect.apiKey}`) {
+        return Response.json({ error: { message: "Incorrect API key provided" } }, { status: 401 });
+      }
+      return Response.json({ object: "list", data: [{ id: this.#expect.model ?? "fake-model", object: "model" }] });
+    }
+    if (request.method !== "POST" || url.pathname !== "/v1/chat/completions") {
+      return Response.json({ error: { message: `no route ${request.method} ${url.pathname}` } }, { status: 404 });
+    }
+    let body: Record<string, unknown>;
+    try {
+      body = await request.json();
+    } catch {
+      this.violations.push("request body is not JSON");
+      return Response.json({ error: { message: "body is not JSON" } }, { status: 400 });
+    }
+    const recorded: RecordedRequest = { body, headers: request.headers, receivedAt, finishedAt: receivedAt };
+    this.requests.push(recorded);
+    const problems = checkRequest(body, this.#expect);
+    if (this.#expect.apiKey && request.headers.get("authorization") !== `Bearer ${this.#expect.apiKey}`) {
+      return Response.json({ error: { message: "Incorrect API key provided" } }, { status: 401 });
+    }
+    const step = this.#steps.shift() ?? this.fallback;
+    if (!step) problems.push(`unexpected request #${this.requests.length}: the script is empty`);
+    if (problems.length || !step) {
+      this.violations.push(...problems.map((p) => `request #${this.requests.length}: ${p}`));
+      return Response.json({ error: { message: `fake LLM: ${problems.join("; ")}` } }, { status: 400 });
+    }
+    if ("raw" in step) return await step.raw(recorded);
+    if (step.delayMs) await new Promise((resolve) => setTimeout(resolve, step.delayMs));
+    if ("status" in step) {
+      recorded.finishedAt = performance.now();
+      return Response.json(step.body ?? { error: { message: `scripted HTTP ${step.status}` } }, {
+        status: step.status,
+        headers: step.headers ?? {},
+      });
+    }
+    return body.stream === true ? this.#stream(step, recorded) : this.#complete(step, recorded);
+  }
+
+  #calls(step: Extract<FakeStep, { reply?: string }>) {
+    return (step.toolCalls ?? []).map((call) => ({
+      id: call.id ?? `call_${++this.#counter}`,
+      type: "function" as const,
+      function: {
+        name: call.name,
+        arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+      },
+    }));
+  }
+
+  #usage(step: Extract<FakeStep, { reply?: string }>) {
+    const usage = step.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
+    return { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+  }
+
+  #complete(step: Extract<FakeStep, { reply?: string }>, recorded: RecordedRequest): Response {
+    const calls = this.#calls(step);
+    recorded.finishedAt = performance.now();
+    return Response.json({
+      id: `chatcmpl-${this.#counter++}`,
+      object: "chat.completion",
+      created: 0,
+      model: recorded.body.model,
+      choices: [{
+        index: 0,
+        message: {
+          role: "assistant",
+          content: step.reply ?? (calls.length ? null : ""),
+          ...(calls.length ? { tool_calls: calls } : {}),
+          ...(step.reasoning ? { reasoning_content: step.reasoning } : {}),
+        },
+        finish_reason: calls.length ? "tool_calls" : "stop",
+      }],
+      usage: this.#usage(step),
+    });
+  }
+
+  #stream(step: Extract<FakeStep, { reply?: string }>, recorded: RecordedRequest): Response {
+    const text = step.reply ?? "";
+    const pieces = Math.max(1, step.chunks ?? 4);
+    const size = Math.ceil(text.length / pieces) || 1;
+    const chunks: Array<Record<string, unknown>> = [{ role: "assistant", content: "" }];
+    for (let i = 0; i < text.length; i += size) chunks.push({ content: text.slice(i, i + size) });
+    // Tool calls arrive as deltas split across chunks: id and name first, then the arguments in two halves.
+    this.#calls(step).forEach((call, index) => {
+      const half = Math.ceil(call.function.arguments.length / 2);
+      chunks.push({
+        tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }],
+      });
+      chunks.push({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(0, half) } }] });
+      chunks.push({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] });
+    });
+    const finish = step.toolCalls?.length ? "tool_calls" : "stop";
+    const encoder = new TextEncoder();
+    const model = recorded.body.model;
+    const frame = (data: unknown) => encoder.encode(`data: ${JSON.stringify(data)}\n\n`);
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
+      frame({
+        id: "chatcmpl-stream",
+        object: "chat.completion.chunk",
+        created: 0,
+        model,
+        choices: [{ index: 0, delta, finish_reason: finishReason }],
+      });
+    const usage = this.#usage(step);
+    const stream = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        if (step.reasoning) controller.enqueue(chunk({ reasoning_content: step.reasoning }, null));
+        for (let i = 0; i < chunks.length; i++) {
+          const last = i === chunks.length - 1;
+          if (last && step.gate) await step.gate;
+          controller.enqueue(chunk(chunks[i]!, last ? finish : null));
+        }
+        controller.enqueue(
+          frame({ id: "chatcmpl-stream", object: "chat.completion.chunk", created: 0, model, choices: [], usage }),
+        );
+        controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+        recorded.finishedAt = performance.now();
+        controller.close();
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+  }
+
+  /** Stops the server and fails when any request broke the contract. */
+  async close(): Promise<void> {
+    await this.#server.shutdown();
+    assert.deepEqual(this.violations, [], "the fake LLM saw requests that break the contract");
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Starts a real homed process the way `deno task start` does: the flags come from `src/flags.ts` run against the
+ * same config (named by HOMED_CONFIG), then `deno run <flags> src/main.ts run`. Config and data dir live in a
+ * temp folder outside the repo.
+ *
+ * @module
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { stringify } from "yaml";
+
+/** The repository root. */
+export const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const decoder = new TextDecoder();
+
+/** Picks a free loopback port. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Runs a deno command to completion. */
+export async function deno(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string; stdin?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: options.cwd ?? REPO,
+    env: { NO_COLOR: "1", ...options.env },
+    clearEnv: true,
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const output = await child.output();
+  return { code: output.code, stdout: decoder.decode(output.stdout), stderr: decoder.decode(output.stderr) };
+}
+
+/** The flags `deno task <mode>` would splice in for this environment. */
+export async function taskFlags(mode: "run" | "chat" | "doctor", env: Record<string, string>): Promise<string[]> {
+  const result = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/flags.ts", mode], { env });
+  assert.equal(result.code, 0, result.stderr);
+  return result.stdout.trim().split(/\s+/).filter(Boolean);
+}
+
+/** A temp folder with a config in it. */
+export interface Workspace {
+  dir: string;
+  configPath: string;
+  env: Record<string, string>;
+  /** The port of `daemon.listen_addr`. */
+  port: number;
+}
+
+/**
+ * Writes `config` (merged over loopback defaults on `port`) into a new temp folder.
+ *
+ * @example
+ * ```ts
+ * const ws = await workspace({ llm: { base_url: fake.baseUrl, api_key: "sk-test" } });
+ * ```
+ */
+export async function workspace(
+  config: Record<string, unknown>,
+  env: Record<string, string> = {},
+): Promise<Workspace> {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-test-" });
+  const configPath = join(dir, "homed.yaml");
+  const port = freePort();
+  const daemon = { listen_addr: `127.0.0.1:${port}`, ...(config.daemon as Record<string, unknown> ?? {}) };
+  await Deno.writeTextFile(configPath, stringify({ ...config, daemon }));
+  return { dir, configPath, env: { HOMED_CONFIG: configPath, ...env }, port };
+}
+
+/** A running homed. */
+export interface HomedProcess {
+  url: string;
+  workspace: Workspace;
+  /** Everything it wrote to stderr so far. */
+  stderr(): string;
+  /** Sends SIGTERM and returns the exit code. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Starts homed in `ws` and waits until `/healthz` answers.
+ *
+ * @example
+ * ```ts
+ * const homed = await startHomed(ws);
+ * try { … } finally { assert.equal(await homed.stop(), 0); }
+ * ```
+ */
+export async function startHomed(ws: Workspace): Promise<HomedProcess> {
+  const flags = await taskFlags("run", ws.env);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...flags, "src/main.ts", "run"],
+    cwd: REPO,
+    env: { NO_COLOR: "1", ...ws.env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const drainErr = (async () => {
+    for await (const chunk of child.stderr) stderr += decoder.decode(chunk);
+  })();
+  const drainOut = child.stdout.pipeTo(new WritableStream());
+  const url = `http://127.0.0.1:${ws.port}`;
+  let exited: Deno.CommandStatus | undefined;
+  const status = child.status.then((s) => exited = s);
+  for (let attempt = 0; attempt < 400 && !exited; attempt++) {
+    try {
+      const response = await fetch(`${url}/healthz`);
+      await response.body?.cancel();
+      if (response.ok) break;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  if (exited) {
+    await Promise.all([drainErr, drainOut]);
+    throw new Error(`homed exited with code ${exited.code} before it was ready:\n${stderr}`);
+  }
+  return {
+    url,
+    workspace: ws,
+    stderr: () => stderr,
+    async stop() {
+      if (!exited) child.kill("SIGTERM");
+      const { code } = await status;
+      await Promise.all([drainErr, drainOut]);
+      await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
+      return code;
+    },
+  };
+}
+
+/**
+ * POSTs JSON and returns status and parsed body.
+ *
+ * @example
+ * ```ts
+ * const { status, body } = await postJson(`${homed.url}/api/chat`, { text: "hi" });
+ * ```
+ */
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
