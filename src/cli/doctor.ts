@@ -52,7 +52,7 @@ async function checkLlm(loaded: LoadedConfig, fetcher: typeof fetch): Promise<Ch
   }
 }
 
-async function checkListen(loaded: LoadedConfig): Promise<Check> {
+function checkListen(loaded: LoadedConfig): Check {
   const addr = loaded.config.daemon.listen_addr;
   const where = `${bindHost(addr)}:${addr.port}`;
   try {
@@ -110,7 +110,7 @@ export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fe
   } catch (error) {
     checks.push({ ok: false, name: "data_dir", detail: `${dataDir} is not writable: ${(error as Error).message}` });
   }
-  checks.push(await checkListen(loaded));
+  checks.push(checkListen(loaded));
   checks.push(await checkLlm(loaded, fetcher));
   return checks;
 }

@@ -23,7 +23,7 @@ export type InitReport = string[];
 
 function pathFrom(configDir: string, target: string): string {
   const rel = relative(configDir, target);
-  return rel.startsWith("..") && rel.split("/").filter((part) => part === "..").length > 2 ? target : rel || ".";
+  return rel.startsWith("..") && rel.split("/").filter((part) => part === "..").length > 1 ? target : rel || ".";
 }
 
 /**

@@ -50,6 +50,7 @@ export class ChannelError extends Error {
 /** The IO layer's hub. */
 export class IOManager {
   #devices: ReadonlyMap<string, Device> = new Map();
+  #routes: RouteTable;
   #inputs = new AsyncQueue<InputEvent>();
   #outputTail: Promise<unknown> = Promise.resolve();
   #options: IOManagerOptions;
@@ -63,12 +64,13 @@ export class IOManager {
    */
   constructor(options: IOManagerOptions) {
     this.#options = options;
+    this.#routes = options.routes;
     this.#newId = options.newId ?? (() => crypto.randomUUID());
   }
 
   /** The route table. */
   get routes(): RouteTable {
-    return this.#options.routes;
+    return this.#routes;
   }
 
   /** Inputs waiting for the agent. */
@@ -96,16 +98,16 @@ export class IOManager {
   }
 
   /**
-   * Swaps the device table atomically: devices not yet running are started first, their tools registered, then
-   * the table is swapped, then the devices that left are stopped. If a new device fails to start, the ones
-   * started are stopped again and the old table stays.
+   * Swaps the device table (and, when given, the route table) atomically: devices not yet running are started
+   * first, their tools registered, then both tables are swapped in one step, then the devices that left are
+   * stopped. If a new device fails to start, the ones started are stopped again and the old tables stay.
    *
    * @example
    * ```ts
-   * await io.replaceDevices([httpDevice, qqDevice]);
+   * await io.replaceDevices([httpDevice, qqDevice], newRoutes);
    * ```
    */
-  async replaceDevices(devices: readonly Device[]): Promise<void> {
+  async replaceDevices(devices: readonly Device[], routes?: RouteTable): Promise<void> {
     const next = new Map<string, Device>();
     for (const device of devices) {
       if (!/^[A-Za-z0-9_-]+$/.test(device.name)) {
@@ -146,6 +148,7 @@ export class IOManager {
     }
     const previous = this.#devices;
     this.#devices = next;
+    if (routes) this.#routes = routes;
     for (const device of previous.values()) {
       if (next.get(device.name) === device) continue;
       await device.stop().catch((error) =>

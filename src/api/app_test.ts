@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import { getLogger } from "@logtape/logtape";
+import type { Hono } from "hono";
+import { systemClock } from "../clock.ts";
+import type { TurnResult } from "../io/device.ts";
+import { IOManager } from "../io/io_manager.ts";
+import { RouteTable } from "../io/route_table.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import { createApi } from "./app.ts";
+import { HttpDevice } from "./http_device.ts";
+
+const TOKEN = "0123456789abcdef-token";
+
+/** An app whose "agent" answers every message by echoing it, so the HTTP layer is tested alone. */
+async function setup(token = "", maxBodyBytes = 2048): Promise<{ app: Hono; io: IOManager; device: HttpDevice }> {
+  const io = new IOManager({
+    clock: systemClock,
+    routes: new RouteTable({}, {}, undefined),
+    tools: new ToolRegistry(),
+    logger: getLogger(["test"]),
+  });
+  const device = new HttpDevice();
+  await io.replaceDevices([device]);
+  (async () => {
+    for (let event = await io.next(); event; event = await io.next()) {
+      const text = String(event.payload.text);
+      const result: TurnResult = text === "fail"
+        ? { eventId: event.id, reply: "", channel: "http", rounds: 0, error: { code: "server", message: "LLM down" } }
+        : { eventId: event.id, reply: `echo: ${text} (${event.sender})`, channel: "http", rounds: 1 };
+      io.report(event.source, { type: "delta", eventId: event.id, text: "echo" });
+      io.report(event.source, { type: "done", eventId: event.id, result });
+    }
+  })();
+  const app = createApi({
+    device,
+    apiToken: token,
+    maxBodyBytes,
+    logger: getLogger(["test"]),
+    status: () => ({ ok: true }),
+    channels: () => ({ channels: io.channels() }),
+  });
+  return { app, io, device };
+}
+
+const post = (app: Hono, path: string, body: string, headers: Record<string, string> = {}) =>
+  app.request(path, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
+
+Deno.test("chat answers with reply, channel and rounds", async () => {
+  const { app, io } = await setup();
+  const response = await post(app, "/api/chat", JSON.stringify({ text: "hi", user: "alice" }));
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { reply: "echo: hi (alice)", channel: "http", rounds: 1 });
+  const failed = await post(app, "/api/chat", JSON.stringify({ text: "fail" }));
+  assert.equal(failed.status, 502);
+  assert.deepEqual(await failed.json(), { error: { code: "server", message: "LLM down" } });
+  await io.close();
+});
+
+Deno.test("bad bodies get a 4xx JSON error naming the field and the value", async () => {
+  const { app, io } = await setup();
+  const cases: Array<[string, number, string, RegExp]> = [
+    ["{", 400, "bad_json", /^The body is not valid JSON: /],
+    ["[1,2]", 400, "bad_request", /^The body must be a JSON object, got \[1,2\]$/],
+    ["{}", 400, "bad_request", /^Field "text" is missing$/],
+    ['{"text": 5}', 400, "bad_request", /^Field "text" must be a non-empty string, got 5$/],
+    ['{"text": "  "}', 400, "bad_request", /^Field "text" must be a non-empty string, got " {2}"$/],
+    ['{"text": "hi", "txt": 1}', 400, "bad_request", /^Unknown field "txt"; allowed fields: text, user$/],
+    ['{"text": "hi", "user": "a b"}', 400, "bad_request", /^Field "user" must be 1 to 64 letters.*, got "a b"$/],
+    [
+      JSON.stringify({ text: "x".repeat(3000) }),
+      413,
+      "too_large",
+      /^The body is larger than daemon\.max_body_bytes \(2048 bytes\)$/,
+    ],
+  ];
+  for (const [body, status, code, message] of cases) {
+    for (const path of ["/api/chat", "/api/chat/stream"]) {
+      const response = await post(app, path, body);
+      assert.equal(response.status, status, `${path} ${body.slice(0, 30)}`);
+      const json = await response.json();
+      assert.equal(json.error.code, code);
+      assert.match(json.error.message, message);
+    }
+  }
+  const missing = await app.request("/api/nothing");
+  assert.equal(missing.status, 404);
+  assert.deepEqual(await missing.json(), { error: { code: "not_found", message: "No endpoint GET /api/nothing" } });
+  await io.close();
+});
+
+Deno.test("with a token: /healthz stays open, /api/* needs it", async () => {
+  const { app, io } = await setup(TOKEN);
+  assert.equal((await app.request("/healthz")).status, 200);
+  assert.equal((await app.request("/api/status")).status, 401);
+  assert.equal((await app.request("/api/status", { headers: { authorization: "Basic abc" } })).status, 403);
+  assert.equal((await app.request("/api/status", { headers: { authorization: `Bearer ${TOKEN}x` } })).status, 403);
+  const ok = await app.request("/api/channels", { headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(ok.status, 200);
+  assert.deepEqual((await ok.json()).channels.map((c: { name: string }) => c.name), ["http"]);
+  await io.close();
+});
+
+Deno.test("stream sends start, deltas and done as SSE; shutdown ends waiting requests with 503", async () => {
+  const { app, io, device } = await setup();
+  const response = await post(app, "/api/chat/stream", JSON.stringify({ text: "s" }));
+  const body = await response.text();
+  assert.match(
+    body,
+    /^event: start\ndata: \{"id":"[^"]+"\}\n\nevent: delta\ndata: \{"text":"echo"\}\n\nevent: done\ndata: \{"reply":"echo: s \(owner\)","channel":"http","rounds":1\}\n\n$/,
+  );
+  await io.close();
+  assert.throws(() => device.submit("late", "owner"), /The http device is not running/);
+});

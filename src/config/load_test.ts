@@ -1,0 +1,207 @@
+import assert from "node:assert/strict";
+import { ConfigError } from "./config_error.ts";
+import { parseDuration } from "./duration.ts";
+import { expandEnv, referencedVariables } from "./expand.ts";
+import { type LoadedConfig, locateConfig, parseConfig } from "./load.ts";
+
+const env = (vars: Record<string, string>) => (name: string) => vars[name];
+
+function parse(text: string, vars: Record<string, string> = {}, path = "/etc/homed/homed.yaml"): LoadedConfig {
+  return parseConfig({ text, location: { path, origin: "--config" }, readEnv: env(vars), cwd: "/work" });
+}
+
+function problems(text: string, vars: Record<string, string> = {}): string[] {
+  try {
+    parse(text, vars);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    return [...error.problems];
+  }
+  assert.fail("the config was accepted");
+}
+
+Deno.test("durations parse in every unit and reject the rest", () => {
+  assert.equal(parseDuration("15s"), 15_000);
+  assert.equal(parseDuration("30m"), 1_800_000);
+  assert.equal(parseDuration("72h"), 259_200_000);
+  assert.equal(parseDuration("500ms"), 500);
+  assert.equal(parseDuration("1.5h"), 5_400_000);
+  assert.equal(parseDuration("7d"), 604_800_000);
+  for (const bad of ["", "15", "s", "15 s", "-1s", "1w", "1e3s"]) assert.equal(parseDuration(bad), undefined, bad);
+});
+
+Deno.test("env expansion: set, unset, default, empty with default", () => {
+  const read = env({ A: "x", EMPTY: "" });
+  assert.equal(expandEnv("${A}-${B}-${B:-dflt}-${EMPTY:-fb}-${A:-no}", read), "x--dflt-fb-x");
+  assert.deepEqual(referencedVariables("${A} ${B:-1} ${A}"), ["A", "B"]);
+  assert.equal(expandEnv("$A ${1BAD} ${A", read), "$A ${1BAD} ${A");
+});
+
+Deno.test("no config at all gives every default", () => {
+  const { config, envNames } = parseConfig({
+    text: "",
+    location: { path: undefined, origin: "embedded defaults" },
+    readEnv: () => undefined,
+    cwd: "/srv/homed",
+  });
+  assert.deepEqual(config.daemon, {
+    listen_addr: { host: "127.0.0.1", port: 8080 },
+    data_dir: "/srv/homed/data",
+    heartbeat_interval: 15_000,
+    api_token: "",
+    max_body_bytes: 262_144,
+  });
+  assert.deepEqual(config.llm, {
+    model: "deepseek-v4-flash",
+    base_url: "https://api.deepseek.com/v1",
+    api_key: "",
+    temperature: 0.7,
+    max_tokens: 4096,
+    thinking: false,
+    timeout: 120_000,
+    max_retries: 2,
+  });
+  assert.deepEqual(config.onebot, { enabled: true, path: "/onebot/v11/ws", access_token: "" });
+  assert.deepEqual(config.io, { routes: {} });
+  assert.deepEqual(config.agent, { max_tool_rounds: 10 });
+  assert.deepEqual(config.memory, { context_size: 30, cold_after: 259_200_000, distill_interval: 1_800_000 });
+  assert.deepEqual(config.paths, {
+    personal: "/srv/homed/personal.md",
+    knowledge: "/srv/homed/knowledge",
+    plugins: "/srv/homed/plugins",
+  });
+  assert.deepEqual(config.log, { level: "info", format: "text" });
+  assert.deepEqual(envNames, ["HOMED_API_TOKEN", "DEEPSEEK_API_KEY", "ONEBOT_ACCESS_TOKEN"]);
+});
+
+Deno.test("secrets come from the environment even when the file omits them", () => {
+  const { config, apiKeySource } = parse("llm:\n  model: m\n", {
+    DEEPSEEK_API_KEY: "sk-123",
+    HOMED_API_TOKEN: "t".repeat(20),
+  });
+  assert.equal(config.llm.api_key, "sk-123");
+  assert.equal(config.daemon.api_token, "t".repeat(20));
+  assert.equal(apiKeySource, "${DEEPSEEK_API_KEY}");
+});
+
+Deno.test("values expand from the environment, numbers included, after YAML parsing", () => {
+  const { config, envNames } = parse(
+    'llm:\n  max_tokens: "${TOKENS:-512}"\n  model: "${MODEL}"\n  api_key: "${MY_KEY}"\n',
+    { MODEL: "a: [b]", MY_KEY: "k" },
+  );
+  assert.equal(config.llm.max_tokens, 512);
+  assert.equal(config.llm.model, "a: [b]");
+  assert.deepEqual(envNames, ["TOKENS", "MODEL", "MY_KEY", "HOMED_API_TOKEN", "ONEBOT_ACCESS_TOKEN"]);
+});
+
+Deno.test("relative paths resolve against the config file's folder; absolute ones stay", () => {
+  const { config, explicitKeys } = parse("daemon:\n  data_dir: /var/lib/homed\npaths:\n  personal: ./me.md\n");
+  assert.equal(config.daemon.data_dir, "/var/lib/homed");
+  assert.equal(config.paths.personal, "/etc/homed/me.md");
+  assert.equal(config.paths.knowledge, "/etc/homed/knowledge");
+  assert.ok(explicitKeys.has("paths.personal"));
+  assert.ok(!explicitKeys.has("paths.knowledge"));
+});
+
+Deno.test("the standard layout puts data in /var/lib/homed unless the file says otherwise", () => {
+  const base = {
+    location: { path: undefined, origin: "embedded defaults" as const },
+    readEnv: () => undefined,
+    cwd: "/x",
+  };
+  const standard = parseConfig({ ...base, text: "", layout: "standard" });
+  assert.equal(standard.config.daemon.data_dir, "/var/lib/homed");
+  assert.equal(standard.config.paths.personal, "/etc/homed/personal.md");
+  const custom = parseConfig({ ...base, text: "daemon:\n  data_dir: /data\n", layout: "standard" });
+  assert.equal(custom.config.daemon.data_dir, "/data");
+});
+
+Deno.test("lookup order: --config, then $HOMED_CONFIG, then config/homed.yaml, then defaults", () => {
+  const exists = (path: string) => path === "/srv/config/homed.yaml";
+  const base = { cwd: "/srv", exists };
+  assert.deepEqual(locateConfig({ ...base, flag: "a.yaml", readEnv: env({ HOMED_CONFIG: "/b.yaml" }) }), {
+    path: "/srv/a.yaml",
+    origin: "--config",
+  });
+  assert.deepEqual(locateConfig({ ...base, readEnv: env({ HOMED_CONFIG: "/b.yaml" }) }), {
+    path: "/b.yaml",
+    origin: "$HOMED_CONFIG",
+  });
+  assert.deepEqual(locateConfig({ ...base, readEnv: env({}) }), {
+    path: "/srv/config/homed.yaml",
+    origin: "default file",
+  });
+  assert.deepEqual(locateConfig({ cwd: "/elsewhere", exists, readEnv: env({}) }), {
+    path: undefined,
+    origin: "embedded defaults",
+  });
+});
+
+Deno.test("each kind of bad value names the key, the value and what is allowed", () => {
+  const cases: Array<[string, RegExp]> = [
+    ["llm:\n  temperature: 2.5\n", /^llm\.temperature: got 2\.5; allowed: a number from 0 to 2$/],
+    ["llm:\n  temperature: warm\n", /^llm\.temperature: got "warm"; allowed: a number from 0 to 2$/],
+    ["llm:\n  max_tokens: 1.5\n", /^llm\.max_tokens: got 1\.5; allowed: a whole number from 1 to 1000000$/],
+    ["llm:\n  thinking: yes\n", /^llm\.thinking: got "yes"; allowed: true, false or "omit"$/],
+    ["llm:\n  base_url: ftp://x\n", /^llm\.base_url: got "ftp:\/\/x"; allowed: an http:\/\/ or https:\/\/ URL/],
+    ["llm:\n  model: ''\n", /^llm\.model: got ""; allowed: a non-empty model name$/],
+    ["daemon:\n  heartbeat_interval: 15\n", /^daemon\.heartbeat_interval: got 15; allowed: a duration such as/],
+    ["daemon:\n  heartbeat_interval: 2h\n", /^daemon\.heartbeat_interval: got "2h"; allowed: .*from 1s to 1h$/],
+    ["daemon:\n  listen_addr: localhost\n", /^daemon\.listen_addr: got "localhost"; allowed: host:port such as/],
+    [
+      "daemon:\n  listen_addr: 127.0.0.1:70000\n",
+      /^daemon\.listen_addr: got "127\.0\.0\.1:70000"; allowed: .*port from 0 to 65535$/,
+    ],
+    [
+      "daemon:\n  api_token: short\n",
+      /^daemon\.api_token: got a secret of 5 characters; allowed: empty \(not set\) or a string of at least 16 characters$/,
+    ],
+    [
+      "daemon:\n  max_body_bytes: 10\n",
+      /^daemon\.max_body_bytes: got 10; allowed: a whole number from 1024 to 16777216$/,
+    ],
+    ["onebot:\n  enabled: maybe\n", /^onebot\.enabled: got "maybe"; allowed: true or false$/],
+    ["onebot:\n  path: no-slash\n", /^onebot\.path: got "no-slash"; allowed: a URL path starting with "\/"$/],
+    ["io:\n  routes:\n    http: 'bad channel'\n", /^io\.routes\.http: got "bad channel"; allowed: a channel name/],
+    ["memory:\n  context_size: 2\n", /^memory\.context_size: got 2; allowed: a whole number from 4 to 1000$/],
+    ["log:\n  level: loud\n", /^log\.level: got "loud"; allowed: "debug", "info", "warning" or "error"$/],
+    ["agent:\n  max_tool_rounds: 0\n", /^agent\.max_tool_rounds: got 0; allowed: a whole number from 1 to 50$/],
+    ["paths:\n  personal: ''\n", /^paths\.personal: got ""; allowed: a non-empty file system path$/],
+    ["llm: 5\n", /^llm: got 5; allowed: a mapping of keys$/],
+    [
+      "daemon:\n  listen_adr: x\n",
+      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, data_dir, heartbeat_interval, api_token, max_body_bytes$/,
+    ],
+    ["lm:\n  model: x\n", /^lm: unknown key; allowed keys here: daemon, llm, onebot, io, agent, memory, paths, log$/],
+    ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
+    ["llm: [\n", /^the file is not valid YAML: /],
+  ];
+  for (const [text, pattern] of cases) {
+    const found = problems(text);
+    assert.equal(found.length, 1, `${text} → ${found.join(" | ")}`);
+    assert.match(found[0]!, pattern);
+  }
+});
+
+Deno.test("every problem of a file is reported at once", () => {
+  const found = problems("llm:\n  temperature: 9\n  max_tokens: 0\nlog:\n  format: xml\n");
+  assert.equal(found.length, 3);
+  assert.match(new ConfigError("f.yaml", found).message, /^Invalid config \(f\.yaml\):\n {2}- llm\.temperature/);
+});
+
+Deno.test("beyond loopback needs api_token, and onebot.access_token while OneBot is on", () => {
+  const found = problems('daemon:\n  listen_addr: ":8080"\n');
+  assert.equal(found.length, 2);
+  assert.match(
+    found[0]!,
+    /^daemon\.api_token: got nothing; .*required because daemon\.listen_addr ":8080" is beyond loopback$/,
+  );
+  assert.match(found[1]!, /^onebot\.access_token: got nothing; .*onebot\.enabled is true$/);
+  const ok = parse('daemon:\n  listen_addr: "0.0.0.0:8080"\nonebot:\n  enabled: false\n', {
+    HOMED_API_TOKEN: "0123456789abcdef",
+  });
+  assert.deepEqual(ok.config.daemon.listen_addr, { host: "0.0.0.0", port: 8080 });
+  for (const host of ["127.0.0.1:1", "localhost:1", "[::1]:1", "127.1.2.3:1"]) {
+    assert.doesNotThrow(() => parse(`daemon:\n  listen_addr: "${host}"\n`), host);
+  }
+});

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { parseConfig } from "./load.ts";
+import { missingPermissions, requiredPermissions, toFlags, unsplittablePaths } from "./permissions.ts";
+
+const loaded = parseConfig({
+  text:
+    "daemon:\n  data_dir: /var/lib/homed\n  listen_addr: '[::1]:9000'\nllm:\n  base_url: http://10.0.0.5:11434/v1\n  api_key: ${OLLAMA_KEY}\n",
+  location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+  readEnv: () => undefined,
+  cwd: "/",
+});
+
+Deno.test("run rights cover exactly the config, persona, knowledge, plugins, data, listener and LLM host", () => {
+  const rights = requiredPermissions(loaded, "run");
+  assert.deepEqual(rights.read, [
+    "/etc/homed/homed.yaml",
+    "/etc/homed/personal.md",
+    "/etc/homed/knowledge",
+    "/etc/homed/plugins",
+    "/var/lib/homed",
+  ]);
+  assert.deepEqual(rights.write, ["/etc/homed/knowledge", "/etc/homed/plugins", "/var/lib/homed"]);
+  assert.deepEqual(rights.net, ["[::1]:9000", "10.0.0.5:11434"]);
+  assert.ok(rights.env.includes("OLLAMA_KEY"));
+  const flags = toFlags(rights);
+  assert.equal(flags[0], "--no-prompt");
+  assert.ok(flags.every((flag) => !/^-A$|allow-all|allow-run|allow-ffi|allow-sys/.test(flag)), flags.join(" "));
+});
+
+Deno.test("chat rights are just the config and the daemon's address", () => {
+  const rights = requiredPermissions(loaded, "chat");
+  assert.deepEqual(rights.read, ["/etc/homed/homed.yaml"]);
+  assert.deepEqual(rights.write, []);
+  assert.deepEqual(rights.net, ["[::1]:9000"]);
+});
+
+Deno.test("missing rights are named one by one", () => {
+  const missing = missingPermissions({
+    read: ["/"],
+    write: ["/proc/nowhere"],
+    net: ["192.0.2.1:1"],
+    env: ["NOT_GRANTED_X"],
+  });
+  assert.ok(missing.includes("write access to /proc/nowhere"), missing.join("; "));
+  assert.ok(missing.includes("net access to 192.0.2.1:1"));
+  assert.ok(missing.includes("env access to NOT_GRANTED_X"), "the test task grants only a few variables");
+  assert.ok(!missing.includes("read access to /"));
+});
+
+Deno.test("paths that break the deno task splice are found", () => {
+  assert.deepEqual(unsplittablePaths({ read: ["/a b", "/ok"], write: ["/c,d"], net: [], env: [] }), ["/a b", "/c,d"]);
+});

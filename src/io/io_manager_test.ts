@@ -1,0 +1,169 @@
+import assert from "node:assert/strict";
+import { getLogger } from "@logtape/logtape";
+import { RecordingDevice } from "../../tests/support/recording_device.ts";
+import { systemClock } from "../clock.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import type { ToolContext } from "../tools/tool.ts";
+import { Capability } from "./event.ts";
+import { ChannelError, IOManager } from "./io_manager.ts";
+import { outputTools } from "./output_tools.ts";
+import { RouteTable } from "./route_table.ts";
+
+function setup(routes: Record<string, string> = {}) {
+  let n = 0;
+  const tools = new ToolRegistry();
+  const io = new IOManager({
+    clock: { ...systemClock, now: () => 1000 },
+    routes: new RouteTable(routes, {}, undefined),
+    tools,
+    logger: getLogger(["test"]),
+    newId: () => `e${++n}`,
+  });
+  for (const tool of outputTools(io, getLogger(["test"]))) tools.register(tool);
+  return { io, tools };
+}
+
+function toolContext(source = "tv", onSet: (c: string) => void = () => {}): ToolContext {
+  let channel = source;
+  return {
+    eventId: "e1",
+    source,
+    sender: "owner",
+    signal: new AbortController().signal,
+    replyChannel: () => channel,
+    setReplyChannel: (next) => {
+      channel = next;
+      onSet(next);
+    },
+  };
+}
+
+Deno.test("inputs get ids and clock time and come out in arrival order", async () => {
+  const { io } = setup();
+  const tv = new RecordingDevice("tv");
+  await io.replaceDevices([tv]);
+  tv.emit("one");
+  tv.emit("two", "bob");
+  tv.emit("21.5", "sensor", "tv", "temperature");
+  const got = [await io.next(), await io.next(), await io.next()];
+  assert.deepEqual(got, [
+    { id: "e1", time: 1000, source: "tv", sender: "owner", type: "message", payload: { text: "one" } },
+    { id: "e2", time: 1000, source: "tv", sender: "bob", type: "message", payload: { text: "two" } },
+    { id: "e3", time: 1000, source: "tv", sender: "sensor", type: "temperature", payload: { value: "21.5" } },
+  ]);
+  await io.close();
+});
+
+Deno.test("replaceDevices starts new devices before the swap and stops the old ones after", async () => {
+  const { io, tools } = setup();
+  const spec = { name: "tv_power", description: "power", parameters: { type: "object" } };
+  const tv = new RecordingDevice("tv", { tools: [spec] });
+  const lamp = new RecordingDevice("lamp");
+  await io.replaceDevices([tv, lamp]);
+  assert.ok(tools.has("tv_power"));
+  const tv2 = new RecordingDevice("tv", { tools: [{ ...spec, name: "tv_input" }] });
+  await io.replaceDevices([tv2, lamp]);
+  assert.deepEqual([tv.started, tv.stopped, tv2.started, lamp.started, lamp.stopped], [1, 1, 1, 1, 0]);
+  assert.ok(!tools.has("tv_power"));
+  assert.equal((await tools.call("tv_input", "{}", toolContext())).content, "tv ran tv_input");
+  assert.deepEqual(io.channels().map((c) => c.name), ["tv", "lamp"]);
+  await io.close();
+  assert.equal(lamp.stopped, 1);
+});
+
+Deno.test("a device that fails to start leaves the old table in place", async () => {
+  const { io, tools } = setup();
+  const tv = new RecordingDevice("tv", {
+    tools: [{ name: "tv_power", description: "p", parameters: { type: "object" } }],
+  });
+  await io.replaceDevices([tv]);
+  const good = new RecordingDevice("lamp");
+  const broken = new RecordingDevice("radio", { failStart: "no such port /dev/ttyUSB9" });
+  await assert.rejects(io.replaceDevices([good, broken]), /no such port \/dev\/ttyUSB9/);
+  assert.deepEqual(io.channels().map((c) => c.name), ["tv"]);
+  assert.ok(tools.has("tv_power"));
+  assert.equal(good.stopped, 1, "the device started for the failed swap is stopped again");
+  await assert.rejects(
+    io.replaceDevices([new RecordingDevice("bad name")]),
+    /Device name "bad name" is invalid/,
+  );
+  await assert.rejects(
+    io.replaceDevices([
+      new RecordingDevice("x", { tools: [{ name: "x.y", description: "", parameters: { type: "object" } }] }),
+    ]),
+    /Device "x" offers a tool with an invalid name "x\.y"/,
+  );
+  await io.close();
+});
+
+Deno.test("outputs are delivered in order, capability checked, with clear errors", async () => {
+  const { io } = setup();
+  const tv = new RecordingDevice("tv", { capabilities: Capability.Text | Capability.Image });
+  const broken = new RecordingDevice("fax", { failSend: "paper jam" });
+  await io.replaceDevices([tv, broken]);
+  await Promise.all([
+    io.send({ target: "tv", type: "message", payload: { text: "1" } }),
+    io.send({ target: "tv:room2", type: "image", payload: { url: "u" } }),
+  ]);
+  assert.deepEqual(tv.sent.map((e) => e.target), ["tv", "tv:room2"]);
+  await assert.rejects(io.send({ target: "tv", type: "audio", payload: {} }), (error) => {
+    assert.ok(error instanceof ChannelError);
+    assert.equal(error.message, 'Channel "tv" cannot carry audio output; it carries: text, image');
+    return true;
+  });
+  await assert.rejects(
+    io.send({ target: "radio", type: "message", payload: {} }),
+    /Channel "radio" does not exist; channels: tv, fax/,
+  );
+  await assert.rejects(
+    io.send({ target: "fax", type: "message", payload: {} }),
+    /Channel "fax" failed to deliver: paper jam/,
+  );
+  await io.close();
+});
+
+Deno.test("output tools list, switch and send, refusing what a channel cannot carry", async () => {
+  const { io, tools } = setup({ "tv:": "lamp" });
+  const tv = new RecordingDevice("tv");
+  const lamp = new RecordingDevice("lamp", { capabilities: Capability.Text | Capability.Structured });
+  await io.replaceDevices([tv, lamp]);
+  const listed = JSON.parse((await tools.call("output_list_channels", "{}", toolContext())).content);
+  assert.deepEqual(listed.channels.map((c: { name: string; capabilities: string[] }) => [c.name, c.capabilities]), [
+    ["tv", ["text"]],
+    ["lamp", ["text", "structured"]],
+  ]);
+  assert.deepEqual(listed.routes, [{ source: "tv:", channel: "lamp", origin: "config" }]);
+
+  let switched = "";
+  const ctx = toolContext("tv", (c) => switched = c);
+  assert.deepEqual(await tools.call("output_set_channel", '{"channel":"lamp"}', ctx), {
+    ok: true,
+    content: "The reply will go to lamp",
+  });
+  assert.equal(switched, "lamp");
+  assert.match(
+    (await tools.call("output_set_channel", '{"channel":"fridge"}', ctx)).content,
+    /Channel "fridge" does not exist/,
+  );
+  const remembered = await tools.call("output_set_channel", '{"channel":"lamp","remember":true}', ctx);
+  assert.equal(remembered.content, "The reply will go to lamp; tv now routes there");
+  assert.equal(io.routes.resolve("tv"), "lamp");
+
+  assert.equal(
+    (await tools.call("output_send", '{"channel":"lamp","type":"structured","data":{"a":1}}', ctx)).content,
+    "Queued structured for lamp",
+  );
+  const refused = await tools.call("output_send", '{"channel":"tv","type":"structured","data":{}}', ctx);
+  assert.equal(refused.ok, false);
+  assert.match(refused.content, /Channel "tv" cannot carry structured output; it carries: text/);
+  assert.match(
+    (await tools.call("output_send", '{"channel":"tv"}', ctx)).content,
+    /type "message" needs a non-empty "text"/,
+  );
+  assert.match(
+    (await tools.call("output_send", '{"channel":"tv","type":"image"}', ctx)).content,
+    /type "image" needs a non-empty "url"/,
+  );
+  await io.close();
+  assert.deepEqual(lamp.sent, [{ target: "lamp", type: "structured", payload: { data: { a: 1 } }, replyTo: "e1" }]);
+});

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { log, setupLogging, stopLogging } from "./logging.ts";
+import { redactProperties, secretMasker } from "./redact.ts";
+
+Deno.test("secret values are masked anywhere in a line; short values are left alone", () => {
+  const mask = secretMasker(["sk-live-123456", "abc"]);
+  assert.equal(mask("key=sk-live-123456 and sk-live-123456"), "key=[REDACTED] and [REDACTED]");
+  assert.equal(mask("abc stays"), "abc stays");
+});
+
+Deno.test("properties with secret-looking names are masked at any depth", () => {
+  assert.deepEqual(redactProperties({ api_key: "x", nested: { Authorization: "Bearer t", token: "" }, n: 1 }), {
+    api_key: "[REDACTED]",
+    nested: { Authorization: "[REDACTED]", token: "" },
+    n: 1,
+  });
+});
+
+Deno.test("log lines honour the level, the format and redaction", () => {
+  const lines: string[] = [];
+  setupLogging({ level: "info", format: "json", secrets: ["sk-secret-999"], write: (line) => lines.push(line) });
+  try {
+    log("llm").debug("hidden");
+    log("llm").info("Calling with {key} for {model}", { key: "sk-secret-999", model: "m", api_key: "sk-secret-999" });
+    log("llm").warning("Raw sk-secret-999 in text");
+  } finally {
+    stopLogging();
+  }
+  assert.equal(lines.length, 2);
+  const first = JSON.parse(lines[0]!);
+  assert.equal(first.level, "info");
+  assert.equal(first.logger, "homed.llm");
+  assert.equal(first.message, "Calling with [REDACTED] for m");
+  assert.equal(first.api_key, "[REDACTED]");
+  assert.ok(!lines.join("").includes("sk-secret-999"));
+
+  const text: string[] = [];
+  setupLogging({ level: "debug", format: "text", secrets: [], write: (line) => text.push(line) });
+  try {
+    log("agent").debug("Turn {id} took {ms} ms", { id: "e1", ms: 5, extra: true });
+  } finally {
+    stopLogging();
+  }
+  assert.match(text[0]!, /^\d{4}-\d\d-\d\dT.*Z \[DBG\] homed\.agent: Turn e1 took 5 ms \{"extra":true\}\n$/);
+});

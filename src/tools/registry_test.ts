@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { ToolRegistry } from "./registry.ts";
+import type { Tool, ToolContext } from "./tool.ts";
+
+const context: ToolContext = {
+  eventId: "e1",
+  source: "http",
+  sender: "owner",
+  signal: new AbortController().signal,
+  replyChannel: () => "http",
+  setReplyChannel: () => {},
+};
+
+const lamp: Tool = {
+  name: "lamp_set",
+  description: "Switch a lamp",
+  parameters: {
+    type: "object",
+    properties: { room: { type: "string" }, on: { type: "boolean" } },
+    required: ["room", "on"],
+    additionalProperties: false,
+  },
+  execute: (args) => ({ room: args.room, on: args.on }),
+};
+
+Deno.test("a valid call runs the handler and returns its result as JSON", async () => {
+  const registry = new ToolRegistry();
+  registry.register(lamp);
+  assert.deepEqual(await registry.call("lamp_set", '{"room":"客厅","on":true}', context), {
+    ok: true,
+    content: '{"room":"客厅","on":true}',
+  });
+  assert.deepEqual(registry.specs().map((spec) => spec.name), ["lamp_set"]);
+});
+
+Deno.test("bad names, non-object schemas, invalid schemas and duplicates are refused, naming the tool", () => {
+  const registry = new ToolRegistry();
+  assert.throws(
+    () => registry.register({ ...lamp, name: "lamp.set" }),
+    /Tool name "lamp\.set" \(from core\) is invalid/,
+  );
+  assert.throws(() => registry.register({ ...lamp, name: "x".repeat(65) }), /is invalid: allowed are 1 to 64/);
+  assert.throws(
+    () => registry.register({ ...lamp, parameters: { type: "array" } }),
+    /Tool "lamp_set" \(from core\) has parameters of type "array"; allowed: a JSON Schema with type "object"/,
+  );
+  assert.throws(
+    () => registry.register({ ...lamp, parameters: { type: "object", properties: { a: { type: "nonsense" } } } }),
+    /Tool "lamp_set" \(from core\) has an invalid parameters schema/,
+  );
+  registry.register(lamp);
+  assert.throws(
+    () => registry.register(lamp, "plugin:x"),
+    /"lamp_set" \(from plugin:x\) is already registered by core/,
+  );
+});
+
+Deno.test("unknown tools, bad JSON, schema violations and handler errors become error results", async () => {
+  const registry = new ToolRegistry();
+  registry.register(lamp);
+  registry.register({ ...lamp, name: "boom", execute: () => Promise.reject(new Error("bulb blew")) });
+  const cases: Array<[string, string, RegExp]> = [
+    ["nope", "{}", /^Error: unknown tool "nope"; available tools: boom, lamp_set$/],
+    ["lamp_set", "{room:", /^Error: arguments of tool "lamp_set" are not valid JSON \(.+\): \{room:$/],
+    ["lamp_set", '{"room":"hall"}', /^Error: invalid arguments for tool "lamp_set": missing required field "on"/],
+    ["lamp_set", '{"room":1,"on":true}', /field "room" must be string; got \{"room":1,"on":true\}$/],
+    ["lamp_set", '{"room":"a","on":true,"x":1}', /unknown field "x"/],
+    ["lamp_set", "[1]", /the arguments must be object/],
+    ["boom", '{"room":"a","on":true}', /^Error: tool "boom" failed: bulb blew$/],
+  ];
+  for (const [name, args, pattern] of cases) {
+    const outcome = await registry.call(name, args, context);
+    assert.equal(outcome.ok, false, `${name} ${args}`);
+    assert.match(outcome.content, pattern);
+  }
+  assert.deepEqual(await registry.call("lamp_set", "", context), {
+    ok: false,
+    content:
+      'Error: invalid arguments for tool "lamp_set": missing required field "room"; missing required field "on"; got {}',
+  });
+});
+
+Deno.test("replaceOwner swaps one owner's tools at once, or not at all", () => {
+  const registry = new ToolRegistry();
+  registry.register(lamp);
+  registry.replaceOwner("device:tv", [{ ...lamp, name: "tv_on" }, { ...lamp, name: "tv_off" }]);
+  assert.deepEqual(registry.specs().map((s) => s.name), ["lamp_set", "tv_off", "tv_on"]);
+  assert.throws(
+    () => registry.replaceOwner("device:tv", [{ ...lamp, name: "tv_mute" }, { ...lamp, name: "bad name" }]),
+    /Tool name "bad name" \(from device:tv\) is invalid/,
+  );
+  assert.deepEqual(registry.specs().map((s) => s.name), ["lamp_set", "tv_off", "tv_on"]);
+  assert.throws(() => registry.replaceOwner("device:tv", [lamp]), /already registered by core/);
+  registry.replaceOwner("device:tv", []);
+  assert.deepEqual(registry.specs().map((s) => s.name), ["lamp_set"]);
+});
+
+Deno.test("very long results are truncated", async () => {
+  const registry = new ToolRegistry();
+  registry.register({ ...lamp, name: "big", parameters: { type: "object" }, execute: () => "x".repeat(40_000) });
+  const outcome = await registry.call("big", "{}", context);
+  assert.equal(outcome.content.length, 32_000 + "… (truncated)".length);
+});

@@ -1,0 +1,190 @@
+/**
+ * End to end for the CLI and start-up: `homed chat`, `doctor`, `init`, `flags`, auth, and the errors a bad config
+ * or a missing right gives. Each runs real processes with the flags the deno tasks use.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { DEFAULT_PERSONA_TEXT } from "../src/agent/personal.ts";
+import { parseConfig } from "../src/config/load.ts";
+import { FakeLlm } from "./support/fake_llm.ts";
+import { deno, postJson, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
+
+const KEY = "sk-test-0123456789";
+const TOKEN = "a-long-enough-api-token";
+
+Deno.test("homed chat holds a conversation with tool calls against a running daemon", async () => {
+  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  fake.enqueue(
+    { reply: "Hello, I am Alfred." },
+    { toolCalls: [{ name: "output_list_channels", arguments: {} }] },
+    { reply: "Only http for now." },
+  );
+  const ws = await workspace({ llm: { base_url: fake.baseUrl, api_key: KEY }, daemon: { api_token: TOKEN } }, {
+    HOMED_API_TOKEN: "unused-by-this-config",
+  });
+  const homed = await startHomed(ws);
+  try {
+    const flags = await taskFlags("chat", ws.env);
+    assert.ok(flags.includes(`--allow-net=127.0.0.1:${ws.port}`), flags.join(" "));
+    const result = await deno(["run", ...flags, "src/main.ts", "chat", "--user", "bob"], {
+      env: ws.env,
+      stdin: "Who are you?\nWhich channels?\n",
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(result.stdout, "Hello, I am Alfred.\nOnly http for now.\n");
+    const last = fake.requests[2]!.body.messages as Array<{ role: string; content: string }>;
+    assert.deepEqual(last.map((m) => m.role), ["system", "user", "assistant", "user", "assistant", "tool"]);
+    assert.equal(last[3]!.content, "[via http, from bob] Which channels?");
+  } finally {
+    assert.equal(await homed.stop(), 0);
+    await fake.close();
+  }
+});
+
+Deno.test("homed chat says when the daemon is not running", async () => {
+  const ws = await workspace({});
+  const flags = await taskFlags("chat", ws.env);
+  const result = await deno(["run", ...flags, "src/main.ts", "chat", "--message", "hi"], { env: ws.env });
+  assert.equal(result.code, 1);
+  assert.match(result.stdout, new RegExp(`cannot reach homed at http://127\\.0\\.0\\.1:${ws.port}.*is it running\\?`));
+  await Deno.remove(ws.dir, { recursive: true });
+});
+
+Deno.test("/api/* needs the bearer token when one is set: missing 401, wrong 403", async () => {
+  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  fake.enqueue({ reply: "authorised" });
+  const homed = await startHomed(
+    await workspace({ llm: { base_url: fake.baseUrl, api_key: KEY }, daemon: { api_token: TOKEN } }),
+  );
+  try {
+    assert.equal((await (await fetch(`${homed.url}/healthz`)).json()).ok, true);
+    const missing = await fetch(`${homed.url}/api/status`);
+    assert.equal(missing.status, 401);
+    assert.equal(missing.headers.get("www-authenticate"), 'Bearer realm="homed"');
+    assert.equal((await missing.json()).error.code, "unauthorized");
+    const wrong = await postJson(`${homed.url}/api/chat`, { text: "hi" }, { authorization: "Bearer not-the-token" });
+    assert.equal(wrong.status, 403);
+    assert.equal((wrong.body.error as { code: string }).code, "forbidden");
+    const right = await postJson(`${homed.url}/api/chat`, { text: "hi" }, { authorization: `Bearer ${TOKEN}` });
+    assert.equal(right.status, 200);
+    assert.equal(right.body.reply, "authorised");
+  } finally {
+    assert.equal(await homed.stop(), 0);
+    await fake.close();
+  }
+});
+
+Deno.test("homed refuses to listen beyond loopback without a token, naming the key", async () => {
+  const ws = await workspace({ daemon: { listen_addr: "0.0.0.0:0" } });
+  const flags = await taskFlags("run", ws.env);
+  const result = await deno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
+  assert.equal(result.code, 2);
+  assert.match(
+    result.stderr,
+    /daemon\.api_token: got nothing; allowed: a token of at least 16 characters, required because daemon\.listen_addr "0\.0\.0\.0:0" is beyond loopback/,
+  );
+  assert.match(result.stderr, /onebot\.access_token: got nothing/);
+  await Deno.remove(ws.dir, { recursive: true });
+});
+
+Deno.test("a bad config fails start-up naming the key, the value and what is allowed", async () => {
+  const ws = await workspace({ llm: { temperature: 3, thinking: "maybe" }, memory: { cold_after: "3 days" } });
+  const flags = await taskFlags("run", ws.env);
+  const result = await deno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, new RegExp(`Invalid config \\(${ws.configPath}\\)`));
+  assert.match(result.stderr, /llm\.temperature: got 3; allowed: a number from 0 to 2/);
+  assert.match(result.stderr, /llm\.thinking: got "maybe"; allowed: true, false or "omit"/);
+  assert.match(result.stderr, /memory\.cold_after: got "3 days"; allowed: a duration such as/);
+  await Deno.remove(ws.dir, { recursive: true });
+});
+
+Deno.test("a missing right is a start-up error naming the path", async () => {
+  const ws = await workspace({});
+  const flags = (await taskFlags("run", ws.env)).filter((flag) => !flag.startsWith("--allow-write"));
+  const result = await deno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, new RegExp(`lacks rights its config needs: write access to ${ws.dir}/knowledge`));
+  assert.match(result.stderr, /homed flags --mode run/);
+  await Deno.remove(ws.dir, { recursive: true });
+});
+
+Deno.test("flags are narrow: config and data anywhere, no -A, no run or ffi", async () => {
+  const ws = await workspace({
+    daemon: { data_dir: "/tmp/homed-elsewhere-data" },
+    llm: { base_url: "https://llm.example:8443/v1" },
+  });
+  const flags = await taskFlags("run", ws.env);
+  assert.deepEqual(flags, [
+    "--no-prompt",
+    `--allow-read=${ws.configPath},${ws.dir}/personal.md,${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data`,
+    `--allow-write=${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data`,
+    `--allow-net=127.0.0.1:${ws.port},llm.example:8443`,
+    "--allow-env=HOMED_CONFIG,HOMED_API_TOKEN,DEEPSEEK_API_KEY,ONEBOT_ACCESS_TOKEN,LOG_TOKENS,LOG_STREAM",
+  ]);
+  const printed = await deno(["task", "--quiet", "flags", "--config", ws.configPath], {
+    env: { PATH: Deno.env.get("PATH") ?? "" },
+  });
+  assert.equal(printed.code, 0, printed.stderr);
+  assert.equal(printed.stdout.trim(), flags.join(" "));
+  // A bad config still yields flags that let homed read it and report the problem.
+  await Deno.writeTextFile(ws.configPath, "llm: [unclosed\n");
+  const fallback = await taskFlags("run", ws.env);
+  assert.deepEqual(fallback.slice(0, 2), ["--no-prompt", `--allow-read=${ws.configPath}`]);
+  const result = await deno(["run", ...fallback, "src/main.ts", "run"], { env: ws.env });
+  assert.equal(result.code, 2);
+  assert.match(result.stderr, /the file is not valid YAML/);
+  await Deno.remove(ws.dir, { recursive: true });
+});
+
+Deno.test("homed doctor reports each check and fails on a refused key", async () => {
+  const fake = FakeLlm.start({ apiKey: KEY, model: "fake-model" });
+  for (const [key, expectCode] of [[KEY, 0], ["sk-wrong-key-000000", 1]] as const) {
+    const ws = await workspace({ llm: { base_url: fake.baseUrl, api_key: key, model: "fake-model" } });
+    const flags = await taskFlags("doctor", ws.env);
+    const result = await deno(["run", ...flags, "src/main.ts", "doctor"], { env: ws.env });
+    assert.equal(result.code, expectCode, result.stdout + result.stderr);
+    assert.match(result.stdout, new RegExp(`ok {3}config +${ws.configPath} \\(\\$HOMED_CONFIG\\) is valid`));
+    assert.match(result.stdout, /ok {3}permissions +every right/);
+    assert.match(result.stdout, /ok {3}data_dir +.* is writable/);
+    assert.match(
+      result.stdout,
+      expectCode === 0
+        ? /ok {3}llm +http:\/\/127\.0\.0\.1:\d+\/v1 reachable, key accepted\n/
+        : /FAIL llm +.*refused the API key \(HTTP 401\)/,
+    );
+    await Deno.remove(ws.dir, { recursive: true });
+  }
+  await fake.close();
+});
+
+Deno.test("homed init writes a config that loads and points at the checkout, and never overwrites", async () => {
+  const home = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-init-" });
+  const entry = new URL("../src/main.ts", import.meta.url).pathname;
+  const run = (extra: string[]) =>
+    deno(["run", "--no-prompt", `--allow-read=${home}`, `--allow-write=${home}`, entry, "init", ...extra], {
+      cwd: home,
+    });
+  const created = await run([]);
+  assert.equal(created.code, 0, created.stderr);
+  assert.equal(created.stdout, `wrote ${home}/config/homed.yaml\nwrote ${home}/personal.md\n`);
+  const text = await Deno.readTextFile(join(home, "config/homed.yaml"));
+  const raw = parse(text);
+  assert.deepEqual(raw.paths, { personal: "../personal.md", knowledge: "../knowledge", plugins: "../plugins" });
+  assert.equal(raw.daemon.data_dir, "../data");
+  const loaded = parseConfig({
+    text,
+    location: { path: join(home, "config/homed.yaml"), origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  assert.equal(loaded.config.paths.personal, join(home, "personal.md"));
+  assert.equal(loaded.config.daemon.data_dir, join(home, "data"));
+  assert.equal(await Deno.readTextFile(join(home, "personal.md")), DEFAULT_PERSONA_TEXT);
+  const again = await run([]);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, new RegExp(`${home}/config/homed\\.yaml already exists; pass --force`));
+  await Deno.remove(home, { recursive: true });
+});
