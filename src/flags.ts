@@ -10,7 +10,8 @@
 
 import { referencedVariables } from "./config/expand.ts";
 import { DEFAULT_ENV_NAMES, loadConfig, locateConfig, safeEnvReader } from "./config/load.ts";
-import { LIBRARY_ENV_NAMES, type PermissionMode, requiredPermissions, toFlags } from "./config/permissions.ts";
+import { commandFlags } from "./config/command_flags.ts";
+import { LIBRARY_ENV_NAMES, type PermissionMode, toFlags } from "./config/permissions.ts";
 
 /**
  * Computes the flags for `mode`; on a config problem, the fallback flags.
@@ -27,7 +28,7 @@ export async function flagsFor(
   const readEnv = safeEnvReader(new Set());
   try {
     const loaded = await loadConfig({ flag: options.flag, readEnv, cwd: options.cwd });
-    return toFlags(requiredPermissions(loaded, mode));
+    return commandFlags(loaded, mode);
   } catch {
     const location = locateConfig({
       flag: options.flag,

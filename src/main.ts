@@ -11,11 +11,11 @@ import { runInit } from "./cli/init.ts";
 import { ConfigError } from "./config/config_error.ts";
 import { connectHost } from "./config/listen_addr.ts";
 import { type Layout, loadConfig, type LoadedConfig, safeEnvReader } from "./config/load.ts";
+import { commandFlags } from "./config/command_flags.ts";
 import {
   missingPermissions,
   type PermissionMode,
   requiredPermissions,
-  toFlags,
   unsplittablePaths,
 } from "./config/permissions.ts";
 import { startDaemon, StartupError } from "./daemon.ts";
@@ -146,7 +146,7 @@ async function main(argv: string[]): Promise<void> {
         fail(`--mode ${JSON.stringify(mode)} is not one of run, chat, doctor`);
       }
       const { loaded } = await load(values.config, layout);
-      return void print(`${toFlags(requiredPermissions(loaded, mode)).join(" ")}\n`);
+      return void print(`${commandFlags(loaded, mode).join(" ")}\n`);
     }
     case "chat": {
       const { loaded, denied } = await load(values.config, layout);

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { DEFAULT_PERSONA_TEXT } from "../src/agent/personal.ts";
+import { DAEMON_V8_FLAGS } from "../src/config/command_flags.ts";
 import { parseConfig } from "../src/config/load.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { deno, postJson, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
@@ -123,6 +124,7 @@ Deno.test("flags are narrow: config and data anywhere, no -A, no run or ffi", as
     `--allow-write=${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data`,
     `--allow-net=127.0.0.1:${ws.port},llm.example:8443`,
     "--allow-env=HOMED_CONFIG,HOMED_API_TOKEN,DEEPSEEK_API_KEY,ONEBOT_ACCESS_TOKEN,LOG_TOKENS,LOG_STREAM",
+    DAEMON_V8_FLAGS,
   ]);
   const printed = await deno(["task", "--quiet", "flags", "--config", ws.configPath], {
     env: { PATH: Deno.env.get("PATH") ?? "" },

@@ -95,7 +95,8 @@ export class HttpDevice implements Device {
   }
 
   /**
-   * Queues a chat message. Throws `RangeError` when the device is not running.
+   * Queues a chat message. With `onEvent`, the reply is streamed to it as it is produced (`payload.stream`).
+   * Throws `RangeError` when the device is not running.
    *
    * @example
    * ```ts
@@ -108,7 +109,8 @@ export class HttpDevice implements Device {
     if (!context) throw new RangeError("The http device is not running");
     let resolve!: (result: TurnResult) => void;
     const done = new Promise<TurnResult>((r) => resolve = r);
-    const event = context.emit({ source: this.name, sender, type: "message", payload: { text } });
+    const payload = onEvent ? { text, stream: true } : { text };
+    const event = context.emit({ source: this.name, sender, type: "message", payload });
     // Safe after emit: the agent can only take the event once this synchronous function has returned.
     this.#pending.set(event.id, { resolve, onEvent });
     return { event, done };

@@ -50,3 +50,11 @@ Deno.test("missing rights are named one by one", () => {
 Deno.test("paths that break the deno task splice are found", () => {
   assert.deepEqual(unsplittablePaths({ read: ["/a b", "/ok"], write: ["/c,d"], net: [], env: [] }), ["/a b", "/c,d"]);
 });
+
+Deno.test("the daemon and the benchmark run with the same V8 flags", async () => {
+  const { DAEMON_V8_FLAGS, commandFlags } = await import("./command_flags.ts");
+  assert.equal(commandFlags(loaded, "run").at(-1), DAEMON_V8_FLAGS);
+  assert.ok(!commandFlags(loaded, "chat").includes(DAEMON_V8_FLAGS));
+  const tasks = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url))).tasks;
+  assert.ok(tasks.bench.includes(DAEMON_V8_FLAGS), tasks.bench);
+});

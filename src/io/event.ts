@@ -15,6 +15,7 @@ export interface InputEvent {
   sender: string;
   /** `message` for something to answer; anything else (sensor readings, notices) is recorded, not answered. */
   type: string;
+  /** For `message`: `text`, and `stream: true` when the device shows the reply as it is produced. */
   payload: Record<string, unknown>;
 }
 

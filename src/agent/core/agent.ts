@@ -238,6 +238,9 @@ export class Agent {
       replyChannel: route.current,
       setReplyChannel: route.set,
     };
+    // Streaming costs more per call than a plain answer, so it is asked for only when the input's device shows
+    // the reply as it is produced (`payload.stream`, e.g. /api/chat/stream).
+    const streaming = event.payload.stream === true;
     const onDelta = (delta: string) => io.report(event.source, { type: "delta", eventId: event.id, text: delta });
 
     for (let round = 1; round <= maxToolRounds; round++) {
@@ -245,7 +248,7 @@ export class Agent {
       const specs = lastRound ? [] : tools.specs();
       const response = await provider.chat(
         { messages: [system, ...history, ...turn], ...(specs.length ? { tools: specs } : {}) },
-        { signal, onDelta },
+        streaming ? { signal, onDelta } : { signal },
       );
       if (response.toolCalls.length === 0 || lastRound) {
         let reply = response.content;
@@ -253,7 +256,7 @@ export class Agent {
           const note = `(Stopped after ${maxToolRounds} rounds of tool use; ${response.toolCalls.length} further ` +
             `tool call${response.toolCalls.length === 1 ? " was" : "s were"} not run.)`;
           reply = reply.trim() ? `${reply}\n\n${note}` : note;
-          onDelta(`\n\n${note}`);
+          if (streaming) onDelta(`\n\n${note}`);
         }
         if (reply.trim() === "") reply = "(The model returned an empty answer.)";
         turn.push({ role: "assistant", content: reply });

@@ -60,14 +60,24 @@ Deno.test("one system message, beginning with the persona; the user message tagg
     payload: { text: "Hello" },
     replyTo: result.eventId,
   }]);
-  assert.deepEqual(
-    tv.turnEvents.filter((e) => e.type === "delta").map((e) => e.type === "delta" && e.text).join(""),
-    "Hello",
-  );
+  assert.deepEqual(tv.turnEvents.filter((e) => e.type === "delta"), [], "no streaming unless the input asks for it");
+  assert.deepEqual(tv.turnEvents.map((e) => e.type), ["done"]);
   assert.deepEqual(provider.violations, []);
   assert.throws(() => {
     (PERSONA as { text: string }).text = "changed";
   }, TypeError);
+  await io.close();
+});
+
+Deno.test("an input with payload.stream gets the reply as deltas before done", async () => {
+  const { io, provider, tv, agent } = await setup();
+  provider.enqueue({ content: "Streamed reply" });
+  io.submit({ source: "tv", sender: "owner", type: "message", payload: { text: "hi", stream: true } });
+  await nextTurn(io, agent);
+  const deltas = tv.turnEvents.filter((e) => e.type === "delta").map((e) => e.type === "delta" ? e.text : "");
+  assert.ok(deltas.length > 1);
+  assert.equal(deltas.join(""), "Streamed reply");
+  assert.equal(tv.turnEvents.at(-1)!.type, "done");
   await io.close();
 });
 

@@ -51,20 +51,33 @@ interface WireToolCall {
   function?: { name?: string; arguments?: string | Record<string, unknown> };
 }
 
+/**
+ * Aborts when nothing arrived for `ms`. `touch()` only records the time (it runs on every streamed chunk); the one
+ * timer re-arms itself for the remainder when it fires early.
+ */
 class IdleTimeout {
   readonly controller = new AbortController();
-  #timer: ReturnType<typeof setTimeout> | undefined;
   fired = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #last = performance.now();
+
   constructor(private readonly ms: number) {
-    this.touch();
+    this.#arm(ms);
   }
-  touch(): void {
-    clearTimeout(this.#timer);
+
+  #arm(delay: number): void {
     this.#timer = setTimeout(() => {
+      const idle = performance.now() - this.#last;
+      if (idle < this.ms) return this.#arm(this.ms - idle);
       this.fired = true;
       this.controller.abort(new Error("timeout"));
-    }, this.ms);
+    }, delay);
   }
+
+  touch(): void {
+    this.#last = performance.now();
+  }
+
   clear(): void {
     clearTimeout(this.#timer);
   }

@@ -1,0 +1,59 @@
+/**
+ * The main-thread side of {@link ./fake_llm_worker.ts}.
+ *
+ * @module
+ */
+
+import type { FakeStep } from "../../tests/support/fake_llm.ts";
+
+/** A fake LLM server living in a Worker. */
+export class RemoteFakeLlm {
+  #worker: Worker;
+  #waiting: Array<(data: Record<string, unknown>) => void> = [];
+  baseUrl = "";
+
+  private constructor() {
+    this.#worker = new Worker(new URL("./fake_llm_worker.ts", import.meta.url), { type: "module" });
+    this.#worker.onmessage = (message) => this.#waiting.shift()?.(message.data);
+  }
+
+  #next(): Promise<Record<string, unknown>> {
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /**
+   * Starts the worker and waits for its server.
+   *
+   * @example
+   * ```ts
+   * const fake = await RemoteFakeLlm.start();
+   * ```
+   */
+  static async start(): Promise<RemoteFakeLlm> {
+    const remote = new RemoteFakeLlm();
+    remote.baseUrl = String((await remote.#next()).baseUrl);
+    return remote;
+  }
+
+  /** Queues answers (no gates or functions: they cannot cross threads); resolves once the worker has them. */
+  async enqueue(...steps: FakeStep[]): Promise<void> {
+    const reply = this.#next();
+    this.#worker.postMessage({ op: "enqueue", steps });
+    await reply;
+  }
+
+  /** Server time of each request since the last call. */
+  async drain(): Promise<number[]> {
+    const reply = this.#next();
+    this.#worker.postMessage({ op: "drain" });
+    return (await reply).serverMs as number[];
+  }
+
+  /** Stops the server and the worker. */
+  async close(): Promise<void> {
+    const reply = this.#next();
+    this.#worker.postMessage({ op: "close" });
+    await reply;
+    this.#worker.terminate();
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Per-turn overhead of homed: from the InputEvent enqueued at the HTTP device to the OutputEvent delivered back
+ * to it, minus the time the (fake, loopback) LLM server spent on the turn's requests.
+ *
+ * Setup as the issue asks: a full 30-entry context (warm-up first), every tool registered, one turn in five with
+ * a tool round, 1,000 measured turns. The anchor, measured in the same run, is the bare provider call (OpenAI SDK
+ * over loopback to the same fake, server time subtracted): what one LLM round costs with no agent around it.
+ *
+ * The fake LLM runs in a Worker (its own thread and heap), as a remote server would: its work and its garbage
+ * collection are not homed's overhead. Its server time per request is still subtracted.
+ *
+ * Run: deno task bench. Writes bench/turn_overhead/results.json.
+ */
+
+import { getLogger } from "@logtape/logtape";
+import { OpenAIProvider } from "../../src/agent/provider/openai_provider.ts";
+import { systemClock } from "../../src/clock.ts";
+import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
+import { parseConfig } from "../../src/config/load.ts";
+import { startDaemon } from "../../src/daemon.ts";
+import type { OutputEvent } from "../../src/io/event.ts";
+import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";
+import { environment, percentile, writeResults } from "../support/report.ts";
+
+const TURNS = 1000;
+const WARMUP = 60;
+const KEY = "sk-bench-000000000000";
+
+const fake = await RemoteFakeLlm.start();
+const dataDir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bench-" });
+const loaded = parseConfig({
+  text: JSON.stringify({
+    daemon: { listen_addr: "127.0.0.1:0", data_dir: dataDir },
+    llm: { base_url: fake.baseUrl, api_key: KEY, max_retries: 0 },
+    paths: { personal: new URL("../../personal.md", import.meta.url).pathname },
+  }),
+  location: { path: `${dataDir}/homed.yaml`, origin: "--config" },
+  readEnv: () => undefined,
+  cwd: dataDir,
+});
+const daemon = await startDaemon(loaded);
+
+// Record when each reply OutputEvent reaches the HTTP device.
+const delivered = new Map<string, number>();
+const send = daemon.http.send.bind(daemon.http);
+daemon.http.send = (event: OutputEvent) => {
+  if (event.replyTo) delivered.set(event.replyTo, performance.now());
+  return send(event);
+};
+
+async function script(turn: number): Promise<void> {
+  const text = `Reply ${turn}: the living room lamp is on and the heating is set to 21 degrees.`;
+  if (turn % 5 === 0) {
+    await fake.enqueue({ toolCalls: [{ name: "output_list_channels", arguments: {} }] }, { reply: text, chunks: 4 });
+  } else {
+    await fake.enqueue({ reply: text, chunks: 4 });
+  }
+}
+
+async function turn(n: number): Promise<{ overhead: number; tool: boolean }> {
+  await script(n);
+  const start = performance.now();
+  const { event, done } = daemon.http.submit(`Message ${n}: how is the house? 客厅的灯开着吗？`, "bench");
+  const result = await done;
+  if (result.error) throw new Error(`turn ${n} failed: ${result.error.message}`);
+  const end = delivered.get(event.id)!;
+  delivered.delete(event.id);
+  const server = (await fake.drain()).reduce((sum, ms) => sum + ms, 0);
+  return { overhead: end - start - server, tool: n % 5 === 0 };
+}
+
+for (let n = 0; n < WARMUP; n++) await turn(n);
+const contextEntries = daemon.agent.status().contextEntries;
+const samples: number[] = [];
+const toolSamples: number[] = [];
+for (let n = WARMUP; n < WARMUP + TURNS; n++) {
+  const { overhead, tool } = await turn(n);
+  samples.push(overhead);
+  if (tool) toolSamples.push(overhead);
+}
+const tools = daemon.tools.specs().length;
+await daemon.stop();
+
+// Anchor: one bare provider round trip to the same fake, server time subtracted.
+const provider = new OpenAIProvider({
+  model: loaded.config.llm.model,
+  baseUrl: fake.baseUrl,
+  apiKey: KEY,
+  temperature: 0.7,
+  maxTokens: 4096,
+  thinking: false,
+  timeoutMs: 10_000,
+  maxRetries: 0,
+  clock: systemClock,
+  random: Math.random,
+  logger: getLogger(["bench"]),
+  missingKeyHint: "",
+});
+const anchor: number[] = [];
+for (let n = 0; n < 300; n++) {
+  await fake.enqueue({ reply: `Reply ${n}: the living room lamp is on.`, chunks: 4 });
+  const start = performance.now();
+  await provider.chat({ messages: [{ role: "system", content: "p" }, { role: "user", content: "hi" }] });
+  const end = performance.now();
+  const server = (await fake.drain()).reduce((sum, ms) => sum + ms, 0);
+  if (n >= 50) anchor.push(end - start - server);
+}
+await fake.close();
+await Deno.remove(dataDir, { recursive: true });
+
+const env = await environment();
+const round = (x: number) => Math.round(x * 1000) / 1000;
+const results = {
+  p50_ms: round(percentile(samples, 50)),
+  p99_ms: round(percentile(samples, 99)),
+  turns: samples.length,
+  commit: env.commit,
+  deno: env.deno,
+  cpu: env.cpu,
+  tool_turn_p99_ms: round(percentile(toolSamples, 99)),
+  max_ms: round(Math.max(...samples)),
+  context_entries: contextEntries,
+  tools_registered: tools,
+  anchor_provider_round_trip_p50_ms: round(percentile(anchor, 50)),
+  anchor_provider_round_trip_p99_ms: round(percentile(anchor, 99)),
+  target_p99_ms: 5,
+  v8_flags: DAEMON_V8_FLAGS,
+};
+await writeResults(new URL("./results.json", import.meta.url), results);
+console.log(`homed turn overhead (${env.commit.slice(0, 10)}, deno ${env.deno}, ${env.cpu})`);
+console.table({
+  "turn overhead (all)": { p50_ms: results.p50_ms, p99_ms: results.p99_ms, n: samples.length },
+  "turn overhead (tool turns)": {
+    p50_ms: round(percentile(toolSamples, 50)),
+    p99_ms: results.tool_turn_p99_ms,
+    n: toolSamples.length,
+  },
+  "anchor: bare provider call": {
+    p50_ms: results.anchor_provider_round_trip_p50_ms,
+    p99_ms: results.anchor_provider_round_trip_p99_ms,
+    n: anchor.length,
+  },
+});
+console.log(
+  `context entries ${contextEntries}, tools ${tools}; target p99 < 5 ms: ${results.p99_ms < 5 ? "met" : "NOT met"}`,
+);
