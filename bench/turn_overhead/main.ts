@@ -12,6 +12,7 @@
  * Run: deno task bench. Writes bench/turn_overhead/results.json.
  */
 
+import { getHeapSpaceStatistics } from "node:v8";
 import { getLogger } from "@logtape/logtape";
 import { OpenAIProvider } from "../../src/agent/provider/openai_provider.ts";
 import { systemClock } from "../../src/clock.ts";
@@ -79,6 +80,10 @@ for (let n = WARMUP; n < WARMUP + TURNS; n++) {
   if (tool) toolSamples.push(overhead);
 }
 const tools = daemon.tools.specs().length;
+// Shows which young-generation size was in force (the daemon's --max-semi-space-size=2 caps it near 4 MiB).
+const newSpaceKb = Math.round(
+  (getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0) / 1024,
+);
 await daemon.stop();
 
 // Anchor: one bare provider round trip to the same fake, server time subtracted.
@@ -124,7 +129,8 @@ const results = {
   anchor_provider_round_trip_p50_ms: round(percentile(anchor, 50)),
   anchor_provider_round_trip_p99_ms: round(percentile(anchor, 99)),
   target_p99_ms: 5,
-  v8_flags: DAEMON_V8_FLAGS,
+  daemon_v8_flags: DAEMON_V8_FLAGS,
+  new_space_kb: newSpaceKb,
 };
 await writeResults(new URL("./results.json", import.meta.url), results);
 console.log(`homed turn overhead (${env.commit.slice(0, 10)}, deno ${env.deno}, ${env.cpu})`);
