@@ -32,7 +32,8 @@ export async function environment(): Promise<BenchEnvironment> {
     }
   };
   const commit = (await git("rev-parse", "HEAD")) || "unknown";
-  const dirty = (await git("status", "--porcelain", "--untracked-files=no")) !== "";
+  const dirty =
+    (await git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/*/results.json")) !== "";
   let cpu = "unknown";
   try {
     const list = cpus();
