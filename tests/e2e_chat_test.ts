@@ -11,6 +11,14 @@ import { FakeLlm } from "./support/fake_llm.ts";
 import { type HomedProcess, postJson, startHomed, workspace } from "./support/homed_process.ts";
 
 const KEY = "sk-test-0123456789";
+/** What every request of a default-configured homed must look like. */
+const CONTRACT = {
+  personaPrefix: DEFAULT_PERSONA_TEXT,
+  thinking: false,
+  model: "deepseek-v4-flash",
+  maxTokens: 4096,
+  apiKey: KEY,
+} as const;
 
 async function withHomed(
   config: Record<string, unknown>,
@@ -28,13 +36,7 @@ async function withHomed(
 }
 
 Deno.test("POST /api/chat returns the LLM's answer, with the persona first in one system message", async () => {
-  const fake = FakeLlm.start({
-    personaPrefix: DEFAULT_PERSONA_TEXT,
-    thinking: false,
-    model: "test-model",
-    maxTokens: 321,
-    apiKey: KEY,
-  });
+  const fake = FakeLlm.start({ ...CONTRACT, model: "test-model", maxTokens: 321 });
   fake.enqueue({ reply: "Good evening. The lights are off." });
   await withHomed({ llm: { model: "test-model", max_tokens: 321 } }, fake, async (homed) => {
     const { status, body } = await postJson(`${homed.url}/api/chat`, { text: "Turn the lights off", user: "alice" });
@@ -47,7 +49,7 @@ Deno.test("POST /api/chat returns the LLM's answer, with the persona first in on
 
 Deno.test("a custom personal.md is sent byte for byte at the start of the system message", async () => {
   const persona = "# Test butler 测试\n\nOnly this.\n";
-  const fake = FakeLlm.start({ personaPrefix: persona });
+  const fake = FakeLlm.start({ ...CONTRACT, personaPrefix: persona });
   fake.enqueue({ reply: "ok" }, { reply: "ok again" });
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-persona-" });
   const personaPath = join(dir, "me.md");
@@ -65,7 +67,7 @@ Deno.test("a custom personal.md is sent byte for byte at the start of the system
 });
 
 Deno.test("a two-round tool call runs the tool and feeds its result back", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start(CONTRACT);
   fake.enqueue(
     { toolCalls: [{ name: "output_list_channels", arguments: {} }] },
     { reply: "You can reach me over http." },
@@ -82,7 +84,7 @@ Deno.test("a two-round tool call runs the tool and feeds its result back", async
 });
 
 Deno.test("unknown tools and invalid arguments come back as error results and the turn still ends", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start(CONTRACT);
   fake.enqueue(
     {
       toolCalls: [
@@ -110,7 +112,7 @@ Deno.test("unknown tools and invalid arguments come back as error results and th
 });
 
 Deno.test("the round cap sends the last round without tools and drops leftover calls with a note", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start(CONTRACT);
   const loop = { toolCalls: [{ name: "output_list_channels", arguments: {} }] };
   fake.enqueue(loop, loop, { reply: "Still working", toolCalls: [{ name: "output_list_channels", arguments: {} }] });
   await withHomed({ agent: { max_tool_rounds: 3 } }, fake, async (homed) => {
@@ -132,7 +134,7 @@ Deno.test("the round cap sends the last round without tools and drops leftover c
 });
 
 Deno.test("SSE streaming delivers the reply as it is produced", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start(CONTRACT);
   let release!: () => void;
   const gate = new Promise<void>((resolve) => release = resolve);
   fake.enqueue({ reply: "One, two, three, four, five, six.", chunks: 6, gate });
@@ -164,7 +166,7 @@ Deno.test("SSE streaming delivers the reply as it is produced", async () => {
 });
 
 Deno.test("Retry-After is honoured before the retry", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start(CONTRACT);
   fake.enqueue({ status: 429, headers: { "retry-after": "1" } }, { reply: "After the wait" });
   await withHomed({}, fake, async (homed) => {
     const { status, body } = await postJson(`${homed.url}/api/chat`, { text: "hi" });
@@ -177,7 +179,7 @@ Deno.test("Retry-After is honoured before the retry", async () => {
 });
 
 Deno.test("an LLM outage gives a clear error and the next message works", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start(CONTRACT);
   fake.enqueue({ status: 503, headers: { "retry-after": "0" } }, { status: 503, headers: { "retry-after": "0" } });
   fake.enqueue({ reply: "Back again" });
   await withHomed({}, fake, async (homed) => {
@@ -215,7 +217,7 @@ Deno.test("an unreachable LLM server is named in the error", async () => {
 });
 
 Deno.test("SIGTERM during a turn lets it finish, then exits 0", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start(CONTRACT);
   fake.enqueue({ reply: "Finished in time", delayMs: 300 });
   const homed = await startHomed(await workspace({ llm: { base_url: fake.baseUrl, api_key: KEY } }));
   const pending = postJson(`${homed.url}/api/chat`, { text: "slow one" });

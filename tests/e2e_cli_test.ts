@@ -16,7 +16,13 @@ const KEY = "sk-test-0123456789";
 const TOKEN = "a-long-enough-api-token";
 
 Deno.test("homed chat holds a conversation with tool calls against a running daemon", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start({
+    personaPrefix: DEFAULT_PERSONA_TEXT,
+    thinking: false,
+    model: "deepseek-v4-flash",
+    maxTokens: 4096,
+    apiKey: KEY,
+  });
   fake.enqueue(
     { reply: "Hello, I am Alfred." },
     { toolCalls: [{ name: "output_list_channels", arguments: {} }] },
@@ -54,7 +60,13 @@ Deno.test("homed chat says when the daemon is not running", async () => {
 });
 
 Deno.test("/api/* needs the bearer token when one is set: missing 401, wrong 403", async () => {
-  const fake = FakeLlm.start({ personaPrefix: DEFAULT_PERSONA_TEXT });
+  const fake = FakeLlm.start({
+    personaPrefix: DEFAULT_PERSONA_TEXT,
+    thinking: false,
+    model: "deepseek-v4-flash",
+    maxTokens: 4096,
+    apiKey: KEY,
+  });
   fake.enqueue({ reply: "authorised" });
   const homed = await startHomed(
     await workspace({ llm: { base_url: fake.baseUrl, api_key: KEY }, daemon: { api_token: TOKEN } }),

@@ -205,3 +205,28 @@ Deno.test("beyond loopback needs api_token, and onebot.access_token while OneBot
     assert.doesNotThrow(() => parse(`daemon:\n  listen_addr: "${host}"\n`), host);
   }
 });
+
+Deno.test("config/homed.example.yaml names every key, with the defaults", async () => {
+  const text = await Deno.readTextFile(new URL("../../config/homed.example.yaml", import.meta.url));
+  const example = parseConfig({
+    text,
+    location: { path: "/srv/homed/config/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  const defaults = parseConfig({
+    text: "",
+    location: { path: undefined, origin: "embedded defaults" },
+    readEnv: () => undefined,
+    cwd: "/srv/homed",
+  });
+  assert.deepEqual(example.config, defaults.config);
+  const leaves = (value: unknown, prefix: string): string[] =>
+    value !== null && typeof value === "object" && !Array.isArray(value) && prefix !== "io.routes" &&
+      prefix !== "daemon.listen_addr"
+      ? Object.entries(value).flatMap(([key, item]) => leaves(item, prefix ? `${prefix}.${key}` : key))
+      : [prefix];
+  for (const key of leaves(defaults.config, "")) {
+    assert.ok(example.explicitKeys.has(key), `${key} is not in the example`);
+  }
+});

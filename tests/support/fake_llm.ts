@@ -182,12 +182,13 @@ export class FakeLlm {
     if (this.#expect.apiKey && request.headers.get("authorization") !== `Bearer ${this.#expect.apiKey}`) {
       return Response.json({ error: { message: "Incorrect API key provided" } }, { status: 401 });
     }
-    const step = this.#steps.shift() ?? this.fallback;
-    if (!step) problems.push(`unexpected request #${this.requests.length}: the script is empty`);
-    if (problems.length || !step) {
+    if (this.#steps.length === 0 && !this.fallback) problems.push("unexpected request: the script is empty");
+    if (problems.length) {
+      // The scripted answer stays queued: a bad request must not shift the rest of the script.
       this.violations.push(...problems.map((p) => `request #${this.requests.length}: ${p}`));
       return Response.json({ error: { message: `fake LLM: ${problems.join("; ")}` } }, { status: 400 });
     }
+    const step = this.#steps.shift() ?? this.fallback!;
     if ("raw" in step) return await step.raw(recorded);
     if (step.delayMs) await new Promise((resolve) => setTimeout(resolve, step.delayMs));
     if ("status" in step) {
