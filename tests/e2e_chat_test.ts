@@ -5,20 +5,13 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { DEFAULT_PERSONA_TEXT } from "../src/agent/personal.ts";
 import { readSse } from "../src/cli/sse.ts";
+import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { type HomedProcess, postJson, startHomed, workspace } from "./support/homed_process.ts";
 
-const KEY = "sk-test-0123456789";
-/** What every request of a default-configured homed must look like. */
-const CONTRACT = {
-  personaPrefix: DEFAULT_PERSONA_TEXT,
-  thinking: false,
-  model: "deepseek-v4-flash",
-  maxTokens: 4096,
-  apiKey: KEY,
-} as const;
+const KEY = TEST_KEY;
+const CONTRACT = DEFAULT_CONTRACT;
 
 async function withHomed(
   config: Record<string, unknown>,

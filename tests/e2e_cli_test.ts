@@ -9,20 +9,15 @@ import { parse } from "yaml";
 import { DEFAULT_PERSONA_TEXT } from "../src/agent/personal.ts";
 import { DAEMON_V8_FLAGS } from "../src/config/command_flags.ts";
 import { parseConfig } from "../src/config/load.ts";
+import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { deno, postJson, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
 
-const KEY = "sk-test-0123456789";
+const KEY = TEST_KEY;
 const TOKEN = "a-long-enough-api-token";
 
 Deno.test("homed chat holds a conversation with tool calls against a running daemon", async () => {
-  const fake = FakeLlm.start({
-    personaPrefix: DEFAULT_PERSONA_TEXT,
-    thinking: false,
-    model: "deepseek-v4-flash",
-    maxTokens: 4096,
-    apiKey: KEY,
-  });
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
   fake.enqueue(
     { reply: "Hello, I am Alfred." },
     { toolCalls: [{ name: "output_list_channels", arguments: {} }] },
@@ -60,13 +55,7 @@ Deno.test("homed chat says when the daemon is not running", async () => {
 });
 
 Deno.test("/api/* needs the bearer token when one is set: missing 401, wrong 403", async () => {
-  const fake = FakeLlm.start({
-    personaPrefix: DEFAULT_PERSONA_TEXT,
-    thinking: false,
-    model: "deepseek-v4-flash",
-    maxTokens: 4096,
-    apiKey: KEY,
-  });
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
   fake.enqueue({ reply: "authorised" });
   const homed = await startHomed(
     await workspace({ llm: { base_url: fake.baseUrl, api_key: KEY }, daemon: { api_token: TOKEN } }),
