@@ -107,7 +107,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   } catch (error) {
     throw new StartupError((error as Error).message, { cause: error });
   }
-  logger.info("Persona from {source} ({bytes} bytes)", { source: persona.source, bytes: persona.text.length });
+  logger.info("Persona from {source} ({chars} characters)", { source: persona.source, chars: persona.text.length });
 
   const tools = new ToolRegistry();
   const routes = await RouteTable.open(
