@@ -191,3 +191,27 @@ Deno.test("homed init writes a config that loads and points at the checkout, and
   assert.match(again.stderr, new RegExp(`${home}/config/homed\\.yaml already exists; pass --force`));
   await Deno.remove(home, { recursive: true });
 });
+
+Deno.test("start-up problems outside the config are named: a busy port, an unwritable data dir", async () => {
+  const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (busy.addr as Deno.NetAddr).port;
+  const ws = await workspace({ daemon: { listen_addr: `127.0.0.1:${port}` } });
+  const flags = await taskFlags("run", ws.env);
+  const inUse = await deno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
+  busy.close();
+  assert.equal(inUse.code, 1);
+  assert.match(
+    inUse.stderr,
+    new RegExp(`Cannot listen on 127\\.0\\.0\\.1:${port} \\(daemon\\.listen_addr\\): the address is in use`),
+  );
+
+  await Deno.writeTextFile(join(ws.dir, "not-a-dir"), "");
+  const blocked = await workspace({ daemon: { data_dir: join(ws.dir, "not-a-dir", "data") } });
+  const result = await deno(["run", ...await taskFlags("run", blocked.env), "src/main.ts", "run"], {
+    env: blocked.env,
+  });
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, new RegExp(`daemon\\.data_dir: ${ws.dir}/not-a-dir/data is not writable`));
+  await Deno.remove(ws.dir, { recursive: true });
+  await Deno.remove(blocked.dir, { recursive: true });
+});
