@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { stem } from "./stem.ts";
+import { compileLexicon, HOUSEHOLD, termFrequencies, tokenize } from "./tokenizer.ts";
+
+Deno.test("Chinese runs become bigrams, split at particles, with unigrams for one-character runs", () => {
+  assert.deepEqual(tokenize("把客厅的灯打开"), ["客厅", "灯打", "打开"]);
+  assert.deepEqual(tokenize("客厅的灯"), ["客厅", "灯"]);
+  assert.deepEqual(tokenize("战国无双"), ["战国", "国无", "无双"]);
+  assert.deepEqual(tokenize("这是什么？"), [], "stop characters and stop bigrams only");
+  assert.deepEqual(tokenize("猫"), ["猫"]);
+});
+
+Deno.test("Latin text becomes lower-case stemmed words without stopwords; digits stay", () => {
+  assert.deepEqual(tokenize("Turn OFF the Lights, please!"), ["turn", "light"]);
+  assert.deepEqual(tokenize("The heating was stopped at 21 degrees in 2026"), ["heat", "stop", "21", "degree", "2026"]);
+  assert.deepEqual(tokenize("wifi6 router-2"), ["wifi6", "router", "2"]);
+  for (const [word, stemmed] of [
+    ["batteries", "battery"],
+    ["watches", "watch"],
+    ["living", "live"],
+    ["running", "run"],
+    ["falling", "fall"],
+    ["cooking", "cook"],
+    ["glass", "glass"],
+    ["status", "status"],
+    ["stored", "store"],
+    ["opened", "open"],
+  ]) assert.equal(stem(word!), stemmed, word);
+});
+
+Deno.test("mixed text is one pass; full-width folds; Japanese and Korean are CJK", () => {
+  assert.deepEqual(tokenize("把 living room 的灯打开"), ["live", "room", "灯打", "打开"]);
+  assert.deepEqual(tokenize("ＡＢＣ１２３"), ["abc123"]);
+  assert.deepEqual(tokenize("WiFi密码abc12345"), ["wifi", "密码", "abc12345"]);
+  assert.deepEqual(tokenize("東京タワー"), ["東京", "京タ", "タワ", "ワー"]);
+  assert.deepEqual(tokenize("서울 날씨"), ["서울", "날씨"]);
+});
+
+Deno.test("emoji, punctuation and empty input give no terms", () => {
+  assert.deepEqual(tokenize(""), []);
+  assert.deepEqual(tokenize("😀🏠 ✨ —— !!! ？？"), []);
+  assert.deepEqual(tokenize("灯😀灯"), ["灯", "灯"]);
+});
+
+Deno.test("the lexicon adds concept tokens in both languages, phrases included", () => {
+  const zh = tokenize("把客厅的灯打开", { lexicon: HOUSEHOLD });
+  const en = tokenize("switch on the lamp in the living room", { lexicon: HOUSEHOLD });
+  for (const concept of ["~living_room", "~light", "~turn_on"]) {
+    assert.ok(zh.includes(concept), `${concept} in ${zh}`);
+    assert.ok(en.includes(concept), `${concept} in ${en}`);
+  }
+  assert.ok(!tokenize("living. Room", { lexicon: HOUSEHOLD }).includes("~living_room"), "phrases stop at a full stop");
+  const custom = compileLexicon({ heat: "暖气|Heaters" });
+  assert.deepEqual(tokenize("heater 暖气", { lexicon: custom }), ["~heat", "heater", "~heat", "暖气"]);
+});
+
+Deno.test("term frequencies count repeats; a 1 MB input is handled", () => {
+  assert.deepEqual([...termFrequencies("lamp lamps 灯 灯")], [["lamp", 2], ["灯", 2]]);
+  const big = "客厅的灯 living room lamp 21度 😀 ".repeat(30_000);
+  assert.ok(new TextEncoder().encode(big).length >= 1_000_000);
+  const counts = termFrequencies(big, { lexicon: HOUSEHOLD });
+  assert.equal(counts.get("客厅"), 30_000);
+  assert.equal(counts.get("~light"), 60_000);
+  assert.equal(counts.get("21"), 30_000);
+});
