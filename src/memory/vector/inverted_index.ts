@@ -1,0 +1,375 @@
+/**
+ * The in-memory TF-IDF index: an inverted index over typed arrays with incremental document frequencies.
+ *
+ * Weighting (SMART "lnc.ltc" with pivoted normalisation, chosen on the retrieval eval, see
+ * bench/retrieval/README.md): a document term weighs `1 + ln tf`; a query term `(1 + ln tf) · ln((N + 1) / df)`;
+ * the score is their dot product divided by the query norm and by the document's pivoted norm
+ * `(1 − s) · mean norm + s · norm`. Document weights do not depend on idf, so an insert never invalidates other
+ * documents; idf is read from the live counts at query time.
+ *
+ * @module
+ */
+
+/** A stored document's metadata; `time` (ms since epoch) lets newer notes supersede older ones. */
+export type DocMeta = Record<string, string | number | boolean>;
+
+/** One search result. */
+export interface Hit {
+  id: string;
+  score: number;
+  meta: DocMeta;
+}
+
+/** Tunable scoring. */
+export interface ScoringOptions {
+  /** Pivot slope `s`: 1 is plain cosine; lower favours longer documents. */
+  slope: number;
+  /** Weight of concept tokens (`~light`) relative to plain terms. */
+  conceptWeight: number;
+  /**
+   * Among the top results, a newer document that is at least `similarity` alike (cosine) to an older one ranked
+   * above it, and scores at least `ratio` of it, moves above it. `undefined` turns this off.
+   */
+  supersede?: { similarity: number; ratio: number } | undefined;
+}
+
+/** Search options. */
+export interface SearchOptions {
+  k?: number;
+  /** Keeps only documents whose metadata has these values, or for which the predicate is true. */
+  filter?: DocMeta | ((meta: DocMeta) => boolean);
+}
+
+export const DEFAULT_SCORING: ScoringOptions = {
+  slope: 0.75,
+  conceptWeight: 0.6,
+  supersede: { similarity: 0.35, ratio: 0.7 },
+};
+
+class Growable {
+  slots: Int32Array;
+  weights: Float32Array;
+  length = 0;
+  constructor(capacity = 4) {
+    this.slots = new Int32Array(capacity);
+    this.weights = new Float32Array(capacity);
+  }
+  push(slot: number, weight: number): void {
+    if (this.length === this.slots.length) {
+      const slots = new Int32Array(this.slots.length * 2);
+      slots.set(this.slots);
+      this.slots = slots;
+      const weights = new Float32Array(this.weights.length * 2);
+      weights.set(this.weights);
+      this.weights = weights;
+    }
+    this.slots[this.length] = slot;
+    this.weights[this.length++] = weight;
+  }
+}
+
+/** The index. Not persistent by itself: {@link VectorStore} adds the log and snapshots. */
+export class InvertedIndex {
+  #termIds = new Map<string, number>();
+  #terms: string[] = [];
+  #postings: Growable[] = [];
+  #df: number[] = [];
+  #concept: boolean[] = [];
+  #slotOf = new Map<string, number>();
+  #ids: string[] = [];
+  #meta: DocMeta[] = [];
+  #docTerms: Int32Array[] = [];
+  #docWeights: Float32Array[] = [];
+  #alive = new Uint8Array(16);
+  #norms = new Float32Array(16);
+  #normSum = 0;
+  #live = 0;
+  #accumulator = new Float32Array(16);
+  #touched = new Int32Array(16);
+  scoring: ScoringOptions;
+
+  /**
+   * @example
+   * ```ts
+   * const index = new InvertedIndex();
+   * index.put("a", new Map([["客厅", 1]]), {});
+   * ```
+   */
+  constructor(scoring: ScoringOptions = DEFAULT_SCORING) {
+    this.scoring = scoring;
+  }
+
+  /** Live documents. */
+  get size(): number {
+    return this.#live;
+  }
+
+  /** Slots ever used, live or not (compaction resets it). */
+  get slots(): number {
+    return this.#ids.length;
+  }
+
+  /** Distinct terms. */
+  get vocabulary(): number {
+    return this.#terms.length;
+  }
+
+  has(id: string): boolean {
+    return this.#slotOf.has(id);
+  }
+
+  /** A document's metadata and term frequencies. */
+  get(id: string): { meta: DocMeta; terms: Map<string, number> } | undefined {
+    const slot = this.#slotOf.get(id);
+    if (slot === undefined) return undefined;
+    const terms = new Map<string, number>();
+    const ids = this.#docTerms[slot]!;
+    const weights = this.#docWeights[slot]!;
+    for (let i = 0; i < ids.length; i++) terms.set(this.#terms[ids[i]!]!, Math.round(Math.exp(weights[i]! - 1)));
+    return { meta: this.#meta[slot]!, terms };
+  }
+
+  /** Every live id. */
+  ids(): string[] {
+    return [...this.#slotOf.keys()];
+  }
+
+  #termId(term: string): number {
+    let id = this.#termIds.get(term);
+    if (id === undefined) {
+      id = this.#terms.length;
+      this.#termIds.set(term, id);
+      this.#terms.push(term);
+      this.#postings.push(new Growable());
+      this.#df.push(0);
+      this.#concept.push(term.startsWith("~"));
+    }
+    return id;
+  }
+
+  #ensureSlots(capacity: number): void {
+    if (capacity <= this.#alive.length) return;
+    const size = Math.max(capacity, this.#alive.length * 2);
+    const alive = new Uint8Array(size);
+    alive.set(this.#alive);
+    this.#alive = alive;
+    const norms = new Float32Array(size);
+    norms.set(this.#norms);
+    this.#norms = norms;
+    this.#accumulator = new Float32Array(size);
+    this.#touched = new Int32Array(size);
+  }
+
+  /**
+   * Adds or replaces a document.
+   *
+   * @example
+   * ```ts
+   * index.put("note-1", termFrequencies("客厅的灯"), { time: Date.now() });
+   * ```
+   */
+  put(id: string, terms: ReadonlyMap<string, number>, meta: DocMeta): void {
+    this.delete(id);
+    const slot = this.#ids.length;
+    this.#ensureSlots(slot + 1);
+    const termIds = new Int32Array(terms.size);
+    const weights = new Float32Array(terms.size);
+    let squares = 0;
+    let i = 0;
+    for (const [term, tf] of terms) {
+      if (tf <= 0) continue;
+      const termId = this.#termId(term);
+      const weight = 1 + Math.log(tf);
+      termIds[i] = termId;
+      weights[i++] = weight;
+      this.#postings[termId]!.push(slot, weight);
+      this.#df[termId]!++;
+      squares += weight * weight;
+    }
+    this.#ids.push(id);
+    this.#meta.push(meta);
+    this.#docTerms.push(termIds.subarray(0, i));
+    this.#docWeights.push(weights.subarray(0, i));
+    this.#alive[slot] = 1;
+    const norm = Math.sqrt(squares) || 1;
+    this.#norms[slot] = norm;
+    this.#normSum += norm;
+    this.#live++;
+    this.#slotOf.set(id, slot);
+  }
+
+  /** Removes a document; false when it was not there. Its postings are skipped until {@link compact}. */
+  delete(id: string): boolean {
+    const slot = this.#slotOf.get(id);
+    if (slot === undefined) return false;
+    this.#slotOf.delete(id);
+    this.#alive[slot] = 0;
+    for (const termId of this.#docTerms[slot]!) this.#df[termId]!--;
+    this.#normSum -= this.#norms[slot]!;
+    this.#live--;
+    this.#docTerms[slot] = new Int32Array(0);
+    this.#docWeights[slot] = new Float32Array(0);
+    return true;
+  }
+
+  /** Drops deleted slots and unused terms, rebuilding the postings (the heartbeat's `reindex`). */
+  compact(): void {
+    const live = [...this.#slotOf.entries()].sort((a, b) => a[1] - b[1]).map(([id, slot]) => ({
+      id,
+      meta: this.#meta[slot]!,
+      terms: this.get(id)!.terms,
+    }));
+    const fresh = new InvertedIndex(this.scoring);
+    for (const doc of live) fresh.put(doc.id, doc.terms, doc.meta);
+    this.#replaceWith(fresh);
+  }
+
+  #replaceWith(other: InvertedIndex): void {
+    this.#termIds = other.#termIds;
+    this.#terms = other.#terms;
+    this.#postings = other.#postings;
+    this.#df = other.#df;
+    this.#concept = other.#concept;
+    this.#slotOf = other.#slotOf;
+    this.#ids = other.#ids;
+    this.#meta = other.#meta;
+    this.#docTerms = other.#docTerms;
+    this.#docWeights = other.#docWeights;
+    this.#alive = other.#alive;
+    this.#norms = other.#norms;
+    this.#normSum = other.#normSum;
+    this.#live = other.#live;
+    this.#accumulator = other.#accumulator;
+    this.#touched = other.#touched;
+  }
+
+  /**
+   * Checks the invariants (document frequencies match the postings, counts agree); returns the problems found.
+   * Used by tests and after recovery.
+   */
+  verify(): string[] {
+    const problems: string[] = [];
+    const df = new Array<number>(this.#terms.length).fill(0);
+    for (const slot of this.#slotOf.values()) {
+      if (!this.#alive[slot]) problems.push(`slot ${slot} of ${this.#ids[slot]} is not alive`);
+      for (const termId of this.#docTerms[slot]!) df[termId]!++;
+    }
+    df.forEach((count, termId) => {
+      if (count !== this.#df[termId]) problems.push(`df of "${this.#terms[termId]}" is ${this.#df[termId]}, not ${count}`);
+    });
+    if (this.#live !== this.#slotOf.size) problems.push(`live count ${this.#live} ≠ ${this.#slotOf.size}`);
+    return problems;
+  }
+
+  #matches(meta: DocMeta, filter: SearchOptions["filter"]): boolean {
+    if (!filter) return true;
+    if (typeof filter === "function") return filter(meta);
+    for (const [key, value] of Object.entries(filter)) if (meta[key] !== value) return false;
+    return true;
+  }
+
+  /**
+   * Top-k documents by score for already-tokenized query terms.
+   *
+   * @example
+   * ```ts
+   * index.search(termFrequencies("客厅灯几点关"), { k: 5 });
+   * ```
+   */
+  search(query: ReadonlyMap<string, number>, options: SearchOptions = {}): Hit[] {
+    const k = options.k ?? 10;
+    if (this.#live === 0 || k <= 0) return [];
+    const n = this.#live;
+    const weights: Array<[number, number]> = [];
+    let queryNorm = 0;
+    for (const [term, tf] of query) {
+      const termId = this.#termIds.get(term);
+      if (termId === undefined || tf <= 0) continue;
+      const df = this.#df[termId]!;
+      if (df <= 0) continue;
+      let weight = (1 + Math.log(tf)) * Math.log((n + 1) / df);
+      if (this.#concept[termId]) weight *= this.scoring.conceptWeight;
+      if (weight <= 0) continue;
+      weights.push([termId, weight]);
+      queryNorm += weight * weight;
+    }
+    if (!weights.length) return [];
+    queryNorm = Math.sqrt(queryNorm);
+
+    const accumulator = this.#accumulator;
+    const touched = this.#touched;
+    const alive = this.#alive;
+    let touchedCount = 0;
+    for (const [termId, weight] of weights) {
+      const posting = this.#postings[termId]!;
+      const slots = posting.slots;
+      const docWeights = posting.weights;
+      for (let i = 0; i < posting.length; i++) {
+        const slot = slots[i]!;
+        if (!alive[slot]) continue;
+        if (accumulator[slot] === 0) touched[touchedCount++] = slot;
+        accumulator[slot]! += weight * docWeights[i]!;
+      }
+    }
+
+    const slope = this.scoring.slope;
+    const pivot = this.#normSum / n;
+    const heap: Array<[number, number]> = [];
+    const want = this.scoring.supersede ? Math.max(k, 20) : k;
+    for (let i = 0; i < touchedCount; i++) {
+      const slot = touched[i]!;
+      const raw = accumulator[slot]!;
+      accumulator[slot] = 0;
+      if (!this.#matches(this.#meta[slot]!, options.filter)) continue;
+      const score = raw / (queryNorm * ((1 - slope) * pivot + slope * this.#norms[slot]!));
+      if (heap.length < want) {
+        heap.push([score, slot]);
+        if (heap.length === want) heap.sort((a, b) => a[0] - b[0]);
+      } else if (score > heap[0]![0]) {
+        heap[0] = [score, slot];
+        for (let j = 0; j + 1 < heap.length && heap[j]![0] > heap[j + 1]![0]; j++) {
+          [heap[j], heap[j + 1]] = [heap[j + 1]!, heap[j]!];
+        }
+      }
+    }
+    heap.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+    if (this.scoring.supersede) this.#supersede(heap, this.scoring.supersede);
+    return heap.slice(0, k).map(([score, slot]) => ({ id: this.#ids[slot]!, score, meta: this.#meta[slot]! }));
+  }
+
+  /** Moves newer near-duplicates of a document above it (a newer note on the same fact supersedes the older). */
+  #supersede(ranked: Array<[number, number]>, rule: { similarity: number; ratio: number }): void {
+    const time = (slot: number) => Number(this.#meta[slot]!.time ?? 0);
+    for (let i = 0; i < Math.min(ranked.length, 10); i++) {
+      for (let j = i + 1; j < ranked.length; j++) {
+        const [scoreA, a] = ranked[i]!;
+        const [scoreB, b] = ranked[j]!;
+        if (time(b) > time(a) && scoreB >= rule.ratio * scoreA && this.#cosine(a, b) >= rule.similarity) {
+          ranked.splice(j, 1);
+          ranked.splice(i, 0, [scoreB, b]);
+        }
+      }
+    }
+  }
+
+  #cosine(a: number, b: number): number {
+    const termsA = this.#docTerms[a]!, weightsA = this.#docWeights[a]!;
+    const termsB = this.#docTerms[b]!, weightsB = this.#docWeights[b]!;
+    const lookup = new Map<number, number>();
+    for (let i = 0; i < termsA.length; i++) lookup.set(termsA[i]!, weightsA[i]!);
+    let dot = 0;
+    for (let i = 0; i < termsB.length; i++) dot += (lookup.get(termsB[i]!) ?? 0) * weightsB[i]!;
+    return dot / (this.#norms[a]! * this.#norms[b]!);
+  }
+
+  /** Rough heap bytes held by the index (typed arrays and per-document arrays). */
+  approximateBytes(): number {
+    let bytes = this.#alive.byteLength + this.#norms.byteLength * 3;
+    for (const posting of this.#postings) bytes += posting.slots.byteLength + posting.weights.byteLength + 48;
+    for (let i = 0; i < this.#docTerms.length; i++) {
+      bytes += this.#docTerms[i]!.byteLength + this.#docWeights[i]!.byteLength + 120 + this.#ids[i]!.length * 2;
+    }
+    for (const term of this.#terms) bytes += term.length * 2 + 60;
+    return bytes;
+  }
+}

@@ -1,0 +1,353 @@
+/**
+ * A persistent TF-IDF vector store: {@link InvertedIndex} in memory, a write-ahead log and snapshots on disk.
+ *
+ * On disk, in its folder: `snap-<g>.bin` (every document at the last compaction) and `wal-<g>.log` (every change
+ * since), as checksummed records. A write is acknowledged when its record is wholly written, so a crashed process
+ * loses nothing it acknowledged. Compaction writes `snap-<g+1>` through a temporary file, fsync and rename, then
+ * starts `wal-<g+1>`; the previous generation is kept until the next compaction. On open, a torn last log record
+ * (never acknowledged) is cut off; a snapshot or log that is corrupt is set aside as `*.corrupt-<time>` and the
+ * store is rebuilt from the previous generation — a bad file is never silently used.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { type DocMeta, type Hit, InvertedIndex, type ScoringOptions, type SearchOptions } from "./inverted_index.ts";
+import { frame, readRecords } from "./record_file.ts";
+import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
+
+/** A put as stored: terms with frequencies, so recovery needs no tokenizer. */
+interface PutRecord {
+  op: "put";
+  id: string;
+  t: Array<[string, number]>;
+  m: DocMeta;
+}
+interface DeleteRecord {
+  op: "del";
+  id: string;
+}
+interface EndRecord {
+  op: "end";
+  count: number;
+}
+type StoreRecord = PutRecord | DeleteRecord | EndRecord;
+
+/** Options of {@link VectorStore.open}. */
+export interface VectorStoreOptions {
+  /** Text → term frequencies; the engine's tokenizer with the household lexicon by default. */
+  analyze?: (text: string) => Map<string, number>;
+  scoring?: ScoringOptions;
+  /** fsync after every write (survives power loss, slower); otherwise only at {@link VectorStore.sync}. */
+  fsyncEachWrite?: boolean;
+  /** Compact automatically when the log has this many records. */
+  compactEvery?: number;
+  now?: () => number;
+  /** Told about recovery actions (torn tail cut, corrupt file set aside). */
+  onRecovery?: (message: string) => void;
+}
+
+/** What opening found. */
+export interface OpenReport {
+  generation: number;
+  documents: number;
+  /** One line per recovery action; empty on a clean open. */
+  recovered: string[];
+}
+
+const engineAnalyzer = (text: string) => termFrequencies(text, { lexicon: HOUSEHOLD });
+
+/** The store. */
+export class VectorStore {
+  readonly dir: string;
+  readonly index: InvertedIndex;
+  #options: VectorStoreOptions;
+  #analyze: (text: string) => Map<string, number>;
+  #generation = 0;
+  #wal: Deno.FsFile | undefined;
+  #walRecords = 0;
+  #report: OpenReport = { generation: 0, documents: 0, recovered: [] };
+
+  private constructor(dir: string, options: VectorStoreOptions) {
+    this.dir = dir;
+    this.#options = options;
+    this.#analyze = options.analyze ?? engineAnalyzer;
+    this.index = new InvertedIndex(options.scoring);
+  }
+
+  /**
+   * Opens (or creates) the store in `dir`, recovering from a crash if needed.
+   *
+   * @example
+   * ```ts
+   * const store = await VectorStore.open(join(dataDir, "vector", "knowledge"));
+   * store.put("cooking#1", "番茄炒蛋：先炒蛋", { topic: "cooking" });
+   * store.search("怎么做番茄炒蛋", { k: 3 });
+   * ```
+   */
+  static async open(dir: string, options: VectorStoreOptions = {}): Promise<VectorStore> {
+    await Deno.mkdir(dir, { recursive: true });
+    const store = new VectorStore(dir, options);
+    await store.#load();
+    return store;
+  }
+
+  /** What the last open found. */
+  get report(): OpenReport {
+    return this.#report;
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  #path(kind: "snap" | "wal", generation: number): string {
+    return join(this.dir, `${kind}-${generation}.${kind === "snap" ? "bin" : "log"}`);
+  }
+
+  #recovered(message: string): void {
+    this.#report.recovered.push(message);
+    this.#options.onRecovery?.(message);
+  }
+
+  async #setAside(path: string, why: string): Promise<void> {
+    const aside = `${path}.corrupt-${(this.#options.now ?? Date.now)()}`;
+    await Deno.rename(path, aside);
+    this.#recovered(`${path} is ${why}; set aside as ${aside}`);
+  }
+
+  async #generations(): Promise<number[]> {
+    const found = new Set<number>();
+    for await (const entry of Deno.readDir(this.dir)) {
+      const match = /^(?:snap|wal)-(\d+)\.(?:bin|log)$/.exec(entry.name);
+      if (match) found.add(Number(match[1]));
+    }
+    return [...found].sort((a, b) => b - a);
+  }
+
+  async #readFile(path: string): Promise<Uint8Array | undefined> {
+    try {
+      return await Deno.readFile(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return undefined;
+      throw error;
+    }
+  }
+
+  #apply(record: StoreRecord): void {
+    if (record.op === "put") this.index.put(record.id, new Map(record.t), record.m ?? {});
+    else if (record.op === "del") this.index.delete(record.id);
+  }
+
+  /** Loads a snapshot; false when it is missing or not whole. */
+  async #loadSnapshot(generation: number): Promise<boolean> {
+    if (generation === 0) return true;
+    const path = this.#path("snap", generation);
+    const bytes = await this.#readFile(path);
+    if (!bytes) return false;
+    const { records, problem } = readRecords(bytes);
+    const end = records.at(-1) as StoreRecord | undefined;
+    const puts = records.slice(0, -1) as StoreRecord[];
+    if (problem || end?.op !== "end" || end.count !== puts.length || puts.some((r) => r.op !== "put")) {
+      await this.#setAside(path, problem ? `${problem.kind} at byte ${problem.offset} (${problem.detail})` : "incomplete");
+      return false;
+    }
+    for (const record of puts) this.#apply(record);
+    return true;
+  }
+
+  /** Replays a log; a torn tail is cut off, corruption before the end stops the replay and sets the log aside. */
+  async #replay(generation: number): Promise<void> {
+    const path = this.#path("wal", generation);
+    const bytes = await this.#readFile(path);
+    if (!bytes) return;
+    const { records, problem, validBytes } = readRecords(bytes);
+    for (const record of records) this.#apply(record as StoreRecord);
+    this.#walRecords = records.length;
+    if (!problem) return;
+    if (problem.kind === "torn") {
+      await Deno.truncate(path, validBytes);
+      this.#recovered(`${path}: cut a torn last record at byte ${problem.offset} (never acknowledged)`);
+    } else {
+      const good = bytes.subarray(0, validBytes);
+      await this.#setAside(path, `corrupt at byte ${problem.offset} (${problem.detail})`);
+      await Deno.writeFile(path, good);
+    }
+  }
+
+  async #load(): Promise<void> {
+    for await (const entry of Deno.readDir(this.dir)) {
+      // A compaction that crashed before its rename left only a temporary file: the old generation is still whole.
+      if (entry.name.endsWith(".tmp")) await Deno.remove(join(this.dir, entry.name));
+    }
+    const generations = await this.#generations();
+    let chosen = generations[0] ?? 0;
+    for (const generation of generations.length ? generations : [0]) {
+      chosen = generation;
+      if (await this.#loadSnapshot(generation)) break;
+      // The snapshot of this generation is bad: rebuild from the one before, replaying this generation's log on top.
+      const older = generations.find((g) => g < generation);
+      if (older === undefined) {
+        this.#recovered(`no older generation to rebuild from; starting from the log of generation ${generation} alone`);
+        break;
+      }
+      this.#resetIndex();
+      if (await this.#loadSnapshot(older)) {
+        await this.#replay(older);
+        break;
+      }
+    }
+    await this.#replay(chosen);
+    this.#generation = chosen;
+    this.#wal = await Deno.open(this.#path("wal", chosen), { create: true, append: true });
+    this.#report = { generation: chosen, documents: this.index.size, recovered: this.#report.recovered };
+    const problems = this.index.verify();
+    if (problems.length) throw new Error(`Vector store ${this.dir} is inconsistent after loading: ${problems[0]}`);
+  }
+
+  #resetIndex(): void {
+    for (const id of this.index.ids()) this.index.delete(id);
+  }
+
+  #append(records: StoreRecord[]): void {
+    const wal = this.#wal;
+    if (!wal) throw new RangeError(`Vector store ${this.dir} is closed`);
+    const frames = records.map(frame);
+    const bytes = new Uint8Array(frames.reduce((sum, f) => sum + f.length, 0));
+    let offset = 0;
+    for (const f of frames) {
+      bytes.set(f, offset);
+      offset += f.length;
+    }
+    let written = 0;
+    while (written < bytes.length) written += wal.writeSync(bytes.subarray(written));
+    if (this.#options.fsyncEachWrite) wal.syncDataSync();
+    this.#walRecords += records.length;
+  }
+
+  /**
+   * Adds or replaces a document from its text. When this returns, the write is on disk (in the log).
+   *
+   * @example
+   * ```ts
+   * store.put("n1", "客厅的灯每天 22:00 关闭", { time: Date.now() });
+   * ```
+   */
+  put(id: string, text: string, meta: DocMeta = {}): void {
+    this.putMany([{ id, text, meta }]);
+  }
+
+  /** Adds or replaces several documents with one log write. */
+  putMany(docs: ReadonlyArray<{ id: string; text: string; meta?: DocMeta }>): void {
+    const records: PutRecord[] = docs.map((doc) => ({
+      op: "put",
+      id: doc.id,
+      t: [...this.#analyze(doc.text)],
+      m: doc.meta ?? {},
+    }));
+    this.#append(records);
+    for (const record of records) this.#apply(record);
+    this.#maybeCompact();
+  }
+
+  /** Removes a document; false when it was not there. */
+  delete(id: string): boolean {
+    if (!this.index.has(id)) return false;
+    this.#append([{ op: "del", id }]);
+    this.index.delete(id);
+    this.#maybeCompact();
+    return true;
+  }
+
+  has(id: string): boolean {
+    return this.index.has(id);
+  }
+
+  /**
+   * Top-k documents for a text query.
+   *
+   * @example
+   * ```ts
+   * store.search("living room lamp", { k: 5, filter: { topic: "smart_home" } });
+   * ```
+   */
+  search(query: string, options: SearchOptions = {}): Hit[] {
+    return this.index.search(this.#analyze(query), options);
+  }
+
+  #maybeCompact(): void {
+    const every = this.#options.compactEvery;
+    if (every && this.#walRecords >= every) this.compactSync();
+  }
+
+  /** Rebuilds the index and writes a new snapshot (the heartbeat's reindex). */
+  reindex(): void {
+    this.compactSync();
+  }
+
+  /** Compaction: snapshot of the live documents, then a fresh log; the previous generation stays as a fallback. */
+  compactSync(): void {
+    this.index.compact();
+    const next = this.#generation + 1;
+    const records: StoreRecord[] = this.index.ids().map((id) => {
+      const doc = this.index.get(id)!;
+      return { op: "put", id, t: [...doc.terms], m: doc.meta };
+    });
+    records.push({ op: "end", count: records.length });
+    const temporary = `${this.#path("snap", next)}.tmp`;
+    const file = Deno.openSync(temporary, { write: true, create: true, truncate: true });
+    try {
+      for (let i = 0; i < records.length; i += 4096) {
+        const chunk = records.slice(i, i + 4096).map(frame);
+        const bytes = new Uint8Array(chunk.reduce((sum, f) => sum + f.length, 0));
+        let offset = 0;
+        for (const f of chunk) {
+          bytes.set(f, offset);
+          offset += f.length;
+        }
+        let written = 0;
+        while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
+      }
+      file.syncSync();
+    } finally {
+      file.close();
+    }
+    Deno.renameSync(temporary, this.#path("snap", next));
+    const wal = Deno.openSync(this.#path("wal", next), { create: true, append: true });
+    this.#wal?.close();
+    this.#wal = wal;
+    const previous = this.#generation;
+    this.#generation = next;
+    this.#walRecords = 0;
+    // Keep generation `previous` as the fallback; drop the one before it.
+    for (const old of [previous - 1]) {
+      for (const path of [this.#path("snap", old), this.#path("wal", old)]) {
+        try {
+          Deno.removeSync(path);
+        } catch { /* already gone */ }
+      }
+    }
+  }
+
+  /** Flushes the log to the disk (fsync). */
+  sync(): void {
+    this.#wal?.syncDataSync();
+  }
+
+  /** Syncs and closes; the store refuses writes afterwards. */
+  close(): void {
+    if (!this.#wal) return;
+    this.#wal.syncDataSync();
+    this.#wal.close();
+    this.#wal = undefined;
+  }
+
+  /** Bytes on disk (snapshots and logs). */
+  async diskBytes(): Promise<number> {
+    let total = 0;
+    for await (const entry of Deno.readDir(this.dir)) {
+      if (entry.isFile) total += (await Deno.stat(join(this.dir, entry.name))).size;
+    }
+    return total;
+  }
+}

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { VectorStore } from "./store.ts";
+
+async function tempDir(): Promise<string> {
+  return await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-vector-" });
+}
+
+Deno.test("add, update, delete and search by id, with filters", async () => {
+  const dir = await tempDir();
+  const store = await VectorStore.open(dir);
+  store.put("lamp", "客厅的灯每天 22:00 自动关闭", { topic: "smart_home" });
+  store.put("ac", "The living room air conditioner is set to 24 degrees", { topic: "smart_home" });
+  store.put("egg", "番茄炒蛋：先炒蛋，再炒番茄", { topic: "cooking" });
+  assert.equal(store.size, 3);
+  assert.equal(store.search("客厅灯几点关", { k: 1 })[0]!.id, "lamp");
+  assert.equal(store.search("when does the lamp switch off", { k: 1 })[0]!.id, "lamp", "the lexicon joins 灯 and lamp");
+  assert.equal(store.search("番茄", { k: 3, filter: { topic: "smart_home" } }).length, 0);
+  assert.deepEqual(store.search("番茄", { k: 3, filter: (meta) => meta.topic === "cooking" }).map((h) => h.id), ["egg"]);
+  store.put("lamp", "卧室的台灯坏了", { topic: "smart_home" });
+  assert.equal(store.size, 3);
+  assert.equal(store.search("客厅 关闭", { k: 3 }).some((h) => h.id === "lamp"), false, "the old text is gone");
+  assert.equal(store.search("卧室台灯", { k: 1 })[0]!.id, "lamp");
+  assert.equal(store.delete("lamp"), true);
+  assert.equal(store.delete("lamp"), false);
+  assert.equal(store.search("卧室台灯", { k: 3 }).length, 0);
+  assert.deepEqual(store.index.verify(), []);
+  assert.deepEqual(store.search("", { k: 3 }), []);
+  assert.deepEqual(store.search("nothing matches zzz", { k: 3 }), []);
+  store.close();
+  assert.throws(() => store.put("x", "y"), /is closed/);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("scores are cosine-like, in (0, 1], and idf follows inserts without a rebuild", async () => {
+  const dir = await tempDir();
+  const store = await VectorStore.open(dir, { scoring: { slope: 1, conceptWeight: 1, supersede: undefined } });
+  store.put("a", "router password");
+  const alone = store.search("router password", { k: 1 })[0]!;
+  assert.ok(Math.abs(alone.score - 1) < 1e-6, `self-match scores 1, got ${alone.score}`);
+  for (let i = 0; i < 50; i++) store.put(`p${i}`, `password number ${i}`);
+  const hits = store.search("router password", { k: 3 });
+  assert.equal(hits[0]!.id, "a");
+  assert.ok(hits[1]!.score < 0.5 * hits[0]!.score, "a common term now counts less");
+  store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a newer note on the same fact ranks above the older one", async () => {
+  const dir = await tempDir();
+  const store = await VectorStore.open(dir);
+  store.put("old", "2024-03-01 记下：家里 WiFi 密码是 Home1234!", { time: Date.UTC(2024, 2, 1) });
+  store.put("new", "2026-05-02 更新：家里 WiFi 密码已改为 Home9876!，之前的作废", { time: Date.UTC(2026, 4, 2) });
+  store.put("other", "路由器放在书房，型号 AX3000", { time: Date.UTC(2025, 0, 1) });
+  assert.deepEqual(store.search("WiFi 密码是多少", { k: 2 }).map((h) => h.id), ["new", "old"]);
+  store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("everything survives reopening, before and after compaction", async () => {
+  const dir = await tempDir();
+  let store = await VectorStore.open(dir);
+  for (let i = 0; i < 200; i++) store.put(`d${i}`, `note ${i} about the kitchen fridge ${i % 7}`, { n: i });
+  store.delete("d5");
+  const before = store.search("kitchen fridge 3", { k: 5 });
+  store.close();
+  store = await VectorStore.open(dir);
+  assert.equal(store.size, 199);
+  assert.deepEqual(store.search("kitchen fridge 3", { k: 5 }), before);
+  assert.deepEqual(store.report.recovered, []);
+  store.reindex();
+  store.put("late", "written after compaction", {});
+  store.close();
+  store = await VectorStore.open(dir);
+  assert.equal(store.report.generation, 1);
+  assert.equal(store.size, 200);
+  assert.ok(store.has("late") && !store.has("d5"));
+  assert.deepEqual(store.search("kitchen fridge 3", { k: 5 }).map((h) => h.id), before.map((h) => h.id));
+  assert.deepEqual(store.index.verify(), []);
+  store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a torn last log record is cut off and reported", async () => {
+  const dir = await tempDir();
+  let store = await VectorStore.open(dir);
+  store.put("a", "first note");
+  store.put("b", "second note");
+  store.close();
+  const wal = join(dir, "wal-0.log");
+  const bytes = await Deno.readFile(wal);
+  await Deno.writeFile(wal, bytes.subarray(0, bytes.length - 3));
+  const messages: string[] = [];
+  store = await VectorStore.open(dir, { onRecovery: (m) => messages.push(m) });
+  assert.ok(store.has("a") && !store.has("b"));
+  assert.match(messages[0]!, /wal-0\.log: cut a torn last record at byte \d+ \(never acknowledged\)/);
+  store.put("c", "after recovery");
+  store.close();
+  store = await VectorStore.open(dir);
+  assert.deepEqual(store.report.recovered, []);
+  assert.ok(store.has("c"));
+  store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a corrupt snapshot is set aside and the store rebuilt from the previous generation", async () => {
+  const dir = await tempDir();
+  let store = await VectorStore.open(dir, { now: () => 7 });
+  for (let i = 0; i < 20; i++) store.put(`d${i}`, `document ${i}`);
+  store.reindex(); // generation 1 (keeps generation 0 as the fallback)
+  store.put("after", "written into wal-1");
+  store.close();
+  const snapshot = join(dir, "snap-1.bin");
+  const bytes = await Deno.readFile(snapshot);
+  bytes[40] = bytes[40]! ^ 0xff;
+  await Deno.writeFile(snapshot, bytes);
+  store = await VectorStore.open(dir, { now: () => 7 });
+  assert.equal(store.size, 21, "every document is back");
+  assert.match(store.report.recovered[0]!, /snap-1\.bin is corrupt at byte \d+ \(checksum mismatch\); set aside as .*snap-1\.bin\.corrupt-7/);
+  assert.ok((await Deno.stat(`${snapshot}.corrupt-7`)).isFile);
+  assert.deepEqual(store.index.verify(), []);
+  store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("corruption inside the log stops the replay there and keeps the bad file aside", async () => {
+  const dir = await tempDir();
+  let store = await VectorStore.open(dir, { now: () => 9 });
+  store.put("a", "alpha");
+  store.put("b", "bravo");
+  store.put("c", "charlie");
+  store.close();
+  const wal = join(dir, "wal-0.log");
+  const bytes = await Deno.readFile(wal);
+  const second = bytes.indexOf("bravo".charCodeAt(0), 30);
+  bytes[second] = "X".charCodeAt(0);
+  await Deno.writeFile(wal, bytes);
+  store = await VectorStore.open(dir, { now: () => 9 });
+  assert.ok(store.has("a"));
+  assert.ok(!store.has("b"));
+  assert.match(store.report.recovered[0]!, /wal-0\.log is corrupt at byte \d+ \(checksum mismatch\); set aside/);
+  assert.ok((await Deno.stat(`${wal}.corrupt-9`)).isFile);
+  store.close();
+  await Deno.remove(dir, { recursive: true });
+});
