@@ -40,10 +40,11 @@ export interface SearchOptions {
   filter?: DocMeta | ((meta: DocMeta) => boolean);
 }
 
+/** Chosen by the sweep in bench/retrieval/tune.ts (results in bench/retrieval/README.md). */
 export const DEFAULT_SCORING: ScoringOptions = {
   slope: 0.75,
-  conceptWeight: 0.6,
-  supersede: { similarity: 0.35, ratio: 0.7 },
+  conceptWeight: 1.5,
+  supersede: { similarity: 0.2, ratio: 0.7 },
 };
 
 class Growable {
@@ -255,7 +256,9 @@ export class InvertedIndex {
       for (const termId of this.#docTerms[slot]!) df[termId]!++;
     }
     df.forEach((count, termId) => {
-      if (count !== this.#df[termId]) problems.push(`df of "${this.#terms[termId]}" is ${this.#df[termId]}, not ${count}`);
+      if (count !== this.#df[termId]) {
+        problems.push(`df of "${this.#terms[termId]}" is ${this.#df[termId]}, not ${count}`);
+      }
     });
     if (this.#live !== this.#slotOf.size) problems.push(`live count ${this.#live} ≠ ${this.#slotOf.size}`);
     return problems;
@@ -333,21 +336,41 @@ export class InvertedIndex {
       }
     }
     heap.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
-    if (this.scoring.supersede) this.#supersede(heap, this.scoring.supersede);
+    if (this.scoring.supersede) {
+      this.#supersede(
+        heap,
+        new Set(weights.map(([termId]) => termId)),
+        this.scoring.supersede,
+      );
+    }
     return heap.slice(0, k).map(([score, slot]) => ({ id: this.#ids[slot]!, score, meta: this.#meta[slot]! }));
   }
 
-  /** Moves newer near-duplicates of a document above it (a newer note on the same fact supersedes the older). */
-  #supersede(ranked: Array<[number, number]>, rule: { similarity: number; ratio: number }): void {
+  /**
+   * Moves a newer near-duplicate of a document above it (a newer note on the same fact supersedes the older): only
+   * when it matches every query term the older one matches — a note about another room is not a newer version.
+   */
+  #supersede(
+    ranked: Array<[number, number]>,
+    query: ReadonlySet<number>,
+    rule: { similarity: number; ratio: number },
+  ): void {
     const time = (slot: number) => Number(this.#meta[slot]!.time ?? 0);
+    const matched = (slot: number) => {
+      const terms = new Set<number>();
+      for (const termId of this.#docTerms[slot]!) if (query.has(termId)) terms.add(termId);
+      return terms;
+    };
     for (let i = 0; i < Math.min(ranked.length, 10); i++) {
       for (let j = i + 1; j < ranked.length; j++) {
         const [scoreA, a] = ranked[i]!;
         const [scoreB, b] = ranked[j]!;
-        if (time(b) > time(a) && scoreB >= rule.ratio * scoreA && this.#cosine(a, b) >= rule.similarity) {
-          ranked.splice(j, 1);
-          ranked.splice(i, 0, [scoreB, b]);
-        }
+        if (time(b) <= time(a) || scoreB < rule.ratio * scoreA) continue;
+        const termsB = matched(b);
+        if (![...matched(a)].every((term) => termsB.has(term))) continue;
+        if (this.#cosine(a, b) < rule.similarity) continue;
+        ranked.splice(j, 1);
+        ranked.splice(i, 0, [scoreB, b]);
       }
     }
   }

@@ -149,7 +149,10 @@ export class VectorStore {
     const end = records.at(-1) as StoreRecord | undefined;
     const puts = records.slice(0, -1) as StoreRecord[];
     if (problem || end?.op !== "end" || end.count !== puts.length || puts.some((r) => r.op !== "put")) {
-      await this.#setAside(path, problem ? `${problem.kind} at byte ${problem.offset} (${problem.detail})` : "incomplete");
+      await this.#setAside(
+        path,
+        problem ? `${problem.kind} at byte ${problem.offset} (${problem.detail})` : "incomplete",
+      );
       return false;
     }
     for (const record of puts) this.#apply(record);

@@ -16,7 +16,9 @@ Deno.test("add, update, delete and search by id, with filters", async () => {
   assert.equal(store.search("客厅灯几点关", { k: 1 })[0]!.id, "lamp");
   assert.equal(store.search("when does the lamp switch off", { k: 1 })[0]!.id, "lamp", "the lexicon joins 灯 and lamp");
   assert.equal(store.search("番茄", { k: 3, filter: { topic: "smart_home" } }).length, 0);
-  assert.deepEqual(store.search("番茄", { k: 3, filter: (meta) => meta.topic === "cooking" }).map((h) => h.id), ["egg"]);
+  assert.deepEqual(store.search("番茄", { k: 3, filter: (meta) => meta.topic === "cooking" }).map((h) => h.id), [
+    "egg",
+  ]);
   store.put("lamp", "卧室的台灯坏了", { topic: "smart_home" });
   assert.equal(store.size, 3);
   assert.equal(store.search("客厅 关闭", { k: 3 }).some((h) => h.id === "lamp"), false, "the old text is gone");
@@ -116,7 +118,10 @@ Deno.test("a corrupt snapshot is set aside and the store rebuilt from the previo
   await Deno.writeFile(snapshot, bytes);
   store = await VectorStore.open(dir, { now: () => 7 });
   assert.equal(store.size, 21, "every document is back");
-  assert.match(store.report.recovered[0]!, /snap-1\.bin is corrupt at byte \d+ \(checksum mismatch\); set aside as .*snap-1\.bin\.corrupt-7/);
+  assert.match(
+    store.report.recovered[0]!,
+    /snap-1\.bin is corrupt at byte \d+ \(checksum mismatch\); set aside as .*snap-1\.bin\.corrupt-7/,
+  );
   assert.ok((await Deno.stat(`${snapshot}.corrupt-7`)).isFile);
   assert.deepEqual(store.index.verify(), []);
   store.close();

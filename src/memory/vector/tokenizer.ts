@@ -14,10 +14,11 @@
 
 import { HOUSEHOLD_LEXICON } from "./lexicon.ts";
 import { stem } from "./stem.ts";
-import { EN_STOPWORDS, ZH_SPLIT_CHARS, ZH_STOP_BIGRAMS, ZH_STOP_CHARS } from "./stopwords.ts";
+import { EN_STOPWORDS, ZH_QUESTION_BIGRAMS, ZH_SPLIT_CHARS, ZH_STOP_BIGRAMS, ZH_STOP_CHARS } from "./stopwords.ts";
 
 // CJK = Han, kana (with the prolonged-sound mark ー, which is script Common) and Hangul.
-const RUN = /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30FC]+)|([[\p{L}\p{N}]--[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30FC]]+)/gv;
+const RUN =
+  /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30FC]+)|([[\p{L}\p{N}]--[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30FC]]+)/gv;
 
 /** A compiled lexicon: surface form → concept tokens. */
 export interface Lexicon {
@@ -74,32 +75,45 @@ export interface TokenizeOptions {
   lexicon?: Lexicon | undefined;
 }
 
-function cjkTerms(run: string, out: string[], lexicon: Lexicon | undefined): void {
-  const chars = [...run];
+/**
+ * Terms of one CJK segment. `units` are its characters, with numbers written inside it ("城巴7号线", "22点") kept as
+ * single units so that they pair with their neighbours (巴7, 7号) as well as standing alone.
+ */
+function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | undefined): void {
+  const isNumber = (unit: string) => unit.length > 1 || (unit >= "0" && unit <= "9");
   if (lexicon) {
-    for (let i = 0; i < chars.length; i++) {
+    for (let i = 0; i < units.length; i++) {
       let word = "";
-      for (let length = 1; length <= lexicon.cjkMax && i + length <= chars.length; length++) {
-        word += chars[i + length - 1];
+      for (let length = 1; length <= lexicon.cjkMax && i + length <= units.length; length++) {
+        const unit = units[i + length - 1]!;
+        if (isNumber(unit)) break;
+        word += unit;
         const concepts = lexicon.cjk.get(word);
         if (concepts) out.push(...concepts);
       }
     }
   }
+  // Split at particles, and drop question words and fillers together with both their characters.
+  const keep = units.map((unit) => !ZH_SPLIT_CHARS.has(unit));
+  for (let i = 0; i + 1 < units.length; i++) {
+    if (ZH_QUESTION_BIGRAMS.has(units[i]! + units[i + 1]!)) keep[i] = keep[i + 1] = false;
+  }
   let start = 0;
-  for (let i = 0; i <= chars.length; i++) {
-    if (i < chars.length && !ZH_SPLIT_CHARS.has(chars[i]!)) continue;
+  for (let i = 0; i <= units.length; i++) {
+    if (i < units.length && keep[i]) continue;
     const length = i - start;
     if (length === 1) {
-      if (!ZH_STOP_CHARS.has(chars[start]!)) out.push(chars[start]!);
+      const unit = units[start]!;
+      if (!ZH_STOP_CHARS.has(unit)) out.push(unit);
     } else {
       for (let j = start; j < i - 1; j++) {
-        const bigram = chars[j]! + chars[j + 1]!;
+        const bigram = units[j]! + units[j + 1]!;
         if (!ZH_STOP_BIGRAMS.has(bigram)) out.push(bigram);
       }
     }
     start = i + 1;
   }
+  for (const unit of units) if (isNumber(unit) && units.length > 1) out.push(unit);
 }
 
 /**
@@ -115,6 +129,16 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
   const out: string[] = [];
   const lexicon = options.lexicon;
   const normalized = text.normalize("NFKC").toLowerCase();
+  const pieces: Array<{ cjk: boolean; text: string; start: number; end: number }> = [];
+  for (const match of normalized.matchAll(RUN)) {
+    pieces.push({
+      cjk: match[1] !== undefined,
+      text: match[0],
+      start: match.index,
+      end: match.index + match[0].length,
+    });
+  }
+  const isNumber = (piece: { cjk: boolean; text: string }) => !piece.cjk && /^\d+$/.test(piece.text);
   let words: string[] = [];
   const flushWords = () => {
     if (!words.length) return;
@@ -131,18 +155,29 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
     for (const word of words) if (!EN_STOPWORDS.has(word)) out.push(word);
     words = [];
   };
-  let lastEnd = 0;
-  for (const match of normalized.matchAll(RUN)) {
-    // A phrase ("living room") continues only across white space or simple joiners, not across CJK or sentences.
-    if (words.length && !/^[\s\-'/]*$/.test(normalized.slice(lastEnd, match.index))) flushWords();
-    lastEnd = match.index + match[0].length;
-    if (match[1] !== undefined) {
-      flushWords();
-      cjkTerms(match[1], out, lexicon);
-    } else {
-      const word = match[2]!;
-      words.push(/^\p{L}+$/u.test(word) ? stem(word) : word);
+  for (let i = 0; i < pieces.length;) {
+    // A CJK segment: CJK runs and numbers written against them with no gap ("城巴7号线", "22点").
+    let j = i;
+    let hasCjk = false;
+    while (
+      j < pieces.length && (pieces[j]!.cjk || isNumber(pieces[j]!)) &&
+      (j === i || pieces[j - 1]!.end === pieces[j]!.start)
+    ) {
+      hasCjk ||= pieces[j]!.cjk;
+      j++;
     }
+    if (hasCjk) {
+      flushWords();
+      const units = pieces.slice(i, j).flatMap((piece) => piece.cjk ? [...piece.text] : [piece.text]);
+      cjkTerms(units, out, lexicon);
+      i = j;
+      continue;
+    }
+    const piece = pieces[i]!;
+    // A phrase ("living room") continues only across white space or simple joiners, not across CJK or sentences.
+    if (words.length && !/^[\s\-'/]*$/.test(normalized.slice(pieces[i - 1]!.end, piece.start))) flushWords();
+    words.push(/^\p{L}+$/u.test(piece.text) ? stem(piece.text) : piece.text);
+    i++;
   }
   flushWords();
   return out;
