@@ -13,6 +13,11 @@ import { OpenAIProvider } from "./agent/provider/openai_provider.ts";
 import type { Provider } from "./agent/provider/provider.ts";
 import { createApi } from "./api/app.ts";
 import { HttpDevice } from "./api/http_device.ts";
+import { knowledgeRoutes } from "./api/knowledge_routes.ts";
+import { KnowledgeBase } from "./knowledge/knowledge_base.ts";
+import { knowledgePrompt } from "./knowledge/knowledge_prompt.ts";
+import { knowledgeTools } from "./knowledge/knowledge_tools.ts";
+import { VectorStore } from "./memory/vector/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { bindHost, connectHost } from "./config/listen_addr.ts";
 import type { LoadedConfig } from "./config/load.ts";
@@ -45,6 +50,7 @@ export interface Daemon {
   agent: Agent;
   tools: ToolRegistry;
   http: HttpDevice;
+  knowledge: KnowledgeBase;
   /** Stops accepting, finishes or cancels the turn in flight, stops devices. Idempotent. */
   stop(): Promise<void>;
 }
@@ -117,6 +123,29 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   const io = new IOManager({ clock, routes, tools, logger: log("io") });
   for (const tool of outputTools(io, log("io"))) tools.register(tool);
 
+  const knowledgeLog = log("knowledge");
+  const knowledgeStore = await VectorStore.open(join(config.daemon.data_dir, "vector", "knowledge"), {
+    compactEvery: 5_000,
+    now: () => clock.now(),
+    onRecovery: (message) => knowledgeLog.warning("Knowledge index recovered: {message}", { message }),
+  });
+  let knowledge: KnowledgeBase;
+  try {
+    knowledge = await KnowledgeBase.open({
+      dir: config.paths.knowledge,
+      store: knowledgeStore,
+      clock,
+      logger: knowledgeLog,
+    });
+  } catch (error) {
+    knowledgeStore.close();
+    throw new StartupError(`paths.knowledge: ${config.paths.knowledge} cannot be used: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  for (const tool of knowledgeTools(knowledge)) tools.register(tool);
+  logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
+
   const provider = options.provider ?? new OpenAIProvider({
     model: config.llm.model,
     baseUrl: config.llm.base_url,
@@ -143,6 +172,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     maxToolRounds: config.agent.max_tool_rounds,
     contextSize: config.memory.context_size,
     keepReasoning: config.llm.thinking === true,
+    promptContributors: [knowledgePrompt(knowledge)],
   });
 
   const http = new HttpDevice();
@@ -171,8 +201,10 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         usage: provider.usage(),
       },
       memory: { context_entries: agent.status().contextEntries, context_size: config.memory.context_size },
+      knowledge: knowledge.counts(),
     }),
     channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
+    routes: [knowledgeRoutes(knowledge)],
   });
 
   const listen = config.daemon.listen_addr;
@@ -185,6 +217,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     }, app.fetch);
   } catch (error) {
     await io.close();
+    knowledgeStore.close();
     const reason = error instanceof Deno.errors.AddrInUse ? "the address is in use" : (error as Error).message;
     throw new StartupError(
       `Cannot listen on ${bindHost(listen)}:${listen.port} (daemon.listen_addr): ${reason}`,
@@ -194,8 +227,15 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   const url = `http://${connectHost({ host: listen.host, port: server.addr.port })}:${server.addr.port}`;
   logger.info("Listening on {url} (homed {version})", { url, version: VERSION });
 
-  const heartbeat = setInterval(() => agent.heartbeat(), config.daemon.heartbeat_interval);
+  // The heartbeat is local bookkeeping and never calls the LLM; the memory jobs run on their own, slower clock.
+  const heartbeat = setInterval(() => {
+    agent.heartbeat();
+    knowledgeStore.sync();
+    knowledge.sync().catch((error) => knowledgeLog.warning("Knowledge sync failed: {error}", { error }));
+  }, config.daemon.heartbeat_interval);
+  const memoryJobs = setInterval(() => knowledgeStore.reindex(), config.memory.distill_interval);
   agent.heartbeat();
+  knowledge.watch();
   agent.start();
 
   let stopping: Promise<void> | undefined;
@@ -206,15 +246,19 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     agent,
     tools,
     http,
+    knowledge,
     stop() {
       stopping ??= (async () => {
         logger.info("Stopping");
         clearInterval(heartbeat);
+        clearInterval(memoryJobs);
+        knowledge.close();
         // shutdown() stops accepting and lets requests in flight finish (aborting the serve signal would cut them).
         const closed = server.shutdown();
         await agent.stop(options.shutdownGraceMs ?? 10_000);
         await io.close();
         await closed;
+        knowledgeStore.close();
         logger.info("Stopped");
       })();
       return stopping;

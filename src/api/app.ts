@@ -27,6 +27,8 @@ export interface ApiOptions {
   status: () => Record<string, unknown>;
   /** The body of `GET /api/channels`. */
   channels: () => Record<string, unknown>;
+  /** More endpoints, mounted behind the same auth and body limit (knowledge, later memory and plugins). */
+  routes?: ReadonlyArray<(app: Hono) => void>;
 }
 
 function resultBody(result: TurnResult): { reply: string; channel: string; rounds: number } {
@@ -80,6 +82,7 @@ export function createApi(options: ApiOptions): Hono {
 
   app.get("/api/status", (c) => c.json(options.status()));
   app.get("/api/channels", (c) => c.json(options.channels()));
+  for (const mount of options.routes ?? []) mount(app);
 
   app.post("/api/chat", async (c) => {
     const body = parseChatBody(await c.req.text());

@@ -1,0 +1,337 @@
+/**
+ * The knowledge base: what the butler has learned about the world, kept apart from memory. Files are the truth —
+ * `knowledge/<topic>/content.md`, editable by hand — and the TF-IDF store indexes them by section.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import { join, resolve, sep } from "node:path";
+import type { Clock } from "../clock.ts";
+import { atomicWriteText } from "../fs/atomic_write.ts";
+import type { VectorStore } from "../memory/vector/store.ts";
+import { tokenize } from "../memory/vector/tokenizer.ts";
+import { parseSections, type Section } from "./sections.ts";
+import { topicProblem } from "./topic_name.ts";
+
+/** A search result. */
+export interface KnowledgeHit {
+  topic: string;
+  heading: string;
+  score: number;
+  snippet: string;
+}
+
+/** A topic, as `knowledge_list` and `/api/knowledge` show it. */
+export interface TopicInfo {
+  topic: string;
+  sections: number;
+  bytes: number;
+  /** Last modification of content.md, ISO 8601. */
+  updated: string;
+}
+
+/** What a sync changed. */
+export interface SyncReport {
+  added: string[];
+  updated: string[];
+  removed: string[];
+}
+
+/** Options of {@link KnowledgeBase.open}. */
+export interface KnowledgeOptions {
+  /** The knowledge folder (`paths.knowledge`). */
+  dir: string;
+  store: VectorStore;
+  clock: Clock;
+  logger: Logger;
+  /** Longest entry `create` accepts, in characters. */
+  maxEntryChars?: number;
+  /** Largest content.md `create` will grow, in bytes. */
+  maxFileBytes?: number;
+}
+
+interface TopicState {
+  hash: string;
+  mtime: number;
+  bytes: number;
+  sections: Section[];
+}
+
+const FILE = "content.md";
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function localDate(ms: number): string {
+  const date = new Date(ms);
+  return `${date.getFullYear()}-${String(date.getMonth() + 1).padStart(2, "0")}-${
+    String(date.getDate()).padStart(2, "0")
+  }`;
+}
+
+/** The knowledge base. */
+export class KnowledgeBase {
+  #options: KnowledgeOptions;
+  #dir: string;
+  #topics = new Map<string, TopicState>();
+  #syncing: Promise<SyncReport> | undefined;
+  #watcher: Deno.FsWatcher | undefined;
+  #skipped = new Set<string>();
+
+  private constructor(options: KnowledgeOptions) {
+    this.#options = options;
+    this.#dir = resolve(options.dir);
+  }
+
+  /**
+   * Opens the knowledge base and indexes what changed since the store last saw it.
+   *
+   * @example
+   * ```ts
+   * const knowledge = await KnowledgeBase.open({ dir: config.paths.knowledge, store, clock, logger });
+   * knowledge.search("番茄炒蛋怎么做");
+   * ```
+   */
+  static async open(options: KnowledgeOptions): Promise<KnowledgeBase> {
+    const base = new KnowledgeBase(options);
+    await Deno.mkdir(base.#dir, { recursive: true });
+    await base.sync();
+    return base;
+  }
+
+  #topicPath(topic: string): string {
+    const problem = topicProblem(topic);
+    if (problem) throw new RangeError(problem);
+    const path = resolve(this.#dir, topic, FILE);
+    // Defence in depth: validation already rules this out.
+    if (!path.startsWith(this.#dir + sep)) {
+      throw new RangeError(`Topic name ${JSON.stringify(topic)} escapes the knowledge folder`);
+    }
+    return path;
+  }
+
+  /** Re-reads changed topics (by mtime and size) and re-indexes them; drops topics whose file is gone. */
+  sync(): Promise<SyncReport> {
+    // One sync at a time; a caller during a sync gets that sync's report.
+    this.#syncing ??= this.#sync().finally(() => (this.#syncing = undefined));
+    return this.#syncing;
+  }
+
+  async #sync(): Promise<SyncReport> {
+    const report: SyncReport = { added: [], updated: [], removed: [] };
+    const seen = new Set<string>();
+    for await (const entry of Deno.readDir(this.#dir)) {
+      if (!entry.isDirectory) continue;
+      const problem = topicProblem(entry.name);
+      if (problem) {
+        if (!this.#skipped.has(entry.name)) {
+          this.#options.logger.warning("Skipping knowledge folder: {problem}", { problem });
+        }
+        this.#skipped.add(entry.name);
+        continue;
+      }
+      let stat: Deno.FileInfo;
+      try {
+        stat = await Deno.stat(join(this.#dir, entry.name, FILE));
+      } catch {
+        continue;
+      }
+      seen.add(entry.name);
+      const known = this.#topics.get(entry.name);
+      const mtime = stat.mtime?.getTime() ?? 0;
+      if (known && known.mtime === mtime && known.bytes === stat.size) continue;
+      const changed = await this.#indexTopic(entry.name, mtime);
+      if (changed) (known ? report.updated : report.added).push(entry.name);
+    }
+    for (const topic of new Set([...this.#topics.keys(), ...this.#storedTopics()])) {
+      if (seen.has(topic)) continue;
+      this.#dropTopic(topic);
+      this.#topics.delete(topic);
+      report.removed.push(topic);
+    }
+    if (report.added.length + report.updated.length + report.removed.length) {
+      this.#options.logger.info("Knowledge synced: {added} added, {updated} updated, {removed} removed", {
+        added: report.added.length,
+        updated: report.updated.length,
+        removed: report.removed.length,
+      });
+    }
+    return report;
+  }
+
+  #storedTopics(): Set<string> {
+    const topics = new Set<string>();
+    for (const id of this.#options.store.index.ids()) topics.add(id.slice(0, id.lastIndexOf("#")));
+    return topics;
+  }
+
+  #dropTopic(topic: string): void {
+    for (const id of this.#options.store.index.ids()) {
+      if (id.slice(0, id.lastIndexOf("#")) === topic) this.#options.store.delete(id);
+    }
+  }
+
+  /** Reads and indexes one topic; false when the store already held exactly this content (a restart). */
+  async #indexTopic(topic: string, mtime: number): Promise<boolean> {
+    const text = await Deno.readTextFile(join(this.#dir, topic, FILE));
+    const hash = await sha256(text);
+    const sections = parseSections(text, topic);
+    const state = { hash, mtime, bytes: new TextEncoder().encode(text).length, sections };
+    const store = this.#options.store;
+    const first = store.index.get(`${topic}#0`);
+    const storedCount = this.#options.store.index.ids().filter((id) => id.startsWith(`${topic}#`)).length;
+    const previous = this.#topics.get(topic);
+    this.#topics.set(topic, state);
+    if (first?.meta.fileHash === hash && storedCount === sections.length) {
+      return previous !== undefined && previous.hash !== hash;
+    }
+    this.#dropTopic(topic);
+    store.putMany(sections.map((section) => ({
+      id: `${topic}#${section.index}`,
+      text: `${topic} ${section.text}`,
+      meta: { topic, heading: section.heading, fileHash: hash, time: mtime },
+    })));
+    return true;
+  }
+
+  /**
+   * The best sections for a query.
+   *
+   * @example
+   * ```ts
+   * knowledge.search("how to reset the router", 3); // [{ topic: "smart_home", heading: "Router", score: 0.41, snippet: "…" }]
+   * ```
+   */
+  search(query: string, k = 5): KnowledgeHit[] {
+    return this.#options.store.search(query, { k }).flatMap((hit) => {
+      const topic = String(hit.meta.topic);
+      const index = Number(hit.id.slice(hit.id.lastIndexOf("#") + 1));
+      const section = this.#topics.get(topic)?.sections[index];
+      if (!section) return [];
+      return [{
+        topic,
+        heading: String(hit.meta.heading),
+        score: Math.round(hit.score * 1000) / 1000,
+        snippet: snippet(section.text, query),
+      }];
+    });
+  }
+
+  /**
+   * Adds knowledge: a new topic, or a dated section appended to an existing one. Throws `RangeError` naming the bad
+   * topic, or the limit an entry or file would break.
+   *
+   * @example
+   * ```ts
+   * await knowledge.create("cooking", "Rice: 1 cup rice to 1.2 cups water, 12 minutes.", "Rice cooker ratio");
+   * ```
+   */
+  async create(
+    topic: string,
+    content: string,
+    title?: string,
+  ): Promise<{ topic: string; created: boolean; heading: string }> {
+    const path = this.#topicPath(topic);
+    const maxChars = this.#options.maxEntryChars ?? 16_000;
+    if (typeof content !== "string" || content.trim() === "") {
+      throw new RangeError("Knowledge content must be a non-empty text");
+    }
+    if (content.length > maxChars) {
+      throw new RangeError(`Knowledge content has ${content.length} characters; allowed: at most ${maxChars}`);
+    }
+    const cleanTitle = (title ?? "").replace(/\s+/g, " ").trim().slice(0, 120);
+    const heading = `${localDate(this.#options.clock.now())}${cleanTitle ? ` ${cleanTitle}` : ""}`;
+    const entry = `## ${heading}\n\n${content.trim()}\n`;
+    await Deno.mkdir(join(this.#dir, topic), { recursive: true });
+    let created = false;
+    for (let attempt = 0;; attempt++) {
+      let existing: string | undefined;
+      let mtime: number | undefined;
+      try {
+        existing = await Deno.readTextFile(path);
+        mtime = (await Deno.stat(path)).mtime?.getTime();
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+      created = existing === undefined;
+      const next = created ? `# ${topic}\n\n${entry}` : `${existing!.replace(/\s*$/, "")}\n\n${entry}`;
+      const maxBytes = this.#options.maxFileBytes ?? 1024 * 1024;
+      const bytes = new TextEncoder().encode(next).length;
+      if (bytes > maxBytes) {
+        throw new RangeError(`Topic "${topic}" would grow to ${bytes} bytes; allowed: at most ${maxBytes} per topic`);
+      }
+      // A hand edit between our read and our write must not be lost: if the file moved on, read it again.
+      const now = await Deno.stat(path).then((s) => s.mtime?.getTime(), () => undefined);
+      if (now !== mtime && attempt < 3) continue;
+      await atomicWriteText(path, next);
+      break;
+    }
+    const stat = await Deno.stat(path);
+    await this.#indexTopic(topic, stat.mtime?.getTime() ?? 0);
+    this.#options.logger.info("Learned {heading} in {topic}", { heading, topic });
+    return { topic, created, heading };
+  }
+
+  /** Every topic, by name. */
+  list(): TopicInfo[] {
+    return [...this.#topics.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([topic, state]) => ({
+      topic,
+      sections: state.sections.length,
+      bytes: state.bytes,
+      updated: new Date(state.mtime).toISOString(),
+    }));
+  }
+
+  /** Counts for `/api/status`. */
+  counts(): { topics: number; sections: number } {
+    let sections = 0;
+    for (const state of this.#topics.values()) sections += state.sections.length;
+    return { topics: this.#topics.size, sections };
+  }
+
+  /**
+   * Picks up hand edits as they happen (a debounced sync on file events). The heartbeat's {@link sync} covers
+   * anything a watcher misses.
+   */
+  watch(): void {
+    if (this.#watcher) return;
+    const watcher = Deno.watchFs(this.#dir, { recursive: true });
+    this.#watcher = watcher;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    (async () => {
+      try {
+        for await (const event of watcher) {
+          if (!event.paths.some((path) => path.endsWith(FILE))) continue;
+          clearTimeout(timer);
+          timer = setTimeout(() => {
+            this.sync().catch((error) => this.#options.logger.warning("Knowledge sync failed: {error}", { error }));
+          }, 150);
+        }
+      } catch { /* closed */ }
+      clearTimeout(timer);
+    })();
+  }
+
+  /** Stops watching. */
+  close(): void {
+    this.#watcher?.close();
+    this.#watcher = undefined;
+  }
+}
+
+/** A window of the section around the first place a query term appears. */
+export function snippet(text: string, query: string, width = 160): string {
+  const flat = text.replace(/^#{1,6}\s+.*\n?/, "").replace(/\s+/g, " ").trim();
+  const lower = flat.toLowerCase();
+  let at = -1;
+  for (const term of tokenize(query)) {
+    const index = lower.indexOf(term);
+    if (index !== -1 && (at === -1 || index < at)) at = index;
+  }
+  const start = Math.max(0, at === -1 ? 0 : at - Math.floor(width / 3));
+  const piece = flat.slice(start, start + width);
+  return `${start > 0 ? "…" : ""}${piece}${start + width < flat.length ? "…" : ""}`;
+}

@@ -1,0 +1,206 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { getLogger } from "@logtape/logtape";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { VectorStore } from "../memory/vector/store.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import type { ToolContext } from "../tools/tool.ts";
+import { KnowledgeBase } from "./knowledge_base.ts";
+import { knowledgePrompt } from "./knowledge_prompt.ts";
+import { knowledgeTools } from "./knowledge_tools.ts";
+
+const STARTERS = new URL("../../knowledge/", import.meta.url).pathname;
+
+async function setup(copyStarters = true) {
+  const root = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-knowledge-" });
+  const dir = join(root, "knowledge");
+  await Deno.mkdir(dir);
+  if (copyStarters) {
+    for (const topic of ["smart_home", "cooking"]) {
+      await Deno.mkdir(join(dir, topic));
+      await Deno.copyFile(join(STARTERS, topic, "content.md"), join(dir, topic, "content.md"));
+    }
+  }
+  const storeDir = join(root, "store");
+  const clock = new FakeClock(new Date(2026, 10, 30, 9).getTime());
+  const store = await VectorStore.open(storeDir);
+  const knowledge = await KnowledgeBase.open({ dir, store, clock, logger: getLogger(["test"]) });
+  return { root, dir, storeDir, clock, store, knowledge };
+}
+
+async function teardown(parts: { root: string; store: VectorStore; knowledge: KnowledgeBase }) {
+  parts.knowledge.close();
+  parts.store.close();
+  await Deno.remove(parts.root, { recursive: true });
+}
+
+Deno.test("the starter topics are indexed by section and searchable in both languages", async () => {
+  const parts = await setup();
+  const { knowledge } = parts;
+  assert.deepEqual(knowledge.list().map((t) => [t.topic, t.sections]), [["cooking", 4], ["smart_home", 5]]);
+  const [rice] = knowledge.search("电饭煲煮饭放多少水", 1);
+  assert.equal(rice!.topic, "cooking");
+  assert.equal(rice!.heading, "Rice in a rice cooker · 电饭煲煮饭");
+  assert.ok(rice!.score > 0 && rice!.score <= 1.5);
+  assert.match(rice!.snippet, /1\.2/);
+  assert.equal(
+    knowledge.search("smoke alarm keeps chirping", 1)[0]!.heading,
+    'Smoke alarm chirping · 烟雾报警器"滴"声',
+  );
+  assert.equal(knowledge.search("路由器老是掉线", 1)[0]!.topic, "smart_home");
+  assert.deepEqual(knowledge.counts(), { topics: 2, sections: 9 });
+  await teardown(parts);
+});
+
+Deno.test("create makes a new topic, then appends dated sections; search sees them at once", async () => {
+  const parts = await setup(false);
+  const { knowledge, dir, clock } = parts;
+  assert.deepEqual(await knowledge.create("菜谱", "可乐鸡翅：鸡翅煎黄后加一罐可乐收汁。", "可乐鸡翅"), {
+    topic: "菜谱",
+    created: true,
+    heading: "2026-11-30 可乐鸡翅",
+  });
+  clock.advance(86_400_000);
+  assert.deepEqual(await knowledge.create("菜谱", "Steam the fish for 8 minutes after the water boils."), {
+    topic: "菜谱",
+    created: false,
+    heading: "2026-12-01",
+  });
+  assert.equal(
+    await Deno.readTextFile(join(dir, "菜谱", "content.md")),
+    "# 菜谱\n\n## 2026-11-30 可乐鸡翅\n\n可乐鸡翅：鸡翅煎黄后加一罐可乐收汁。\n\n## 2026-12-01\n\nSteam the fish for 8 minutes after the water boils.\n",
+  );
+  assert.equal(knowledge.search("可乐鸡翅怎么做", 1)[0]!.heading, "2026-11-30 可乐鸡翅");
+  assert.equal(knowledge.search("how long to steam fish", 1)[0]!.heading, "2026-12-01");
+  await teardown(parts);
+});
+
+Deno.test("create refuses bad topics and oversize entries, naming them, and writes nothing", async () => {
+  const root = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-knowledge-" });
+  const store = await VectorStore.open(join(root, "store"));
+  const knowledge = await KnowledgeBase.open({
+    dir: join(root, "k"),
+    store,
+    clock: new FakeClock(),
+    logger: getLogger(["test"]),
+    maxEntryChars: 50,
+    maxFileBytes: 100,
+  });
+  await assert.rejects(
+    knowledge.create("../escape", "x"),
+    /^RangeError: Topic name "\.\.\/escape" is not allowed: it contains "\.\."$/,
+  );
+  await assert.rejects(knowledge.create(".git", "x"), /Topic name "\.git" is not allowed: it is a hidden name/);
+  await assert.rejects(knowledge.create("/abs", "x"), /Topic name "\/abs" is not allowed: it is an absolute path/);
+  await assert.rejects(knowledge.create("ok", "  "), /Knowledge content must be a non-empty text/);
+  await assert.rejects(
+    knowledge.create("ok", "x".repeat(51)),
+    /Knowledge content has 51 characters; allowed: at most 50/,
+  );
+  await knowledge.create("ok", "x".repeat(40));
+  await assert.rejects(
+    knowledge.create("ok", "y".repeat(40)),
+    /Topic "ok" would grow to \d+ bytes; allowed: at most 100 per topic/,
+  );
+  assert.deepEqual([...Deno.readDirSync(join(root, "k"))].map((e) => e.name), ["ok"]);
+  assert.equal((await Deno.readTextFile(join(root, "k", "ok", "content.md"))).includes("y"), false);
+  knowledge.close();
+  store.close();
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("hand edits, new topics and deleted topics are picked up by sync", async () => {
+  const parts = await setup();
+  const { knowledge, dir } = parts;
+  const cooking = join(dir, "cooking", "content.md");
+  await Deno.writeTextFile(
+    cooking,
+    `${await Deno.readTextFile(cooking)}\n## Dumplings · 饺子\n\nBoil frozen dumplings, add cold water twice.\n`,
+  );
+  await Deno.mkdir(join(dir, "garden"));
+  await Deno.writeTextFile(join(dir, "garden", "content.md"), "# garden\n\nWater tomatoes at dawn.\n");
+  await Deno.remove(join(dir, "smart_home"), { recursive: true });
+  await Deno.mkdir(join(dir, ".hidden"));
+  assert.deepEqual(await knowledge.sync(), { added: ["garden"], updated: ["cooking"], removed: ["smart_home"] });
+  assert.equal(knowledge.search("frozen dumplings", 1)[0]!.heading, "Dumplings · 饺子");
+  assert.equal(knowledge.search("路由器掉线", 3).filter((h) => h.topic === "smart_home").length, 0);
+  assert.deepEqual(await knowledge.sync(), { added: [], updated: [], removed: [] });
+  await teardown(parts);
+});
+
+Deno.test("the watcher picks up a hand edit without a heartbeat", async () => {
+  const parts = await setup();
+  const { knowledge, dir } = parts;
+  knowledge.watch();
+  const cooking = join(dir, "cooking", "content.md");
+  await Deno.writeTextFile(
+    cooking,
+    `${await Deno.readTextFile(cooking)}\n## Pancakes\n\nWhisk flour, milk and eggs; rest the batter.\n`,
+  );
+  for (let i = 0; i < 200 && knowledge.search("pancake batter", 1)[0]?.heading !== "Pancakes"; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.equal(knowledge.search("pancake batter", 1)[0]?.heading, "Pancakes");
+  await teardown(parts);
+  await new Promise((resolve) => setTimeout(resolve, 200)); // let a pending debounce timer lapse
+});
+
+Deno.test("a restart reuses the persisted index: nothing is re-added", async () => {
+  const parts = await setup();
+  parts.knowledge.close();
+  parts.store.close();
+  const store = await VectorStore.open(parts.storeDir);
+  const knowledge = await KnowledgeBase.open({
+    dir: parts.dir,
+    store,
+    clock: parts.clock,
+    logger: getLogger(["test"]),
+  });
+  assert.deepEqual(await knowledge.sync(), { added: [], updated: [], removed: [] });
+  assert.equal(knowledge.search("溏心蛋煮几分钟", 1)[0]!.heading, "Soft-boiled eggs · 溏心蛋");
+  knowledge.close();
+  store.close();
+  await Deno.remove(parts.root, { recursive: true });
+});
+
+Deno.test("tools validate their arguments and report bad topics as error results", async () => {
+  const parts = await setup();
+  const registry = new ToolRegistry();
+  for (const tool of knowledgeTools(parts.knowledge)) registry.register(tool);
+  const context: ToolContext = {
+    eventId: "e",
+    source: "http",
+    sender: "owner",
+    signal: new AbortController().signal,
+    replyChannel: () => "http",
+    setReplyChannel: () => {},
+  };
+  const search = await registry.call("knowledge_search", '{"query":"番茄炒蛋","k":1}', context);
+  assert.equal(JSON.parse(search.content)[0].heading, "Tomato and egg stir-fry · 番茄炒蛋");
+  const bad = await registry.call("knowledge_create", '{"topic":"../x","content":"c"}', context);
+  assert.deepEqual(bad, {
+    ok: false,
+    content: 'Error: tool "knowledge_create" failed: Topic name "../x" is not allowed: it contains ".."',
+  });
+  const missing = await registry.call("knowledge_create", '{"topic":"cooking"}', context);
+  assert.match(missing.content, /missing required field "content"/);
+  const made = await registry.call(
+    "knowledge_create",
+    '{"topic":"cooking","content":"Noodles: 3 minutes.","title":"Noodles"}',
+    context,
+  );
+  assert.equal(made.content, 'Appended section "2026-11-30 Noodles" to topic "cooking"');
+  assert.equal(JSON.parse((await registry.call("knowledge_list", "{}", context)).content)[0].sections, 5);
+  const prompt = knowledgePrompt(parts.knowledge)({
+    id: "e",
+    time: 0,
+    source: "http",
+    sender: "owner",
+    type: "message",
+    payload: { text: "番茄炒蛋怎么做？" },
+  })!;
+  assert.match(prompt.body, /record it with knowledge_create/);
+  assert.match(prompt.body, /Topics: cooking, smart_home\./);
+  assert.match(prompt.body, /- \[cooking › Tomato and egg stir-fry · 番茄炒蛋\] /);
+  await teardown(parts);
+});
