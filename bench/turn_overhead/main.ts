@@ -29,11 +29,19 @@ const KEY = "sk-bench-000000000000";
 
 const fake = await RemoteFakeLlm.start();
 const dataDir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bench-" });
+// The starter knowledge, so every turn's knowledge lookup does real work.
+for (const topic of ["smart_home", "cooking"]) {
+  await Deno.mkdir(`${dataDir}/knowledge/${topic}`, { recursive: true });
+  await Deno.copyFile(
+    new URL(`../../knowledge/${topic}/content.md`, import.meta.url),
+    `${dataDir}/knowledge/${topic}/content.md`,
+  );
+}
 const loaded = parseConfig({
   text: JSON.stringify({
     daemon: { listen_addr: "127.0.0.1:0", data_dir: dataDir },
     llm: { base_url: fake.baseUrl, api_key: KEY, max_retries: 0 },
-    paths: { personal: new URL("../../personal.md", import.meta.url).pathname },
+    paths: { personal: new URL("../../personal.md", import.meta.url).pathname, knowledge: `${dataDir}/knowledge` },
   }),
   location: { path: `${dataDir}/homed.yaml`, origin: "--config" },
   readEnv: () => undefined,
@@ -80,7 +88,7 @@ for (let n = WARMUP; n < WARMUP + TURNS; n++) {
   if (tool) toolSamples.push(overhead);
 }
 const tools = daemon.tools.specs().length;
-// Shows which young-generation size was in force (the daemon's --max-semi-space-size=2 caps it near 4 MiB).
+// Shows which young-generation size was in force (the daemon's --max-semi-space-size=1 caps it near 2 MiB).
 const newSpaceKb = Math.round(
   (getHeapSpaceStatistics().find((space) => space.space_name === "new_space")?.space_size ?? 0) / 1024,
 );

@@ -8,18 +8,18 @@ import type { LoadedConfig } from "./load.ts";
 import { type PermissionMode, requiredPermissions, toFlags } from "./permissions.ts";
 
 /**
- * V8 tuning of the daemon. A young generation of at most 2 MiB per semi-space keeps each scavenge short (≈0.5 ms
+ * V8 tuning of the daemon. A young generation of at most 1 MiB per semi-space keeps each scavenge short (≈0.5 ms
  * instead of 2–4 ms with the default), which is what sets homed's p99 turn overhead, and it trims resident memory
  * on a small home machine. Measured in `docs/PERFORMANCE.md`; the benchmark runs with the same flag.
  */
-export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=2";
+export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
 
 /**
  * The flags `deno task start|chat|doctor` splice in and `homed flags` prints.
  *
  * @example
  * ```ts
- * commandFlags(loaded, "run"); // ["--no-prompt", "--allow-read=…", …, "--v8-flags=--max-semi-space-size=2"]
+ * commandFlags(loaded, "run"); // ["--no-prompt", "--allow-read=…", …, "--v8-flags=--max-semi-space-size=1"]
  * ```
  */
 export function commandFlags(loaded: LoadedConfig, mode: PermissionMode): string[] {
