@@ -182,6 +182,16 @@ Deno.test("tools validate their arguments and report bad topics as error results
     ok: false,
     content: 'Error: tool "knowledge_create" failed: Topic name "../x" is not allowed: it contains ".."',
   });
+  for (const name of ["", "../x", "/etc", "a/b", "a\\b", ".git", "two words", "-x", "x".repeat(65), "C:x", "a..b"]) {
+    const refused = await registry.call("knowledge_create", JSON.stringify({ topic: name, content: "c" }), context);
+    assert.equal(refused.ok, false, name);
+    // The schema refuses bad lengths (its message quotes the arguments), the topic check the rest; both show the name.
+    const named = refused.content.includes(`Topic name ${JSON.stringify(name)} is not allowed`) ||
+      (refused.content.includes('field "topic" must NOT have') &&
+        refused.content.includes(`{"topic":${JSON.stringify(name)}`));
+    assert.ok(named, `${name}: ${refused.content}`);
+  }
+  assert.deepEqual([...Deno.readDirSync(parts.dir)].map((e) => e.name).sort(), ["cooking", "smart_home"]);
   const missing = await registry.call("knowledge_create", '{"topic":"cooking"}', context);
   assert.match(missing.content, /missing required field "content"/);
   const made = await registry.call(
