@@ -10,7 +10,7 @@ import { DatabaseSync } from "node:sqlite";
 import { VectorStore } from "../../src/memory/vector/store.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 import { syntheticNotes } from "./synthetic.ts";
-import { cjkTerms, fts5System, latinText } from "./systems.ts";
+import { fts5System, ftsMatchQuery } from "./systems.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 /**
@@ -51,6 +51,23 @@ function latencies(search: (query: string) => unknown): number[] {
   return samples;
 }
 
+interface Measured {
+  indexMs: number;
+  openMs: number;
+  latency: number[];
+  diskBytes: number;
+  heapBytes: number;
+}
+const row = (size: number, median: number, m: Measured) => ({
+  docs_per_s: Math.round(size / (m.indexMs / 1000)),
+  open_ms: round(m.openMs, 1),
+  p50_ms: round(percentile(m.latency, 50)),
+  p95_ms: round(percentile(m.latency, 95)),
+  disk_mb: round(m.diskBytes / 1048576, 2),
+  heap_mb: round(m.heapBytes / 1048576, 2),
+  median_chars: median,
+});
+
 const rows: Record<string, Record<string, number | string>> = {};
 for (const size of SIZES) {
   const docs = syntheticNotes(size);
@@ -76,15 +93,13 @@ for (const size of SIZES) {
   const engineDisk = await dirBytes(engineDir);
   store.close();
   await Deno.remove(engineDir, { recursive: true });
-  rows[`engine ${size}`] = {
-    docs_per_s: Math.round(size / (engineIndexMs / 1000)),
-    open_ms: round(engineOpenMs, 1),
-    p50_ms: round(percentile(engineLatency, 50)),
-    p95_ms: round(percentile(engineLatency, 95)),
-    disk_mb: round(engineDisk / 1048576, 2),
-    heap_mb: round(engineHeap / 1048576, 2),
-    median_chars: median,
-  };
+  rows[`engine ${size}`] = row(size, median, {
+    indexMs: engineIndexMs,
+    openMs: engineOpenMs,
+    latency: engineLatency,
+    diskBytes: engineDisk,
+    heapBytes: engineHeap,
+  });
 
   // fts5
   const ftsDir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-speed-fts5-" });
@@ -102,23 +117,19 @@ for (const size of SIZES) {
   const ftsOpenMs = performance.now() - start;
   const ftsHeap = (await heapUsed()) - ftsBefore;
   const ftsLatency = latencies((query) => {
-    const latin = (latinText(query).toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => `latin:"${w}"`);
-    const cjk = [...new Set(cjkTerms(query))].map((t) => `cjk:"${t}"`);
-    const terms = [...new Set([...latin, ...cjk])];
-    return terms.length ? statement.all(terms.join(" OR ")) : [];
+    const match = ftsMatchQuery(query);
+    return match ? statement.all(match) : [];
   });
   reopened.close();
   const ftsDisk = await dirBytes(ftsDir);
   await Deno.remove(ftsDir, { recursive: true });
-  rows[`fts5 ${size}`] = {
-    docs_per_s: Math.round(size / (ftsIndexMs / 1000)),
-    open_ms: round(ftsOpenMs, 1),
-    p50_ms: round(percentile(ftsLatency, 50)),
-    p95_ms: round(percentile(ftsLatency, 95)),
-    disk_mb: round(ftsDisk / 1048576, 2),
-    heap_mb: round(ftsHeap / 1048576, 2),
-    median_chars: median,
-  };
+  rows[`fts5 ${size}`] = row(size, median, {
+    indexMs: ftsIndexMs,
+    openMs: ftsOpenMs,
+    latency: ftsLatency,
+    diskBytes: ftsDisk,
+    heapBytes: ftsHeap,
+  });
 }
 
 const env = await environment();

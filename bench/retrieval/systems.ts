@@ -56,6 +56,17 @@ export function latinText(text: string): string {
   return text.replace(/[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]+/gu, " ");
 }
 
+/**
+ * The FTS5 MATCH expression for a query: an OR of its Latin words (porter column) and CJK bigrams (bigram column);
+ * `undefined` when it has no terms.
+ */
+export function ftsMatchQuery(text: string): string | undefined {
+  const latin = (latinText(text).toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => `latin:"${w}"`);
+  const cjk = [...new Set(cjkTerms(text))].map((t) => `cjk:"${t}"`);
+  const terms = [...new Set([...latin, ...cjk])];
+  return terms.length ? terms.join(" OR ") : undefined;
+}
+
 /** SQLite FTS5 with bm25. `path` ":memory:" or a file. */
 export function fts5System(path = ":memory:"): RetrievalSystem & { db: DatabaseSync } {
   const db = new DatabaseSync(path);
@@ -74,11 +85,9 @@ export function fts5System(path = ":memory:"): RetrievalSystem & { db: DatabaseS
       db.exec("COMMIT");
     },
     search(text, k) {
-      const latin = (latinText(text).toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => `latin:"${w}"`);
-      const cjk = [...new Set(cjkTerms(text))].map((t) => `cjk:"${t}"`);
-      const terms = [...new Set([...latin, ...cjk])];
-      if (!terms.length) return [];
-      return (query.all(terms.join(" OR "), k) as Array<{ doc_id: string }>).map((row) => row.doc_id);
+      const match = ftsMatchQuery(text);
+      if (!match) return [];
+      return (query.all(match, k) as Array<{ doc_id: string }>).map((row) => row.doc_id);
     },
     close: () => db.close(),
   };

@@ -3,7 +3,7 @@ import { getLogger } from "@logtape/logtape";
 import { RecordingDevice } from "../../tests/support/recording_device.ts";
 import { systemClock } from "../clock.ts";
 import { ToolRegistry } from "../tools/registry.ts";
-import type { ToolContext } from "../tools/tool.ts";
+import { testToolContext } from "../../tests/support/tool_context.ts";
 import { Capability } from "./event.ts";
 import { ChannelError, IOManager } from "./io_manager.ts";
 import { outputTools } from "./output_tools.ts";
@@ -23,20 +23,7 @@ function setup(routes: Record<string, string> = {}) {
   return { io, tools };
 }
 
-function toolContext(source = "tv", onSet: (c: string) => void = () => {}): ToolContext {
-  let channel = source;
-  return {
-    eventId: "e1",
-    source,
-    sender: "owner",
-    signal: new AbortController().signal,
-    replyChannel: () => channel,
-    setReplyChannel: (next) => {
-      channel = next;
-      onSet(next);
-    },
-  };
-}
+const toolContext = (source = "tv") => testToolContext(source);
 
 Deno.test("inputs get ids and clock time and come out in arrival order", async () => {
   const { io } = setup();
@@ -134,13 +121,12 @@ Deno.test("output tools list, switch and send, refusing what a channel cannot ca
   ]);
   assert.deepEqual(listed.routes, [{ source: "tv:", channel: "lamp", origin: "config" }]);
 
-  let switched = "";
-  const ctx = toolContext("tv", (c) => switched = c);
+  const ctx = toolContext("tv");
   assert.deepEqual(await tools.call("output_set_channel", '{"channel":"lamp"}', ctx), {
     ok: true,
     content: "The reply will go to lamp",
   });
-  assert.equal(switched, "lamp");
+  assert.deepEqual(ctx.switched, ["lamp"]);
   assert.match(
     (await tools.call("output_set_channel", '{"channel":"fridge"}', ctx)).content,
     /Channel "fridge" does not exist/,

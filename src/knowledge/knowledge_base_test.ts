@@ -4,7 +4,7 @@ import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { VectorStore } from "../memory/vector/store.ts";
 import { ToolRegistry } from "../tools/registry.ts";
-import type { ToolContext } from "../tools/tool.ts";
+import { testToolContext } from "../../tests/support/tool_context.ts";
 import { KnowledgeBase } from "./knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge_prompt.ts";
 import { knowledgeTools } from "./knowledge_tools.ts";
@@ -167,14 +167,7 @@ Deno.test("tools validate their arguments and report bad topics as error results
   const parts = await setup();
   const registry = new ToolRegistry();
   for (const tool of knowledgeTools(parts.knowledge)) registry.register(tool);
-  const context: ToolContext = {
-    eventId: "e",
-    source: "http",
-    sender: "owner",
-    signal: new AbortController().signal,
-    replyChannel: () => "http",
-    setReplyChannel: () => {},
-  };
+  const context = testToolContext();
   const search = await registry.call("knowledge_search", '{"query":"番茄炒蛋","k":1}', context);
   assert.equal(JSON.parse(search.content)[0].heading, "Tomato and egg stir-fry · 番茄炒蛋");
   const bad = await registry.call("knowledge_create", '{"topic":"../x","content":"c"}', context);

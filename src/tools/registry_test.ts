@@ -1,15 +1,9 @@
 import assert from "node:assert/strict";
 import { ToolRegistry } from "./registry.ts";
-import type { Tool, ToolContext } from "./tool.ts";
+import { testToolContext } from "../../tests/support/tool_context.ts";
+import type { Tool } from "./tool.ts";
 
-const context: ToolContext = {
-  eventId: "e1",
-  source: "http",
-  sender: "owner",
-  signal: new AbortController().signal,
-  replyChannel: () => "http",
-  setReplyChannel: () => {},
-};
+const context = testToolContext();
 
 const lamp: Tool = {
   name: "lamp_set",

@@ -30,6 +30,25 @@ export function frame(payload: unknown): Uint8Array {
   return out;
 }
 
+/**
+ * Frames several payloads into one buffer, for a single write.
+ *
+ * @example
+ * ```ts
+ * file.writeSync(frameAll([{ op: "del", id: "a" }, { op: "del", id: "b" }]));
+ * ```
+ */
+export function frameAll(payloads: readonly unknown[]): Uint8Array {
+  const frames = payloads.map(frame);
+  const out = new Uint8Array(frames.reduce((sum, f) => sum + f.length, 0));
+  let offset = 0;
+  for (const f of frames) {
+    out.set(f, offset);
+    offset += f.length;
+  }
+  return out;
+}
+
 /** What reading a record file found. */
 export interface ReadResult {
   records: unknown[];

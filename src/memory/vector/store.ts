@@ -13,7 +13,7 @@
 
 import { join } from "node:path";
 import { type DocMeta, type Hit, InvertedIndex, type ScoringOptions, type SearchOptions } from "./inverted_index.ts";
-import { frame, readRecords } from "./record_file.ts";
+import { frameAll, readRecords } from "./record_file.ts";
 import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
 /** A put as stored: terms with frequencies, so recovery needs no tokenizer. */
@@ -215,13 +215,7 @@ export class VectorStore {
   #append(records: StoreRecord[]): void {
     const wal = this.#wal;
     if (!wal) throw new RangeError(`Vector store ${this.dir} is closed`);
-    const frames = records.map(frame);
-    const bytes = new Uint8Array(frames.reduce((sum, f) => sum + f.length, 0));
-    let offset = 0;
-    for (const f of frames) {
-      bytes.set(f, offset);
-      offset += f.length;
-    }
+    const bytes = frameAll(records);
     let written = 0;
     while (written < bytes.length) written += wal.writeSync(bytes.subarray(written));
     if (this.#options.fsyncEachWrite) wal.syncDataSync();
@@ -301,13 +295,7 @@ export class VectorStore {
     const file = Deno.openSync(temporary, { write: true, create: true, truncate: true });
     try {
       for (let i = 0; i < records.length; i += 4096) {
-        const chunk = records.slice(i, i + 4096).map(frame);
-        const bytes = new Uint8Array(chunk.reduce((sum, f) => sum + f.length, 0));
-        let offset = 0;
-        for (const f of chunk) {
-          bytes.set(f, offset);
-          offset += f.length;
-        }
+        const bytes = frameAll(records.slice(i, i + 4096));
         let written = 0;
         while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
       }

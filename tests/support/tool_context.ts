@@ -1,0 +1,33 @@
+/**
+ * A ToolContext for tests that call tools directly.
+ *
+ * @module
+ */
+
+import type { ToolContext } from "../../src/tools/tool.ts";
+
+/**
+ * A context for a turn from `source`; `setReplyChannel` is recorded in `switched`.
+ *
+ * @example
+ * ```ts
+ * const context = testToolContext();
+ * await registry.call("knowledge_list", "{}", context);
+ * ```
+ */
+export function testToolContext(source = "http"): ToolContext & { switched: string[] } {
+  let channel = source;
+  const switched: string[] = [];
+  return {
+    eventId: "e1",
+    source,
+    sender: "owner",
+    signal: new AbortController().signal,
+    replyChannel: () => channel,
+    setReplyChannel: (next) => {
+      channel = next;
+      switched.push(next);
+    },
+    switched,
+  };
+}
