@@ -92,12 +92,17 @@ async function run(flag: string | undefined, layout: Layout): Promise<void> {
     if (error instanceof StartupError) return fail(error.message, 1);
     throw error;
   }
-  let signals = 0;
+  // Under `deno task`, a Ctrl-C or a kill reaches homed twice (from the terminal or sender, and forwarded by the task
+  // runner): repeats within two seconds are the same request; a later one means "stop now".
+  let firstSignal: number | undefined;
   const onSignal = async () => {
-    if (++signals > 1) {
+    const now = Date.now();
+    if (firstSignal !== undefined) {
+      if (now - firstSignal < 2_000) return;
       log().warning("Second signal: exiting now");
       Deno.exit(1);
     }
+    firstSignal = now;
     await daemon.stop();
     stopLogging();
     Deno.exit(0);
