@@ -84,9 +84,20 @@ export function createApi(options: ApiOptions): Hono {
   app.get("/api/channels", (c) => c.json(options.channels()));
   for (const mount of options.routes ?? []) mount(app);
 
+  const submit: HttpDevice["submit"] = (text, user, onEvent) => {
+    try {
+      return device.submit(text, user, onEvent);
+    } catch (error) {
+      if (error instanceof RangeError) {
+        throw new ApiError(503, "shutting_down", "homed is shutting down; try again shortly");
+      }
+      throw error;
+    }
+  };
+
   app.post("/api/chat", async (c) => {
     const body = parseChatBody(await c.req.text());
-    const result = await device.submit(body.text, body.user).done;
+    const result = await submit(body.text, body.user).done;
     const error = turnError(result);
     if (error) throw error;
     return c.json(resultBody(result));
@@ -95,7 +106,7 @@ export function createApi(options: ApiOptions): Hono {
   app.post("/api/chat/stream", async (c) => {
     const body = parseChatBody(await c.req.text());
     const events = new AsyncQueue<TurnEvent>();
-    const { event } = device.submit(body.text, body.user, (turnEvent) => {
+    const { event } = submit(body.text, body.user, (turnEvent) => {
       events.push(turnEvent);
       if (turnEvent.type === "done") events.close();
     });

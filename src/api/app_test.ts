@@ -110,4 +110,9 @@ Deno.test("stream sends start, deltas and done as SSE; shutdown ends waiting req
   );
   await io.close();
   assert.throws(() => device.submit("late", "owner"), /The http device is not running/);
+  const late = await post(app, "/api/chat", JSON.stringify({ text: "late" }));
+  assert.equal(late.status, 503);
+  assert.deepEqual(await late.json(), {
+    error: { code: "shutting_down", message: "homed is shutting down; try again shortly" },
+  });
 });

@@ -138,6 +138,8 @@ export class IOManager {
       }
     } catch (error) {
       for (const device of started) await device.stop().catch(() => {});
+      // Put the tool table back as it was: new devices' tools out, old devices' tools in.
+      for (const device of next.values()) this.#options.tools.replaceOwner(`device:${device.name}`, []);
       for (const device of this.#devices.values()) {
         this.#options.tools.replaceOwner(`device:${device.name}`, this.#toolsOf(device));
       }

@@ -64,11 +64,14 @@ Deno.test("a device that fails to start leaves the old table in place", async ()
     tools: [{ name: "tv_power", description: "p", parameters: { type: "object" } }],
   });
   await io.replaceDevices([tv]);
-  const good = new RecordingDevice("lamp");
+  const good = new RecordingDevice("lamp", {
+    tools: [{ name: "lamp_dim", description: "dim", parameters: { type: "object" } }],
+  });
   const broken = new RecordingDevice("radio", { failStart: "no such port /dev/ttyUSB9" });
   await assert.rejects(io.replaceDevices([good, broken]), /no such port \/dev\/ttyUSB9/);
   assert.deepEqual(io.channels().map((c) => c.name), ["tv"]);
   assert.ok(tools.has("tv_power"));
+  assert.ok(!tools.has("lamp_dim"), "no tool of a device that is not in the table");
   assert.equal(good.stopped, 1, "the device started for the failed swap is stopped again");
   await assert.rejects(
     io.replaceDevices([new RecordingDevice("bad name")]),
