@@ -69,6 +69,63 @@ class Growable {
   }
 }
 
+/**
+ * Every document's term ids and weights in two shared arrays (offset and length per slot), instead of two small
+ * typed arrays per document — at 100k documents that saves tens of MB of per-object overhead.
+ */
+class DocPool {
+  terms = new Int32Array(1024);
+  weights = new Float32Array(1024);
+  used = 0;
+  start = new Int32Array(16);
+  length = new Int32Array(16);
+
+  add(slot: number, termIds: ArrayLike<number>, weights: ArrayLike<number>, count: number): void {
+    if (slot >= this.start.length) {
+      const size = Math.max(slot + 1, this.start.length * 2);
+      const start = new Int32Array(size);
+      start.set(this.start);
+      this.start = start;
+      const length = new Int32Array(size);
+      length.set(this.length);
+      this.length = length;
+    }
+    if (this.used + count > this.terms.length) {
+      const size = Math.max(this.used + count, this.terms.length * 2);
+      const terms = new Int32Array(size);
+      terms.set(this.terms.subarray(0, this.used));
+      this.terms = terms;
+      const grown = new Float32Array(size);
+      grown.set(this.weights.subarray(0, this.used));
+      this.weights = grown;
+    }
+    for (let i = 0; i < count; i++) {
+      this.terms[this.used + i] = termIds[i]!;
+      this.weights[this.used + i] = weights[i]!;
+    }
+    this.start[slot] = this.used;
+    this.length[slot] = count;
+    this.used += count;
+  }
+
+  termsOf(slot: number): Int32Array {
+    return this.terms.subarray(this.start[slot]!, this.start[slot]! + this.length[slot]!);
+  }
+
+  weightsOf(slot: number): Float32Array {
+    return this.weights.subarray(this.start[slot]!, this.start[slot]! + this.length[slot]!);
+  }
+
+  /** Forgets a slot's terms; the space is reclaimed by compaction. */
+  clear(slot: number): void {
+    this.length[slot] = 0;
+  }
+
+  bytes(): number {
+    return this.terms.byteLength + this.weights.byteLength + this.start.byteLength + this.length.byteLength;
+  }
+}
+
 /** The index. Not persistent by itself: {@link VectorStore} adds the log and snapshots. */
 export class InvertedIndex {
   #termIds = new Map<string, number>();
@@ -79,8 +136,7 @@ export class InvertedIndex {
   #slotOf = new Map<string, number>();
   #ids: string[] = [];
   #meta: DocMeta[] = [];
-  #docTerms: Int32Array[] = [];
-  #docWeights: Float32Array[] = [];
+  #docs = new DocPool();
   #alive = new Uint8Array(16);
   #norms = new Float32Array(16);
   #normSum = 0;
@@ -124,8 +180,8 @@ export class InvertedIndex {
     const slot = this.#slotOf.get(id);
     if (slot === undefined) return undefined;
     const terms = new Map<string, number>();
-    const ids = this.#docTerms[slot]!;
-    const weights = this.#docWeights[slot]!;
+    const ids = this.#docs.termsOf(slot);
+    const weights = this.#docs.weightsOf(slot);
     for (let i = 0; i < ids.length; i++) terms.set(this.#terms[ids[i]!]!, Math.round(Math.exp(weights[i]! - 1)));
     return { meta: this.#meta[slot]!, terms };
   }
@@ -189,8 +245,7 @@ export class InvertedIndex {
     }
     this.#ids.push(id);
     this.#meta.push(meta);
-    this.#docTerms.push(termIds.subarray(0, i));
-    this.#docWeights.push(weights.subarray(0, i));
+    this.#docs.add(slot, termIds, weights, i);
     this.#alive[slot] = 1;
     const norm = Math.sqrt(squares) || 1;
     this.#norms[slot] = norm;
@@ -205,11 +260,10 @@ export class InvertedIndex {
     if (slot === undefined) return false;
     this.#slotOf.delete(id);
     this.#alive[slot] = 0;
-    for (const termId of this.#docTerms[slot]!) this.#df[termId]!--;
+    for (const termId of this.#docs.termsOf(slot)) this.#df[termId]!--;
     this.#normSum -= this.#norms[slot]!;
     this.#live--;
-    this.#docTerms[slot] = new Int32Array(0);
-    this.#docWeights[slot] = new Float32Array(0);
+    this.#docs.clear(slot);
     return true;
   }
 
@@ -234,8 +288,7 @@ export class InvertedIndex {
     this.#slotOf = other.#slotOf;
     this.#ids = other.#ids;
     this.#meta = other.#meta;
-    this.#docTerms = other.#docTerms;
-    this.#docWeights = other.#docWeights;
+    this.#docs = other.#docs;
     this.#alive = other.#alive;
     this.#norms = other.#norms;
     this.#normSum = other.#normSum;
@@ -253,7 +306,7 @@ export class InvertedIndex {
     const df = new Array<number>(this.#terms.length).fill(0);
     for (const slot of this.#slotOf.values()) {
       if (!this.#alive[slot]) problems.push(`slot ${slot} of ${this.#ids[slot]} is not alive`);
-      for (const termId of this.#docTerms[slot]!) df[termId]!++;
+      for (const termId of this.#docs.termsOf(slot)) df[termId]!++;
     }
     df.forEach((count, termId) => {
       if (count !== this.#df[termId]) {
@@ -358,7 +411,7 @@ export class InvertedIndex {
     const time = (slot: number) => Number(this.#meta[slot]!.time ?? 0);
     const matched = (slot: number) => {
       const terms = new Set<number>();
-      for (const termId of this.#docTerms[slot]!) if (query.has(termId)) terms.add(termId);
+      for (const termId of this.#docs.termsOf(slot)) if (query.has(termId)) terms.add(termId);
       return terms;
     };
     for (let i = 0; i < Math.min(ranked.length, 10); i++) {
@@ -376,8 +429,8 @@ export class InvertedIndex {
   }
 
   #cosine(a: number, b: number): number {
-    const termsA = this.#docTerms[a]!, weightsA = this.#docWeights[a]!;
-    const termsB = this.#docTerms[b]!, weightsB = this.#docWeights[b]!;
+    const termsA = this.#docs.termsOf(a), weightsA = this.#docs.weightsOf(a);
+    const termsB = this.#docs.termsOf(b), weightsB = this.#docs.weightsOf(b);
     const lookup = new Map<number, number>();
     for (let i = 0; i < termsA.length; i++) lookup.set(termsA[i]!, weightsA[i]!);
     let dot = 0;
@@ -389,9 +442,8 @@ export class InvertedIndex {
   approximateBytes(): number {
     let bytes = this.#alive.byteLength + this.#norms.byteLength * 3;
     for (const posting of this.#postings) bytes += posting.slots.byteLength + posting.weights.byteLength + 48;
-    for (let i = 0; i < this.#docTerms.length; i++) {
-      bytes += this.#docTerms[i]!.byteLength + this.#docWeights[i]!.byteLength + 120 + this.#ids[i]!.length * 2;
-    }
+    bytes += this.#docs.bytes();
+    for (const id of this.#ids) bytes += 60 + id.length * 2;
     for (const term of this.#terms) bytes += term.length * 2 + 60;
     return bytes;
   }
