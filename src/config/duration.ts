@@ -26,18 +26,3 @@ export function parseDuration(text: string): number | undefined {
   const [, amount, unit] = match;
   return Math.round(Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS]);
 }
-
-/**
- * Formats milliseconds as the largest whole unit, the inverse of {@link parseDuration} for whole values.
- *
- * @example
- * ```ts
- * formatDuration(1_800_000); // "30m"
- * ```
- */
-export function formatDuration(ms: number): string {
-  for (const unit of ["d", "h", "m", "s"] as const) {
-    if (ms >= UNIT_MS[unit] && ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
-  }
-  return `${ms}ms`;
-}

@@ -118,8 +118,6 @@ export class FakeLlm {
   #server: Deno.HttpServer<Deno.NetAddr>;
   #expect: FakeExpectations;
   #counter = 0;
-  /** Answer given when the script is empty; by default an empty script is a violation. */
-  fallback: FakeStep | undefined;
 
   private constructor(expect: FakeExpectations) {
     this.#expect = expect;
@@ -182,13 +180,13 @@ export class FakeLlm {
     if (this.#expect.apiKey && request.headers.get("authorization") !== `Bearer ${this.#expect.apiKey}`) {
       return Response.json({ error: { message: "Incorrect API key provided" } }, { status: 401 });
     }
-    if (this.#steps.length === 0 && !this.fallback) problems.push("unexpected request: the script is empty");
+    if (this.#steps.length === 0) problems.push("unexpected request: the script is empty");
     if (problems.length) {
       // The scripted answer stays queued: a bad request must not shift the rest of the script.
       this.violations.push(...problems.map((p) => `request #${this.requests.length}: ${p}`));
       return Response.json({ error: { message: `fake LLM: ${problems.join("; ")}` } }, { status: 400 });
     }
-    const step = this.#steps.shift() ?? this.fallback!;
+    const step = this.#steps.shift()!;
     if ("raw" in step) return await step.raw(recorded);
     if (step.delayMs) await new Promise((resolve) => setTimeout(resolve, step.delayMs));
     if ("status" in step) {

@@ -120,10 +120,6 @@ class DocPool {
   clear(slot: number): void {
     this.length[slot] = 0;
   }
-
-  bytes(): number {
-    return this.terms.byteLength + this.weights.byteLength + this.start.byteLength + this.length.byteLength;
-  }
 }
 
 /** The index. Not persistent by itself: {@link VectorStore} adds the log and snapshots. */
@@ -159,16 +155,6 @@ export class InvertedIndex {
   /** Live documents. */
   get size(): number {
     return this.#live;
-  }
-
-  /** Slots ever used, live or not (compaction resets it). */
-  get slots(): number {
-    return this.#ids.length;
-  }
-
-  /** Distinct terms. */
-  get vocabulary(): number {
-    return this.#terms.length;
   }
 
   has(id: string): boolean {
@@ -436,15 +422,5 @@ export class InvertedIndex {
     let dot = 0;
     for (let i = 0; i < termsB.length; i++) dot += (lookup.get(termsB[i]!) ?? 0) * weightsB[i]!;
     return dot / (this.#norms[a]! * this.#norms[b]!);
-  }
-
-  /** Rough heap bytes held by the index (typed arrays and per-document arrays). */
-  approximateBytes(): number {
-    let bytes = this.#alive.byteLength + this.#norms.byteLength * 3;
-    for (const posting of this.#postings) bytes += posting.slots.byteLength + posting.weights.byteLength + 48;
-    bytes += this.#docs.bytes();
-    for (const id of this.#ids) bytes += 60 + id.length * 2;
-    for (const term of this.#terms) bytes += term.length * 2 + 60;
-    return bytes;
   }
 }

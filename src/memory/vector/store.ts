@@ -311,12 +311,10 @@ export class VectorStore {
     this.#generation = next;
     this.#walRecords = 0;
     // Keep generation `previous` as the fallback; drop the one before it.
-    for (const old of [previous - 1]) {
-      for (const path of [this.#path("snap", old), this.#path("wal", old)]) {
-        try {
-          Deno.removeSync(path);
-        } catch { /* already gone */ }
-      }
+    for (const path of [this.#path("snap", previous - 1), this.#path("wal", previous - 1)]) {
+      try {
+        Deno.removeSync(path);
+      } catch { /* already gone */ }
     }
   }
 
@@ -331,14 +329,5 @@ export class VectorStore {
     this.#wal.syncDataSync();
     this.#wal.close();
     this.#wal = undefined;
-  }
-
-  /** Bytes on disk (snapshots and logs). */
-  async diskBytes(): Promise<number> {
-    let total = 0;
-    for await (const entry of Deno.readDir(this.dir)) {
-      if (entry.isFile) total += (await Deno.stat(join(this.dir, entry.name))).size;
-    }
-    return total;
   }
 }
