@@ -4,12 +4,23 @@
  * @module
  */
 
-/** A source of time and delays. Production code takes one of these instead of calling `Date.now()` or `setTimeout`. */
+/** A source of time, delays and timers. Production code takes one of these instead of `Date.now()` or `setTimeout`. */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
   now(): number;
   /** A monotonic reading in milliseconds, for measuring durations. */
   monotonic(): number;
+  /**
+   * Calls `callback` once after `ms` milliseconds; returns a function that cancels it. Deadlines (idle and turn
+   * timeouts, send and tool timeouts, job schedules) are built on this.
+   *
+   * @example
+   * ```ts
+   * const cancel = systemClock.after(30_000, () => controller.abort());
+   * cancel();
+   * ```
+   */
+  after(ms: number, callback: () => void): () => void;
   /**
    * Waits `ms` milliseconds, or rejects with the signal's reason when it aborts first.
    *
@@ -21,25 +32,57 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/**
+ * A sleep built on {@link Clock.after}, for clocks that implement only timers.
+ *
+ * @example
+ * ```ts
+ * await sleepWith(clock, 500, signal);
+ * ```
+ */
+export function sleepWith(clock: Pick<Clock, "after">, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      cancel();
+      reject(signal?.reason);
+    };
+    const cancel = clock.after(ms, () => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    });
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * An AbortSignal that aborts after `ms` on `clock` (with a `TimeoutError` DOMException, like `AbortSignal.timeout`),
+ * and a function that disarms it.
+ *
+ * @example
+ * ```ts
+ * const deadline = deadlineSignal(clock, 30_000);
+ * try { await work(deadline.signal); } finally { deadline.cancel(); }
+ * ```
+ */
+export function deadlineSignal(clock: Pick<Clock, "after">, ms: number): { signal: AbortSignal; cancel: () => void } {
+  const controller = new AbortController();
+  const cancel = clock.after(ms, () => controller.abort(new DOMException(`Timed out after ${ms} ms`, "TimeoutError")));
+  return { signal: controller.signal, cancel };
+}
+
 /** The real clock. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   monotonic: () => performance.now(),
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal?.reason);
-      };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+  after(ms, callback) {
+    const timer = setTimeout(callback, Math.max(0, ms));
+    return () => clearTimeout(timer);
+  },
+  sleep(ms, signal) {
+    return sleepWith(systemClock, ms, signal);
   },
 };

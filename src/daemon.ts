@@ -10,22 +10,23 @@ import { join } from "node:path";
 import { Agent } from "./agent/core/agent.ts";
 import { loadPersona, type Persona } from "./agent/personal.ts";
 import { OpenAIProvider } from "./agent/provider/openai_provider.ts";
-import type { Provider } from "./agent/provider/provider.ts";
+import type { Provider, UsageTotals } from "./agent/provider/provider.ts";
 import { createApi } from "./api/app.ts";
 import { HttpDevice } from "./api/http_device.ts";
+import { HttpServer } from "./api/http_server.ts";
 import { knowledgeRoutes } from "./api/knowledge_routes.ts";
-import { KnowledgeBase } from "./knowledge/knowledge_base.ts";
+import type { KnowledgeBase } from "./knowledge/knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge/knowledge_prompt.ts";
+import { KnowledgeService } from "./knowledge/knowledge_service.ts";
 import { knowledgeTools } from "./knowledge/knowledge_tools.ts";
-import { VectorStore } from "./memory/vector/store.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import { bindHost, connectHost } from "./config/listen_addr.ts";
 import type { LoadedConfig } from "./config/load.ts";
 import type { Device } from "./io/device.ts";
 import { IOManager } from "./io/io_manager.ts";
 import { outputTools } from "./io/output_tools.ts";
 import { fileRouteStore, RouteTable } from "./io/route_table.ts";
 import { log } from "./log/logging.ts";
+import { ServiceHost } from "./service/service_host.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { VERSION } from "./version.ts";
 
@@ -37,7 +38,7 @@ export interface DaemonOptions {
   provider?: Provider;
   /** Extra devices to run beside the HTTP device. */
   devices?: Device[];
-  /** Most time the turn in flight gets to finish at shutdown. */
+  /** Overrides `daemon.shutdown_grace`. */
   shutdownGraceMs?: number;
 }
 
@@ -51,7 +52,11 @@ export interface Daemon {
   tools: ToolRegistry;
   http: HttpDevice;
   knowledge: KnowledgeBase;
-  /** Stops accepting, finishes or cancels the turn in flight, stops devices. Idempotent. */
+  services: ServiceHost;
+  /**
+   * Stops every service in reverse order within the shutdown grace plus 1.5 s: queued messages are answered with
+   * 503, the turn in flight gets the grace, then devices, the listener and the stores stop. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
@@ -90,8 +95,23 @@ async function ensureDataDir(path: string): Promise<void> {
   }
 }
 
+/** Token usage as `/api/status` shows it. */
+function usageJson(usage: UsageTotals): Record<string, number> {
+  return {
+    requests: usage.requests,
+    retries: usage.retries,
+    errors: usage.errors,
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.totalTokens,
+    prompt_cache_hit_tokens: usage.cacheHitTokens,
+    prompt_cache_miss_tokens: usage.cacheMissTokens,
+  };
+}
+
 /**
- * Starts homed.
+ * Starts homed: each long-lived part is a service started in order (knowledge, io, http, agent) and stopped in
+ * reverse; their heartbeats and jobs run isolated once all are up.
  *
  * @example
  * ```ts
@@ -105,6 +125,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   const clock = options.clock ?? systemClock;
   const logger = log();
   const startedAt = clock.now();
+  const graceMs = options.shutdownGraceMs ?? config.daemon.shutdown_grace;
 
   await ensureDataDir(config.daemon.data_dir);
   let persona: Persona;
@@ -115,153 +136,133 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   }
   logger.info("Persona from {source} ({chars} characters)", { source: persona.source, chars: persona.text.length });
 
-  const tools = new ToolRegistry();
-  const routes = await RouteTable.open(
-    config.io.routes,
-    fileRouteStore(join(config.daemon.data_dir, "routes.json"), log("io"), () => clock.now()),
-  );
-  const io = new IOManager({ clock, routes, tools, logger: log("io") });
-  for (const tool of outputTools(io, log("io"))) tools.register(tool);
-
-  const knowledgeLog = log("knowledge");
-  const knowledgeStore = await VectorStore.open(join(config.daemon.data_dir, "vector", "knowledge"), {
-    compactEvery: 5_000,
-    now: () => clock.now(),
-    onRecovery: (message) => knowledgeLog.warning("Knowledge index recovered: {message}", { message }),
-  });
-  let knowledge: KnowledgeBase;
+  const services = new ServiceHost({ clock, logger: log("service"), heartbeatMs: config.daemon.heartbeat_interval });
   try {
-    knowledge = await KnowledgeBase.open({
-      dir: config.paths.knowledge,
-      store: knowledgeStore,
-      clock,
-      logger: knowledgeLog,
-    });
-  } catch (error) {
-    knowledgeStore.close();
-    throw new StartupError(`paths.knowledge: ${config.paths.knowledge} cannot be used: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  for (const tool of knowledgeTools(knowledge)) tools.register(tool);
-  logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
-
-  const provider = options.provider ?? new OpenAIProvider({
-    model: config.llm.model,
-    baseUrl: config.llm.base_url,
-    apiKey: config.llm.api_key,
-    temperature: config.llm.temperature,
-    maxTokens: config.llm.max_tokens,
-    thinking: config.llm.thinking,
-    timeoutMs: config.llm.timeout,
-    maxRetries: config.llm.max_retries,
-    clock,
-    random: options.random ?? Math.random,
-    logger: log("llm"),
-    missingKeyHint: missingKeyHint(loaded),
-  });
-  if (config.llm.api_key === "") logger.warning("{hint}", { hint: missingKeyHint(loaded) });
-
-  const agent = new Agent({
-    io,
-    provider,
-    tools,
-    persona,
-    clock,
-    logger: log("agent"),
-    maxToolRounds: config.agent.max_tool_rounds,
-    contextSize: config.memory.context_size,
-    keepReasoning: config.llm.thinking === true,
-    promptContributors: [knowledgePrompt(knowledge)],
-  });
-
-  const http = new HttpDevice();
-  await io.replaceDevices([http, ...(options.devices ?? [])]);
-
-  const app = createApi({
-    device: http,
-    apiToken: config.daemon.api_token,
-    maxBodyBytes: config.daemon.max_body_bytes,
-    logger: log("api"),
-    status: () => ({
-      ok: true,
-      version: VERSION,
-      started_at: new Date(startedAt).toISOString(),
-      uptime_s: Math.round((clock.now() - startedAt) / 1000),
-      config: loaded.location.path ?? "embedded defaults",
-      persona: { source: persona.source, sha256: persona.sha256, chars: persona.text.length },
-      agent: agent.status(),
-      devices: io.channels(),
-      tools: tools.specs().length,
-      llm: {
-        model: provider.model,
-        base_url: config.llm.base_url,
-        thinking: config.llm.thinking,
-        api_key_set: config.llm.api_key !== "",
-        usage: provider.usage(),
-      },
-      memory: { context_entries: agent.status().contextEntries, context_size: config.memory.context_size },
-      knowledge: knowledge.counts(),
-    }),
-    channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
-    routes: [knowledgeRoutes(knowledge)],
-  });
-
-  const listen = config.daemon.listen_addr;
-  let server: Deno.HttpServer<Deno.NetAddr>;
-  try {
-    server = Deno.serve({
-      hostname: bindHost(listen),
-      port: listen.port,
-      onListen: () => {},
-    }, app.fetch);
-  } catch (error) {
-    await io.close();
-    knowledgeStore.close();
-    const reason = error instanceof Deno.errors.AddrInUse ? "the address is in use" : (error as Error).message;
-    throw new StartupError(
-      `Cannot listen on ${bindHost(listen)}:${listen.port} (daemon.listen_addr): ${reason}`,
-      { cause: error },
+    const tools = new ToolRegistry({ clock, defaultTimeoutMs: config.agent.tool_timeout });
+    const knowledgeService = await services.start(
+      new KnowledgeService({
+        dir: config.paths.knowledge,
+        indexDir: join(config.daemon.data_dir, "vector", "knowledge"),
+        clock,
+        logger: log("knowledge"),
+        reindexEveryMs: config.memory.distill_interval,
+      }),
     );
+    const knowledge = knowledgeService.base;
+    for (const tool of knowledgeTools(knowledge)) tools.register(tool);
+    logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
+
+    const provider = options.provider ?? new OpenAIProvider({
+      model: config.llm.model,
+      baseUrl: config.llm.base_url,
+      apiKey: config.llm.api_key,
+      temperature: config.llm.temperature,
+      maxTokens: config.llm.max_tokens,
+      thinking: config.llm.thinking,
+      timeoutMs: config.llm.timeout,
+      maxRetries: config.llm.max_retries,
+      clock,
+      random: options.random ?? Math.random,
+      logger: log("llm"),
+      missingKeyHint: missingKeyHint(loaded),
+    });
+    if (config.llm.api_key === "" && !options.provider) logger.warning("{hint}", { hint: missingKeyHint(loaded) });
+
+    const routes = await RouteTable.open(
+      config.io.routes,
+      fileRouteStore(join(config.daemon.data_dir, "routes.json"), log("io"), () => clock.now()),
+    );
+    const http = new HttpDevice();
+    const io = new IOManager({
+      clock,
+      routes,
+      tools,
+      logger: log("io"),
+      sendTimeoutMs: config.io.send_timeout,
+      devices: [http, ...(options.devices ?? [])],
+    });
+    for (const tool of outputTools(io, log("io"))) tools.register(tool);
+    await services.start(io);
+
+    const agent = new Agent({
+      io,
+      provider,
+      tools,
+      persona,
+      clock,
+      logger: log("agent"),
+      maxToolRounds: config.agent.max_tool_rounds,
+      contextSize: config.memory.context_size,
+      contextTokens: config.memory.context_tokens,
+      turnTimeoutMs: config.llm.turn_timeout,
+      shutdownGraceMs: graceMs,
+      keepReasoning: config.llm.thinking === true,
+      promptContributors: [knowledgePrompt(knowledge)],
+    });
+
+    const app = createApi({
+      device: http,
+      apiToken: config.daemon.api_token,
+      maxBodyBytes: config.daemon.max_body_bytes,
+      logger: log("api"),
+      status: () => ({
+        ok: true,
+        version: VERSION,
+        started_at: new Date(startedAt).toISOString(),
+        uptime_ms: Math.round(clock.now() - startedAt),
+        config: loaded.location.path ?? "embedded defaults",
+        persona: { source: persona.source, sha256: persona.sha256, chars: persona.text.length },
+        agent: agent.status(),
+        devices: io.channels(),
+        tools: tools.specs().length,
+        llm: {
+          model: provider.model,
+          base_url: config.llm.base_url,
+          thinking: config.llm.thinking,
+          api_key_set: config.llm.api_key !== "",
+          usage: usageJson(provider.usage()),
+        },
+        memory: {
+          context_entries: agent.contextEntries,
+          context_size: config.memory.context_size,
+          context_tokens_budget: config.memory.context_tokens,
+        },
+        knowledge: knowledge.counts(),
+        services: services.status(),
+      }),
+      channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
+      routes: [knowledgeRoutes(knowledge)],
+    });
+    const server = await services.start(
+      new HttpServer({ listen: config.daemon.listen_addr, handler: app.fetch, logger, version: VERSION }),
+    );
+    await services.start(agent);
+    // The heartbeat is local bookkeeping and never calls the LLM; each service's jobs run on their own clocks.
+    services.schedule();
+    await agent.heartbeat();
+
+    let stopping: Promise<void> | undefined;
+    return {
+      url: server.url,
+      persona,
+      io,
+      agent,
+      tools,
+      http,
+      knowledge,
+      services,
+      stop() {
+        stopping ??= (async () => {
+          logger.info("Stopping (the turn in flight gets {graceMs} ms)", { graceMs });
+          await services.stop(graceMs + 1_500);
+          logger.info("Stopped");
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await services.stop();
+    if (error instanceof StartupError) throw error;
+    throw new StartupError((error as Error).message, { cause: error });
   }
-  const url = `http://${connectHost({ host: listen.host, port: server.addr.port })}:${server.addr.port}`;
-  logger.info("Listening on {url} (homed {version})", { url, version: VERSION });
-
-  // The heartbeat is local bookkeeping and never calls the LLM; the memory jobs run on their own, slower clock.
-  const heartbeat = setInterval(() => {
-    agent.heartbeat();
-    knowledgeStore.sync();
-    knowledge.sync().catch((error) => knowledgeLog.warning("Knowledge sync failed: {error}", { error }));
-  }, config.daemon.heartbeat_interval);
-  const memoryJobs = setInterval(() => knowledgeStore.reindex(), config.memory.distill_interval);
-  agent.heartbeat();
-  knowledge.watch();
-  agent.start();
-
-  let stopping: Promise<void> | undefined;
-  return {
-    url,
-    persona,
-    io,
-    agent,
-    tools,
-    http,
-    knowledge,
-    stop() {
-      stopping ??= (async () => {
-        logger.info("Stopping");
-        clearInterval(heartbeat);
-        clearInterval(memoryJobs);
-        knowledge.close();
-        // shutdown() stops accepting and lets requests in flight finish (aborting the serve signal would cut them).
-        const closed = server.shutdown();
-        await agent.stop(options.shutdownGraceMs ?? 10_000);
-        await io.close();
-        await closed;
-        knowledgeStore.close();
-        logger.info("Stopped");
-      })();
-      return stopping;
-    },
-  };
 }

@@ -8,10 +8,32 @@
  * @module
  */
 
+import { resolve } from "node:path";
 import { referencedVariables } from "./config/expand.ts";
 import { DEFAULT_ENV_NAMES, loadConfig, locateConfig, safeEnvReader } from "./config/load.ts";
 import { commandFlags } from "./config/command_flags.ts";
-import { LIBRARY_ENV_NAMES, type PermissionMode, toFlags } from "./config/permissions.ts";
+import {
+  initPermissions,
+  LIBRARY_ENV_NAMES,
+  PERMISSION_MODES,
+  type PermissionMode,
+  toFlags,
+} from "./config/permissions.ts";
+
+/**
+ * The config file `homed init` writes: `--config`, else `$HOMED_CONFIG`, else `config/homed.yaml` under `cwd`.
+ *
+ * @example
+ * ```ts
+ * initTarget({ flag: undefined, cwd: "/srv/homed", readEnv: () => undefined }); // "/srv/homed/config/homed.yaml"
+ * ```
+ */
+export function initTarget(
+  options: { flag: string | undefined; cwd: string; readEnv: (name: string) => string | undefined },
+): string {
+  const named = options.flag ?? options.readEnv("HOMED_CONFIG");
+  return resolve(options.cwd, named || "config/homed.yaml");
+}
 
 /**
  * Computes the flags for `mode`; on a config problem, the fallback flags.
@@ -26,6 +48,10 @@ export async function flagsFor(
   options: { flag: string | undefined; cwd: string },
 ): Promise<string[]> {
   const readEnv = safeEnvReader(new Set());
+  if (mode === "init") {
+    // The config does not exist yet: init's rights follow from where it will be written.
+    return toFlags(initPermissions(initTarget({ ...options, readEnv }), options.cwd));
+  }
   try {
     const loaded = await loadConfig({ flag: options.flag, readEnv, cwd: options.cwd });
     return commandFlags(loaded, mode);
@@ -48,8 +74,8 @@ export async function flagsFor(
 
 if (import.meta.main) {
   const mode = (Deno.args[0] ?? "run") as PermissionMode;
-  if (!["run", "chat", "doctor"].includes(mode)) {
-    console.error(`flags.ts: unknown mode ${JSON.stringify(mode)}; allowed: run, chat, doctor`);
+  if (!PERMISSION_MODES.includes(mode)) {
+    console.error(`flags.ts: unknown mode ${JSON.stringify(mode)}; allowed: ${PERMISSION_MODES.join(", ")}`);
     console.log("--no-prompt");
   } else {
     console.log((await flagsFor(mode, { flag: undefined, cwd: Deno.cwd() })).join(" "));

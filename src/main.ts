@@ -6,6 +6,7 @@
 
 import { parseArgs } from "node:util";
 import { runChat } from "./cli/chat.ts";
+import { taskCommand } from "./cli/commands.ts";
 import { runDoctor } from "./cli/doctor.ts";
 import { runInit } from "./cli/init.ts";
 import { ConfigError } from "./config/config_error.ts";
@@ -13,11 +14,15 @@ import { connectHost } from "./config/listen_addr.ts";
 import { type Layout, loadConfig, type LoadedConfig, safeEnvReader } from "./config/load.ts";
 import { commandFlags } from "./config/command_flags.ts";
 import {
+  initPermissions,
   missingPermissions,
+  PERMISSION_MODES,
   type PermissionMode,
   requiredPermissions,
+  toFlags,
   unsplittablePaths,
 } from "./config/permissions.ts";
+import { initTarget } from "./flags.ts";
 import { startDaemon, StartupError } from "./daemon.ts";
 import { log, setupLogging, stopLogging } from "./log/logging.ts";
 import { VERSION } from "./version.ts";
@@ -31,7 +36,7 @@ Commands:
   chat     Chat with a running daemon            [--config FILE] [--user NAME] [--message TEXT] [--url URL]
   doctor   Check config, rights, data dir, LLM   [--config FILE]
   init     Write a starter config and persona    [--config FILE (default config/homed.yaml)] [--force]
-  flags    Print the deno permission flags       [--config FILE] [--mode run|chat|doctor]
+  flags    Print the deno permission flags       [--config FILE] [--mode run|chat|doctor|init]
 
 Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
 /etc/homed/homed.yaml and data in /var/lib/homed), then the embedded defaults.`;
@@ -61,15 +66,16 @@ function checkRights(loaded: LoadedConfig, mode: PermissionMode, denied: Set<str
     const line = `env access to ${name}`;
     if (!missing.includes(line)) missing.push(line);
   }
+  reportMissing(missing, mode, unsplittablePaths(rights));
+}
+
+function reportMissing(missing: string[], mode: PermissionMode, spaced: string[]): void {
   if (!missing.length) return;
-  const spaced = unsplittablePaths(rights);
   fail(
     [
       `homed lacks rights its config needs: ${missing.join("; ")}.`,
-      `Run it with the flags \`homed flags --mode ${mode}\` prints (deno task ${
-        mode === "run" ? "start" : mode
-      } does this;`,
-      "with deno task, name the config through HOMED_CONFIG rather than --config).",
+      `Run it with the flags \`homed flags --mode ${mode}\` prints (${taskCommand(mode === "run" ? "start" : mode)}`,
+      "does this; with deno task, name the config through HOMED_CONFIG rather than --config).",
       spaced.length ? `Paths with spaces or commas cannot pass through deno task: ${spaced.join(", ")}.` : "",
     ].filter(Boolean).join("\n"),
   );
@@ -103,7 +109,15 @@ async function run(flag: string | undefined, layout: Layout): Promise<void> {
       Deno.exit(1);
     }
     firstSignal = now;
+    // Whatever hangs (a peer, a device, a disk), homed is gone within the grace period plus 2 s.
+    const limitMs = config.daemon.shutdown_grace + 1_800;
+    const watchdog = setTimeout(() => {
+      log().error("Shutdown took longer than {limitMs} ms; exiting now", { limitMs });
+      stopLogging();
+      Deno.exit(1);
+    }, limitMs);
     await daemon.stop();
+    clearTimeout(watchdog);
     stopLogging();
     Deno.exit(0);
   };
@@ -147,8 +161,12 @@ async function main(argv: string[]): Promise<void> {
       return await run(values.config, layout);
     case "flags": {
       const mode = (values.mode ?? "run") as PermissionMode;
-      if (!["run", "chat", "doctor"].includes(mode)) {
-        fail(`--mode ${JSON.stringify(mode)} is not one of run, chat, doctor`);
+      if (!PERMISSION_MODES.includes(mode)) {
+        fail(`--mode ${JSON.stringify(mode)} is not one of ${PERMISSION_MODES.join(", ")}`);
+      }
+      if (mode === "init") {
+        const target = initTarget({ flag: values.config, cwd: Deno.cwd(), readEnv: safeEnvReader(new Set()) });
+        return void print(`${toFlags(initPermissions(target, Deno.cwd())).join(" ")}\n`);
       }
       const { loaded } = await load(values.config, layout);
       return void print(`${commandFlags(loaded, mode).join(" ")}\n`);
@@ -175,12 +193,10 @@ async function main(argv: string[]): Promise<void> {
       return Deno.exit(checks.every((check) => check.ok) ? 0 : 1);
     }
     case "init": {
+      const configPath = initTarget({ flag: values.config, cwd: Deno.cwd(), readEnv: safeEnvReader(new Set()) });
+      reportMissing(missingPermissions(initPermissions(configPath, Deno.cwd())), "init", []);
       try {
-        const report = await runInit({
-          configPath: values.config ?? "config/homed.yaml",
-          home: Deno.cwd(),
-          force: values.force ?? false,
-        });
+        const report = await runInit({ configPath, home: Deno.cwd(), force: values.force ?? false });
         return void print(`${report.join("\n")}\n`);
       } catch (error) {
         return fail((error as Error).message, 1);

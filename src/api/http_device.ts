@@ -27,6 +27,8 @@ export class HttpDevice implements Device {
   readonly name = "http";
   readonly type = "http";
   readonly description = "The HTTP API (POST /api/chat, /api/chat/stream) and clients built on it, such as homed chat";
+  /** A chat request is answered by its turn's `done` event, never through the outbound queue. */
+  readonly answersInline = true;
   #context: DeviceContext | undefined;
   #pending = new Map<string, Pending>();
   #outbox: OutputEvent[] = [];
@@ -68,15 +70,18 @@ export class HttpDevice implements Device {
   }
 
   /**
-   * Replies to a waiting request are answered through {@link HttpDevice.onTurnEvent}; anything else sent here
-   * (e.g. `output_send` to `http`) is kept in a small outbox.
+   * Replies to a waiting request are answered through {@link HttpDevice.onTurnEvent}; what arrives here is
+   * everything else sent to `http` (e.g. `output_send`), kept in a small outbox.
    */
   send(event: OutputEvent): Promise<void> {
-    if (event.replyTo === undefined || !this.#pending.has(event.replyTo)) {
-      this.#outbox.push(event);
-      if (this.#outbox.length > OUTBOX_LIMIT) this.#outbox.shift();
-    }
+    this.#outbox.push(event);
+    if (this.#outbox.length > OUTBOX_LIMIT) this.#outbox.shift();
     return Promise.resolve();
+  }
+
+  /** Requests waiting for their turn. */
+  status(): Record<string, unknown> {
+    return { waiting_requests: this.#pending.size, outbox: this.#outbox.length };
   }
 
   /** Messages sent to `http` that no request was waiting for, oldest first. */

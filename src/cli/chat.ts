@@ -4,6 +4,7 @@
  * @module
  */
 
+import { taskCommand } from "./commands.ts";
 import { readSse } from "./sse.ts";
 
 /** Options of {@link runChat}. */
@@ -20,6 +21,15 @@ export interface ChatOptions {
   /** Whether to print the `you>` prompt (a terminal). */
   interactive: boolean;
 }
+
+/** What `/help` prints. */
+export const CHAT_HELP = [
+  "Type a message and press Enter; the butler's reply streams in as it is written.",
+  "  /help   this help",
+  "  /quit   leave (also /exit or Ctrl-D)",
+  "Everything else is sent as a message, as the user named by --user (default: owner).",
+  "",
+].join("\n");
 
 async function* lines(input: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   let buffer = "";
@@ -47,9 +57,9 @@ async function say(options: ChatOptions, text: string): Promise<boolean> {
     });
   } catch (error) {
     options.write(
-      `homed chat: cannot reach homed at ${options.url} (${
-        (error as Error).message
-      }); is it running? Start it with: deno task start\n`,
+      `homed chat: cannot reach homed at ${options.url} (${(error as Error).message}); is it running? Start it with: ${
+        taskCommand("start")
+      }\n`,
     );
     return false;
   }
@@ -87,10 +97,15 @@ async function say(options: ChatOptions, text: string): Promise<boolean> {
  */
 export async function runChat(options: ChatOptions): Promise<number> {
   if (options.message !== undefined) return (await say(options, options.message)) ? 0 : 1;
-  if (options.interactive) options.write(`Connected to ${options.url}. Type a message; Ctrl-D to leave.\nyou> `);
+  if (options.interactive) {
+    options.write(`Connected to ${options.url}. Type a message; /help for help, /quit or Ctrl-D to leave.\nyou> `);
+  }
   let failures = 0;
   for await (const line of lines(options.input)) {
-    if (line.trim() !== "") {
+    const command = line.trim().toLowerCase();
+    if (command === "/quit" || command === "/exit") break;
+    if (command === "/help") options.write(CHAT_HELP);
+    else if (line.trim() !== "") {
       if (!(await say(options, line))) failures++;
     }
     if (options.interactive) options.write("you> ");

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { parseConfig } from "../config/load.ts";
+import { CHAT_HELP, runChat } from "./chat.ts";
+import { taskCommand } from "./commands.ts";
 import { renderStarterConfig } from "./init.ts";
 import { readSse } from "./sse.ts";
 
@@ -33,4 +35,42 @@ Deno.test("SSE events are read across chunk boundaries, CRLF and multi-line data
     { event: "b", data: "x\ny" },
     { event: "message", data: "plain" },
   ]);
+});
+
+Deno.test("homed chat handles /help and /quit itself and sends nothing for them", async () => {
+  const sent: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    sent.push((await request.json()).text);
+    const body = 'event: start\ndata: {"id":"e"}\n\nevent: delta\ndata: {"text":"Hi"}\n\n' +
+      'event: done\ndata: {"reply":"Hi","channel":"http","rounds":1}\n\n';
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  let output = "";
+  const input = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode("/help\nhello\n/QUIT\nnever sent\n"));
+      controller.close();
+    },
+  });
+  const code = await runChat({
+    url: `http://127.0.0.1:${server.addr.port}`,
+    token: "",
+    user: "owner",
+    input,
+    write: (text) => output += text,
+    interactive: false,
+  });
+  await server.shutdown();
+  assert.equal(code, 0);
+  assert.deepEqual(sent, ["hello"]);
+  assert.equal(output, `${CHAT_HELP}Hi\n`);
+  assert.match(CHAT_HELP, /\/quit +leave/);
+});
+
+Deno.test("commands named in messages are the README's", () => {
+  assert.equal(taskCommand("start"), "npx -y deno@2.9.6 task start");
+  assert.equal(
+    taskCommand("doctor", "/etc/homed/homed.yaml"),
+    "HOMED_CONFIG=/etc/homed/homed.yaml npx -y deno@2.9.6 task doctor",
+  );
 });

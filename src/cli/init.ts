@@ -8,6 +8,7 @@
 import { dirname, join, relative, resolve } from "node:path";
 import exampleConfig from "../../config/homed.example.yaml" with { type: "text" };
 import { DEFAULT_PERSONA_TEXT } from "../agent/personal.ts";
+import { taskCommand } from "./commands.ts";
 
 /** Options of {@link runInit}. */
 export interface InitOptions {
@@ -77,5 +78,15 @@ export async function runInit(options: InitOptions): Promise<InitReport> {
   } else {
     report.push(`kept ${persona}`);
   }
+  const named = configPath === resolve(options.home, "config/homed.yaml") ? undefined : configPath;
+  report.push(
+    "",
+    "Next steps:",
+    `  1. Give homed your LLM key: export DEEPSEEK_API_KEY=sk-…   (llm.api_key in ${configPath} reads it;`,
+    "     for another OpenAI-compatible server, set llm.base_url and llm.model there)",
+    `  2. Check config, rights and the LLM:  ${taskCommand("doctor", named)}`,
+    `  3. Start the butler:                 ${taskCommand("start", named)}`,
+    `  4. Talk to it:                       ${taskCommand("chat", named)}`,
+  );
   return report;
 }

@@ -50,6 +50,7 @@ Deno.test("no config at all gives every default", () => {
     heartbeat_interval: 15_000,
     api_token: "",
     max_body_bytes: 262_144,
+    shutdown_grace: 10_000,
   });
   assert.deepEqual(config.llm, {
     model: "deepseek-v4-flash",
@@ -58,13 +59,19 @@ Deno.test("no config at all gives every default", () => {
     temperature: 0.7,
     max_tokens: 4096,
     thinking: false,
-    timeout: 120_000,
+    timeout: 30_000,
+    turn_timeout: 90_000,
     max_retries: 2,
   });
   assert.deepEqual(config.onebot, { enabled: true, path: "/onebot/v11/ws", access_token: "" });
-  assert.deepEqual(config.io, { routes: {} });
-  assert.deepEqual(config.agent, { max_tool_rounds: 10 });
-  assert.deepEqual(config.memory, { context_size: 30, cold_after: 259_200_000, distill_interval: 1_800_000 });
+  assert.deepEqual(config.io, { routes: {}, send_timeout: 30_000 });
+  assert.deepEqual(config.agent, { max_tool_rounds: 10, tool_timeout: 30_000 });
+  assert.deepEqual(config.memory, {
+    context_size: 30,
+    context_tokens: 48_000,
+    cold_after: 259_200_000,
+    distill_interval: 1_800_000,
+  });
   assert.deepEqual(config.paths, {
     personal: "/srv/homed/personal.md",
     knowledge: "/srv/homed/knowledge",
@@ -167,10 +174,24 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ["log:\n  level: loud\n", /^log\.level: got "loud"; allowed: "debug", "info", "warning" or "error"$/],
     ["agent:\n  max_tool_rounds: 0\n", /^agent\.max_tool_rounds: got 0; allowed: a whole number from 1 to 50$/],
     ["paths:\n  personal: ''\n", /^paths\.personal: got ""; allowed: a non-empty file system path$/],
+    ["llm:\n  turn_timeout: 2s\n", /^llm\.turn_timeout: got "2s"; allowed: a duration such as .*, from 5s to 1h$/],
+    [
+      "io:\n  send_timeout: forever\n",
+      /^io\.send_timeout: got "forever"; allowed: a duration such as .*, from 1s to 10m$/,
+    ],
+    ["agent:\n  tool_timeout: 0s\n", /^agent\.tool_timeout: got "0s"; allowed: a duration such as .*, from 1s to 30m$/],
+    [
+      "daemon:\n  shutdown_grace: 1h\n",
+      /^daemon\.shutdown_grace: got "1h"; allowed: a duration such as .*, from 1s to 5m$/,
+    ],
+    [
+      "memory:\n  context_tokens: 100\n",
+      /^memory\.context_tokens: got 100; allowed: a whole number from 2000 to 2000000$/,
+    ],
     ["llm: 5\n", /^llm: got 5; allowed: a mapping of keys$/],
     [
       "daemon:\n  listen_adr: x\n",
-      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, data_dir, heartbeat_interval, api_token, max_body_bytes$/,
+      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, data_dir, heartbeat_interval, api_token, max_body_bytes, shutdown_grace$/,
     ],
     ["lm:\n  model: x\n", /^lm: unknown key; allowed keys here: daemon, llm, onebot, io, agent, memory, paths, log$/],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],

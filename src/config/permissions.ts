@@ -7,6 +7,7 @@
  * @module
  */
 
+import { dirname, join } from "node:path";
 import { DEFAULT_ENV_NAMES, type LoadedConfig } from "./load.ts";
 import { bindHost, connectHost } from "./listen_addr.ts";
 
@@ -22,7 +23,10 @@ export interface PermissionSet {
 export const LIBRARY_ENV_NAMES = ["LOG_TOKENS", "LOG_STREAM"] as const;
 
 /** Which command the rights are for. */
-export type PermissionMode = "run" | "chat" | "doctor";
+export type PermissionMode = "run" | "chat" | "doctor" | "init";
+
+/** The modes, for argument checks. */
+export const PERMISSION_MODES: readonly PermissionMode[] = ["run", "chat", "doctor", "init"];
 
 function llmHost(baseUrl: string): string {
   const url = new URL(baseUrl);
@@ -47,6 +51,7 @@ export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode):
   if (mode === "chat") {
     return { read: configFile, write: [], net: [`${connectHost(listen)}:${listen.port}`], env };
   }
+  if (mode === "init") return initPermissions(loaded.location.path ?? "", loaded.baseDir);
   const dirs = [config.paths.knowledge, config.paths.plugins, config.daemon.data_dir];
   const listenHost = bindHost(listen);
   return {
@@ -58,6 +63,20 @@ export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode):
     ]),
     env,
   };
+}
+
+/**
+ * What `homed init` needs to write `configPath` (creating its folder) and the persona in `home`: nothing else.
+ *
+ * @example
+ * ```ts
+ * initPermissions("/etc/homed/homed.yaml", "/srv/homed");
+ * // { read: ["/etc/homed", "/srv/homed/personal.md"], write: ["/etc/homed", "/srv/homed/personal.md"], … }
+ * ```
+ */
+export function initPermissions(configPath: string, home: string): PermissionSet {
+  const places = unique([dirname(configPath), join(home, "personal.md")]);
+  return { read: places, write: places, net: [], env: ["HOMED_CONFIG"] };
 }
 
 function unique(items: string[]): string[] {

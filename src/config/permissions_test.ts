@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parseConfig } from "./load.ts";
-import { missingPermissions, requiredPermissions, toFlags, unsplittablePaths } from "./permissions.ts";
+import { initPermissions, missingPermissions, requiredPermissions, toFlags, unsplittablePaths } from "./permissions.ts";
 
 const loaded = parseConfig({
   text:
@@ -36,15 +36,18 @@ Deno.test("chat rights are just the config and the daemon's address", () => {
 
 Deno.test("missing rights are named one by one", () => {
   const missing = missingPermissions({
-    read: ["/"],
-    write: ["/proc/nowhere"],
-    net: ["192.0.2.1:1"],
-    env: ["NOT_GRANTED_X"],
+    read: ["/tmp", "/"],
+    write: ["/tmp", "/proc/nowhere"],
+    net: ["127.0.0.1:8080", "192.0.2.1:1"],
+    env: ["CI", "NOT_GRANTED_X"],
   });
-  assert.ok(missing.includes("write access to /proc/nowhere"), missing.join("; "));
-  assert.ok(missing.includes("net access to 192.0.2.1:1"));
-  assert.ok(missing.includes("env access to NOT_GRANTED_X"), "the test task grants only a few variables");
-  assert.ok(!missing.includes("read access to /tmp"), "the test task grants /tmp");
+  // The test task grants /tmp (read and write), loopback and CI, and nothing else asked for here.
+  assert.deepEqual(missing, [
+    "read access to /",
+    "write access to /proc/nowhere",
+    "net access to 192.0.2.1:1",
+    "env access to NOT_GRANTED_X",
+  ]);
 });
 
 Deno.test("paths that break the deno task splice are found", () => {
@@ -57,4 +60,13 @@ Deno.test("the daemon and the benchmark run with the same V8 flags", async () =>
   assert.ok(!commandFlags(loaded, "chat").includes(DAEMON_V8_FLAGS));
   const tasks = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url))).tasks;
   assert.ok(tasks["bench:turn"].includes(DAEMON_V8_FLAGS), tasks["bench:turn"]);
+});
+
+Deno.test("init rights are the config's folder and the persona, nothing more", () => {
+  assert.deepEqual(initPermissions("/etc/homed/homed.yaml", "/srv/homed"), {
+    read: ["/etc/homed", "/srv/homed/personal.md"],
+    write: ["/etc/homed", "/srv/homed/personal.md"],
+    net: [],
+    env: ["HOMED_CONFIG"],
+  });
 });

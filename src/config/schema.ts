@@ -98,6 +98,7 @@ export const configSchema = z.strictObject({
     heartbeat_interval: duration(1_000, 3_600_000, "1s to 1h").prefault("15s"),
     api_token: secret(16).default(""),
     max_body_bytes: number(1_024, 16 * 1024 * 1024, true).default(262_144),
+    shutdown_grace: duration(1_000, 300_000, "1s to 5m").prefault("10s"),
   }).prefault({}),
   llm: z.strictObject({
     model: text("a non-empty model name").min(1, { error: "a non-empty model name" }).default(
@@ -108,7 +109,8 @@ export const configSchema = z.strictObject({
     temperature: number(0, 2, false).default(0.7),
     max_tokens: number(1, 1_000_000, true).default(4096),
     thinking: z.union([boolean(), z.literal("omit")], { error: 'true, false or "omit"' }).default(false),
-    timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("120s"),
+    timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("30s"),
+    turn_timeout: duration(5_000, 3_600_000, "5s to 1h").prefault("90s"),
     max_retries: number(0, 10, true).default(2),
   }).prefault({}),
   onebot: z.strictObject({
@@ -121,12 +123,15 @@ export const configSchema = z.strictObject({
       text('an input source or prefix such as "http" or "qq:group:"', /^[A-Za-z0-9_-]+(?::[^\s:]*)*$/),
       channelName,
     ).default({}),
+    send_timeout: duration(1_000, 600_000, "1s to 10m").prefault("30s"),
   }).prefault({}),
   agent: z.strictObject({
     max_tool_rounds: number(1, 50, true).default(10),
+    tool_timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("30s"),
   }).prefault({}),
   memory: z.strictObject({
     context_size: number(4, 1_000, true).default(30),
+    context_tokens: number(2_000, 2_000_000, true).default(48_000),
     cold_after: duration(60_000, 365 * 86_400_000, "1m to 365d").prefault("72h"),
     distill_interval: duration(60_000, 7 * 86_400_000, "1m to 7d").prefault("30m"),
   }).prefault({}),

@@ -6,29 +6,53 @@
 
 import { dirname, join } from "node:path";
 
+/** Options of {@link atomicWriteText}. */
+export interface AtomicWriteOptions {
+  /** Permission bits of the new file (default 0o600); set explicitly, so the umask does not change them. */
+  mode?: number;
+  /** Owner to give the new file; a `Deno.errors.PermissionDenied` when the process may not. */
+  owner?: { uid: number | null; gid: number | null };
+  /**
+   * Called once the new content is on disk beside the target, just before it replaces the target. Returning false
+   * cancels the replacement (the temporary file is removed, the target untouched) and makes the call return false.
+   */
+  beforeReplace?: () => Promise<boolean> | boolean;
+}
+
 /**
- * Writes `text` to `path` through a temporary sibling, fsync and rename.
+ * Writes `text` to `path` through a temporary sibling, fsync and rename. Returns false when `beforeReplace` vetoed
+ * the replacement.
  *
  * @example
  * ```ts
  * await atomicWriteText("/var/lib/homed/routes.json", JSON.stringify(routes));
  * ```
  */
-export async function atomicWriteText(path: string, text: string): Promise<void> {
+export async function atomicWriteText(path: string, text: string, options: AtomicWriteOptions = {}): Promise<boolean> {
   const temporary = join(dirname(path), `.${crypto.randomUUID()}.tmp`);
-  const file = await Deno.open(temporary, { write: true, createNew: true, mode: 0o600 });
+  const mode = options.mode ?? 0o600;
+  const file = await Deno.open(temporary, { write: true, createNew: true, mode });
+  let replaced = false;
   try {
-    const bytes = new TextEncoder().encode(text);
-    let written = 0;
-    while (written < bytes.length) written += await file.write(bytes.subarray(written));
-    await file.sync();
-  } finally {
-    file.close();
-  }
-  try {
+    try {
+      const bytes = new TextEncoder().encode(text);
+      let written = 0;
+      while (written < bytes.length) written += await file.write(bytes.subarray(written));
+      await file.sync();
+    } finally {
+      file.close();
+    }
+    await Deno.chmod(temporary, mode);
+    const owner = options.owner;
+    if (owner && (owner.uid !== null || owner.gid !== null)) {
+      const info = await Deno.stat(temporary);
+      if (info.uid !== owner.uid || info.gid !== owner.gid) await Deno.chown(temporary, owner.uid, owner.gid);
+    }
+    if (options.beforeReplace && !(await options.beforeReplace())) return false;
     await Deno.rename(temporary, path);
-  } catch (error) {
-    await Deno.remove(temporary).catch(() => {});
-    throw error;
+    replaced = true;
+    return true;
+  } finally {
+    if (!replaced) await Deno.remove(temporary).catch(() => {});
   }
 }

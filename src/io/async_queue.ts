@@ -33,8 +33,12 @@ export class AsyncQueue<T> {
     else this.#items.push(item);
   }
 
-  /** The next item; `undefined` once the queue is closed and empty, or when `signal` aborts. */
+  /**
+   * The next item; `undefined` once the queue is closed and empty, or when `signal` has aborted — even if items are
+   * still queued (a consumer told to stop takes nothing more; {@link AsyncQueue.drain} hands the rest over).
+   */
   next(signal?: AbortSignal): Promise<T | undefined> {
+    if (signal?.aborted) return Promise.resolve(undefined);
     if (this.size > 0) {
       const item = this.#items[this.#head++]!;
       if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
@@ -56,6 +60,19 @@ export class AsyncQueue<T> {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiters.push(waiter);
     });
+  }
+
+  /** True after {@link AsyncQueue.close}. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Removes and returns every queued item, oldest first. */
+  drain(): T[] {
+    const items = this.#items.slice(this.#head);
+    this.#items = [];
+    this.#head = 0;
+    return items;
   }
 
   /** Refuses further pushes and wakes every waiter with `undefined`; queued items can still be taken. */

@@ -51,8 +51,20 @@ export interface Device {
   stop(): Promise<void>;
   /** Bitmask of {@link Capability}. */
   outputCapabilities(): number;
-  /** Delivers one output to the device's channel. */
+  /**
+   * Delivers one output to the device's channel. IOManager calls it from the device's own ordered queue, one output
+   * at a time, under `io.send_timeout`.
+   */
   send(event: OutputEvent): Promise<void>;
   /** Optional: progress and the end of turns started by this device's inputs. */
   onTurnEvent?(event: TurnEvent): void;
+  /**
+   * Request/response channels (the HTTP API): the `done` turn event is itself the reply to this device's inputs, so
+   * a reply that stays on the input's channel is handed over directly and never queued behind other output.
+   */
+  readonly answersInline?: boolean;
+  /** Optional: cheap bookkeeping on the daemon heartbeat (connection liveness). Errors are logged, never fatal. */
+  heartbeat?(): Promise<void> | void;
+  /** Optional: counters for `/api/status`. */
+  status?(): Record<string, unknown>;
 }

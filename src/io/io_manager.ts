@@ -1,19 +1,23 @@
 /**
- * IOManager: the only path in (input queue) and out (output queue) of the agent, the device table, and the
- * route table.
+ * IOManager: the only path in (input queue) and out (one ordered outbound queue per device) of the agent, the device
+ * table, and the route table. It is a {@link Service}: started with the initial devices, stopped with a deadline.
  *
  * @module
  */
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
+import type { Service } from "../service/service.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { TOOL_NAME } from "../tools/tool.ts";
 import { AsyncQueue } from "./async_queue.ts";
 import type { Device, DeviceContext, InputDraft, TurnEvent } from "./device.ts";
 import { capabilityNames, deviceOf, type InputEvent, type OutputEvent, REQUIRED_CAPABILITY } from "./event.ts";
+import { ChannelError, Outbox } from "./outbox.ts";
 import type { RouteTable } from "./route_table.ts";
+
+export { ChannelError } from "./outbox.ts";
 
 /** A channel as `output_list_channels` and `/api/channels` show it. */
 export interface ChannelInfo {
@@ -29,43 +33,40 @@ export interface IOManagerOptions {
   routes: RouteTable;
   tools: ToolRegistry;
   logger: Logger;
+  /** Longest a device's `send()` may take before the output is given up (`io.send_timeout`); 30 s by default. */
+  sendTimeoutMs?: number;
+  /** Devices the service starts with (the `start()` of the {@link Service}). */
+  devices?: readonly Device[];
   /** Id generator for input events; random UUIDs by default. */
   newId?: () => string;
 }
 
-/** Why an output could not go out. Callers catch it to tell the LLM or the user. */
-export class ChannelError extends Error {
-  /**
-   * @example
-   * ```ts
-   * throw new ChannelError('Channel "tv" does not exist; channels: http');
-   * ```
-   */
-  constructor(message: string) {
-    super(message);
-    this.name = "ChannelError";
-  }
-}
-
 /** The IO layer's hub. */
-export class IOManager {
+export class IOManager implements Service {
+  readonly name = "io";
   #devices: ReadonlyMap<string, Device> = new Map();
+  #outboxes = new Map<Device, Outbox>();
   #routes: RouteTable;
   #inputs = new AsyncQueue<InputEvent>();
-  #outputTail: Promise<unknown> = Promise.resolve();
   #options: IOManagerOptions;
   #newId: () => string;
+  #inputCount = 0;
 
   /**
    * @example
    * ```ts
-   * const io = new IOManager({ clock: systemClock, routes, tools, logger: log("io") });
+   * const io = new IOManager({ clock: systemClock, routes, tools, logger: log("io"), devices: [http] });
+   * await io.start();
    * ```
    */
   constructor(options: IOManagerOptions) {
     this.#options = options;
     this.#routes = options.routes;
     this.#newId = options.newId ?? (() => crypto.randomUUID());
+  }
+
+  get #sendTimeoutMs(): number {
+    return this.#options.sendTimeoutMs ?? 30_000;
   }
 
   /** The route table. */
@@ -78,8 +79,47 @@ export class IOManager {
     return this.#inputs.size;
   }
 
+  /** Starts the initial devices. */
+  async start(): Promise<void> {
+    await this.replaceDevices(this.#options.devices ?? []);
+  }
+
+  /** Stops every device (bounded); see {@link IOManager.close}. */
+  stop(): Promise<void> {
+    return this.close();
+  }
+
+  /** Runs each device's heartbeat; one device's failure is logged and does not stop the others. */
+  async heartbeat(): Promise<void> {
+    const failures: string[] = [];
+    for (const device of this.#devices.values()) {
+      try {
+        await device.heartbeat?.();
+      } catch (error) {
+        failures.push(`${device.name}: ${(error as Error)?.message ?? String(error)}`);
+      }
+    }
+    if (failures.length) throw new Error(`device heartbeat failed (${failures.join("; ")})`);
+  }
+
+  /** Devices with their outbound queue counters and own status. */
+  status(): Record<string, unknown> {
+    return {
+      inputs: this.#inputCount,
+      queued_inputs: this.#inputs.size,
+      devices: Object.fromEntries(
+        [...this.#devices.values()].map((device) => [device.name, {
+          type: device.type,
+          outbox: this.#outboxes.get(device)?.status(),
+          ...device.status?.(),
+        }]),
+      ),
+    };
+  }
+
   /**
-   * Queues an input. Nothing is dropped; the agent takes inputs in arrival order.
+   * Queues an input. Nothing is dropped; the agent takes inputs in arrival order. Throws `RangeError` once the input
+   * side is closed (homed is shutting down).
    *
    * @example
    * ```ts
@@ -87,14 +127,22 @@ export class IOManager {
    * ```
    */
   submit(draft: InputDraft): InputEvent {
+    if (this.#inputs.closed) throw new RangeError("homed is shutting down and takes no new input");
     const event: InputEvent = { id: this.#newId(), time: this.#options.clock.now(), ...draft };
     this.#inputs.push(event);
+    this.#inputCount++;
     return event;
   }
 
-  /** The next input; `undefined` when closed or `signal` aborts. */
+  /** The next input; `undefined` when closed or `signal` has aborted (even with inputs still queued). */
   next(signal?: AbortSignal): Promise<InputEvent | undefined> {
     return this.#inputs.next(signal);
+  }
+
+  /** Refuses further inputs and hands back the ones still queued, oldest first (shutdown answers them). */
+  closeInputs(): InputEvent[] {
+    this.#inputs.close();
+    return this.#inputs.drain();
   }
 
   /**
@@ -137,7 +185,7 @@ export class IOManager {
         this.#options.tools.replaceOwner(`device:${device.name}`, this.#toolsOf(device));
       }
     } catch (error) {
-      for (const device of started) await device.stop().catch(() => {});
+      for (const device of started) await this.#stopDevice(device);
       // Put the tool table back as it was: new devices' tools out, old devices' tools in.
       for (const device of next.values()) this.#options.tools.replaceOwner(`device:${device.name}`, []);
       for (const device of this.#devices.values()) {
@@ -148,14 +196,39 @@ export class IOManager {
     for (const device of this.#devices.values()) {
       if (!next.has(device.name)) this.#options.tools.replaceOwner(`device:${device.name}`, []);
     }
+    for (const device of started) {
+      this.#outboxes.set(
+        device,
+        new Outbox(device.name, (event) => device.send(event), this.#options.clock, this.#sendTimeoutMs),
+      );
+    }
     const previous = this.#devices;
     this.#devices = next;
     if (routes) this.#routes = routes;
     for (const device of previous.values()) {
       if (next.get(device.name) === device) continue;
-      await device.stop().catch((error) =>
-        this.#options.logger.warning("Device {name} did not stop cleanly: {error}", { name: device.name, error })
-      );
+      // What is queued for a device that left goes out first (within the send deadline), then it stops.
+      await this.#stopDevice(device);
+    }
+  }
+
+  /** Lets a device finish its queued outputs and stop, both within the send deadline; never throws. */
+  async #stopDevice(device: Device): Promise<void> {
+    const { clock, logger } = this.#options;
+    const outbox = this.#outboxes.get(device);
+    let cancel = () => {};
+    const late = new Promise<"late">((resolve) => (cancel = clock.after(this.#sendTimeoutMs, () => resolve("late"))));
+    try {
+      if (outbox && await Promise.race([outbox.idle().then(() => "idle" as const), late]) === "late") {
+        outbox.abandon("the device was stopped before this output went out");
+      }
+      const stopped = await Promise.race([device.stop().then(() => "stopped" as const), late]);
+      if (stopped === "late") logger.warning("Device {name} did not stop in time", { name: device.name });
+    } catch (error) {
+      logger.warning("Device {name} did not stop cleanly: {error}", { name: device.name, error });
+    } finally {
+      cancel();
+      this.#outboxes.delete(device);
     }
   }
 
@@ -208,8 +281,17 @@ export class IOManager {
   }
 
   /**
-   * Queues an output; the returned promise settles when it was delivered, or rejects with {@link ChannelError}.
-   * Outputs are delivered one at a time, in the order they were queued.
+   * True when the reply to an input from `source` going to `channel` is handed over by the turn's `done` event
+   * (a request/response device replying on its own channel), so it does not go through the outbound queue.
+   */
+  answersInline(source: string, channel: string): boolean {
+    return channel === source && this.#devices.get(deviceOf(source))?.answersInline === true;
+  }
+
+  /**
+   * Queues an output on its device's own queue; the promise settles when it was delivered, or rejects with
+   * {@link ChannelError} (unknown channel, missing capability, device failure, or `io.send_timeout`). Outputs to one
+   * device go out one at a time in the order queued; devices never wait for each other.
    *
    * @example
    * ```ts
@@ -219,19 +301,10 @@ export class IOManager {
   send(event: OutputEvent): Promise<void> {
     const problem = this.checkChannel(event.target, event.type);
     if (problem) return Promise.reject(new ChannelError(problem));
-    const delivery = this.#outputTail.then(async () => {
-      const device = this.#devices.get(deviceOf(event.target));
-      if (!device) throw new ChannelError(`Channel ${JSON.stringify(event.target)} went away before delivery`);
-      try {
-        await device.send(event);
-      } catch (error) {
-        throw new ChannelError(
-          `Channel ${JSON.stringify(event.target)} failed to deliver: ${(error as Error).message}`,
-        );
-      }
-    });
-    this.#outputTail = delivery.catch(() => {});
-    return delivery;
+    const device = this.#devices.get(deviceOf(event.target))!;
+    const outbox = this.#outboxes.get(device);
+    if (!outbox) return Promise.reject(new ChannelError(`Channel ${JSON.stringify(event.target)} is not running`));
+    return outbox.push(event);
   }
 
   /** Tells the device an input came from how its turn is going. */
@@ -244,10 +317,11 @@ export class IOManager {
     }
   }
 
-  /** Stops taking inputs, waits for queued outputs, stops every device. */
+  /** Stops taking inputs, lets queued outputs go out (each device within the send deadline), stops every device. */
   async close(): Promise<void> {
     this.#inputs.close();
-    await this.#outputTail;
-    await this.replaceDevices([]);
+    await Promise.all([...this.#devices.values()].map((device) => this.#stopDevice(device)));
+    for (const device of this.#devices.values()) this.#options.tools.replaceOwner(`device:${device.name}`, []);
+    this.#devices = new Map();
   }
 }

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { RecordingDevice } from "../../tests/support/recording_device.ts";
-import { systemClock } from "../clock.ts";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { type Clock, systemClock } from "../clock.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { Capability } from "./event.ts";
@@ -9,15 +10,16 @@ import { ChannelError, IOManager } from "./io_manager.ts";
 import { outputTools } from "./output_tools.ts";
 import { RouteTable } from "./route_table.ts";
 
-function setup(routes: Record<string, string> = {}) {
+function setup(options: { routes?: Record<string, string>; clock?: Clock; sendTimeoutMs?: number } = {}) {
   let n = 0;
   const tools = new ToolRegistry();
   const io = new IOManager({
-    clock: { ...systemClock, now: () => 1000 },
-    routes: new RouteTable(routes, {}, undefined),
+    clock: options.clock ?? { ...systemClock, now: () => 1000 },
+    routes: new RouteTable(options.routes ?? {}, {}, undefined),
     tools,
     logger: getLogger(["test"]),
     newId: () => `e${++n}`,
+    ...(options.sendTimeoutMs ? { sendTimeoutMs: options.sendTimeoutMs } : {}),
   });
   for (const tool of outputTools(io, getLogger(["test"]))) tools.register(tool);
   return { io, tools };
@@ -112,8 +114,38 @@ Deno.test("outputs are delivered in order, capability checked, with clear errors
   await io.close();
 });
 
+Deno.test("each device has its own queue: a hung send delays no other device and times out clearly", async () => {
+  const clock = new FakeClock();
+  const { io } = setup({ clock, sendTimeoutMs: 5_000 });
+  const stuck = new RecordingDevice("stuck", { hangSend: true });
+  const tv = new RecordingDevice("tv");
+  await io.replaceDevices([stuck, tv]);
+  const first = io.send({ target: "stuck", type: "message", payload: { text: "1" } });
+  const second = io.send({ target: "stuck", type: "message", payload: { text: "2" } });
+  await io.send({ target: "tv", type: "message", payload: { text: "not held up" } });
+  assert.deepEqual(tv.sent.map((e) => e.payload.text), ["not held up"]);
+  assert.equal(stuck.hung, 1, "the second output waits behind the first on its own device");
+  clock.advance(5_000);
+  await assert.rejects(
+    first,
+    /^ChannelError: Channel "stuck" did not take the output within 5s \(io\.send_timeout\); it was given up$/,
+  );
+  assert.equal(stuck.hung, 2, "after the timeout the next output goes");
+  clock.advance(5_000);
+  await assert.rejects(second, /did not take the output within 5s/);
+  assert.deepEqual((io.status().devices as Record<string, { outbox: unknown }>).stuck!.outbox, {
+    queued: 0,
+    sent: 0,
+    failed: 0,
+    timed_out: 2,
+  });
+  const closing = io.close();
+  clock.advance(5_000);
+  await closing;
+});
+
 Deno.test("output tools list, switch and send, refusing what a channel cannot carry", async () => {
-  const { io, tools } = setup({ "tv:": "lamp" });
+  const { io, tools } = setup({ routes: { "tv:": "lamp" } });
   const tv = new RecordingDevice("tv");
   const lamp = new RecordingDevice("lamp", { capabilities: Capability.Text | Capability.Structured });
   await io.replaceDevices([tv, lamp]);

@@ -63,7 +63,9 @@ export function fileRouteStore(path: string, logger: Logger, now: () => number =
         return {};
       }
     },
-    save: (routes) => atomicWriteText(path, `${JSON.stringify(routes, null, 2)}\n`),
+    save: async (routes) => {
+      await atomicWriteText(path, `${JSON.stringify(routes, null, 2)}\n`);
+    },
   };
 }
 

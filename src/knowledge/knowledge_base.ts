@@ -49,7 +49,18 @@ export interface KnowledgeOptions {
   maxEntryChars?: number;
   /** Largest content.md `create` will grow, in bytes. */
   maxFileBytes?: number;
+  /**
+   * Test seam: called after `create` staged the new content and before it checks for a concurrent edit and replaces
+   * the file — where a hand edit would race with it.
+   */
+  beforeReplace?: (path: string) => Promise<void> | void;
 }
+
+/** How often `create` starts over when the file changed under it, before giving up. */
+export const CREATE_ATTEMPTS = 5;
+
+/** Mode of a content.md that homed creates: readable like a file the user made (umask 022). */
+const NEW_FILE_MODE = 0o644;
 
 interface TopicState {
   hash: string;
@@ -79,7 +90,11 @@ export class KnowledgeBase {
   #topics = new Map<string, TopicState>();
   #syncing: Promise<SyncReport> | undefined;
   #watcher: Deno.FsWatcher | undefined;
+  #watchTimer: ReturnType<typeof setTimeout> | undefined;
+  #watching: Promise<void> | undefined;
   #skipped = new Set<string>();
+  /** Sync, create and reindex run one at a time, in the order called. */
+  #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(options: KnowledgeOptions) {
     this.#options = options;
@@ -113,11 +128,26 @@ export class KnowledgeBase {
     return path;
   }
 
+  /** Runs `work` after every sync, create and reindex called before it has finished. */
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.#queue.then(work, work);
+    this.#queue = result.catch(() => {});
+    return result;
+  }
+
   /** Re-reads changed topics (by mtime and size) and re-indexes them; drops topics whose file is gone. */
   sync(): Promise<SyncReport> {
-    // One sync at a time; a caller during a sync gets that sync's report.
-    this.#syncing ??= this.#sync().finally(() => (this.#syncing = undefined));
+    // A caller while a sync waits for its turn gets that sync's report.
+    this.#syncing ??= this.#serial(() => {
+      this.#syncing = undefined;
+      return this.#sync();
+    });
     return this.#syncing;
+  }
+
+  /** Rebuilds the index and writes a new snapshot of it (the memory job), under the same guard as sync and create. */
+  reindex(): Promise<void> {
+    return this.#serial(() => this.#options.store.reindex());
   }
 
   async #sync(): Promise<SyncReport> {
@@ -245,34 +275,59 @@ export class KnowledgeBase {
     const cleanTitle = (title ?? "").replace(/\s+/g, " ").trim().slice(0, 120);
     const heading = `${localDate(this.#options.clock.now())}${cleanTitle ? ` ${cleanTitle}` : ""}`;
     const entry = `## ${heading}\n\n${content.trim()}\n`;
-    await Deno.mkdir(join(this.#dir, topic), { recursive: true });
-    let created = false;
-    for (let attempt = 0;; attempt++) {
-      let existing: string | undefined;
-      let mtime: number | undefined;
-      try {
-        existing = await Deno.readTextFile(path);
-        mtime = (await Deno.stat(path)).mtime?.getTime();
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
-      created = existing === undefined;
-      const next = created ? `# ${topic}\n\n${entry}` : `${existing!.replace(/\s*$/, "")}\n\n${entry}`;
-      const maxBytes = this.#options.maxFileBytes ?? 1024 * 1024;
+    return await this.#serial(async () => {
+      await Deno.mkdir(join(this.#dir, topic), { recursive: true });
+      const created = await this.#appendEntry(topic, path, entry);
+      const stat = await Deno.stat(path);
+      await this.#indexTopic(topic, stat.mtime?.getTime() ?? 0);
+      this.#options.logger.info("Learned {heading} in {topic}", { heading, topic });
+      return { topic, created, heading };
+    });
+  }
+
+  /**
+   * Appends `entry` to the topic's file without ever writing over a hand edit: the new content is staged beside the
+   * file and replaces it only if the file still holds exactly what the entry was added to; otherwise it starts over
+   * with the edited file. Mode and owner of an existing file are kept. Returns whether the file was created.
+   */
+  async #appendEntry(topic: string, path: string, entry: string): Promise<boolean> {
+    const maxBytes = this.#options.maxFileBytes ?? 1024 * 1024;
+    for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
+      const before = await readIfExists(path);
+      const next = before === undefined ? `# ${topic}\n\n${entry}` : `${before.text.replace(/\s*$/, "")}\n\n${entry}`;
       const bytes = new TextEncoder().encode(next).length;
       if (bytes > maxBytes) {
         throw new RangeError(`Topic "${topic}" would grow to ${bytes} bytes; allowed: at most ${maxBytes} per topic`);
       }
-      // A hand edit between our read and our write must not be lost: if the file moved on, read it again.
-      const now = await Deno.stat(path).then((s) => s.mtime?.getTime(), () => undefined);
-      if (now !== mtime && attempt < 3) continue;
-      await atomicWriteText(path, next);
-      break;
+      const unchanged = async () => {
+        await this.#options.beforeReplace?.(path);
+        return (await readIfExists(path))?.text === before?.text;
+      };
+      const mode = before?.info.mode !== null && before?.info.mode !== undefined
+        ? before.info.mode & 0o7777
+        : NEW_FILE_MODE;
+      const owner = before ? { uid: before.info.uid, gid: before.info.gid } : undefined;
+      let replaced: boolean;
+      try {
+        replaced = await atomicWriteText(path, next, { mode, ...(owner ? { owner } : {}), beforeReplace: unchanged });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.PermissionDenied) || !before) throw error;
+        // homed may not give the file its owner back (it belongs to someone else): write it in place instead, which
+        // keeps owner and mode, after the same check for a concurrent edit.
+        if (!(await unchanged())) continue;
+        await Deno.writeTextFile(path, next);
+        replaced = true;
+      }
+      if (replaced) return before === undefined;
+      this.#options.logger.info("{path} changed while an entry was being added; starting over ({attempt})", {
+        path,
+        attempt,
+      });
     }
-    const stat = await Deno.stat(path);
-    await this.#indexTopic(topic, stat.mtime?.getTime() ?? 0);
-    this.#options.logger.info("Learned {heading} in {topic}", { heading, topic });
-    return { topic, created, heading };
+    throw new Error(
+      `${path} kept changing while homed tried to add an entry (${CREATE_ATTEMPTS} attempts); nothing was written, ` +
+        `so no hand edit was lost — try again once the file is saved`,
+    );
   }
 
   /** Every topic, by name. */
@@ -300,25 +355,45 @@ export class KnowledgeBase {
     if (this.#watcher) return;
     const watcher = Deno.watchFs(this.#dir, { recursive: true });
     this.#watcher = watcher;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    (async () => {
+    this.#watching = (async () => {
       try {
         for await (const event of watcher) {
           if (!event.paths.some((path) => path.endsWith(FILE))) continue;
-          clearTimeout(timer);
-          timer = setTimeout(() => {
+          clearTimeout(this.#watchTimer);
+          this.#watchTimer = setTimeout(() => {
+            this.#watchTimer = undefined;
             this.sync().catch((error) => this.#options.logger.warning("Knowledge sync failed: {error}", { error }));
           }, 150);
         }
-      } catch { /* closed */ }
-      clearTimeout(timer);
+      } catch (error) {
+        if (this.#watcher === watcher) {
+          this.#options.logger.warning("Knowledge watcher stopped: {error}; the heartbeat still picks up edits", {
+            error,
+          });
+        }
+      }
     })();
   }
 
-  /** Stops watching. */
-  close(): void {
-    this.#watcher?.close();
+  /** Stops watching: the watcher, its pending debounce timer, and waits for the sync and writes in progress. */
+  async close(): Promise<void> {
+    const watcher = this.#watcher;
     this.#watcher = undefined;
+    watcher?.close();
+    clearTimeout(this.#watchTimer);
+    this.#watchTimer = undefined;
+    await this.#watching;
+    await this.#queue;
+  }
+}
+
+async function readIfExists(path: string): Promise<{ text: string; info: Deno.FileInfo } | undefined> {
+  try {
+    const info = await Deno.stat(path);
+    return { text: await Deno.readTextFile(path), info };
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
   }
 }
 

@@ -11,7 +11,7 @@ import { knowledgeTools } from "./knowledge_tools.ts";
 
 const STARTERS = new URL("../../knowledge/", import.meta.url).pathname;
 
-async function setup(copyStarters = true) {
+async function setup(copyStarters = true, extra: { beforeReplace?: (path: string) => Promise<void> | void } = {}) {
   const root = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-knowledge-" });
   const dir = join(root, "knowledge");
   await Deno.mkdir(dir);
@@ -24,13 +24,13 @@ async function setup(copyStarters = true) {
   const storeDir = join(root, "store");
   const clock = new FakeClock(new Date(2026, 10, 30, 9).getTime());
   const store = await VectorStore.open(storeDir);
-  const knowledge = await KnowledgeBase.open({ dir, store, clock, logger: getLogger(["test"]) });
+  const knowledge = await KnowledgeBase.open({ dir, store, clock, logger: getLogger(["test"]), ...extra });
   return { root, dir, storeDir, clock, store, knowledge };
 }
 
 async function teardown(parts: { root: string; store: VectorStore; knowledge: KnowledgeBase }) {
-  parts.knowledge.close();
-  parts.store.close();
+  await parts.knowledge.close();
+  await parts.store.close();
   await Deno.remove(parts.root, { recursive: true });
 }
 
@@ -104,8 +104,8 @@ Deno.test("create refuses bad topics and oversize entries, naming them, and writ
   );
   assert.deepEqual([...Deno.readDirSync(join(root, "k"))].map((e) => e.name), ["ok"]);
   assert.equal((await Deno.readTextFile(join(root, "k", "ok", "content.md"))).includes("y"), false);
-  knowledge.close();
-  store.close();
+  await knowledge.close();
+  await store.close();
   await Deno.remove(root, { recursive: true });
 });
 
@@ -141,14 +141,16 @@ Deno.test("the watcher picks up a hand edit without a heartbeat", async () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   assert.equal(knowledge.search("pancake batter", 1)[0]?.heading, "Pancakes");
+  // A last edit right before close leaves a debounce timer armed: close must clear it (the sanitizer checks).
+  await Deno.writeTextFile(cooking, `${await Deno.readTextFile(cooking)}\n## Tea\n\nSteep 3 minutes.\n`);
+  await new Promise((resolve) => setTimeout(resolve, 60));
   await teardown(parts);
-  await new Promise((resolve) => setTimeout(resolve, 200)); // let a pending debounce timer lapse
 });
 
 Deno.test("a restart reuses the persisted index: nothing is re-added", async () => {
   const parts = await setup();
-  parts.knowledge.close();
-  parts.store.close();
+  await parts.knowledge.close();
+  await parts.store.close();
   const store = await VectorStore.open(parts.storeDir);
   const knowledge = await KnowledgeBase.open({
     dir: parts.dir,
@@ -158,8 +160,8 @@ Deno.test("a restart reuses the persisted index: nothing is re-added", async () 
   });
   assert.deepEqual(await knowledge.sync(), { added: [], updated: [], removed: [] });
   assert.equal(knowledge.search("溏心蛋煮几分钟", 1)[0]!.heading, "Soft-boiled eggs · 溏心蛋");
-  knowledge.close();
-  store.close();
+  await knowledge.close();
+  await store.close();
   await Deno.remove(parts.root, { recursive: true });
 });
 
@@ -194,16 +196,83 @@ Deno.test("tools validate their arguments and report bad topics as error results
   );
   assert.equal(made.content, 'Appended section "2026-11-30 Noodles" to topic "cooking"');
   assert.equal(JSON.parse((await registry.call("knowledge_list", "{}", context)).content)[0].sections, 5);
-  const prompt = knowledgePrompt(parts.knowledge)({
-    id: "e",
-    time: 0,
-    source: "http",
-    sender: "owner",
-    type: "message",
-    payload: { text: "番茄炒蛋怎么做？" },
-  })!;
-  assert.match(prompt.body, /record it with knowledge_create/);
-  assert.match(prompt.body, /Topics: cooking, smart_home\./);
-  assert.match(prompt.body, /- \[cooking › Tomato and egg stir-fry · 番茄炒蛋\] /);
+  const contributor = knowledgePrompt(parts.knowledge);
+  const system = contributor.system!()!;
+  assert.match(system.body, /record it with knowledge_create/);
+  assert.match(system.body, /Topics: cooking, smart_home\./);
+  assert.doesNotMatch(system.body, /番茄炒蛋/, "matching sections are per message, not in the system message");
+  const reference = contributor.reference!({ text: "番茄炒蛋怎么做？", source: "http", sender: "owner", time: 0 })!;
+  assert.match(reference.body, /^- \[cooking › Tomato and egg stir-fry · 番茄炒蛋\] /);
+  assert.equal(contributor.reference!({ text: "zzzz qqqq", source: "http", sender: "owner", time: 0 }), undefined);
+  await teardown(parts);
+});
+
+Deno.test("create keeps the mode and owner of a file the user made", async () => {
+  const parts = await setup();
+  const cooking = join(parts.dir, "cooking", "content.md");
+  await Deno.chmod(cooking, 0o644);
+  const before = await Deno.stat(cooking);
+  await parts.knowledge.create("cooking", "Congee: 1 part rice, 8 parts water, 1 hour.", "Congee");
+  const after = await Deno.stat(cooking);
+  assert.equal((after.mode! & 0o777).toString(8), "644");
+  assert.deepEqual([after.uid, after.gid], [before.uid, before.gid]);
+  await Deno.chmod(cooking, 0o664);
+  await parts.knowledge.create("cooking", "Tea eggs: simmer 2 hours.", "Tea eggs");
+  assert.equal(((await Deno.stat(cooking)).mode! & 0o777).toString(8), "664");
+  await parts.knowledge.create("garden", "Water tomatoes at dawn.", "Tomatoes");
+  assert.equal(((await Deno.stat(join(parts.dir, "garden", "content.md"))).mode! & 0o777).toString(8), "644");
+  assert.deepEqual(
+    [...Deno.readDirSync(join(parts.dir, "cooking"))].map((e) => e.name),
+    ["content.md"],
+    "no temporary file left",
+  );
+  await teardown(parts);
+});
+
+Deno.test("a hand edit that lands while create writes is kept, and the entry is added after it", async () => {
+  let edits = 0;
+  const parts = await setup(true, {
+    beforeReplace: async (path) => {
+      if (edits++ === 0) await Deno.writeTextFile(path, `${await Deno.readTextFile(path)}\n## Hand edit\n\nMine.\n`);
+    },
+  });
+  await parts.knowledge.create("cooking", "Porridge: stir often.", "Porridge");
+  const text = await Deno.readTextFile(join(parts.dir, "cooking", "content.md"));
+  assert.match(text, /## Hand edit\n\nMine\.\n\n## 2026-11-30 Porridge\n\nPorridge: stir often\.\n$/);
+  assert.equal(edits, 2, "one attempt lost to the edit, the second one written");
+  assert.equal(parts.knowledge.search("porridge", 1)[0]!.heading, "2026-11-30 Porridge");
+  await teardown(parts);
+});
+
+Deno.test("a file that keeps changing makes create fail clearly and write nothing", async () => {
+  let edits = 0;
+  const parts = await setup(true, {
+    beforeReplace: async (path) => {
+      await Deno.writeTextFile(path, `${await Deno.readTextFile(path)}\nedit ${++edits}\n`);
+    },
+  });
+  const path = join(parts.dir, "cooking", "content.md");
+  await assert.rejects(
+    parts.knowledge.create("cooking", "Soup: simmer.", "Soup"),
+    new RegExp(`^Error: ${path} kept changing while homed tried to add an entry \\(5 attempts\\); nothing was written`),
+  );
+  const text = await Deno.readTextFile(path);
+  assert.ok(text.endsWith("edit 5\n"), "the last hand edit is what is on disk");
+  assert.ok(!text.includes("Soup: simmer."));
+  assert.deepEqual([...Deno.readDirSync(join(parts.dir, "cooking"))].map((e) => e.name), ["content.md"]);
+  await teardown(parts);
+});
+
+Deno.test("reindex runs under the same guard as sync and create", async () => {
+  const parts = await setup();
+  const order: string[] = [];
+  const creating = parts.knowledge.create("cooking", "Rice noodles: soak 10 minutes.", "Rice noodles")
+    .then(() => order.push("create"));
+  const reindexing = parts.knowledge.reindex().then(() => order.push("reindex"));
+  const syncing = parts.knowledge.sync().then(() => order.push("sync"));
+  await Promise.all([creating, reindexing, syncing]);
+  assert.deepEqual(order, ["create", "reindex", "sync"]);
+  assert.equal(parts.store.generation, 1);
+  assert.equal(parts.knowledge.search("rice noodles soak", 1)[0]!.heading, "2026-11-30 Rice noodles");
   await teardown(parts);
 });

@@ -6,6 +6,7 @@
  */
 
 import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
+import { type Clock, systemClock } from "../clock.ts";
 import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
 
 interface Entry {
@@ -14,7 +15,12 @@ interface Entry {
   owner: string;
 }
 
-const MAX_RESULT_CHARS = 32_000;
+/** Options of {@link ToolRegistry}. */
+export interface ToolRegistryOptions {
+  clock?: Clock;
+  /** How long a call may take unless the tool declares its own `timeoutMs` (`agent.tool_timeout`); 30 s. */
+  defaultTimeoutMs?: number;
+}
 
 function describeErrors(errors: readonly ErrorObject[]): string {
   return errors.map((error) => {
@@ -31,14 +37,30 @@ function describeErrors(errors: readonly ErrorObject[]): string {
 }
 
 function render(value: unknown): string {
-  const text = typeof value === "string" ? value : JSON.stringify(value) ?? "null";
-  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}… (truncated)` : text;
+  return typeof value === "string" ? value : JSON.stringify(value) ?? "null";
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10}s`;
 }
 
 /** Holds the tools, checks their declarations at registration and their arguments at every call. */
 export class ToolRegistry {
   #entries = new Map<string, Entry>();
   #ajv = new Ajv.default({ allErrors: true, strict: false });
+  #clock: Clock;
+  #defaultTimeoutMs: number;
+
+  /**
+   * @example
+   * ```ts
+   * const registry = new ToolRegistry({ clock: systemClock, defaultTimeoutMs: 30_000 });
+   * ```
+   */
+  constructor(options: ToolRegistryOptions = {}) {
+    this.#clock = options.clock ?? systemClock;
+    this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
+  }
 
   /**
    * Adds a tool. Throws `TypeError` naming the tool when the name or schema is bad, or the name is taken.
@@ -68,6 +90,11 @@ export class ToolRegistry {
     const existing = this.#entries.get(tool.name);
     if (existing && !replacing?.has(tool.name)) {
       throw new TypeError(`Tool name "${tool.name}" (from ${owner}) is already registered by ${existing.owner}`);
+    }
+    if (tool.timeoutMs !== undefined && !(Number.isFinite(tool.timeoutMs) && tool.timeoutMs > 0)) {
+      throw new TypeError(
+        `Tool "${tool.name}" (from ${owner}) has timeoutMs ${tool.timeoutMs}; allowed: a positive number of milliseconds`,
+      );
     }
     if (tool.parameters.type !== "object") {
       throw new TypeError(
@@ -153,10 +180,47 @@ export class ToolRegistry {
         }`,
       };
     }
+    return await this.#execute(entry, name, args as Record<string, unknown>, context);
+  }
+
+  /** Runs the handler under its deadline and the turn's signal; whichever ends first decides the outcome. */
+  async #execute(
+    entry: Entry,
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolContext,
+  ): Promise<ToolOutcome> {
+    const timeoutMs = entry.tool.timeoutMs ?? this.#defaultTimeoutMs;
+    const deadline = new AbortController();
+    const signal = AbortSignal.any([context.signal, deadline.signal]);
+    let cancelTimer = () => {};
+    let onTurnAbort = () => {};
+    const stopped = new Promise<ToolOutcome>((resolve) => {
+      cancelTimer = this.#clock.after(timeoutMs, () => {
+        deadline.abort(new DOMException(`Tool ${name} timed out`, "TimeoutError"));
+        const whose = entry.tool.timeoutMs === undefined ? "agent.tool_timeout" : `the tool's own timeout`;
+        resolve({
+          ok: false,
+          content: `Error: tool "${name}" did not finish within ${seconds(timeoutMs)} (${whose}); it was stopped and ` +
+            `its result discarded`,
+        });
+      });
+      onTurnAbort = () => resolve({ ok: false, content: `Error: tool "${name}" was cancelled with its turn` });
+      if (context.signal.aborted) onTurnAbort();
+      else context.signal.addEventListener("abort", onTurnAbort, { once: true });
+    });
+    const running = (async (): Promise<ToolOutcome> => {
+      try {
+        return { ok: true, content: render(await entry.tool.execute(args, { ...context, signal })) };
+      } catch (error) {
+        return { ok: false, content: `Error: tool "${name}" failed: ${(error as Error)?.message ?? String(error)}` };
+      }
+    })();
     try {
-      return { ok: true, content: render(await entry.tool.execute(args as Record<string, unknown>, context)) };
-    } catch (error) {
-      return { ok: false, content: `Error: tool "${name}" failed: ${(error as Error).message ?? String(error)}` };
+      return await Promise.race([running, stopped]);
+    } finally {
+      cancelTimer();
+      context.signal.removeEventListener("abort", onTurnAbort);
     }
   }
 }

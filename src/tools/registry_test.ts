@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { ToolRegistry } from "./registry.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import type { Tool } from "./tool.ts";
@@ -89,9 +90,59 @@ Deno.test("replaceOwner swaps one owner's tools at once, or not at all", () => {
   assert.deepEqual(registry.specs().map((s) => s.name), ["lamp_set"]);
 });
 
-Deno.test("very long results are truncated", async () => {
-  const registry = new ToolRegistry();
-  registry.register({ ...lamp, name: "big", parameters: { type: "object" }, execute: () => "x".repeat(40_000) });
-  const outcome = await registry.call("big", "{}", context);
-  assert.equal(outcome.content.length, 32_000 + "… (truncated)".length);
+Deno.test("a tool that never returns ends as an error result at its deadline, with its signal aborted", async () => {
+  const clock = new FakeClock();
+  const registry = new ToolRegistry({ clock, defaultTimeoutMs: 30_000 });
+  let seen: AbortSignal | undefined;
+  registry.register({
+    ...lamp,
+    name: "hang",
+    parameters: { type: "object" },
+    execute: (_args, ctx) => {
+      seen = ctx.signal;
+      return new Promise(() => {});
+    },
+  });
+  registry.register({
+    ...lamp,
+    name: "slow_but_declared",
+    parameters: { type: "object" },
+    timeoutMs: 120_000,
+    execute: () => new Promise(() => {}),
+  });
+  const pending = registry.call("hang", "{}", context);
+  await clock.timersArmed();
+  clock.advance(29_999);
+  clock.advance(1);
+  assert.deepEqual(await pending, {
+    ok: false,
+    content:
+      'Error: tool "hang" did not finish within 30s (agent.tool_timeout); it was stopped and its result discarded',
+  });
+  assert.equal(seen?.aborted, true);
+  const declared = registry.call("slow_but_declared", "{}", context);
+  await clock.timersArmed();
+  clock.advance(60_000);
+  let settled = false;
+  declared.then(() => (settled = true));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(settled, false, "a tool's own longer timeout wins over the default");
+  clock.advance(60_000);
+  assert.equal(
+    (await declared).content,
+    'Error: tool "slow_but_declared" did not finish within 120s (the tool\'s own timeout); it was stopped and its result discarded',
+  );
+  assert.throws(
+    () => registry.register({ ...lamp, name: "bad_timeout", timeoutMs: -1 }),
+    /Tool "bad_timeout" \(from core\) has timeoutMs -1; allowed: a positive number of milliseconds/,
+  );
+});
+
+Deno.test("a tool still running when its turn is cancelled ends at once", async () => {
+  const registry = new ToolRegistry({ clock: new FakeClock() });
+  registry.register({ ...lamp, name: "hang", parameters: { type: "object" }, execute: () => new Promise(() => {}) });
+  const turn = new AbortController();
+  const pending = registry.call("hang", "{}", { ...context, signal: turn.signal });
+  turn.abort(new Error("shutdown"));
+  assert.deepEqual(await pending, { ok: false, content: 'Error: tool "hang" was cancelled with its turn' });
 });

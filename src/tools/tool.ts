@@ -23,7 +23,7 @@ export interface ToolContext {
   /** Source of that event, e.g. `http` or `qq:private:10001`. */
   source: string;
   sender: string;
-  /** Aborts when the turn is cancelled (shutdown). */
+  /** Aborts when the turn is cancelled (shutdown) or, inside a tool, when the call's deadline passes. */
   signal: AbortSignal;
   /** The channel the reply will go to. */
   replyChannel(): string;
@@ -33,7 +33,13 @@ export interface ToolContext {
 
 /** A tool with its handler. The handler's return value becomes the tool result (strings as is, others as JSON). */
 export interface Tool extends ToolSpec {
+  /**
+   * Runs the call. `context.signal` aborts when the call's deadline passes or the turn is cancelled; a handler that
+   * keeps going after that is abandoned and its result ignored.
+   */
   execute(args: Record<string, unknown>, context: ToolContext): unknown;
+  /** How long one call may take; the registry's default (`agent.tool_timeout`) when absent. */
+  timeoutMs?: number;
 }
 
 /** What a call produced, always ready to send back to the LLM. */

@@ -10,6 +10,7 @@
  */
 
 import assert from "node:assert/strict";
+import { waitFor } from "./wait.ts";
 
 /** A tool call the fake should ask for. */
 export interface FakeToolCall {
@@ -31,7 +32,12 @@ export type FakeStep =
     gate?: Promise<void>;
     /** Wait before answering. */
     delayMs?: number;
-    usage?: { prompt_tokens: number; completion_tokens: number };
+    usage?: {
+      prompt_tokens: number;
+      completion_tokens: number;
+      prompt_cache_hit_tokens?: number;
+      prompt_cache_miss_tokens?: number;
+    };
     reasoning?: string;
   }
   | { status: number; headers?: Record<string, string>; body?: unknown; delayMs?: number }
@@ -56,6 +62,24 @@ export interface FakeExpectations {
   maxTokens?: number;
   /** Bearer key the client must send. */
   apiKey?: string;
+  /**
+   * The model's context window in tokens, counted the fake's own way (UTF-8 bytes / 3.5 of every message text and
+   * tool declaration — stricter than homed's estimate for Latin text): prompt plus `max_tokens` must fit, as a real
+   * server demands.
+   */
+  contextWindow?: number;
+}
+
+/** The fake's token count of a request's prompt (messages and tool declarations), independent of homed's estimate. */
+export function fakePromptTokens(body: Record<string, unknown>): number {
+  const encoder = new TextEncoder();
+  let bytes = 0;
+  for (const message of (body.messages ?? []) as Array<Record<string, unknown>>) {
+    bytes += 16 + encoder.encode(typeof message.content === "string" ? message.content : "").length;
+    if (Array.isArray(message.tool_calls)) bytes += encoder.encode(JSON.stringify(message.tool_calls)).length;
+  }
+  if (body.tools) bytes += encoder.encode(JSON.stringify(body.tools)).length;
+  return Math.ceil(bytes / 3.5);
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -102,6 +126,15 @@ export function checkRequest(body: Record<string, unknown>, expect: FakeExpectat
   if (expect.maxTokens !== undefined && body.max_tokens !== expect.maxTokens) {
     problems.push(`max_tokens is ${body.max_tokens}`);
   }
+  if (expect.contextWindow !== undefined) {
+    const prompt = fakePromptTokens(body);
+    const maxTokens = typeof body.max_tokens === "number" ? body.max_tokens : 0;
+    if (prompt + maxTokens > expect.contextWindow) {
+      problems.push(
+        `maximum context length is ${expect.contextWindow} tokens; the request has ${prompt} in the prompt plus ${maxTokens} for the reply`,
+      );
+    }
+  }
   for (const tool of (body.tools ?? []) as Array<{ type?: string; function?: { name?: string } }>) {
     if (tool.type !== "function" || !TOOL_NAME.test(tool.function?.name ?? "")) {
       problems.push(`bad tool declaration ${JSON.stringify(tool).slice(0, 80)}`);
@@ -118,6 +151,7 @@ export class FakeLlm {
   #server: Deno.HttpServer<Deno.NetAddr>;
   #expect: FakeExpectations;
   #counter = 0;
+  #wrongKeyExpected = false;
 
   private constructor(expect: FakeExpectations) {
     this.#expect = expect;
@@ -155,6 +189,19 @@ export class FakeLlm {
     return this.#steps.length;
   }
 
+  /** Resolves once `count` requests arrived; fails after `limitMs` saying how many did. */
+  received(count: number, limitMs = 10_000): Promise<void> {
+    return waitFor(() => this.requests.length >= count, `${count} LLM request(s) (got ${this.requests.length})`, {
+      limitMs,
+      everyMs: 5,
+    });
+  }
+
+  /** Declares that requests with a wrong key are the point of the test (doctor's refusal check), not a violation. */
+  expectWrongKey(): void {
+    this.#wrongKeyExpected = true;
+  }
+
   async #handle(request: Request): Promise<Response> {
     const receivedAt = performance.now();
     const url = new URL(request.url);
@@ -178,6 +225,9 @@ export class FakeLlm {
     this.requests.push(recorded);
     const problems = checkRequest(body, this.#expect);
     if (this.#expect.apiKey && request.headers.get("authorization") !== `Bearer ${this.#expect.apiKey}`) {
+      if (!this.#wrongKeyExpected) {
+        this.violations.push(`request #${this.requests.length}: sent with a wrong API key`);
+      }
       return Response.json({ error: { message: "Incorrect API key provided" } }, { status: 401 });
     }
     if (this.#steps.length === 0) problems.push("unexpected request: the script is empty");
@@ -284,10 +334,16 @@ export class FakeLlm {
     return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
   }
 
-  /** Stops the server and fails when any request broke the contract. */
+  /**
+   * Stops the server and fails when any request broke the contract (wrong key included) or scripted answers were
+   * never asked for.
+   */
   async close(): Promise<void> {
     await this.#server.shutdown();
-    assert.deepEqual(this.violations, [], "the fake LLM saw requests that break the contract");
+    const unused = this.#steps.length
+      ? [`${this.#steps.length} scripted answer(s) were never asked for (the test expected more LLM calls)`]
+      : [];
+    assert.deepEqual([...this.violations, ...unused], [], "the fake LLM saw requests that break the contract");
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Device, DeviceContext, TurnEvent } from "../../src/io/device.ts";
+import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../src/io/device.ts";
 import { Capability, type InputEvent, type OutputEvent } from "../../src/io/event.ts";
 import type { ToolContext, ToolSpec } from "../../src/tools/tool.ts";
 
@@ -16,6 +16,10 @@ export interface RecordingOptions {
   failStart?: string;
   /** Makes `send()` reject with this message. */
   failSend?: string;
+  /** Makes `send()` never settle (a hung peer). */
+  hangSend?: boolean;
+  /** Declares the device a request/response channel whose replies come inline in `done`. */
+  answersInline?: boolean;
 }
 
 /** Records sends, turn events, starts and stops. */
@@ -27,10 +31,15 @@ export class RecordingDevice implements Device {
   readonly calls: Array<{ name: string; args: Record<string, unknown>; source: string }> = [];
   started = 0;
   stopped = 0;
+  /** Sends that were started but never settled (with `hangSend`). */
+  hung = 0;
+  readonly answersInline: boolean;
   #context: DeviceContext | undefined;
+  #doneWaiters = new Map<string, (result: TurnResult) => void>();
 
   constructor(readonly name: string, private readonly options: RecordingOptions = {}) {
     this.description = `test device ${name}`;
+    this.answersInline = options.answersInline ?? false;
   }
 
   tools(): ToolSpec[] {
@@ -60,12 +69,34 @@ export class RecordingDevice implements Device {
 
   send(event: OutputEvent): Promise<void> {
     if (this.options.failSend) return Promise.reject(new Error(this.options.failSend));
+    if (this.options.hangSend) {
+      this.hung++;
+      return new Promise<void>(() => {});
+    }
     this.sent.push(event);
     return Promise.resolve();
   }
 
   onTurnEvent(event: TurnEvent): void {
     this.turnEvents.push(event);
+    if (event.type === "done") this.#doneWaiters.get(event.eventId)?.(event.result);
+  }
+
+  /** The result of the turn for `eventId`, once its `done` event arrived; fails after `limitMs` naming the event. */
+  doneFor(eventId: string, limitMs = 5_000): Promise<TurnResult> {
+    const seen = this.turnEvents.find((e) => e.type === "done" && e.eventId === eventId);
+    if (seen?.type === "done") return Promise.resolve(seen.result);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#doneWaiters.delete(eventId);
+        reject(new Error(`device ${this.name}: no done event for ${eventId} within ${limitMs} ms`));
+      }, limitMs);
+      this.#doneWaiters.set(eventId, (result) => {
+        clearTimeout(timer);
+        this.#doneWaiters.delete(eventId);
+        resolve(result);
+      });
+    });
   }
 
   /** Emits a message as this device, e.g. `emit("hi", "alice", "tv:room1")`. */

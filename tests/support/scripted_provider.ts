@@ -14,8 +14,12 @@ import type {
 } from "../../src/agent/provider/provider.ts";
 import { checkRequest, type FakeExpectations } from "./fake_llm.ts";
 
-/** A scripted answer: a response, an error to throw, or a function of the request. */
-export type Script = Partial<ChatResponse> | Error | ((request: ChatRequest) => Partial<ChatResponse> | Error);
+/** A scripted answer: a response, an error to throw, a function of the request, or `"hang"` (never answers). */
+export type Script =
+  | Partial<ChatResponse>
+  | Error
+  | "hang"
+  | ((request: ChatRequest) => Partial<ChatResponse> | Error);
 
 /** Replays scripted answers. */
 export class ScriptedProvider implements Provider {
@@ -30,6 +34,11 @@ export class ScriptedProvider implements Provider {
     this.#script.push(...steps);
   }
 
+  /** Scripted answers not asked for yet. */
+  get remaining(): number {
+    return this.#script.length;
+  }
+
   chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     this.requests.push(structuredClone(request));
     const body = {
@@ -40,6 +49,14 @@ export class ScriptedProvider implements Provider {
     let step = this.#script.shift();
     if (typeof step === "function") step = step(request);
     if (step === undefined) return Promise.reject(new Error("ScriptedProvider: the script is empty"));
+    if (step === "hang") {
+      // Like a server that never answers: only the caller's signal ends the wait.
+      return new Promise((_, reject) => {
+        const signal = options.signal;
+        if (signal?.aborted) reject(signal.reason);
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    }
     if (step instanceof Error) return Promise.reject(step);
     const content = step.content ?? "";
     if (content && options.onDelta) { for (const piece of content.match(/.{1,4}/gs) ?? []) options.onDelta(piece); }
@@ -54,6 +71,8 @@ export class ScriptedProvider implements Provider {
       promptTokens: 0,
       completionTokens: 0,
       totalTokens: 0,
+      cacheHitTokens: 0,
+      cacheMissTokens: 0,
     };
   }
 }

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
+import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { RecordingDevice } from "../../../tests/support/recording_device.ts";
 import { call, ScriptedProvider } from "../../../tests/support/scripted_provider.ts";
-import { systemClock } from "../../clock.ts";
+import { type Clock, systemClock } from "../../clock.ts";
+import type { TurnResult } from "../../io/device.ts";
 import { IOManager } from "../../io/io_manager.ts";
 import { outputTools } from "../../io/output_tools.ts";
 import { RouteTable } from "../../io/route_table.ts";
@@ -10,50 +12,75 @@ import { ToolRegistry } from "../../tools/registry.ts";
 import type { Persona } from "../personal.ts";
 import { ProviderError } from "../provider/provider_error.ts";
 import { Agent } from "./agent.ts";
+import { REFERENCE_CLOSE, REFERENCE_OPEN } from "./prompt.ts";
 
 const PERSONA: Persona = Object.freeze({ text: "# Test persona\n", source: "test", sha256: "x" });
 
-async function setup(options: { maxToolRounds?: number; contextSize?: number; routes?: Record<string, string> } = {}) {
-  const tools = new ToolRegistry();
+interface SetupOptions {
+  maxToolRounds?: number;
+  contextSize?: number;
+  contextTokens?: number;
+  turnTimeoutMs?: number;
+  routes?: Record<string, string>;
+  clock?: Clock;
+  /** The fake server's window; requests over it are violations. */
+  contextWindow?: number;
+  extraDevices?: RecordingDevice[];
+}
+
+async function setup(options: SetupOptions = {}) {
+  const clock = options.clock ?? { ...systemClock, now: () => Date.UTC(2026, 10, 30, 8) };
+  const tools = new ToolRegistry({ clock });
   const io = new IOManager({
-    clock: { ...systemClock, now: () => Date.UTC(2026, 10, 30, 8) },
+    clock,
     routes: new RouteTable(options.routes ?? {}, {}, undefined),
     tools,
     logger: getLogger(["test"]),
   });
   for (const tool of outputTools(io, getLogger(["test"]))) tools.register(tool);
-  const provider = new ScriptedProvider({ personaPrefix: PERSONA.text });
+  const provider = new ScriptedProvider({
+    personaPrefix: PERSONA.text,
+    ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
+  });
   const tv = new RecordingDevice("tv");
   const lamp = new RecordingDevice("lamp");
-  await io.replaceDevices([tv, lamp]);
+  await io.replaceDevices([tv, lamp, ...(options.extraDevices ?? [])]);
   const agent = new Agent({
     io,
     provider,
     tools,
     persona: PERSONA,
-    clock: systemClock,
+    clock,
     logger: getLogger(["test"]),
     maxToolRounds: options.maxToolRounds ?? 10,
     contextSize: options.contextSize ?? 30,
+    ...(options.contextTokens ? { contextTokens: options.contextTokens } : {}),
+    ...(options.turnTimeoutMs ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
+    shutdownGraceMs: 1_000,
     keepReasoning: false,
   });
-  return { io, provider, tv, lamp, agent, tools };
+  await agent.start();
+  const close = async () => {
+    await agent.stop();
+    await io.close();
+  };
+  return { io, provider, tv, lamp, agent, tools, close };
 }
 
-async function nextTurn(io: IOManager, agent: Agent) {
-  return await agent.handle((await io.next())!);
+/** Emits a message on `device` and waits for its turn's `done`. */
+async function turn(device: RecordingDevice, text: string, sender = "owner", source = device.name) {
+  return await device.doneFor(device.emit(text, sender, source).id);
 }
 
 Deno.test("one system message, beginning with the persona; the user message tagged with source and sender", async () => {
-  const { io, provider, tv, agent } = await setup();
+  const { provider, tv, close } = await setup();
   provider.enqueue({ content: "Hello" });
-  tv.emit("Hi there", "alice", "tv:room1");
-  const result = await nextTurn(io, agent);
+  const result = await turn(tv, "Hi there", "alice", "tv:room1");
   assert.deepEqual(result, { eventId: result.eventId, reply: "Hello", channel: "tv:room1", rounds: 1 });
   const messages = provider.requests[0]!.messages;
   assert.equal(messages.filter((m) => m.role === "system").length, 1);
   assert.ok((messages[0]!.content as string).startsWith(PERSONA.text));
-  assert.deepEqual(messages[1], { role: "user", content: "[via tv:room1, from alice] Hi there" });
+  assert.match(messages[1]!.content as string, /\n\n\[via tv:room1, from alice\] Hi there$/);
   assert.deepEqual(tv.sent, [{
     target: "tv:room1",
     type: "message",
@@ -66,29 +93,54 @@ Deno.test("one system message, beginning with the persona; the user message tagg
   assert.throws(() => {
     (PERSONA as { text: string }).text = "changed";
   }, TypeError);
-  await io.close();
+  await close();
+});
+
+Deno.test("per-turn material rides in the current message's reference block; the system message stays the same", async () => {
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 30, 8) });
+  const { provider, tv, close } = await setup({ clock });
+  provider.enqueue({ content: "r1" }, { content: "r2" });
+  tv.emit("21", "sensor", "tv:thermo", "temperature");
+  await turn(tv, "first");
+  clock.advance(60_000);
+  await turn(tv, "second");
+  const [one, two] = provider.requests;
+  assert.equal(one!.messages[0]!.content, two!.messages[0]!.content, "the system message is byte-identical");
+  assert.doesNotMatch(one!.messages[0]!.content as string, /2026-11-30T08|tv:thermo/);
+  const current = two!.messages.at(-1)!.content as string;
+  assert.ok(current.startsWith(`${REFERENCE_OPEN}\n### Now\n2026-11-30T08:01:00.000Z\n`), current);
+  assert.match(
+    current,
+    /### Recent device events \(recorded, not messages\)\n- .* tv:thermo temperature ×1: \{"value":"21"\}/,
+  );
+  assert.ok(current.endsWith(`${REFERENCE_CLOSE}\n\n[via tv, from owner] second`));
+  // History holds the plain tagged message: the earlier request is a prefix of the later one up to that message.
+  assert.deepEqual(two!.messages.slice(1, 3), [
+    { role: "user", content: "[via tv, from owner] first" },
+    { role: "assistant", content: "r1" },
+  ]);
+  await close();
 });
 
 Deno.test("an input with payload.stream gets the reply as deltas before done", async () => {
-  const { io, provider, tv, agent } = await setup();
+  const { io, provider, tv, close } = await setup();
   provider.enqueue({ content: "Streamed reply" });
-  io.submit({ source: "tv", sender: "owner", type: "message", payload: { text: "hi", stream: true } });
-  await nextTurn(io, agent);
+  const event = io.submit({ source: "tv", sender: "owner", type: "message", payload: { text: "hi", stream: true } });
+  await tv.doneFor(event.id);
   const deltas = tv.turnEvents.filter((e) => e.type === "delta").map((e) => e.type === "delta" ? e.text : "");
   assert.ok(deltas.length > 1);
   assert.equal(deltas.join(""), "Streamed reply");
   assert.equal(tv.turnEvents.at(-1)!.type, "done");
-  await io.close();
+  await close();
 });
 
 Deno.test("duplicate tool-call ids are made unique so each is answered exactly once", async () => {
-  const { io, provider, tv, agent } = await setup();
+  const { provider, tv, close } = await setup();
   provider.enqueue(
     { toolCalls: [call("output_list_channels", {}, "same"), call("output_list_channels", {}, "same")] },
     { content: "done" },
   );
-  tv.emit("go");
-  await nextTurn(io, agent);
+  await turn(tv, "go");
   const second = provider.requests[1]!.messages;
   const assistant = second.find((m) => m.role === "assistant")!;
   assert.deepEqual(assistant.role === "assistant" && assistant.tool_calls?.map((c) => c.id), ["same", "same_2"]);
@@ -97,26 +149,24 @@ Deno.test("duplicate tool-call ids are made unique so each is answered exactly o
     ["same", "same_2"],
   );
   assert.deepEqual(provider.violations, []);
-  await io.close();
+  await close();
 });
 
 Deno.test("the last allowed round goes without tools; calls asked for anyway are dropped with a note", async () => {
-  const { io, provider, tv, agent } = await setup({ maxToolRounds: 1 });
+  const { provider, tv, close } = await setup({ maxToolRounds: 1 });
   provider.enqueue({ content: "", toolCalls: [call("output_list_channels"), call("output_send", {}, "b")] });
-  tv.emit("go");
-  const result = await nextTurn(io, agent);
+  const result = await turn(tv, "go");
   assert.equal(provider.requests[0]!.tools, undefined);
   assert.equal(result.reply, "(Stopped after 1 rounds of tool use; 2 further tool calls were not run.)");
   provider.enqueue({ content: "next" });
-  tv.emit("again");
-  await nextTurn(io, agent);
+  await turn(tv, "again");
   assert.deepEqual(provider.requests[1]!.messages.map((m) => m.role), ["system", "user", "assistant", "user"]);
   assert.deepEqual(provider.violations, []);
-  await io.close();
+  await close();
 });
 
 Deno.test("events are handled in arrival order and a new one never preempts the turn in flight", async () => {
-  const { io, provider, tv, agent } = await setup();
+  const { provider, tv, close } = await setup();
   const sentWhenAsked: number[] = [];
   for (const reply of ["r1", "r2", "r3"]) {
     provider.enqueue(() => {
@@ -124,69 +174,114 @@ Deno.test("events are handled in arrival order and a new one never preempts the 
       return { content: reply };
     });
   }
-  tv.emit("m1");
-  tv.emit("m2");
-  tv.emit("m3");
-  agent.start();
-  while (tv.sent.length < 3) await new Promise((resolve) => setTimeout(resolve, 1));
-  await agent.stop(1000);
+  const ids = ["m1", "m2", "m3"].map((text) => tv.emit(text).id);
+  for (const id of ids) await tv.doneFor(id);
   assert.deepEqual(sentWhenAsked, [0, 1, 2], "each request starts only after the previous reply went out");
   assert.deepEqual(tv.sent.map((e) => e.payload.text), ["r1", "r2", "r3"]);
   const last = provider.requests[2]!.messages;
-  assert.deepEqual(last.filter((m) => m.role === "user").map((m) => m.content), [
+  assert.deepEqual(last.slice(0, -1).filter((m) => m.role === "user").map((m) => m.content), [
     "[via tv, from owner] m1",
     "[via tv, from owner] m2",
-    "[via tv, from owner] m3",
   ]);
-  await io.close();
-});
-
-Deno.test("non-message events start no turn and are shown coalesced in the next prompt", async () => {
-  const { io, provider, tv, agent } = await setup();
-  provider.enqueue({ content: "It is 23 degrees." });
-  for (const value of ["21", "22", "23"]) tv.emit(value, "sensor", "tv:thermo", "temperature");
-  tv.emit("How warm is it?");
-  agent.start();
-  while (tv.sent.length < 1) await new Promise((resolve) => setTimeout(resolve, 1));
-  await agent.stop(1000);
-  assert.equal(provider.requests.length, 1);
-  const system = provider.requests[0]!.messages[0]!.content as string;
-  assert.match(
-    system,
-    /## \[homed\] Recent device events \(recorded, not messages\)\n- .* tv:thermo temperature ×3: \{"value":"23"\}/,
-  );
-  await io.close();
+  await close();
 });
 
 Deno.test("output_set_channel moves the reply; a failed channel falls back to the source", async () => {
-  const { io, provider, tv, lamp, agent } = await setup();
+  const broken = new RecordingDevice("fax", { failSend: "paper jam" });
+  const { provider, tv, lamp, close } = await setup({ extraDevices: [broken] });
   provider.enqueue({ toolCalls: [call("output_set_channel", { channel: "lamp" })] }, { content: "On the lamp" });
-  tv.emit("Reply on the lamp");
-  const moved = await nextTurn(io, agent);
+  const moved = await turn(tv, "Reply on the lamp");
   assert.equal(moved.channel, "lamp");
   assert.equal(lamp.sent[0]!.payload.text, "On the lamp");
 
-  const broken = new RecordingDevice("fax", { failSend: "paper jam" });
-  await io.replaceDevices([tv, lamp, broken]);
   provider.enqueue({ toolCalls: [call("output_set_channel", { channel: "fax" })] }, { content: "Fallback" });
-  tv.emit("Reply on the fax");
-  const fallback = await nextTurn(io, agent);
+  const fallback = await turn(tv, "Reply on the fax");
   assert.equal(fallback.channel, "tv");
   assert.equal(tv.sent.at(-1)!.payload.text, "Fallback");
-  await io.close();
+  await close();
+});
+
+Deno.test("a device whose send never settles delays neither another channel's reply nor the next turn", async () => {
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 30, 8) });
+  const stuck = new RecordingDevice("stuck", { hangSend: true });
+  const web = new RecordingDevice("web", { answersInline: true });
+  const { provider, tv, close } = await setup({ clock, extraDevices: [stuck, web] });
+  provider.enqueue({ content: "to the stuck one" }, { content: "to tv" }, { content: "to web" });
+  const first = stuck.emit("hello from a hung peer");
+  const second = await turn(tv, "and me?");
+  const third = await turn(web, "and the web?");
+  // Both later turns ran and were answered while the first reply still hangs in the stuck device's own queue.
+  assert.equal(second.reply, "to tv");
+  assert.equal(tv.sent.at(-1)!.payload.text, "to tv");
+  assert.deepEqual(third, { eventId: third.eventId, reply: "to web", channel: "web", rounds: 1 });
+  assert.deepEqual(web.sent, [], "an inline reply is handed over in done, not queued");
+  assert.equal(stuck.hung, 1);
+  assert.equal(stuck.turnEvents.length, 0, "the stuck reply is still in flight");
+  clock.advance(30_000);
+  const late = await stuck.doneFor(first.id);
+  assert.equal(late.error?.code, "undelivered");
+  assert.equal(
+    late.error?.message,
+    'Channel "stuck" did not take the output within 30s (io.send_timeout); it was given up',
+  );
+  await close();
+});
+
+Deno.test("a never-answering LLM ends the turn at llm.turn_timeout and the next input is served", async () => {
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 30, 8) });
+  const { provider, tv, agent, close } = await setup({ clock, turnTimeoutMs: 90_000 });
+  provider.enqueue("hang", { content: "I am back" });
+  const hung = tv.emit("are you there?");
+  const next = tv.emit("hello again");
+  await clock.timersArmed();
+  clock.advance(89_999);
+  assert.equal(tv.turnEvents.length, 0);
+  clock.advance(1);
+  const failed = await tv.doneFor(hung.id);
+  assert.equal(failed.error?.code, "timeout");
+  assert.match(failed.error!.message, /did not finish this turn within 90s \(llm\.turn_timeout\)/);
+  assert.equal(tv.sent[0]!.type, "error");
+  assert.equal((await tv.doneFor(next.id)).reply, "I am back");
+  assert.equal(agent.status().turn_timeouts, 1);
+  // The timed-out turn left no trace in the context.
+  assert.deepEqual(provider.requests[1]!.messages.map((m) => m.role), ["system", "user"]);
+  await close();
+});
+
+Deno.test("stop answers queued messages with shutting_down at once and cancels the turn in flight after the grace", async () => {
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 30, 8) });
+  const { io, provider, tv, close } = await setup({ clock });
+  provider.enqueue("hang");
+  const inFlight = tv.emit("slow");
+  const queued = ["q1", "q2", "q3"].map((text) => tv.emit(text));
+  await clock.timersArmed();
+  const stopping = close();
+  for (const event of queued) {
+    const result = await tv.doneFor(event.id);
+    assert.deepEqual(result.error, {
+      code: "shutting_down",
+      message: "homed is shutting down; the message was not answered",
+    });
+  }
+  assert.throws(() => tv.emit("too late"), /homed is shutting down and takes no new input/);
+  assert.equal(io.queued, 0);
+  await clock.timersArmed(2);
+  clock.advance(1_000);
+  await stopping;
+  const cancelled = await tv.doneFor(inFlight.id);
+  assert.equal(cancelled.error?.code, "shutting_down");
+  assert.equal(provider.requests.length, 1, "no queued message reached the LLM after stop");
 });
 
 Deno.test("an LLM failure reports a clear error, sends it to the channel, and leaves the context as it was", async () => {
-  const { io, provider, tv, agent } = await setup();
+  const { provider, tv, agent, close } = await setup();
   provider.enqueue({ content: "first" });
-  tv.emit("one");
-  await nextTurn(io, agent);
+  await turn(tv, "one");
   provider.enqueue(
     { toolCalls: [call("output_list_channels")] },
     new ProviderError("server", "The LLM server at x failed (HTTP 500: boom)", { status: 500 }),
   );
-  tv.emit("two");
-  const failed = await nextTurn(io, agent);
+  const failed = await turn(tv, "two");
   assert.deepEqual(failed.error, { code: "server", message: "The LLM server at x failed (HTTP 500: boom)" });
   assert.deepEqual(tv.sent.at(-1), {
     target: "tv",
@@ -195,34 +290,61 @@ Deno.test("an LLM failure reports a clear error, sends it to the channel, and le
     replyTo: failed.eventId,
   });
   provider.enqueue({ content: "third" });
-  tv.emit("three");
-  await nextTurn(io, agent);
+  await turn(tv, "three");
   assert.deepEqual(provider.requests.at(-1)!.messages.map((m) => m.role), ["system", "user", "assistant", "user"]);
-  assert.equal(agent.status().failedTurns, 1);
+  assert.equal(agent.status().failed_turns, 1);
   assert.equal(agent.status().turns, 2);
 
-  tv.emit("");
-  const empty = await nextTurn(io, agent);
+  const empty = await turn(tv, "");
   assert.deepEqual(empty.error, { code: "bad_input", message: "A message event needs a non-empty payload.text" });
-  await io.close();
+  await close();
 });
 
 Deno.test("an empty answer is replaced by a visible placeholder", async () => {
-  const { io, provider, tv, agent } = await setup();
+  const { provider, tv, close } = await setup();
   provider.enqueue({ content: "   " });
-  tv.emit("?");
-  assert.equal((await nextTurn(io, agent)).reply, "(The model returned an empty answer.)");
-  await io.close();
+  assert.equal((await turn(tv, "?")).reply, "(The model returned an empty answer.)");
+  await close();
 });
 
 Deno.test("over many tool turns the context stays within its size and every request stays valid", async () => {
-  const { io, provider, tv, agent } = await setup({ contextSize: 8 });
+  const { provider, tv, agent, close } = await setup({ contextSize: 8 });
   for (let n = 0; n < 20; n++) {
     provider.enqueue({ toolCalls: [call("output_list_channels", {}, `c${n}`)] }, { content: `a${n}` });
-    tv.emit(`m${n}`);
-    await nextTurn(io, agent);
-    assert.ok(agent.status().contextEntries <= 8);
+    await turn(tv, `m${n}`);
+    assert.ok(agent.contextEntries <= 8);
   }
   assert.deepEqual(provider.violations, []);
-  await io.close();
+  await close();
+});
+
+Deno.test("200 turns with 30 kB tool results never fail for length; oversize results are cut visibly", async () => {
+  const latin = "sensor log line: the boiler reported pressure 1.4 bar at 07:00. ".repeat(480); // 30,720 bytes
+  const chinese = "锅炉压力正常，水温六十度。".repeat(788); // 30,732 bytes, 10,244 characters
+  const { provider, tv, tools, agent, close } = await setup({ contextWindow: 65_536, contextSize: 1_000 });
+  let n = 0;
+  tools.register({
+    name: "boiler_log",
+    description: "The boiler's log",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    execute: () => n % 2 ? chinese : latin,
+  });
+  const results: TurnResult[] = [];
+  for (n = 0; n < 200; n++) {
+    provider.enqueue({ toolCalls: [call("boiler_log", {}, `log${n}`)] }, { content: `All fine ${n}.` });
+    results.push(await turn(tv, `Check the boiler, round ${n}`));
+  }
+  assert.deepEqual(results.filter((r) => r.error), [], "no turn failed");
+  assert.deepEqual(provider.violations, [], "no request exceeded the model's window");
+  const latinResult = provider.requests[1]!.messages.at(-1)!;
+  assert.deepEqual(latinResult, { role: "tool", tool_call_id: "log0", content: latin }, "within budget: whole");
+  const chineseResult = provider.requests[3]!.messages.at(-1)!.content as string;
+  assert.match(
+    chineseResult,
+    /\n\[… homed cut this result: it had 10,244 characters \(≈10,244 tokens\); only the first 7,96\d are shown …\]$/,
+  );
+  assert.ok(chineseResult.startsWith("锅炉压力正常，水温六十度。"));
+  assert.ok((agent.status().context_shrinks as number) > 10, "the context shrank in batches");
+  assert.equal(agent.status().cut_tool_results, 100);
+  await close();
 });

@@ -46,3 +46,41 @@ Deno.test("bad input is refused", () => {
     /must start with a user message/,
   );
 });
+
+Deno.test("over the token bound a batch of the oldest exchanges goes at once, down to two thirds", () => {
+  const context = new ContextWindow(100, 1_000);
+  const long = (n: number): ChatMessage[] => [user(n), { role: "assistant", content: "x".repeat(396) }]; // ≈ 110 tokens
+  const sizes: number[] = [];
+  for (let n = 0; n < 30; n++) {
+    context.appendTurn(long(n));
+    sizes.push(context.size);
+    assert.ok(context.tokens <= 1_000, `turn ${n}: ${context.tokens} tokens`);
+  }
+  // Steady growth, then a drop by several exchanges at once — not one entry per turn.
+  const drops = sizes.flatMap((size, i) => i > 0 && size < sizes[i - 1]! ? [sizes[i - 1]! - size] : []);
+  assert.ok(drops.length >= 2 && drops.every((d) => d >= 4), `drops: ${drops.join(", ")}`);
+  assert.ok(context.tokens <= 1_000);
+  assert.equal(context.entries()[0]!.role, "user");
+  assert.equal(context.shrinks, drops.length);
+});
+
+Deno.test("between shrinks the entries only grow at the end, so each request extends the last one", () => {
+  const context = new ContextWindow(12, 100_000);
+  let previous = context.entries();
+  for (let n = 0; n < 40; n++) {
+    context.appendTurn([user(n), { role: "assistant", content: `a${n}` }]);
+    const now = context.entries();
+    const extends_ = previous.every((entry, i) => now[i] === entry);
+    if (!extends_) assert.ok(now.length <= 8 + 2, `a shrink goes down to two thirds (8 entries), got ${now.length}`);
+    previous = now;
+  }
+});
+
+Deno.test("shrinkTo keeps the newest exchange even when it alone is over", () => {
+  const context = new ContextWindow(30, 100_000);
+  context.appendTurn([user(1), { role: "assistant", content: "a1" }]);
+  context.appendTurn([user(2), { role: "assistant", content: "x".repeat(4_000) }]);
+  assert.equal(context.shrinkTo(30, 10), 2);
+  assert.deepEqual(context.entries().map((e) => e.content?.slice(0, 2)), ["u2", "xx"]);
+  assert.equal(context.shrinkTo(30, 10), 0, "nothing more can go");
+});

@@ -34,7 +34,7 @@ export interface OpenAIProviderOptions {
   maxTokens: number;
   /** `false` sends `thinking: {type: "disabled"}`, `true` enables it, `"omit"` sends nothing. */
   thinking: boolean | "omit";
-  /** Longest wait for the first byte, and between two streamed chunks. */
+  /** Idle timeout: longest wait for the answer's headers, and between two streamed chunks (`llm.timeout`). */
   timeoutMs: number;
   maxRetries: number;
   clock: Clock;
@@ -52,34 +52,35 @@ interface WireToolCall {
 }
 
 /**
- * Aborts when nothing arrived for `ms`. `touch()` only records the time (it runs on every streamed chunk); the one
- * timer re-arms itself for the remainder when it fires early.
+ * Aborts when nothing arrived for `ms` on the injected clock. `touch()` only records the time (it runs on every
+ * streamed chunk); the one timer re-arms itself for the remainder when it fires early.
  */
 class IdleTimeout {
   readonly controller = new AbortController();
   fired = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #last = performance.now();
+  #cancel: () => void = () => {};
+  #last: number;
 
-  constructor(private readonly ms: number) {
+  constructor(private readonly ms: number, private readonly clock: Clock) {
+    this.#last = clock.monotonic();
     this.#arm(ms);
   }
 
   #arm(delay: number): void {
-    this.#timer = setTimeout(() => {
-      const idle = performance.now() - this.#last;
+    this.#cancel = this.clock.after(delay, () => {
+      const idle = this.clock.monotonic() - this.#last;
       if (idle < this.ms) return this.#arm(this.ms - idle);
       this.fired = true;
       this.controller.abort(new Error("timeout"));
-    }, delay);
+    });
   }
 
   touch(): void {
-    this.#last = performance.now();
+    this.#last = this.clock.monotonic();
   }
 
   clear(): void {
-    clearTimeout(this.#timer);
+    this.#cancel();
   }
 }
 
@@ -88,7 +89,16 @@ export class OpenAIProvider implements Provider {
   readonly model: string;
   #options: OpenAIProviderOptions;
   #client: OpenAI | undefined;
-  #totals: UsageTotals = { requests: 0, retries: 0, errors: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  #totals: UsageTotals = {
+    requests: 0,
+    retries: 0,
+    errors: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    totalTokens: 0,
+    cacheHitTokens: 0,
+    cacheMissTokens: 0,
+  };
   #host: string;
 
   /**
@@ -110,7 +120,9 @@ export class OpenAIProvider implements Provider {
         project: null,
         webhookSecret: null,
         maxRetries: 0,
-        timeout: options.timeoutMs,
+        // homed's own clock-driven idle timeout and the turn deadline decide; the SDK's real-time timeout is only a
+        // backstop far behind them.
+        timeout: Math.max(options.timeoutMs, 30 * 60_000),
       });
     }
   }
@@ -183,6 +195,8 @@ export class OpenAIProvider implements Provider {
     this.#totals.promptTokens += usage.promptTokens;
     this.#totals.completionTokens += usage.completionTokens;
     this.#totals.totalTokens += usage.totalTokens;
+    this.#totals.cacheHitTokens += usage.cacheHitTokens;
+    this.#totals.cacheMissTokens += usage.cacheMissTokens;
   }
 
   #body(request: ChatRequest, stream: boolean): Record<string, unknown> {
@@ -216,20 +230,36 @@ export class OpenAIProvider implements Provider {
     signal: AbortSignal | undefined,
     onDelta: ((text: string) => void) | undefined,
   ): Promise<ChatResponse> {
-    const idle = new IdleTimeout(this.#options.timeoutMs);
+    const idle = new IdleTimeout(this.#options.timeoutMs, this.#options.clock);
     const combined = signal ? AbortSignal.any([signal, idle.controller.signal]) : idle.controller.signal;
     try {
       if (!onDelta) {
-        // deno-lint-ignore no-explicit-any
-        const raw = await client.chat.completions.create(this.#body(request, false) as any, { signal: combined });
-        return this.#parseCompletion(raw as unknown as Record<string, unknown>);
+        // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
+        const response = await client.chat.completions.create(
+          // deno-lint-ignore no-explicit-any
+          this.#body(request, false) as any,
+          { signal: combined },
+        ).asResponse();
+        idle.clear();
+        const text = await response.text();
+        let raw: unknown;
+        try {
+          raw = JSON.parse(text);
+        } catch (error) {
+          throw this.#badResponse(`it is not valid JSON (${(error as Error).message}): ${text.slice(0, 120)}`);
+        }
+        if (raw === null || typeof raw !== "object") throw this.#badResponse("it is not a JSON object");
+        return this.#parseCompletion(raw as Record<string, unknown>);
       }
       const stream = await client.chat.completions.create(
         // deno-lint-ignore no-explicit-any
         this.#body(request, true) as any,
         { signal: combined },
       ) as unknown as AsyncIterable<Record<string, unknown>>;
-      return await this.#collectStream(stream, idle, onDelta);
+      const collected = await this.#collectStream(stream, idle, onDelta);
+      // An abort can end the SDK's stream iteration quietly; a cut-off stream is never a complete answer.
+      if (combined.aborted) throw combined.reason;
+      return collected;
     } catch (error) {
       if (idle.fired) {
         throw new ProviderError(
@@ -408,6 +438,8 @@ function readUsage(raw: unknown): Usage {
     promptTokens: number(usage.prompt_tokens),
     completionTokens: number(usage.completion_tokens),
     totalTokens: number(usage.total_tokens),
+    cacheHitTokens: number(usage.prompt_cache_hit_tokens),
+    cacheMissTokens: number(usage.prompt_cache_miss_tokens),
   };
 }
 

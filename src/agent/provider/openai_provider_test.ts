@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { FakeLlm } from "../../../tests/support/fake_llm.ts";
+import { waitFor } from "../../../tests/support/wait.ts";
 import { OpenAIProvider, type OpenAIProviderOptions } from "./openai_provider.ts";
 import type { ChatRequest } from "./provider.ts";
 import { ProviderError } from "./provider_error.ts";
@@ -64,6 +65,8 @@ Deno.test("sends model, temperature, max_tokens, tools and thinking as configure
       promptTokens: 12,
       completionTokens: 3,
       totalTokens: 15,
+      cacheHitTokens: 0,
+      cacheMissTokens: 0,
     });
     await fake.close();
   }
@@ -185,7 +188,7 @@ Deno.test("answers homed cannot use are errors that say what is wrong", async ()
   await fake.close();
 });
 
-Deno.test("a silent server times out with a message naming the wait", async () => {
+Deno.test("a silent server times out on the injected clock with a message naming the wait", async () => {
   const fake = FakeLlm.start();
   let release!: () => void;
   const held = new Promise<void>((resolve) => release = resolve);
@@ -195,11 +198,76 @@ Deno.test("a silent server times out with a message naming the wait", async () =
       return Response.json({ choices: [] });
     },
   });
-  const { provider: p } = provider(fake, { timeoutMs: 1_000, maxRetries: 0 });
-  const error = await rejection(p.chat(REQUEST));
+  const { provider: p, clock } = provider(fake, { timeoutMs: 30_000, maxRetries: 0 });
+  const pending = rejection(p.chat(REQUEST));
+  await fake.received(1);
+  clock.advance(29_999);
+  clock.advance(1);
+  const error = await pending;
   assert.equal(error.code, "timeout");
-  assert.equal(error.message, `The LLM server at ${new URL(fake.baseUrl).host} did not answer within 1s`);
+  assert.equal(error.message, `The LLM server at ${new URL(fake.baseUrl).host} did not answer within 30s`);
   release();
+  await fake.close();
+});
+
+Deno.test("a stream that stalls between chunks times out; steady chunks keep it alive", async () => {
+  const fake = FakeLlm.start();
+  const encoder = new TextEncoder();
+  let sendMore!: (text: string) => void;
+  let stall!: () => void;
+  fake.enqueue({
+    raw: () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            const chunk = (text: string) =>
+              controller.enqueue(
+                encoder.encode(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`),
+              );
+            sendMore = chunk;
+            stall = () => controller.close();
+            chunk("Hel");
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      ),
+  });
+  const { provider: p, clock } = provider(fake, { timeoutMs: 10_000, maxRetries: 0 });
+  const deltas: string[] = [];
+  const pending = rejection(p.chat(REQUEST, { onDelta: (text) => deltas.push(text) }));
+  await waitFor(() => deltas.length === 1, "the first delta");
+  clock.advance(9_000);
+  sendMore("lo");
+  await waitFor(() => deltas.length === 2, "the second delta");
+  clock.advance(9_000); // 18 s since the start, 9 s since the last chunk: still alive
+  assert.deepEqual(deltas, ["Hel", "lo"]);
+  clock.advance(1_000);
+  const error = await pending;
+  assert.equal(error.code, "timeout");
+  assert.match(error.message, /did not answer within 10s( \(the answer was cut off midway\))?$/);
+  stall();
+  await fake.close();
+});
+
+Deno.test("DeepSeek's prompt cache counts are added up", async () => {
+  const fake = FakeLlm.start();
+  fake.enqueue(
+    {
+      reply: "a",
+      usage: { prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 },
+    },
+    {
+      reply: "b",
+      usage: { prompt_tokens: 120, completion_tokens: 5, prompt_cache_hit_tokens: 100, prompt_cache_miss_tokens: 20 },
+    },
+  );
+  const { provider: p } = provider(fake);
+  await p.chat(REQUEST);
+  await p.chat(REQUEST);
+  const usage = p.usage();
+  assert.equal(usage.cacheHitTokens, 164);
+  assert.equal(usage.cacheMissTokens, 56);
+  assert.equal(usage.promptTokens, 220);
   await fake.close();
 });
 

@@ -33,6 +33,10 @@ export interface Usage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /** DeepSeek's `prompt_cache_hit_tokens`: prompt tokens served from its prefix cache (0 when not reported). */
+  cacheHitTokens: number;
+  /** DeepSeek's `prompt_cache_miss_tokens` (0 when not reported). */
+  cacheMissTokens: number;
 }
 
 /** The model's answer. */

@@ -78,7 +78,7 @@ Deno.test("every acknowledged write survives SIGKILL at 24 random points", async
     for (const n of expected) {
       assert.deepEqual(store.index.get(`d${n}`)!.terms, termFrequencies(writerText(n), { lexicon: HOUSEHOLD }));
     }
-    store.close();
+    await store.close();
   }
   assert.ok(applied > 400, `only ${applied} writes in 24 rounds`);
   await Deno.remove(dir, { recursive: true });

@@ -122,6 +122,9 @@ class DocPool {
   }
 }
 
+/** A change made while a sliced compaction runs: a put (with terms) or a delete. */
+type JournalEntry = { id: string; terms?: ReadonlyMap<string, number>; meta?: DocMeta };
+
 /** The index. Not persistent by itself: {@link VectorStore} adds the log and snapshots. */
 export class InvertedIndex {
   #termIds = new Map<string, number>();
@@ -139,6 +142,8 @@ export class InvertedIndex {
   #live = 0;
   #accumulator = new Float32Array(16);
   #touched = new Int32Array(16);
+  /** Set while a sliced compaction runs: changes made meanwhile, replayed on the rebuilt index. */
+  #journal: JournalEntry[] | undefined;
   scoring: ScoringOptions;
 
   /**
@@ -212,7 +217,8 @@ export class InvertedIndex {
    * ```
    */
   put(id: string, terms: ReadonlyMap<string, number>, meta: DocMeta): void {
-    this.delete(id);
+    this.#journal?.push({ id, terms, meta });
+    this.#remove(id);
     const slot = this.#ids.length;
     this.#ensureSlots(slot + 1);
     const termIds = new Int32Array(terms.size);
@@ -242,6 +248,12 @@ export class InvertedIndex {
 
   /** Removes a document; false when it was not there. Its postings are skipped until {@link compact}. */
   delete(id: string): boolean {
+    if (!this.#slotOf.has(id)) return false;
+    this.#journal?.push({ id });
+    return this.#remove(id);
+  }
+
+  #remove(id: string): boolean {
     const slot = this.#slotOf.get(id);
     if (slot === undefined) return false;
     this.#slotOf.delete(id);
@@ -253,16 +265,45 @@ export class InvertedIndex {
     return true;
   }
 
-  /** Drops deleted slots and unused terms, rebuilding the postings (the heartbeat's `reindex`). */
+  /** Drops deleted slots and unused terms, rebuilding the postings in one synchronous step (small indexes, tests). */
   compact(): void {
-    const live = [...this.#slotOf.entries()].sort((a, b) => a[1] - b[1]).map(([id, slot]) => ({
-      id,
-      meta: this.#meta[slot]!,
-      terms: this.get(id)!.terms,
-    }));
     const fresh = new InvertedIndex(this.scoring);
-    for (const doc of live) fresh.put(doc.id, doc.terms, doc.meta);
+    for (const [id, slot] of this.#slotOf) fresh.put(id, this.get(id)!.terms, this.#meta[slot]!);
     this.#replaceWith(fresh);
+  }
+
+  /**
+   * The same as {@link compact}, rebuilt `slice` documents at a time with `pause()` awaited between slices, so a
+   * large index never blocks the event loop for long. Puts and deletes made meanwhile are recorded and replayed on
+   * the rebuilt index before it takes over, so nothing is lost.
+   *
+   * @example
+   * ```ts
+   * await index.compactInSlices(() => new Promise((resolve) => setTimeout(resolve, 0)));
+   * ```
+   */
+  async compactInSlices(pause: () => Promise<void>, slice = 2_000): Promise<void> {
+    if (this.#journal) throw new RangeError("A compaction of this index is already running");
+    const journal: JournalEntry[] = [];
+    this.#journal = journal;
+    try {
+      // Map order is slot order: a put always takes a new, higher slot and re-inserts its id.
+      const live = [...this.#slotOf.entries()];
+      const fresh = new InvertedIndex(this.scoring);
+      for (let i = 0; i < live.length; i++) {
+        const [id, slot] = live[i]!;
+        // A document changed since the list was taken is skipped here and comes back through the journal.
+        if (this.#slotOf.get(id) === slot) fresh.put(id, this.get(id)!.terms, this.#meta[slot]!);
+        if ((i + 1) % slice === 0) await pause();
+      }
+      for (const change of journal) {
+        if (change.terms) fresh.put(change.id, change.terms, change.meta ?? {});
+        else fresh.delete(change.id);
+      }
+      this.#replaceWith(fresh);
+    } finally {
+      this.#journal = undefined;
+    }
   }
 
   #replaceWith(other: InvertedIndex): void {

@@ -4,7 +4,11 @@
  * On disk, in its folder: `snap-<g>.bin` (every document at the last compaction) and `wal-<g>.log` (every change
  * since), as checksummed records. A write is acknowledged when its record is wholly written, so a crashed process
  * loses nothing it acknowledged. Compaction writes `snap-<g+1>` through a temporary file, fsync and rename, then
- * starts `wal-<g+1>`; the previous generation is kept until the next compaction. On open, a torn last log record
+ * starts `wal-<g+1>`; the previous generation is kept until the next compaction. Compaction runs in slices that
+ * yield to the event loop; writes made meanwhile go to the current log and are carried into `wal-<g+1>` before the
+ * new snapshot is renamed into place, so a crash at any point loses nothing acknowledged. If the folder or the log
+ * is deleted under a running store, {@link VectorStore.sync} notices and writes them anew from memory. On open, a
+ * torn last log record
  * (never acknowledged) is cut off; a snapshot or log that is corrupt is set aside as `*.corrupt-<time>` and the
  * store is rebuilt from the previous generation — a bad file is never silently used.
  *
@@ -43,8 +47,10 @@ export interface VectorStoreOptions {
   /** Compact automatically when the log has this many records. */
   compactEvery?: number;
   now?: () => number;
-  /** Told about recovery actions (torn tail cut, corrupt file set aside). */
+  /** Told about recovery actions (torn tail cut, corrupt file set aside, files written anew, a failed compaction). */
   onRecovery?: (message: string) => void;
+  /** Between slices of a compaction (default: a zero-delay timer, i.e. one turn of the event loop). */
+  pause?: () => Promise<void>;
 }
 
 /** What opening found. */
@@ -67,6 +73,11 @@ export class VectorStore {
   #wal: Deno.FsFile | undefined;
   #walRecords = 0;
   #report: OpenReport = { generation: 0, documents: 0, recovered: [] };
+  /** While a compaction runs: the log records written since its snapshot point, for the next generation's log. */
+  #carried: StoreRecord[] | undefined;
+  #compacting: Promise<void> | undefined;
+  /** Log size at which the next automatic compaction may start (moved on after a failed one). */
+  #nextAutoCompact = 0;
 
   private constructor(dir: string, options: VectorStoreOptions) {
     this.dir = dir;
@@ -99,6 +110,11 @@ export class VectorStore {
 
   get size(): number {
     return this.index.size;
+  }
+
+  /** The generation in use (snapshot and log numbers on disk). */
+  get generation(): number {
+    return this.#generation;
   }
 
   #path(kind: "snap" | "wal", generation: number): string {
@@ -220,6 +236,7 @@ export class VectorStore {
     while (written < bytes.length) written += wal.writeSync(bytes.subarray(written));
     if (this.#options.fsyncEachWrite) wal.syncDataSync();
     this.#walRecords += records.length;
+    this.#carried?.push(...records);
   }
 
   /**
@@ -274,60 +291,118 @@ export class VectorStore {
 
   #maybeCompact(): void {
     const every = this.#options.compactEvery;
-    if (every && this.#walRecords >= every) this.compactSync();
-  }
-
-  /** Rebuilds the index and writes a new snapshot (the heartbeat's reindex). */
-  reindex(): void {
-    this.compactSync();
-  }
-
-  /** Compaction: snapshot of the live documents, then a fresh log; the previous generation stays as a fallback. */
-  compactSync(): void {
-    this.index.compact();
-    const next = this.#generation + 1;
-    const records: StoreRecord[] = this.index.ids().map((id) => {
-      const doc = this.index.get(id)!;
-      return { op: "put", id, t: [...doc.terms], m: doc.meta };
+    if (!every || this.#compacting || this.#walRecords < Math.max(every, this.#nextAutoCompact)) return;
+    this.compact().catch((error) => {
+      this.#nextAutoCompact = this.#walRecords + every;
+      this.#options.onRecovery?.(`compaction of ${this.dir} failed (${(error as Error).message}); will try again`);
     });
-    records.push({ op: "end", count: records.length });
+  }
+
+  /** Rebuilds the index and writes a new snapshot (the memory job's reindex). */
+  reindex(): Promise<void> {
+    return this.compact();
+  }
+
+  /**
+   * Compaction: the index rebuilt and a snapshot of the live documents written, in slices that yield to the event
+   * loop, then a fresh log; the previous generation stays as a fallback. A call during a running compaction waits
+   * for that one.
+   */
+  compact(): Promise<void> {
+    this.#compacting ??= this.#compact().finally(() => (this.#compacting = undefined));
+    return this.#compacting;
+  }
+
+  async #compact(): Promise<void> {
+    if (!this.#wal) throw new RangeError(`Vector store ${this.dir} is closed`);
+    const pause = this.#options.pause ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+    await this.index.compactInSlices(pause);
+    // Snapshot point: what the index holds now goes into the snapshot; later writes are carried to the new log.
+    this.#carried = [];
+    const next = this.#generation + 1;
     const temporary = `${this.#path("snap", next)}.tmp`;
-    const file = Deno.openSync(temporary, { write: true, create: true, truncate: true });
     try {
-      for (let i = 0; i < records.length; i += 4096) {
-        const bytes = frameAll(records.slice(i, i + 4096));
-        let written = 0;
-        while (written < bytes.length) written += file.writeSync(bytes.subarray(written));
-      }
-      file.syncSync();
-    } finally {
-      file.close();
-    }
-    Deno.renameSync(temporary, this.#path("snap", next));
-    const wal = Deno.openSync(this.#path("wal", next), { create: true, append: true });
-    this.#wal?.close();
-    this.#wal = wal;
-    const previous = this.#generation;
-    this.#generation = next;
-    this.#walRecords = 0;
-    // Keep generation `previous` as the fallback; drop the one before it.
-    for (const path of [this.#path("snap", previous - 1), this.#path("wal", previous - 1)]) {
+      await Deno.mkdir(this.dir, { recursive: true });
+      const ids = this.index.ids();
+      let count = 0;
+      const file = await Deno.open(temporary, { write: true, create: true, truncate: true });
       try {
-        Deno.removeSync(path);
-      } catch { /* already gone */ }
+        for (let i = 0; i < ids.length; i += 2048) {
+          const records: StoreRecord[] = [];
+          for (const id of ids.slice(i, i + 2048)) {
+            // A document deleted since the snapshot point is left out; its delete is among the carried records.
+            const doc = this.index.get(id);
+            if (doc) records.push({ op: "put", id, t: [...doc.terms], m: doc.meta });
+          }
+          count += records.length;
+          await writeAll(file, frameAll(records));
+        }
+        await writeAll(file, frameAll([{ op: "end", count }]));
+        await file.sync();
+      } finally {
+        file.close();
+      }
+      if (!this.#wal) throw new RangeError(`Vector store ${this.dir} was closed during compaction`);
+      // From here on everything is synchronous, so no write can slip between the steps. The next log gets the
+      // carried writes first (they are also in the current log); only then does the snapshot take over.
+      const nextWalPath = this.#path("wal", next);
+      const wal = Deno.openSync(nextWalPath, { create: true, write: true, truncate: true });
+      try {
+        const carried = frameAll(this.#carried);
+        let written = 0;
+        while (written < carried.length) written += wal.writeSync(carried.subarray(written));
+        wal.syncDataSync();
+        Deno.renameSync(temporary, this.#path("snap", next));
+      } catch (error) {
+        wal.close();
+        throw error;
+      }
+      this.#wal.close();
+      this.#wal = wal;
+      const previous = this.#generation;
+      this.#generation = next;
+      this.#walRecords = this.#carried.length;
+      // Keep generation `previous` as the fallback; drop the one before it.
+      for (const path of [this.#path("snap", previous - 1), this.#path("wal", previous - 1)]) {
+        try {
+          Deno.removeSync(path);
+        } catch { /* already gone */ }
+      }
+    } catch (error) {
+      await Deno.remove(temporary).catch(() => {});
+      throw error;
+    } finally {
+      this.#carried = undefined;
     }
   }
 
-  /** Flushes the log to the disk (fsync). */
-  sync(): void {
-    this.#wal?.syncDataSync();
+  /**
+   * Flushes the log to the disk (fsync). If the log file or the folder was deleted while the store ran, the files
+   * are written anew from memory (a compaction) and the recovery is reported.
+   */
+  async sync(): Promise<void> {
+    if (!this.#wal) return;
+    this.#wal.syncDataSync();
+    try {
+      await Deno.stat(this.#path("wal", this.#generation));
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      this.#recovered(`${this.#path("wal", this.#generation)} disappeared while homed ran; writing the store anew`);
+      await this.compact();
+    }
   }
 
-  /** Syncs and closes; the store refuses writes afterwards. */
-  close(): void {
+  /** Waits for a running compaction, syncs and closes; the store refuses writes afterwards. */
+  async close(): Promise<void> {
+    await this.#compacting?.catch(() => {});
     if (!this.#wal) return;
     this.#wal.syncDataSync();
     this.#wal.close();
     this.#wal = undefined;
   }
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let written = 0;
+  while (written < bytes.length) written += await file.write(bytes.subarray(written));
 }

@@ -29,7 +29,7 @@ Deno.test("add, update, delete and search by id, with filters", async () => {
   assert.deepEqual(store.index.verify(), []);
   assert.deepEqual(store.search("", { k: 3 }), []);
   assert.deepEqual(store.search("nothing matches zzz", { k: 3 }), []);
-  store.close();
+  await store.close();
   assert.throws(() => store.put("x", "y"), /is closed/);
   await Deno.remove(dir, { recursive: true });
 });
@@ -44,7 +44,7 @@ Deno.test("scores are cosine-like, in (0, 1], and idf follows inserts without a 
   const hits = store.search("router password", { k: 3 });
   assert.equal(hits[0]!.id, "a");
   assert.ok(hits[1]!.score < 0.5 * hits[0]!.score, "a common term now counts less");
-  store.close();
+  await store.close();
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -55,7 +55,7 @@ Deno.test("a newer note on the same fact ranks above the older one", async () =>
   store.put("new", "2026-05-02 更新：家里 WiFi 密码已改为 Home9876!，之前的作废", { time: Date.UTC(2026, 4, 2) });
   store.put("other", "路由器放在书房，型号 AX3000", { time: Date.UTC(2025, 0, 1) });
   assert.deepEqual(store.search("WiFi 密码是多少", { k: 2 }).map((h) => h.id), ["new", "old"]);
-  store.close();
+  await store.close();
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -65,21 +65,21 @@ Deno.test("everything survives reopening, before and after compaction", async ()
   for (let i = 0; i < 200; i++) store.put(`d${i}`, `note ${i} about the kitchen fridge ${i % 7}`, { n: i });
   store.delete("d5");
   const before = store.search("kitchen fridge 3", { k: 5 });
-  store.close();
+  await store.close();
   store = await VectorStore.open(dir);
   assert.equal(store.size, 199);
   assert.deepEqual(store.search("kitchen fridge 3", { k: 5 }), before);
   assert.deepEqual(store.report.recovered, []);
-  store.reindex();
+  await store.reindex();
   store.put("late", "written after compaction", {});
-  store.close();
+  await store.close();
   store = await VectorStore.open(dir);
   assert.equal(store.report.generation, 1);
   assert.equal(store.size, 200);
   assert.ok(store.has("late") && !store.has("d5"));
   assert.deepEqual(store.search("kitchen fridge 3", { k: 5 }).map((h) => h.id), before.map((h) => h.id));
   assert.deepEqual(store.index.verify(), []);
-  store.close();
+  await store.close();
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -88,7 +88,7 @@ Deno.test("a torn last log record is cut off and reported", async () => {
   let store = await VectorStore.open(dir);
   store.put("a", "first note");
   store.put("b", "second note");
-  store.close();
+  await store.close();
   const wal = join(dir, "wal-0.log");
   const bytes = await Deno.readFile(wal);
   await Deno.writeFile(wal, bytes.subarray(0, bytes.length - 3));
@@ -97,11 +97,11 @@ Deno.test("a torn last log record is cut off and reported", async () => {
   assert.ok(store.has("a") && !store.has("b"));
   assert.match(messages[0]!, /wal-0\.log: cut a torn last record at byte \d+ \(never acknowledged\)/);
   store.put("c", "after recovery");
-  store.close();
+  await store.close();
   store = await VectorStore.open(dir);
   assert.deepEqual(store.report.recovered, []);
   assert.ok(store.has("c"));
-  store.close();
+  await store.close();
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -109,9 +109,9 @@ Deno.test("a corrupt snapshot is set aside and the store rebuilt from the previo
   const dir = await tempDir();
   let store = await VectorStore.open(dir, { now: () => 7 });
   for (let i = 0; i < 20; i++) store.put(`d${i}`, `document ${i}`);
-  store.reindex(); // generation 1 (keeps generation 0 as the fallback)
+  await store.reindex(); // generation 1 (keeps generation 0 as the fallback)
   store.put("after", "written into wal-1");
-  store.close();
+  await store.close();
   const snapshot = join(dir, "snap-1.bin");
   const bytes = await Deno.readFile(snapshot);
   bytes[40] = bytes[40]! ^ 0xff;
@@ -124,7 +124,7 @@ Deno.test("a corrupt snapshot is set aside and the store rebuilt from the previo
   );
   assert.ok((await Deno.stat(`${snapshot}.corrupt-7`)).isFile);
   assert.deepEqual(store.index.verify(), []);
-  store.close();
+  await store.close();
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -134,7 +134,7 @@ Deno.test("corruption inside the log stops the replay there and keeps the bad fi
   store.put("a", "alpha");
   store.put("b", "bravo");
   store.put("c", "charlie");
-  store.close();
+  await store.close();
   const wal = join(dir, "wal-0.log");
   const bytes = await Deno.readFile(wal);
   const second = bytes.indexOf("bravo".charCodeAt(0), 30);
@@ -145,6 +145,52 @@ Deno.test("corruption inside the log stops the replay there and keeps the bad fi
   assert.ok(!store.has("b"));
   assert.match(store.report.recovered[0]!, /wal-0\.log is corrupt at byte \d+ \(checksum mismatch\); set aside/);
   assert.ok((await Deno.stat(`${wal}.corrupt-9`)).isFile);
-  store.close();
+  await store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("compaction yields between slices and keeps writes made meanwhile, across a reopen", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-store-slices-" });
+  let pauses = 0;
+  let n = 0;
+  const store: VectorStore = await VectorStore.open(dir, {
+    // Each pause lets other work in: a write and a delete land in the middle of the compaction.
+    pause: () => {
+      pauses++;
+      store.put(`late-${n++}`, `late note ${n} about the garden hose`, {});
+      store.delete("doc-3");
+      return new Promise((resolve) => setTimeout(resolve, 0));
+    },
+  });
+  store.putMany(
+    Array.from({ length: 5_000 }, (_, i) => ({ id: `doc-${i}`, text: `note ${i} on the living room lamp` })),
+  );
+  await store.compact();
+  assert.ok(pauses >= 2, `paused ${pauses} times`);
+  store.put("after", "written after the compaction", {});
+  assert.equal(store.generation, 1);
+  const expected = new Set(store.index.ids());
+  assert.ok(expected.has("late-0") && !expected.has("doc-3") && expected.has("after"));
+  await store.close();
+  const reopened = await VectorStore.open(dir);
+  assert.deepEqual(new Set(reopened.index.ids()), expected);
+  assert.deepEqual(reopened.index.verify(), []);
+  await reopened.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a store whose folder is deleted while running writes itself anew on sync", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-store-heal-" });
+  const recovered: string[] = [];
+  const store = await VectorStore.open(dir, { onRecovery: (message) => recovered.push(message) });
+  store.put("a", "the kettle is in the kitchen", {});
+  await Deno.remove(dir, { recursive: true });
+  store.put("b", "acknowledged into a log nobody can see", {});
+  await store.sync();
+  assert.match(recovered[0]!, /wal-0\.log disappeared while homed ran; writing the store anew/);
+  await store.close();
+  const reopened = await VectorStore.open(dir);
+  assert.deepEqual(reopened.index.ids().sort(), ["a", "b"]);
+  await reopened.close();
   await Deno.remove(dir, { recursive: true });
 });

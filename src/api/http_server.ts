@@ -1,0 +1,88 @@
+/**
+ * The daemon's one listener (HTTP API now; the web console and the OneBot reverse WebSocket later) as a
+ * {@link Service}.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { ListenAddr } from "../config/listen_addr.ts";
+import { bindHost, connectHost } from "../config/listen_addr.ts";
+import type { Service } from "../service/service.ts";
+
+/** Options of {@link HttpServer}. */
+export interface HttpServerOptions {
+  listen: ListenAddr;
+  handler: (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>;
+  logger: Logger;
+  version: string;
+}
+
+/** Why the listener could not start; the message names `daemon.listen_addr`. */
+export class ListenError extends Error {
+  /**
+   * @example
+   * ```ts
+   * throw new ListenError("Cannot listen on 127.0.0.1:8080 (daemon.listen_addr): the address is in use");
+   * ```
+   */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "ListenError";
+  }
+}
+
+/** The `http` service: `Deno.serve` on `daemon.listen_addr`. */
+export class HttpServer implements Service {
+  readonly name = "http";
+  #options: HttpServerOptions;
+  #server: Deno.HttpServer<Deno.NetAddr> | undefined;
+
+  /**
+   * @example
+   * ```ts
+   * const http = await services.start(new HttpServer({ listen, handler: app.fetch, logger, version }));
+   * http.url; // "http://127.0.0.1:8080"
+   * ```
+   */
+  constructor(options: HttpServerOptions) {
+    this.#options = options;
+  }
+
+  /** `http://host:port` to reach the listener from this machine. */
+  get url(): string {
+    const port = this.#server?.addr.port ?? this.#options.listen.port;
+    return `http://${connectHost({ host: this.#options.listen.host, port })}:${port}`;
+  }
+
+  start(): Promise<void> {
+    const { listen, handler, logger, version } = this.#options;
+    const hostname = bindHost(listen);
+    try {
+      this.#server = Deno.serve({ hostname, port: listen.port, onListen: () => {} }, handler);
+    } catch (error) {
+      const reason = error instanceof Deno.errors.AddrInUse ? "the address is in use" : (error as Error).message;
+      throw new ListenError(`Cannot listen on ${hostname}:${listen.port} (daemon.listen_addr): ${reason}`, {
+        cause: error,
+      });
+    }
+    const port = this.#server.addr.port;
+    const bound = hostname.includes(":") ? `[${hostname}]:${port}` : `${hostname}:${port}`;
+    const everywhere = hostname === "0.0.0.0" || hostname === "::";
+    logger.info("Listening on {bound}{note} (homed {version})", {
+      bound,
+      note: everywhere ? `, every interface — from this machine: ${this.url}` : `: ${this.url}`,
+      version,
+    });
+    return Promise.resolve();
+  }
+
+  /** Stops accepting and lets requests in flight finish (aborting would cut them); the host bounds the wait. */
+  async stop(): Promise<void> {
+    await this.#server?.shutdown();
+  }
+
+  status(): Record<string, unknown> {
+    return { url: this.url };
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The knowledge base as a {@link Service}: opens its index and the base, watches the folder, re-scans on the
+ * heartbeat (fsync of the index log included), and re-indexes as a periodic job.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { Clock } from "../clock.ts";
+import { VectorStore } from "../memory/vector/store.ts";
+import type { JobSpec, Service } from "../service/service.ts";
+import { KnowledgeBase } from "./knowledge_base.ts";
+
+/** Options of {@link KnowledgeService}. */
+export interface KnowledgeServiceOptions {
+  /** `paths.knowledge`. */
+  dir: string;
+  /** Folder of the section index (`data_dir/vector/knowledge`). */
+  indexDir: string;
+  clock: Clock;
+  logger: Logger;
+  /** `memory.distill_interval`: how often the index is rebuilt and snapshotted. */
+  reindexEveryMs: number;
+}
+
+/** The `knowledge` service. */
+export class KnowledgeService implements Service {
+  readonly name = "knowledge";
+  #options: KnowledgeServiceOptions;
+  #store: VectorStore | undefined;
+  #base: KnowledgeBase | undefined;
+
+  /**
+   * @example
+   * ```ts
+   * const knowledge = await services.start(new KnowledgeService({ dir, indexDir, clock, logger, reindexEveryMs }));
+   * knowledge.base.search("rice cooker");
+   * ```
+   */
+  constructor(options: KnowledgeServiceOptions) {
+    this.#options = options;
+  }
+
+  /** The knowledge base; only after {@link KnowledgeService.start}. */
+  get base(): KnowledgeBase {
+    if (!this.#base) throw new RangeError("The knowledge service is not started");
+    return this.#base;
+  }
+
+  async start(): Promise<void> {
+    const { logger, clock } = this.#options;
+    const store = await VectorStore.open(this.#options.indexDir, {
+      compactEvery: 5_000,
+      now: () => clock.now(),
+      onRecovery: (message) => logger.warning("Knowledge index: {message}", { message }),
+    });
+    try {
+      this.#base = await KnowledgeBase.open({ dir: this.#options.dir, store, clock, logger });
+    } catch (error) {
+      await store.close();
+      throw new Error(`paths.knowledge: ${this.#options.dir} cannot be used: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    this.#store = store;
+    this.#base.watch();
+  }
+
+  async stop(): Promise<void> {
+    await this.#base?.close();
+    await this.#store?.close();
+  }
+
+  /** Flushes the index log (rewriting the index if its files vanished) and picks up edits the watcher missed. */
+  async heartbeat(): Promise<void> {
+    await this.#store?.sync();
+    await this.#base?.sync();
+  }
+
+  jobs(): JobSpec[] {
+    return [{ name: "reindex", everyMs: this.#options.reindexEveryMs, run: () => this.base.reindex() }];
+  }
+
+  status(): Record<string, unknown> {
+    return {
+      ...this.#base?.counts(),
+      index_documents: this.#store?.size ?? 0,
+      index_generation: this.#store?.generation ?? 0,
+    };
+  }
+}

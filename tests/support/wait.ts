@@ -1,0 +1,26 @@
+/**
+ * Polling with a deadline, for tests: every wait says what it waited for when it gives up.
+ *
+ * @module
+ */
+
+/**
+ * Resolves once `condition()` is true (checked every `everyMs`); rejects after `limitMs` naming `what`.
+ *
+ * @example
+ * ```ts
+ * await waitFor(() => fake.requests.length > 0, "the first LLM request");
+ * ```
+ */
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  options: { limitMs?: number; everyMs?: number } = {},
+): Promise<void> {
+  const limitMs = options.limitMs ?? 10_000;
+  const started = performance.now();
+  while (!(await condition())) {
+    if (performance.now() - started > limitMs) throw new Error(`Gave up after ${limitMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 10));
+  }
+}
