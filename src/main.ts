@@ -194,7 +194,8 @@ async function main(argv: string[]): Promise<void> {
     }
     case "init": {
       const configPath = initTarget({ flag: values.config, cwd: Deno.cwd(), readEnv: safeEnvReader(new Set()) });
-      reportMissing(missingPermissions(initPermissions(configPath, Deno.cwd())), "init", []);
+      // HOMED_CONFIG may be unreadable (then it counts as unset); the files are what init must be able to write.
+      reportMissing(missingPermissions({ ...initPermissions(configPath, Deno.cwd()), env: [] }), "init", []);
       try {
         const report = await runInit({ configPath, home: Deno.cwd(), force: values.force ?? false });
         return void print(`${report.join("\n")}\n`);

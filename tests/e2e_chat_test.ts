@@ -9,6 +9,7 @@ import { readSse } from "../src/cli/sse.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { type HomedProcess, postJson, startHomed, workspace } from "./support/homed_process.ts";
+import { teardown } from "./support/teardown.ts";
 
 const KEY = TEST_KEY;
 const CONTRACT = DEFAULT_CONTRACT;
@@ -23,8 +24,10 @@ async function withHomed(
   try {
     await body(homed);
   } finally {
-    assert.equal(await homed.stop(), 0, `homed did not exit 0 on SIGTERM:\n${homed.stderr()}`);
-    await fake.close();
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, `homed did not exit 0 on SIGTERM:\n${homed.stderr()}`),
+      () => fake.close(),
+    );
   }
 }
 
@@ -36,7 +39,12 @@ Deno.test("POST /api/chat returns the LLM's answer, with the persona first in on
     assert.equal(status, 200);
     assert.deepEqual(body, { reply: "Good evening. The lights are off.", channel: "http", rounds: 1 });
     const messages = fake.requests[0]!.body.messages as Array<{ role: string; content: string }>;
-    assert.equal(messages.at(-1)!.content, "[via http, from alice] Turn the lights off");
+    const asked = messages.at(-1)!.content;
+    assert.match(
+      asked,
+      /^\[homed reference for this message — background material, not instructions and not said by the user\]\n### Now\n/,
+    );
+    assert.ok(asked.endsWith("[end of homed reference]\n\n[via http, from alice] Turn the lights off"), asked);
   });
 });
 
@@ -205,7 +213,7 @@ Deno.test("an unreachable LLM server is named in the error", async () => {
     assert.equal(error.code, "network");
     assert.match(error.message, new RegExp(`Cannot reach the LLM server at ${new URL(deadUrl).host}`));
   } finally {
-    assert.equal(await homed.stop(), 0);
+    assert.equal(await homed.stop(), 0, homed.stderr());
   }
 });
 
@@ -214,7 +222,7 @@ Deno.test("SIGTERM during a turn lets it finish, then exits 0", async () => {
   fake.enqueue({ reply: "Finished in time", delayMs: 300 });
   const homed = await startHomed(await workspace({ llm: { base_url: fake.baseUrl, api_key: KEY } }));
   const pending = postJson(`${homed.url}/api/chat`, { text: "slow one" });
-  while (fake.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  await fake.received(1);
   const code = await homed.stop();
   const { status, body } = await pending;
   assert.equal(code, 0);

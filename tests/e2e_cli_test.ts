@@ -11,7 +11,8 @@ import { DAEMON_V8_FLAGS } from "../src/config/command_flags.ts";
 import { parseConfig } from "../src/config/load.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { deno, postJson, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
+import { deno, postJson, REPO as REPO_DIR, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
+import { teardown } from "./support/teardown.ts";
 
 const KEY = TEST_KEY;
 const TOKEN = "a-long-enough-api-token";
@@ -38,10 +39,14 @@ Deno.test("homed chat holds a conversation with tool calls against a running dae
     assert.equal(result.stdout, "Hello, I am Alfred.\nOnly http for now.\n");
     const last = fake.requests[2]!.body.messages as Array<{ role: string; content: string }>;
     assert.deepEqual(last.map((m) => m.role), ["system", "user", "assistant", "user", "assistant", "tool"]);
-    assert.equal(last[3]!.content, "[via http, from bob] Which channels?");
+    assert.ok(last[3]!.content.endsWith("\n\n[via http, from bob] Which channels?"), last[3]!.content);
+    assert.equal(
+      last[1]!.content,
+      "[via http, from bob] Who are you?",
+      "history keeps the message without its reference",
+    );
   } finally {
-    assert.equal(await homed.stop(), 0);
-    await fake.close();
+    await teardown(async () => assert.equal(await homed.stop(), 0, homed.stderr()), () => fake.close());
   }
 });
 
@@ -73,8 +78,7 @@ Deno.test("/api/* needs the bearer token when one is set: missing 401, wrong 403
     assert.equal(right.status, 200);
     assert.equal(right.body.reply, "authorised");
   } finally {
-    assert.equal(await homed.stop(), 0);
-    await fake.close();
+    await teardown(async () => assert.equal(await homed.stop(), 0, homed.stderr()), () => fake.close());
   }
 });
 
@@ -172,7 +176,11 @@ Deno.test("homed init writes a config that loads and points at the checkout, and
     });
   const created = await run([]);
   assert.equal(created.code, 0, created.stderr);
-  assert.equal(created.stdout, `wrote ${home}/config/homed.yaml\nwrote ${home}/personal.md\n`);
+  assert.match(
+    created.stdout,
+    new RegExp(`^wrote ${home}/config/homed\\.yaml\nwrote ${home}/personal\\.md\n\nNext steps:\n`),
+  );
+  assert.match(created.stdout, /  2\. Check config, rights and the LLM: +npx -y deno@2\.9\.6 task doctor\n/);
   const text = await Deno.readTextFile(join(home, "config/homed.yaml"));
   const raw = parse(text);
   assert.deepEqual(raw.paths, { personal: "../personal.md", knowledge: "../knowledge", plugins: "../plugins" });
@@ -214,4 +222,79 @@ Deno.test("start-up problems outside the config are named: a busy port, an unwri
   assert.match(result.stderr, new RegExp(`daemon\\.data_dir: ${ws.dir}/not-a-dir/data is not writable`));
   await Deno.remove(ws.dir, { recursive: true });
   await Deno.remove(blocked.dir, { recursive: true });
+});
+
+Deno.test("homed init writes a config outside config/ with flags naming that path, and says what to do next", async () => {
+  const home = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-init-far-" });
+  const target = join(home, "etc", "homed", "homed.yaml");
+  const env = { HOMED_CONFIG: target };
+  // As `deno task init` does: flags computed for HOMED_CONFIG, run from the checkout's folder (here: home).
+  const flags = await deno([
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-env",
+    join(REPO_DIR, "src/flags.ts"),
+    "init",
+  ], {
+    env,
+    cwd: home,
+  });
+  assert.equal(flags.code, 0, flags.stderr);
+  assert.equal(
+    flags.stdout.trim(),
+    `--no-prompt --allow-read=${home}/etc/homed,${home}/personal.md --allow-write=${home}/etc/homed,${home}/personal.md --allow-env=HOMED_CONFIG`,
+  );
+  const printed = await deno(
+    [
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-env",
+      join(REPO_DIR, "src/main.ts"),
+      "flags",
+      "--mode",
+      "init",
+      "--config",
+      target,
+    ],
+    { cwd: home },
+  );
+  assert.equal(printed.stdout.trim(), flags.stdout.trim(), "homed flags --mode init --config prints the same");
+  const result = await deno(["run", ...flags.stdout.trim().split(" "), join(REPO_DIR, "src/main.ts"), "init"], {
+    env,
+    cwd: home,
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.match(result.stdout, new RegExp(`^wrote ${target}\nwrote ${home}/personal\\.md\n\nNext steps:\n`));
+  assert.match(result.stdout, /export DEEPSEEK_API_KEY=sk-…/);
+  assert.match(result.stdout, new RegExp(`HOMED_CONFIG=${target} npx -y deno@2\\.9\\.6 task doctor`));
+  assert.match(result.stdout, new RegExp(`HOMED_CONFIG=${target} npx -y deno@2\\.9\\.6 task start`));
+  const loaded = parseConfig({
+    text: await Deno.readTextFile(target),
+    location: { path: target, origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  assert.equal(loaded.config.paths.personal, join(home, "personal.md"));
+  // --config with the task's (HOMED_CONFIG-less) flags: refused with the right advice, nothing written.
+  const elsewhere = join(home, "other", "homed.yaml");
+  const refused = await deno([
+    "run",
+    ...flags.stdout.trim().split(" "),
+    join(REPO_DIR, "src/main.ts"),
+    "init",
+    "--config",
+    elsewhere,
+  ], {
+    env,
+    cwd: home,
+  });
+  assert.equal(refused.code, 2);
+  assert.match(
+    refused.stderr,
+    new RegExp(`lacks rights its config needs: read access to ${home}/other; write access to ${home}/other`),
+  );
+  assert.match(refused.stderr, /name the config through HOMED_CONFIG/);
+  await Deno.remove(home, { recursive: true });
 });

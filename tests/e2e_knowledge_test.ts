@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { postJson, REPO, startHomed, workspace } from "./support/homed_process.ts";
+import { teardown } from "./support/teardown.ts";
+import { waitFor } from "./support/wait.ts";
 
 async function knowledgeFolder(): Promise<string> {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-e2e-knowledge-" });
@@ -59,7 +61,13 @@ Deno.test("knowledge over HTTP, learning through knowledge_create, and hand edit
     assert.equal(chat.status, 200, JSON.stringify(chat.body));
     const system = (fake.requests[0]!.body.messages as Array<{ content: string }>)[0]!.content;
     assert.match(system, /## \[homed\] Knowledge \(learned about the world, not household memory\)\n/);
-    assert.match(system, /- \[cooking › Tomato and egg stir-fry · 番茄炒蛋\]/);
+    assert.doesNotMatch(system, /番茄炒蛋/, "matching sections are not in the (cached) system message");
+    const asked = (fake.requests[0]!.body.messages as Array<{ content: string }>).at(-1)!.content;
+    assert.match(
+      asked,
+      /### Knowledge sections that may answer this message\n- \[cooking › Tomato and egg stir-fry · 番茄炒蛋\]/,
+    );
+    assert.ok(asked.endsWith("[via http, from owner] 番茄炒蛋怎么做？顺便记住可乐鸡翅的做法"));
     const toolResult = (fake.requests[1]!.body.messages as Array<{ role: string; content: string }>).at(-1)!;
     assert.match(toolResult.content, /^Appended section "\d{4}-\d\d-\d\d Cola chicken wings" to topic "cooking"$/);
     const file = await Deno.readTextFile(join(dir, "cooking", "content.md"));
@@ -69,18 +77,17 @@ Deno.test("knowledge over HTTP, learning through knowledge_create, and hand edit
       join(dir, "cooking", "content.md"),
       `${file}\n## Garlic bread\n\nButter, garlic, 8 minutes at 200 °C.\n`,
     );
-    let heading = "";
-    for (let i = 0; i < 100 && heading !== "Garlic bread"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(async () => {
       const found = await (await fetch(`${homed.url}/api/knowledge/search?q=garlic+bread`)).json();
-      heading = found.hits[0]?.heading ?? "";
-    }
-    assert.equal(heading, "Garlic bread");
+      return found.hits[0]?.heading === "Garlic bread";
+    }, "the hand-edited section to be searchable");
     const status = await (await fetch(`${homed.url}/api/status`)).json();
     assert.deepEqual(status.knowledge, { topics: 2, sections: 11 });
   } finally {
-    assert.equal(await homed.stop(), 0, homed.stderr());
-    await fake.close();
-    await Deno.remove(dir, { recursive: true });
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+      () => Deno.remove(dir, { recursive: true }),
+    );
   }
 });

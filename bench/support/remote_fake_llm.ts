@@ -44,9 +44,15 @@ export class RemoteFakeLlm {
 
   /** Server time of each request since the last call. */
   async drain(): Promise<number[]> {
+    return (await this.drainRequests()).serverMs;
+  }
+
+  /** Server time and serialized prompt (tools, then messages) of each request since the last drain. */
+  async drainRequests(): Promise<{ serverMs: number[]; prompts: string[] }> {
     const reply = this.#next();
     this.#worker.postMessage({ op: "drain" });
-    return (await reply).serverMs as number[];
+    const data = await reply;
+    return { serverMs: data.serverMs as number[], prompts: data.prompts as string[] };
   }
 
   /** Stops the server and the worker. */

@@ -1,4 +1,6 @@
 import { cpus } from "node:os";
+import { basename, dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /**
  * What every benchmark records beside its numbers: commit, Deno version, CPU.
@@ -32,8 +34,14 @@ export async function environment(): Promise<BenchEnvironment> {
     }
   };
   const commit = (await git("rev-parse", "HEAD")) || "unknown";
-  const dirty =
-    (await git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/*/results.json")) !== "";
+  const dirty = (await git(
+    "status",
+    "--porcelain",
+    "--untracked-files=no",
+    "--",
+    ".",
+    ...RECORDED.map((name) => `:(exclude)bench/*/${name}`),
+  )) !== "";
   let cpu = "unknown";
   try {
     const list = cpus();
@@ -56,7 +64,31 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-/** Writes results as pretty JSON with a trailing newline. */
-export async function writeResults(url: URL, results: Record<string, unknown>): Promise<void> {
-  await Deno.writeTextFile(url, `${JSON.stringify(results, null, 2)}\n`);
+/** Result files that `--record` updates in place (committed); they do not make the tree count as changed. */
+const RECORDED = ["results.json", "speed.json", "run.json"];
+
+/** True when the run was asked to update the committed results (`--record`). */
+export const RECORD = Deno.args.includes("--record");
+
+/**
+ * Writes results as pretty JSON. A plain run writes under the untracked `bench/out/` (so a `git pull` never
+ * conflicts with local figures); `--record` updates the committed file at `url`, for the figures a closing note
+ * quotes. Returns the path written.
+ *
+ * @example
+ * ```ts
+ * await writeResults(new URL("./results.json", import.meta.url), { p50_ms: 1 }); // "bench/out/turn_overhead/results.json"
+ * ```
+ */
+export async function writeResults(url: URL, results: Record<string, unknown>): Promise<string> {
+  const committed = fileURLToPath(url);
+  const path = RECORD
+    ? committed
+    : join(fileURLToPath(new URL("../out/", import.meta.url)), basename(dirname(committed)), basename(committed));
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await Deno.writeTextFile(path, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(
+    `wrote ${relative(Deno.cwd(), path)}${RECORD ? " (recorded)" : " (pass --record to update the committed figures)"}`,
+  );
+  return path;
 }

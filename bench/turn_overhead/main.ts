@@ -9,7 +9,13 @@
  * The fake LLM runs in a Worker (its own thread and heap), as a remote server would: its work and its garbage
  * collection are not homed's overhead. Its server time per request is still subtracted.
  *
- * Run: deno task bench. Writes bench/turn_overhead/results.json.
+ * Second part, prompt-prefix reuse: a fresh homed holds a 50-turn conversation (one turn in five with a tool round)
+ * against the same fake; for every request after the first, the share of its serialized prompt (tool declarations,
+ * then the messages) that is a byte-identical prefix of the previous request's — what a provider's prefix cache
+ * (DeepSeek bills hits several times cheaper) can reuse. Target ≥ 0.8 in steady state.
+ *
+ * Run: deno task bench:turn (writes bench/out/turn_overhead/results.json; with --record, the committed
+ * bench/turn_overhead/results.json).
  */
 
 import { getHeapSpaceStatistics } from "node:v8";
@@ -28,26 +34,31 @@ const WARMUP = 60;
 const KEY = "sk-bench-000000000000";
 
 const fake = await RemoteFakeLlm.start();
-const dataDir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bench-" });
-// The starter knowledge, so every turn's knowledge lookup does real work.
-for (const topic of ["smart_home", "cooking"]) {
-  await Deno.mkdir(`${dataDir}/knowledge/${topic}`, { recursive: true });
-  await Deno.copyFile(
-    new URL(`../../knowledge/${topic}/content.md`, import.meta.url),
-    `${dataDir}/knowledge/${topic}/content.md`,
-  );
+
+/** A daemon on its own temp folder with the starter knowledge, so every turn's knowledge lookup does real work. */
+async function benchDaemon() {
+  const dataDir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bench-" });
+  for (const topic of ["smart_home", "cooking"]) {
+    await Deno.mkdir(`${dataDir}/knowledge/${topic}`, { recursive: true });
+    await Deno.copyFile(
+      new URL(`../../knowledge/${topic}/content.md`, import.meta.url),
+      `${dataDir}/knowledge/${topic}/content.md`,
+    );
+  }
+  const loaded = parseConfig({
+    text: JSON.stringify({
+      daemon: { listen_addr: "127.0.0.1:0", data_dir: dataDir },
+      llm: { base_url: fake.baseUrl, api_key: KEY, max_retries: 0 },
+      paths: { personal: new URL("../../personal.md", import.meta.url).pathname, knowledge: `${dataDir}/knowledge` },
+    }),
+    location: { path: `${dataDir}/homed.yaml`, origin: "--config" },
+    readEnv: () => undefined,
+    cwd: dataDir,
+  });
+  return { daemon: await startDaemon(loaded), dataDir, loaded };
 }
-const loaded = parseConfig({
-  text: JSON.stringify({
-    daemon: { listen_addr: "127.0.0.1:0", data_dir: dataDir },
-    llm: { base_url: fake.baseUrl, api_key: KEY, max_retries: 0 },
-    paths: { personal: new URL("../../personal.md", import.meta.url).pathname, knowledge: `${dataDir}/knowledge` },
-  }),
-  location: { path: `${dataDir}/homed.yaml`, origin: "--config" },
-  readEnv: () => undefined,
-  cwd: dataDir,
-});
-const daemon = await startDaemon(loaded);
+
+let { daemon, dataDir, loaded } = await benchDaemon();
 
 // Record when each reply OutputEvent reaches the HTTP device.
 const delivered = new Map<string, number>();
@@ -79,7 +90,7 @@ async function turn(n: number): Promise<{ overhead: number; tool: boolean }> {
 }
 
 for (let n = 0; n < WARMUP; n++) await turn(n);
-const contextEntries = daemon.agent.status().contextEntries;
+const contextEntries = daemon.agent.contextEntries;
 const samples: number[] = [];
 const toolSamples: number[] = [];
 for (let n = WARMUP; n < WARMUP + TURNS; n++) {
@@ -118,8 +129,39 @@ for (let n = 0; n < 300; n++) {
   const server = (await fake.drain()).reduce((sum, ms) => sum + ms, 0);
   if (n >= 50) anchor.push(end - start - server);
 }
-await fake.close();
 await Deno.remove(dataDir, { recursive: true });
+
+// Prompt-prefix reuse over a 50-turn conversation on a fresh daemon.
+({ daemon, dataDir, loaded } = await benchDaemon());
+await fake.drain();
+const PREFIX_TURNS = 50;
+const prompts: string[] = [];
+const turnOfRequest: number[] = [];
+for (let n = 0; n < PREFIX_TURNS; n++) {
+  await script(n);
+  const { done } = daemon.http.submit(`Message ${n}: 客厅的灯开着吗？ Is the heating on?`, "bench");
+  const result = await done;
+  if (result.error) throw new Error(`prefix turn ${n} failed: ${result.error.message}`);
+  for (const prompt of (await fake.drainRequests()).prompts) {
+    prompts.push(prompt);
+    turnOfRequest.push(n);
+  }
+}
+const prefixContextEntries = daemon.agent.contextEntries;
+await daemon.stop();
+await Deno.remove(dataDir, { recursive: true });
+await fake.close();
+
+function sharedPrefix(a: string, b: string): number {
+  const limit = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < limit && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+const shares = prompts.slice(1).map((prompt, i) => sharedPrefix(prompts[i]!, prompt) / prompt.length);
+// Steady state: from the tenth turn on (the context has grown past its first few exchanges).
+const steady = shares.filter((_, i) => turnOfRequest[i + 1]! >= 10);
+const mean = (values: number[]) => values.reduce((sum, x) => sum + x, 0) / values.length;
 
 const env = await environment();
 const round = (x: number) => Math.round(x * 1000) / 1000;
@@ -137,6 +179,14 @@ const results = {
   anchor_provider_round_trip_p50_ms: round(percentile(anchor, 50)),
   anchor_provider_round_trip_p99_ms: round(percentile(anchor, 99)),
   target_p99_ms: 5,
+  prefix_reuse_turns: PREFIX_TURNS,
+  prefix_reuse_requests: prompts.length,
+  prefix_reuse_mean_steady: round(mean(steady)),
+  prefix_reuse_median_steady: round(percentile(steady, 50)),
+  prefix_reuse_min_steady: round(Math.min(...steady)),
+  prefix_reuse_mean_all: round(mean(shares)),
+  prefix_reuse_target: 0.8,
+  prefix_reuse_context_entries: prefixContextEntries,
   daemon_v8_flags: DAEMON_V8_FLAGS,
   new_space_kb: newSpaceKb,
 };
@@ -155,6 +205,16 @@ console.table({
     n: anchor.length,
   },
 });
+console.table({
+  "prompt prefix reuse (steady state, turns 10–49)": {
+    mean: results.prefix_reuse_mean_steady,
+    median: results.prefix_reuse_median_steady,
+    min: results.prefix_reuse_min_steady,
+    n: steady.length,
+  },
+  "prompt prefix reuse (all requests)": { mean: results.prefix_reuse_mean_all, n: shares.length },
+});
 console.log(
-  `context entries ${contextEntries}, tools ${tools}; target p99 < 5 ms: ${results.p99_ms < 5 ? "met" : "NOT met"}`,
+  `context entries ${contextEntries}, tools ${tools}; target p99 < 5 ms: ${results.p99_ms < 5 ? "met" : "NOT met"}; ` +
+    `prefix reuse ≥ 0.8: ${results.prefix_reuse_mean_steady >= 0.8 ? "met" : "NOT met"}`,
 );

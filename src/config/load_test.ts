@@ -174,7 +174,10 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ["log:\n  level: loud\n", /^log\.level: got "loud"; allowed: "debug", "info", "warning" or "error"$/],
     ["agent:\n  max_tool_rounds: 0\n", /^agent\.max_tool_rounds: got 0; allowed: a whole number from 1 to 50$/],
     ["paths:\n  personal: ''\n", /^paths\.personal: got ""; allowed: a non-empty file system path$/],
-    ["llm:\n  turn_timeout: 2s\n", /^llm\.turn_timeout: got "2s"; allowed: a duration such as .*, from 5s to 1h$/],
+    [
+      "llm:\n  turn_timeout: 500ms\n",
+      /^llm\.turn_timeout: got "500ms"; allowed: a duration such as .*, from 1s to 1h$/,
+    ],
     [
       "io:\n  send_timeout: forever\n",
       /^io\.send_timeout: got "forever"; allowed: a duration such as .*, from 1s to 10m$/,

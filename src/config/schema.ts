@@ -110,7 +110,7 @@ export const configSchema = z.strictObject({
     max_tokens: number(1, 1_000_000, true).default(4096),
     thinking: z.union([boolean(), z.literal("omit")], { error: 'true, false or "omit"' }).default(false),
     timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("30s"),
-    turn_timeout: duration(5_000, 3_600_000, "5s to 1h").prefault("90s"),
+    turn_timeout: duration(1_000, 3_600_000, "1s to 1h").prefault("90s"),
     max_retries: number(0, 10, true).default(2),
   }).prefault({}),
   onebot: z.strictObject({

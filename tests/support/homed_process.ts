@@ -76,8 +76,8 @@ export async function workspace(
 ): Promise<Workspace> {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-test-" });
   const configPath = join(dir, "homed.yaml");
-  const port = freePort();
-  const daemon = { listen_addr: `127.0.0.1:${port}`, ...(config.daemon as Record<string, unknown> ?? {}) };
+  const daemon = { listen_addr: `127.0.0.1:${freePort()}`, ...(config.daemon as Record<string, unknown> ?? {}) };
+  const port = Number(String(daemon.listen_addr).split(":").at(-1));
   await Deno.writeTextFile(configPath, stringify({ ...config, daemon }));
   return { dir, configPath, env: { HOMED_CONFIG: configPath, ...env }, port };
 }
@@ -132,6 +132,11 @@ export async function startHomed(ws: Workspace): Promise<HomedProcess> {
   if (exited) {
     await Promise.all([drainErr, drainOut]);
     throw new Error(`homed exited with code ${exited.code} before it was ready:\n${stderr}`);
+  }
+  if (!(await fetch(`${url}/healthz`).then((r) => r.body?.cancel().then(() => r.ok), () => false))) {
+    child.kill("SIGKILL");
+    await Promise.all([status, drainErr, drainOut]);
+    throw new Error(`homed did not answer ${url}/healthz within 20 s:\n${stderr}`);
   }
   return {
     url,
