@@ -180,7 +180,7 @@ Deno.test("homed init writes a config that loads and points at the checkout, and
     created.stdout,
     new RegExp(`^wrote ${home}/config/homed\\.yaml\nwrote ${home}/personal\\.md\n\nNext steps:\n`),
   );
-  assert.match(created.stdout, /  2\. Check config, rights and the LLM: +npx -y deno@2\.9\.6 task doctor\n/);
+  assert.match(created.stdout, / {2}2\. Check config, rights and the LLM: +npx -y deno@2\.9\.6 task doctor\n/);
   const text = await Deno.readTextFile(join(home, "config/homed.yaml"));
   const raw = parse(text);
   assert.deepEqual(raw.paths, { personal: "../personal.md", knowledge: "../knowledge", plugins: "../plugins" });

@@ -2,11 +2,12 @@
  * Retrieval quality: engine vs fts5 vs bigram_baseline, same documents and queries, on
  * (a) CMRC 2018 dev (question → paragraph) and (b) the frozen bilingual home set (bench/retrieval/home_set.json).
  *
- * Run: deno task eval:retrieval. Writes bench/retrieval/results.json
+ * Run: deno task eval:retrieval (writes under bench/out/; with --record, the committed files). Writes results.json
  * (`{"<corpus>": {"<system>": {"r1", "r5", "r10", "mrr"}}}`) and bench/retrieval/run.json (commit, Deno, CPU,
  * per-category figures of the home set).
  */
 
+import { fileURLToPath } from "node:url";
 import { environment, writeResults } from "../support/report.ts";
 import { bigramBaselineSystem, engineSystem, type EvalDoc, fts5System, type RetrievalSystem } from "./systems.ts";
 
@@ -24,8 +25,28 @@ interface Metrics {
 
 const CMRC = new URL("../../../shared/data/cmrc2018/cmrc2018_dev.json", import.meta.url);
 
+/** Says where the CMRC 2018 dev set comes from when it is not where the eval looks, instead of a stack trace. */
+async function readCmrc(): Promise<string> {
+  try {
+    return await Deno.readTextFile(CMRC);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound) && !(error instanceof Deno.errors.NotCapable)) throw error;
+    const path = fileURLToPath(CMRC);
+    console.error(
+      [
+        `eval:retrieval: the CMRC 2018 dev set is not at ${path}.`,
+        "It is the public Chinese machine-reading set (CC BY-SA 4.0): download cmrc2018_dev.json from the CMRC 2018",
+        "release (github.com/ymcui/cmrc2018, folder squad-style-data) and put it at that path — the project's shared/",
+        "folder beside this checkout normally holds it (shared/data/cmrc2018/, with its README and licence).",
+        "The home set (bench/retrieval/home_set.json) ships with the repository; it needs nothing else.",
+      ].join("\n"),
+    );
+    Deno.exit(2);
+  }
+}
+
 async function loadCmrc(): Promise<{ docs: EvalDoc[]; queries: EvalQuery[] }> {
-  const raw = JSON.parse(await Deno.readTextFile(CMRC)) as {
+  const raw = JSON.parse(await readCmrc()) as {
     data: Array<{ paragraphs: Array<{ id: string; context: string; qas: Array<{ question: string }> }> }>;
   };
   const docs: EvalDoc[] = [];

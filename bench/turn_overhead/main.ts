@@ -1,6 +1,7 @@
 /**
- * Per-turn overhead of homed: from the InputEvent enqueued at the HTTP device to the OutputEvent delivered back
- * to it, minus the time the (fake, loopback) LLM server spent on the turn's requests.
+ * Per-turn overhead of homed: from the InputEvent enqueued at the HTTP device to the reply handed back to it (the
+ * turn's done event, which is how a request/response channel gets its reply), minus the time the (fake, loopback)
+ * LLM server spent on the turn's requests.
  *
  * Setup as the issue asks: a full 30-entry context (warm-up first), every tool registered, one turn in five with
  * a tool round, 1,000 measured turns. The anchor, measured in the same run, is the bare provider call (OpenAI SDK
@@ -25,7 +26,6 @@ import { systemClock } from "../../src/clock.ts";
 import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import { startDaemon } from "../../src/daemon.ts";
-import type { OutputEvent } from "../../src/io/event.ts";
 import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 
@@ -60,14 +60,6 @@ async function benchDaemon() {
 
 let { daemon, dataDir, loaded } = await benchDaemon();
 
-// Record when each reply OutputEvent reaches the HTTP device.
-const delivered = new Map<string, number>();
-const send = daemon.http.send.bind(daemon.http);
-daemon.http.send = (event: OutputEvent) => {
-  if (event.replyTo) delivered.set(event.replyTo, performance.now());
-  return send(event);
-};
-
 async function script(turn: number): Promise<void> {
   const text = `Reply ${turn}: the living room lamp is on and the heating is set to 21 degrees.`;
   if (turn % 5 === 0) {
@@ -80,11 +72,11 @@ async function script(turn: number): Promise<void> {
 async function turn(n: number): Promise<{ overhead: number; tool: boolean }> {
   await script(n);
   const start = performance.now();
-  const { event, done } = daemon.http.submit(`Message ${n}: how is the house? 客厅的灯开着吗？`, "bench");
+  // The HTTP device gets its reply inline, in the turn's done event: that hand-over is the end of the turn.
+  const { done } = daemon.http.submit(`Message ${n}: how is the house? 客厅的灯开着吗？`, "bench");
   const result = await done;
+  const end = performance.now();
   if (result.error) throw new Error(`turn ${n} failed: ${result.error.message}`);
-  const end = delivered.get(event.id)!;
-  delivered.delete(event.id);
   const server = (await fake.drain()).reduce((sum, ms) => sum + ms, 0);
   return { overhead: end - start - server, tool: n % 5 === 0 };
 }
