@@ -5,6 +5,7 @@ import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { VectorStore } from "../memory/vector/store.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
+import { waitFor } from "../../tests/support/wait.ts";
 import { KnowledgeBase } from "./knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge_prompt.ts";
 import { knowledgeTools } from "./knowledge_tools.ts";
@@ -137,10 +138,10 @@ Deno.test("the watcher picks up a hand edit without a heartbeat", async () => {
     cooking,
     `${await Deno.readTextFile(cooking)}\n## Pancakes\n\nWhisk flour, milk and eggs; rest the batter.\n`,
   );
-  for (let i = 0; i < 200 && knowledge.search("pancake batter", 1)[0]?.heading !== "Pancakes"; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  assert.equal(knowledge.search("pancake batter", 1)[0]?.heading, "Pancakes");
+  await waitFor(
+    () => knowledge.search("pancake batter", 1)[0]?.heading === "Pancakes",
+    "the watcher to index the edit",
+  );
   // A last edit right before close leaves a debounce timer armed: close must clear it (the sanitizer checks).
   await Deno.writeTextFile(cooking, `${await Deno.readTextFile(cooking)}\n## Tea\n\nSteep 3 minutes.\n`);
   await new Promise((resolve) => setTimeout(resolve, 60));

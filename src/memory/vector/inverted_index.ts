@@ -219,31 +219,50 @@ export class InvertedIndex {
   put(id: string, terms: ReadonlyMap<string, number>, meta: DocMeta): void {
     this.#journal?.push({ id, terms, meta });
     this.#remove(id);
-    const slot = this.#ids.length;
-    this.#ensureSlots(slot + 1);
     const termIds = new Int32Array(terms.size);
     const weights = new Float32Array(terms.size);
-    let squares = 0;
-    let i = 0;
+    let count = 0;
     for (const [term, tf] of terms) {
       if (tf <= 0) continue;
-      const termId = this.#termId(term);
-      const weight = 1 + Math.log(tf);
-      termIds[i] = termId;
-      weights[i++] = weight;
+      termIds[count] = this.#termId(term);
+      weights[count++] = 1 + Math.log(tf);
+    }
+    this.#insert(id, termIds, weights, count, meta);
+  }
+
+  /** Adds a document not in the index, from its term ids and weights (`count` of them). */
+  #insert(id: string, termIds: Int32Array, weights: Float32Array, count: number, meta: DocMeta): void {
+    const slot = this.#ids.length;
+    this.#ensureSlots(slot + 1);
+    let squares = 0;
+    for (let i = 0; i < count; i++) {
+      const termId = termIds[i]!;
+      const weight = weights[i]!;
       this.#postings[termId]!.push(slot, weight);
       this.#df[termId]!++;
       squares += weight * weight;
     }
     this.#ids.push(id);
     this.#meta.push(meta);
-    this.#docs.add(slot, termIds, weights, i);
+    this.#docs.add(slot, termIds, weights, count);
     this.#alive[slot] = 1;
     const norm = Math.sqrt(squares) || 1;
     this.#norms[slot] = norm;
     this.#normSum += norm;
     this.#live++;
     this.#slotOf.set(id, slot);
+  }
+
+  /**
+   * Copies `slot` of `source` (a live document) in, replacing any earlier copy of `id`, remapping its term ids; no
+   * intermediate maps or strings.
+   */
+  #copy(source: InvertedIndex, id: string, slot: number): void {
+    this.#remove(id);
+    const sourceIds = source.#docs.termsOf(slot);
+    const termIds = new Int32Array(sourceIds.length);
+    for (let i = 0; i < sourceIds.length; i++) termIds[i] = this.#termId(source.#terms[sourceIds[i]!]!);
+    this.#insert(id, termIds, source.#docs.weightsOf(slot), sourceIds.length, source.#meta[slot]!);
   }
 
   /** Removes a document; false when it was not there. Its postings are skipped until {@link compact}. */
@@ -268,7 +287,7 @@ export class InvertedIndex {
   /** Drops deleted slots and unused terms, rebuilding the postings in one synchronous step (small indexes, tests). */
   compact(): void {
     const fresh = new InvertedIndex(this.scoring);
-    for (const [id, slot] of this.#slotOf) fresh.put(id, this.get(id)!.terms, this.#meta[slot]!);
+    for (const [id, slot] of this.#slotOf) fresh.#copy(this, id, slot);
     this.#replaceWith(fresh);
   }
 
@@ -282,19 +301,18 @@ export class InvertedIndex {
    * await index.compactInSlices(() => new Promise((resolve) => setTimeout(resolve, 0)));
    * ```
    */
-  async compactInSlices(pause: () => Promise<void>, slice = 2_000): Promise<void> {
+  async compactInSlices(pause: () => Promise<void>, slice = 1_000): Promise<void> {
     if (this.#journal) throw new RangeError("A compaction of this index is already running");
     const journal: JournalEntry[] = [];
     this.#journal = journal;
     try {
-      // Map order is slot order: a put always takes a new, higher slot and re-inserts its id.
-      const live = [...this.#slotOf.entries()];
+      // A live iterator (Map order is slot order): documents deleted meanwhile are skipped by it, documents put
+      // meanwhile may be visited — either way the journal, replayed below, sets them right.
       const fresh = new InvertedIndex(this.scoring);
-      for (let i = 0; i < live.length; i++) {
-        const [id, slot] = live[i]!;
-        // A document changed since the list was taken is skipped here and comes back through the journal.
-        if (this.#slotOf.get(id) === slot) fresh.put(id, this.get(id)!.terms, this.#meta[slot]!);
-        if ((i + 1) % slice === 0) await pause();
+      let copied = 0;
+      for (const [id, slot] of this.#slotOf) {
+        if (this.#alive[slot]) fresh.#copy(this, id, slot);
+        if (++copied % slice === 0) await pause();
       }
       for (const change of journal) {
         if (change.terms) fresh.put(change.id, change.terms, change.meta ?? {});

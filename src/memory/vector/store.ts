@@ -327,9 +327,9 @@ export class VectorStore {
       let count = 0;
       const file = await Deno.open(temporary, { write: true, create: true, truncate: true });
       try {
-        for (let i = 0; i < ids.length; i += 2048) {
+        for (let i = 0; i < ids.length; i += 512) {
           const records: StoreRecord[] = [];
-          for (const id of ids.slice(i, i + 2048)) {
+          for (const id of ids.slice(i, i + 512)) {
             // A document deleted since the snapshot point is left out; its delete is among the carried records.
             const doc = this.index.get(id);
             if (doc) records.push({ op: "put", id, t: [...doc.terms], m: doc.meta });
