@@ -18,20 +18,6 @@ export interface HttpServerOptions {
   version: string;
 }
 
-/** Why the listener could not start; the message names `daemon.listen_addr`. */
-export class ListenError extends Error {
-  /**
-   * @example
-   * ```ts
-   * throw new ListenError("Cannot listen on 127.0.0.1:8080 (daemon.listen_addr): the address is in use");
-   * ```
-   */
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "ListenError";
-  }
-}
-
 /** The `http` service: `Deno.serve` on `daemon.listen_addr`. */
 export class HttpServer implements Service {
   readonly name = "http";
@@ -62,7 +48,7 @@ export class HttpServer implements Service {
       this.#server = Deno.serve({ hostname, port: listen.port, onListen: () => {} }, handler);
     } catch (error) {
       const reason = error instanceof Deno.errors.AddrInUse ? "the address is in use" : (error as Error).message;
-      throw new ListenError(`Cannot listen on ${hostname}:${listen.port} (daemon.listen_addr): ${reason}`, {
+      throw new Error(`Cannot listen on ${hostname}:${listen.port} (daemon.listen_addr): ${reason}`, {
         cause: error,
       });
     }

@@ -199,7 +199,7 @@ export class IOManager implements Service {
     for (const device of started) {
       this.#outboxes.set(
         device,
-        new Outbox(device.name, (event) => device.send(event), this.#options.clock, this.#sendTimeoutMs),
+        new Outbox((event) => device.send(event), this.#options.clock, this.#sendTimeoutMs),
       );
     }
     const previous = this.#devices;

@@ -39,7 +39,6 @@ interface Item {
 
 /** The outbound queue of one device. */
 export class Outbox {
-  readonly #deviceName: string;
   readonly #deliver: (event: OutputEvent) => Promise<void>;
   readonly #clock: Clock;
   readonly #timeoutMs: number;
@@ -51,12 +50,11 @@ export class Outbox {
   /**
    * @example
    * ```ts
-   * const outbox = new Outbox("qq", (event) => qq.send(event), systemClock, 30_000);
+   * const outbox = new Outbox((event) => qq.send(event), systemClock, 30_000);
    * await outbox.push({ target: "qq:private:1", type: "message", payload: { text: "hi" } });
    * ```
    */
-  constructor(deviceName: string, deliver: (event: OutputEvent) => Promise<void>, clock: Clock, timeoutMs: number) {
-    this.#deviceName = deviceName;
+  constructor(deliver: (event: OutputEvent) => Promise<void>, clock: Clock, timeoutMs: number) {
     this.#deliver = deliver;
     this.#clock = clock;
     this.#timeoutMs = timeoutMs;
@@ -151,10 +149,5 @@ export class Outbox {
       failed: this.#counts.failed,
       timed_out: this.#counts.timedOut,
     };
-  }
-
-  /** Name of the device this outbox serves. */
-  get deviceName(): string {
-    return this.#deviceName;
   }
 }

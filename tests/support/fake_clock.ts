@@ -1,7 +1,8 @@
 /**
- * A virtual-time clock for tests. Time moves only when a test says so ({@link FakeClock.advance}) or, in the default
- * `autoSleep` mode, when code sleeps: a sleep of `ms` moves time forward by `ms` at once and fires every timer that
- * falls due on the way. Timers (`after`) never fire on their own, so a deadline in flight waits for the test.
+ * A virtual-time clock for tests. Time moves only when a test says so ({@link FakeClock.advance}) or when code
+ * sleeps: a sleep of `ms` moves time forward by `ms` at once and fires every timer that falls due on the way (a
+ * retry's backoff takes no real time). Timers (`after`) never fire on their own, so a deadline in flight waits for the
+ * test to advance.
  *
  * @module
  */
@@ -18,8 +19,6 @@ interface Timer {
 export interface FakeClockOptions {
   /** Start time (ms since the epoch). */
   start?: number;
-  /** Sleeps return at once and move time forward (default true); false: sleeps wait for {@link FakeClock.advance}. */
-  autoSleep?: boolean;
 }
 
 /** Virtual time; every sleep is recorded in {@link FakeClock.sleeps}. */
@@ -28,13 +27,11 @@ export class FakeClock implements Clock {
   #now: number;
   #timers: Timer[] = [];
   #seq = 0;
-  #autoSleep: boolean;
   #waiters: Array<() => void> = [];
 
   constructor(options: FakeClockOptions | number = {}) {
     const opts = typeof options === "number" ? { start: options } : options;
     this.#now = opts.start ?? Date.UTC(2026, 10, 30, 9);
-    this.#autoSleep = opts.autoSleep ?? true;
   }
 
   now(): number {
@@ -94,20 +91,7 @@ export class FakeClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     this.sleeps.push(ms);
-    if (this.#autoSleep) {
-      this.advance(ms);
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        cancel();
-        reject(signal?.reason);
-      };
-      const cancel = this.after(ms, () => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve();
-      });
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
+    this.advance(ms);
+    return Promise.resolve();
   }
 }

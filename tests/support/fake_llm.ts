@@ -151,7 +151,6 @@ export class FakeLlm {
   #server: Deno.HttpServer<Deno.NetAddr>;
   #expect: FakeExpectations;
   #counter = 0;
-  #wrongKeyExpected = false;
 
   private constructor(expect: FakeExpectations) {
     this.#expect = expect;
@@ -197,11 +196,6 @@ export class FakeLlm {
     });
   }
 
-  /** Declares that requests with a wrong key are the point of the test (doctor's refusal check), not a violation. */
-  expectWrongKey(): void {
-    this.#wrongKeyExpected = true;
-  }
-
   async #handle(request: Request): Promise<Response> {
     const receivedAt = performance.now();
     const url = new URL(request.url);
@@ -225,9 +219,7 @@ export class FakeLlm {
     this.requests.push(recorded);
     const problems = checkRequest(body, this.#expect);
     if (this.#expect.apiKey && request.headers.get("authorization") !== `Bearer ${this.#expect.apiKey}`) {
-      if (!this.#wrongKeyExpected) {
-        this.violations.push(`request #${this.requests.length}: sent with a wrong API key`);
-      }
+      this.violations.push(`request #${this.requests.length}: sent with a wrong API key`);
       return Response.json({ error: { message: "Incorrect API key provided" } }, { status: 401 });
     }
     if (this.#steps.length === 0) problems.push("unexpected request: the script is empty");

@@ -6,7 +6,13 @@ const user = { role: "user", content: "hi" };
 const call = (id: string) => ({ id, type: "function", function: { name: "t", arguments: "{}" } });
 
 Deno.test("the contract check catches every kind of bad request", () => {
-  const expect = { personaPrefix: "# Persona", thinking: false as const, model: "m", maxTokens: 5 };
+  const expect = {
+    personaPrefix: "# Persona",
+    thinking: false as const,
+    model: "m",
+    maxTokens: 5,
+    contextWindow: 1_000,
+  };
   const good = { model: "m", max_tokens: 5, thinking: { type: "disabled" }, messages: [system, user] };
   assert.deepEqual(checkRequest(good, expect), []);
   const cases: Array<[Record<string, unknown>, RegExp]> = [
@@ -38,6 +44,10 @@ Deno.test("the contract check catches every kind of bad request", () => {
     [{ ...good, model: "other" }, /model is other/],
     [{ ...good, max_tokens: 9 }, /max_tokens is 9/],
     [{ ...good, tools: [{ type: "function", function: { name: "a.b" } }] }, /bad tool declaration/],
+    [
+      { ...good, max_tokens: 5, messages: [system, { role: "user", content: "x".repeat(3_500) }] },
+      /maximum context length is 1000 tokens; the request has 1\d{3} in the prompt plus 5 for the reply/,
+    ],
   ];
   for (const [body, pattern] of cases) {
     const problems = checkRequest(body, expect);
@@ -70,4 +80,23 @@ Deno.test("an unscripted request is a violation, not a silent answer", async () 
   assert.match(fake.violations[0]!, /the script is empty/);
   fake.violations.length = 0;
   await fake.close();
+});
+
+Deno.test("close fails on scripted answers nobody asked for", async () => {
+  const fake = FakeLlm.start();
+  fake.enqueue({ reply: "never asked" });
+  await assert.rejects(fake.close(), /1 scripted answer\(s\) were never asked for/);
+});
+
+Deno.test("a request with a wrong API key is a violation, answered 401", async () => {
+  const fake = FakeLlm.start({ apiKey: "sk-right-0000000000" });
+  fake.enqueue({ reply: "for the right key" });
+  const response = await fetch(`${fake.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer sk-wrong" },
+    body: JSON.stringify({ messages: [system, user] }),
+  });
+  assert.equal(response.status, 401);
+  await response.body?.cancel();
+  await assert.rejects(fake.close(), /request #1: sent with a wrong API key/);
 });

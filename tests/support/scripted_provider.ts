@@ -5,12 +5,13 @@
  * @module
  */
 
-import type {
-  ChatOptions,
-  ChatRequest,
-  ChatResponse,
-  Provider,
-  UsageTotals,
+import {
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResponse,
+  emptyUsageTotals,
+  type Provider,
+  type UsageTotals,
 } from "../../src/agent/provider/provider.ts";
 import { checkRequest, type FakeExpectations } from "./fake_llm.ts";
 
@@ -32,11 +33,6 @@ export class ScriptedProvider implements Provider {
 
   enqueue(...steps: Script[]): void {
     this.#script.push(...steps);
-  }
-
-  /** Scripted answers not asked for yet. */
-  get remaining(): number {
-    return this.#script.length;
   }
 
   chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
@@ -64,16 +60,7 @@ export class ScriptedProvider implements Provider {
   }
 
   usage(): UsageTotals {
-    return {
-      requests: this.requests.length,
-      retries: 0,
-      errors: 0,
-      promptTokens: 0,
-      completionTokens: 0,
-      totalTokens: 0,
-      cacheHitTokens: 0,
-      cacheMissTokens: 0,
-    };
+    return { ...emptyUsageTotals(), requests: this.requests.length };
   }
 }
 

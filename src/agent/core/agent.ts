@@ -24,8 +24,6 @@ import { buildSystemPrompt, tagMessage, withReference } from "./prompt.ts";
 import { cutToTokens, messagesTokens, messageTokens } from "./tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
 
-export type { PromptContributor } from "../../prompt/contributor.ts";
-
 /** Options of {@link Agent}. */
 export interface AgentOptions {
   io: IOManager;

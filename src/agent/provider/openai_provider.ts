@@ -11,15 +11,16 @@ import type { Logger } from "@logtape/logtape";
 import OpenAI from "openai";
 import type { Clock } from "../../clock.ts";
 import type { ToolSpec } from "../../tools/tool.ts";
-import type {
-  ChatMessage,
-  ChatOptions,
-  ChatRequest,
-  ChatResponse,
-  Provider,
-  ToolCall,
-  Usage,
-  UsageTotals,
+import {
+  type ChatMessage,
+  type ChatOptions,
+  type ChatRequest,
+  type ChatResponse,
+  emptyUsageTotals,
+  type Provider,
+  type ToolCall,
+  type Usage,
+  type UsageTotals,
 } from "./provider.ts";
 import { ProviderError } from "./provider_error.ts";
 import { parseRetryAfter, withRetry } from "./retry.ts";
@@ -89,16 +90,7 @@ export class OpenAIProvider implements Provider {
   readonly model: string;
   #options: OpenAIProviderOptions;
   #client: OpenAI | undefined;
-  #totals: UsageTotals = {
-    requests: 0,
-    retries: 0,
-    errors: 0,
-    promptTokens: 0,
-    completionTokens: 0,
-    totalTokens: 0,
-    cacheHitTokens: 0,
-    cacheMissTokens: 0,
-  };
+  #totals: UsageTotals = emptyUsageTotals();
   #host: string;
 
   /**

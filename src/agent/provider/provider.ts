@@ -63,6 +63,27 @@ export interface UsageTotals extends Usage {
   errors: number;
 }
 
+/**
+ * Totals before the first request.
+ *
+ * @example
+ * ```ts
+ * const totals = emptyUsageTotals(); // { requests: 0, retries: 0, …, cacheMissTokens: 0 }
+ * ```
+ */
+export function emptyUsageTotals(): UsageTotals {
+  return {
+    requests: 0,
+    retries: 0,
+    errors: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    totalTokens: 0,
+    cacheHitTokens: 0,
+    cacheMissTokens: 0,
+  };
+}
+
 /** An LLM backend. */
 export interface Provider {
   readonly model: string;
