@@ -63,6 +63,8 @@ Deno.test("a never-answering LLM ends the turn at llm.turn_timeout with a clear 
       assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
     assert.deepEqual(Object.keys(status.services), ["knowledge", "io", "http", "agent"]);
+    assert.deepEqual(status.services.io.devices.http.outbox, { queued: 0, sent: 0, failed: 0, timed_out: 0 });
+    assert.equal(status.services.knowledge.jobs["knowledge.reindex"].every_ms, 1_800_000);
   } finally {
     hang.release();
     await teardown(async () => assert.equal(await homed.stop(), 0, homed.stderr()), () => fake.close());
@@ -153,7 +155,12 @@ Deno.test("the log names the address homed really listens on", async () => {
     }),
   );
   try {
-    assert.match(homed.stderr(), new RegExp(`Listening on 0\\.0\\.0\\.0:${port}, every interface`));
+    assert.match(
+      homed.stderr(),
+      new RegExp(
+        `Listening on 0\\.0\\.0\\.0:${port}, every interface — from this machine http://127\\.0\\.0\\.1:${port} \\(`,
+      ),
+    );
   } finally {
     assert.equal(await homed.stop(), 0, homed.stderr());
   }

@@ -81,7 +81,7 @@ export class HttpDevice implements Device {
 
   /** Requests waiting for their turn. */
   status(): Record<string, unknown> {
-    return { waiting_requests: this.#pending.size, outbox: this.#outbox.length };
+    return { waiting_requests: this.#pending.size, kept_messages: this.#outbox.length };
   }
 
   /** Messages sent to `http` that no request was waiting for, oldest first. */

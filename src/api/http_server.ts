@@ -53,13 +53,16 @@ export class HttpServer implements Service {
       });
     }
     const port = this.#server.addr.port;
-    const bound = hostname.includes(":") ? `[${hostname}]:${port}` : `${hostname}:${port}`;
-    const everywhere = hostname === "0.0.0.0" || hostname === "::";
-    logger.info("Listening on {bound}{note} (homed {version})", {
-      bound,
-      note: everywhere ? `, every interface — from this machine: ${this.url}` : `: ${this.url}`,
-      version,
-    });
+    if (hostname === "0.0.0.0" || hostname === "::") {
+      const bound = hostname.includes(":") ? `[${hostname}]:${port}` : `${hostname}:${port}`;
+      logger.info("Listening on {bound}, every interface — from this machine {url} (homed {version})", {
+        bound,
+        url: this.url,
+        version,
+      });
+    } else {
+      logger.info("Listening on {url} (homed {version})", { url: this.url, version });
+    }
     return Promise.resolve();
   }
 
