@@ -29,7 +29,7 @@ const home = JSON.parse(await Deno.readTextFile(new URL("./home_set.json", impor
   queries: Array<{ text: string }>;
 };
 const queries = home.queries.map((q) => q.text);
-const SIZES = (Deno.args[0] ?? "1000,10000,100000").split(",").map(Number);
+const SIZES = (Deno.args.find((arg) => !arg.startsWith("--")) ?? "1000,10000,100000").split(",").map(Number);
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 async function dirBytes(dir: string): Promise<number> {

@@ -188,6 +188,10 @@ Deno.test("a store whose folder is deleted while running writes itself anew on s
   store.put("b", "acknowledged into a log nobody can see", {});
   await store.sync();
   assert.match(recovered[0]!, /wal-0\.log disappeared while homed ran; writing the store anew/);
+  // A re-index (the memory job) after the folder vanished again recreates it instead of throwing NotFound.
+  await Deno.remove(dir, { recursive: true });
+  await store.reindex();
+  assert.ok(Deno.statSync(join(dir, `snap-${store.generation}.bin`)).isFile);
   await store.close();
   const reopened = await VectorStore.open(dir);
   assert.deepEqual(reopened.index.ids().sort(), ["a", "b"]);
