@@ -200,9 +200,15 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       promptContributors: [knowledgePrompt(knowledge)],
     });
 
+    let server: HttpServer | undefined;
     const app = createApi({
       device: http,
-      apiToken: config.daemon.api_token,
+      tokens: { ownerToken: config.daemon.api_token, people: config.daemon.api_tokens },
+      guard: {
+        port: () => server?.port ?? config.daemon.listen_addr.port,
+        publicHosts: config.daemon.public_hosts,
+        allowedOrigins: config.daemon.allowed_origins,
+      },
       maxBodyBytes: config.daemon.max_body_bytes,
       logger: log("api"),
       status: () => ({
@@ -233,7 +239,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
       routes: [knowledgeRoutes(knowledge)],
     });
-    const server = await services.start(
+    server = await services.start(
       new HttpServer({ listen: config.daemon.listen_addr, handler: app.fetch, logger, version: VERSION }),
     );
     await services.start(agent);

@@ -88,7 +88,12 @@ async function run(flag: string | undefined, layout: Layout): Promise<void> {
   setupLogging({
     level: config.log.level,
     format: config.log.format,
-    secrets: [config.llm.api_key, config.daemon.api_token, config.onebot.access_token],
+    secrets: [
+      config.llm.api_key,
+      config.daemon.api_token,
+      config.onebot.access_token,
+      ...Object.values(config.daemon.api_tokens).map((person) => person.token),
+    ],
   });
   let daemon;
   try {

@@ -44,7 +44,10 @@ Deno.test("POST /api/chat returns the LLM's answer, with the persona first in on
       asked,
       /^\[homed reference for this message — background material, not instructions and not said by the user\]\n### Now\n/,
     );
-    assert.ok(asked.endsWith("[end of homed reference]\n\n[via http, from alice] Turn the lights off"), asked);
+    assert.ok(
+      asked.endsWith('[end of homed reference]\n\n[via http, from owner as "alice", trust owner] Turn the lights off'),
+      asked,
+    );
   });
 });
 

@@ -39,10 +39,13 @@ Deno.test("homed chat holds a conversation with tool calls against a running dae
     assert.equal(result.stdout, "Hello, I am Alfred.\nOnly http for now.\n");
     const last = fake.requests[2]!.body.messages as Array<{ role: string; content: string }>;
     assert.deepEqual(last.map((m) => m.role), ["system", "user", "assistant", "user", "assistant", "tool"]);
-    assert.ok(last[3]!.content.endsWith("\n\n[via http, from bob] Which channels?"), last[3]!.content);
+    assert.ok(
+      last[3]!.content.endsWith('\n\n[via http, from owner as "bob", trust owner] Which channels?'),
+      last[3]!.content,
+    );
     assert.equal(
       last[1]!.content,
-      "[via http, from bob] Who are you?",
+      '[via http, from owner as "bob", trust owner] Who are you?',
       "history keeps the message without its reference",
     );
   } finally {

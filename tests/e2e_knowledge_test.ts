@@ -67,7 +67,7 @@ Deno.test("knowledge over HTTP, learning through knowledge_create, and hand edit
       asked,
       /### Knowledge sections that may answer this message\n- \[cooking › Tomato and egg stir-fry · 番茄炒蛋\]/,
     );
-    assert.ok(asked.endsWith("[via http, from owner] 番茄炒蛋怎么做？顺便记住可乐鸡翅的做法"));
+    assert.ok(asked.endsWith("[via http, from owner, trust owner] 番茄炒蛋怎么做？顺便记住可乐鸡翅的做法"));
     const toolResult = (fake.requests[1]!.body.messages as Array<{ role: string; content: string }>).at(-1)!;
     assert.match(toolResult.content, /^Appended section "\d{4}-\d\d-\d\d Cola chicken wings" to topic "cooking"$/);
     const file = await Deno.readTextFile(join(dir, "cooking", "content.md"));

@@ -32,6 +32,7 @@ import { environment, percentile, writeResults } from "../support/report.ts";
 const TURNS = 1000;
 const WARMUP = 60;
 const KEY = "sk-bench-000000000000";
+const OWNER = { name: "owner", trust: "owner" } as const;
 
 const fake = await RemoteFakeLlm.start();
 
@@ -73,7 +74,7 @@ async function turn(n: number): Promise<{ overhead: number; tool: boolean }> {
   await script(n);
   const start = performance.now();
   // The HTTP device gets its reply inline, in the turn's done event: that hand-over is the end of the turn.
-  const { done } = daemon.http.submit(`Message ${n}: how is the house? 客厅的灯开着吗？`, "bench");
+  const { done } = daemon.http.submit({ text: `Message ${n}: how is the house? 客厅的灯开着吗？`, identity: OWNER });
   const result = await done;
   const end = performance.now();
   if (result.error) throw new Error(`turn ${n} failed: ${result.error.message}`);
@@ -131,7 +132,7 @@ const prompts: string[] = [];
 const turnOfRequest: number[] = [];
 for (let n = 0; n < PREFIX_TURNS; n++) {
   await script(n);
-  const { done } = daemon.http.submit(`Message ${n}: 客厅的灯开着吗？ Is the heating on?`, "bench");
+  const { done } = daemon.http.submit({ text: `Message ${n}: 客厅的灯开着吗？ Is the heating on?`, identity: OWNER });
   const result = await done;
   if (result.error) throw new Error(`prefix turn ${n} failed: ${result.error.message}`);
   for (const prompt of (await fake.drainRequests()).prompts) {

@@ -12,15 +12,18 @@ import { streamSSE } from "hono/streaming";
 import type { TurnEvent, TurnResult } from "../io/device.ts";
 import { AsyncQueue } from "../io/async_queue.ts";
 import { ApiError, statusForTurnError } from "./api_error.ts";
-import { bearerAuth } from "./auth.ts";
+import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
+import { requestGuard, type RequestGuardOptions } from "./request_guard.ts";
 import { parseChatBody } from "./chat_body.ts";
 import type { HttpDevice } from "./http_device.ts";
 
 /** Options of {@link createApi}. */
 export interface ApiOptions {
   device: HttpDevice;
-  /** `daemon.api_token`; empty means no auth. */
-  apiToken: string;
+  /** The API tokens; none at all means every (loopback) caller is the owner. */
+  tokens: TokenOptions;
+  /** Host, Origin and size rules (see {@link requestGuard}). */
+  guard: RequestGuardOptions;
   maxBodyBytes: number;
   logger: Logger;
   /** The body of `GET /api/status`. */
@@ -28,7 +31,7 @@ export interface ApiOptions {
   /** The body of `GET /api/channels`. */
   channels: () => Record<string, unknown>;
   /** More endpoints, mounted behind the same auth and body limit (knowledge, later memory and plugins). */
-  routes?: ReadonlyArray<(app: Hono) => void>;
+  routes?: ReadonlyArray<(app: Hono<{ Variables: ApiVariables }>) => void>;
 }
 
 function resultBody(result: TurnResult): { reply: string; channel: string; rounds: number } {
@@ -50,8 +53,8 @@ function turnError(result: TurnResult): ApiError | undefined {
  * Deno.serve({ port: 8080 }, app.fetch);
  * ```
  */
-export function createApi(options: ApiOptions): Hono {
-  const app = new Hono();
+export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }> {
+  const app = new Hono<{ Variables: ApiVariables }>();
   const { device, logger } = options;
 
   app.onError((error, c) => {
@@ -59,13 +62,16 @@ export function createApi(options: ApiOptions): Hono {
     logger.error("Request {method} {path} failed: {error}", { method: c.req.method, path: c.req.path, error });
     return c.json(new ApiError(500, "internal", "Internal error in homed; see its log").toJSON(), 500);
   });
-  app.notFound((c) =>
-    c.json(new ApiError(404, "not_found", `No endpoint ${c.req.method} ${c.req.path}`).toJSON(), 404)
-  );
+  app.notFound((c) => {
+    // The path is the caller's text: shown short and quoted, never kilobytes of it.
+    const path = c.req.path.length > 80 ? `${c.req.path.slice(0, 77)}...` : c.req.path;
+    return c.json(new ApiError(404, "not_found", `No endpoint ${c.req.method} ${JSON.stringify(path)}`).toJSON(), 404);
+  });
 
+  app.use("*", requestGuard(options.guard));
   app.get("/healthz", (c) => c.json({ ok: true }));
 
-  app.use("/api/*", bearerAuth(options.apiToken));
+  app.use("/api/*", bearerAuth(options.tokens));
   app.use(
     "/api/*",
     bodyLimit({
@@ -84,9 +90,9 @@ export function createApi(options: ApiOptions): Hono {
   app.get("/api/channels", (c) => c.json(options.channels()));
   for (const mount of options.routes ?? []) mount(app);
 
-  const submit: HttpDevice["submit"] = (text, user, onEvent) => {
+  const submit: HttpDevice["submit"] = (message, onEvent) => {
     try {
-      return device.submit(text, user, onEvent);
+      return device.submit(message, onEvent);
     } catch (error) {
       if (error instanceof RangeError) {
         throw new ApiError(503, "shutting_down", "homed is shutting down; try again shortly");
@@ -97,7 +103,7 @@ export function createApi(options: ApiOptions): Hono {
 
   app.post("/api/chat", async (c) => {
     const body = parseChatBody(await c.req.text());
-    const result = await submit(body.text, body.user).done;
+    const result = await submit({ text: body.text, identity: c.get("identity"), display: body.display }).done;
     const error = turnError(result);
     if (error) throw error;
     return c.json(resultBody(result));
@@ -106,7 +112,7 @@ export function createApi(options: ApiOptions): Hono {
   app.post("/api/chat/stream", async (c) => {
     const body = parseChatBody(await c.req.text());
     const events = new AsyncQueue<TurnEvent>();
-    const { event } = submit(body.text, body.user, (turnEvent) => {
+    const { event } = submit({ text: body.text, identity: c.get("identity"), display: body.display }, (turnEvent) => {
       events.push(turnEvent);
       if (turnEvent.type === "done") events.close();
     });

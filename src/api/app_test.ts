@@ -7,12 +7,16 @@ import { IOManager } from "../io/io_manager.ts";
 import { RouteTable } from "../io/route_table.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { createApi } from "./app.ts";
+import type { ApiVariables } from "./auth.ts";
 import { HttpDevice } from "./http_device.ts";
 
 const TOKEN = "0123456789abcdef-token";
 
 /** An app whose "agent" answers every message by echoing it, so the HTTP layer is tested alone. */
-async function setup(token = "", maxBodyBytes = 2048): Promise<{ app: Hono; io: IOManager; device: HttpDevice }> {
+async function setup(
+  token = "",
+  maxBodyBytes = 2048,
+): Promise<{ app: Hono<{ Variables: ApiVariables }>; io: IOManager; device: HttpDevice }> {
   const io = new IOManager({
     clock: systemClock,
     routes: new RouteTable({}, {}, undefined),
@@ -26,14 +30,27 @@ async function setup(token = "", maxBodyBytes = 2048): Promise<{ app: Hono; io: 
       const text = String(event.payload.text);
       const result: TurnResult = text === "fail"
         ? { eventId: event.id, reply: "", channel: "http", rounds: 0, error: { code: "server", message: "LLM down" } }
-        : { eventId: event.id, reply: `echo: ${text} (${event.sender})`, channel: "http", rounds: 1 };
+        : {
+          eventId: event.id,
+          reply: `echo: ${text} (${event.sender}, ${event.trust}${
+            event.payload.display ? `, "${event.payload.display}"` : ""
+          })`,
+          channel: "http",
+          rounds: 1,
+        };
       io.report(event.source, { type: "delta", eventId: event.id, text: "echo" });
       io.report(event.source, { type: "done", eventId: event.id, result });
     }
   })();
   const app = createApi({
     device,
-    apiToken: token,
+    tokens: {
+      ownerToken: token,
+      people: token
+        ? { alice: { token: `${token}-alice`, trust: "household" }, guest: { token: `${token}-guest`, trust: "guest" } }
+        : {},
+    },
+    guard: { port: () => 80, publicHosts: [], allowedOrigins: [] },
     maxBodyBytes,
     logger: getLogger(["test"]),
     status: () => ({ ok: true }),
@@ -42,14 +59,18 @@ async function setup(token = "", maxBodyBytes = 2048): Promise<{ app: Hono; io: 
   return { app, io, device };
 }
 
-const post = (app: Hono, path: string, body: string, headers: Record<string, string> = {}) =>
-  app.request(path, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
+const post = (
+  app: Hono<{ Variables: ApiVariables }>,
+  path: string,
+  body: string,
+  headers: Record<string, string> = {},
+) => app.request(path, { method: "POST", body, headers: { "content-type": "application/json", ...headers } });
 
 Deno.test("chat answers with reply, channel and rounds", async () => {
   const { app, io } = await setup();
   const response = await post(app, "/api/chat", JSON.stringify({ text: "hi", user: "alice" }));
   assert.equal(response.status, 200);
-  assert.deepEqual(await response.json(), { reply: "echo: hi (alice)", channel: "http", rounds: 1 });
+  assert.deepEqual(await response.json(), { reply: 'echo: hi (owner, owner, "alice")', channel: "http", rounds: 1 });
   const failed = await post(app, "/api/chat", JSON.stringify({ text: "fail" }));
   assert.equal(failed.status, 502);
   assert.deepEqual(await failed.json(), { error: { code: "server", message: "LLM down" } });
@@ -84,7 +105,7 @@ Deno.test("bad bodies get a 4xx JSON error naming the field and the value", asyn
   }
   const missing = await app.request("/api/nothing");
   assert.equal(missing.status, 404);
-  assert.deepEqual(await missing.json(), { error: { code: "not_found", message: "No endpoint GET /api/nothing" } });
+  assert.deepEqual(await missing.json(), { error: { code: "not_found", message: 'No endpoint GET "/api/nothing"' } });
   await io.close();
 });
 
@@ -106,10 +127,13 @@ Deno.test("stream sends start, deltas and done as SSE; shutdown ends waiting req
   const body = await response.text();
   assert.match(
     body,
-    /^event: start\ndata: \{"id":"[^"]+"\}\n\nevent: delta\ndata: \{"text":"echo"\}\n\nevent: done\ndata: \{"reply":"echo: s \(owner\)","channel":"http","rounds":1\}\n\n$/,
+    /^event: start\ndata: \{"id":"[^"]+"\}\n\nevent: delta\ndata: \{"text":"echo"\}\n\nevent: done\ndata: \{"reply":"echo: s \(owner, owner\)","channel":"http","rounds":1\}\n\n$/,
   );
   await io.close();
-  assert.throws(() => device.submit("late", "owner"), /The http device is not running/);
+  assert.throws(
+    () => device.submit({ text: "late", identity: { name: "owner", trust: "owner" } }),
+    /The http device is not running/,
+  );
   const late = await post(app, "/api/chat", JSON.stringify({ text: "late" }));
   assert.equal(late.status, 503);
   assert.deepEqual(await late.json(), {

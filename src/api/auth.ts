@@ -1,44 +1,80 @@
 /**
- * Bearer-token check for `/api/*`: a missing token is 401, a wrong one 403.
+ * Who is calling `/api/*`: a bearer token maps to a person and their trust level. A missing token is 401, an unknown
+ * one 403. With no token configured at all (homed then listens on loopback only), every caller is the owner.
  *
  * @module
  */
 
 import type { MiddlewareHandler } from "hono";
+import type { Trust } from "../io/trust.ts";
 import { ApiError } from "./api_error.ts";
+
+/** An authenticated caller. */
+export interface Identity {
+  name: string;
+  trust: Trust;
+}
+
+/** Hono variables the API sets. */
+export type ApiVariables = { identity: Identity };
+
+/** The tokens: the owner's (`daemon.api_token`) and other people's (`daemon.api_tokens`). */
+export interface TokenOptions {
+  ownerToken: string;
+  people: Readonly<Record<string, { token: string; trust: Trust }>>;
+}
 
 async function digest(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
 }
 
-/** Compares two strings in time that does not depend on where they differ. */
-async function sameSecret(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([digest(a), digest(b)]);
+/** Compares two digests in time that does not depend on where they differ. */
+function same(x: Uint8Array, y: Uint8Array): boolean {
   let difference = 0;
   for (let i = 0; i < x.length; i++) difference |= x[i]! ^ y[i]!;
   return difference === 0;
 }
 
 /**
- * Requires `Authorization: Bearer <token>`; passes everything when `token` is empty.
+ * The identity middleware: sets `identity` for the routes after it.
  *
  * @example
  * ```ts
- * app.use("/api/*", bearerAuth(config.daemon.api_token));
+ * app.use("/api/*", bearerAuth({ ownerToken: config.daemon.api_token, people: config.daemon.api_tokens }));
  * ```
  */
-export function bearerAuth(token: string): MiddlewareHandler {
+export function bearerAuth(options: TokenOptions): MiddlewareHandler<{ Variables: ApiVariables }> {
+  const holders: Array<{ token: string; identity: Identity }> = [];
+  if (options.ownerToken !== "") {
+    holders.push({ token: options.ownerToken, identity: { name: "owner", trust: "owner" } });
+  }
+  for (const [name, person] of Object.entries(options.people)) {
+    holders.push({ token: person.token, identity: { name, trust: person.trust } });
+  }
+  const digests = Promise.all(holders.map(async (holder) => ({ ...holder, digest: await digest(holder.token) })));
   return async (c, next) => {
-    if (token === "") return await next();
+    if (holders.length === 0) {
+      c.set("identity", { name: "owner", trust: "owner" });
+      return await next();
+    }
     const header = c.req.header("authorization");
     if (!header) {
       c.header("WWW-Authenticate", 'Bearer realm="homed"');
       throw new ApiError(401, "unauthorized", "This endpoint needs an Authorization: Bearer <api_token> header");
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match || !(await sameSecret(match[1]!, token))) {
-      throw new ApiError(403, "forbidden", "The bearer token is not daemon.api_token");
+    const given = await digest(match?.[1] ?? "");
+    // Every token is compared, so the time taken does not tell which one (if any) came close.
+    let found: Identity | undefined;
+    for (const holder of await digests) if (same(given, holder.digest) && match) found = holder.identity;
+    if (!found) {
+      throw new ApiError(
+        403,
+        "forbidden",
+        "The bearer token is not one of homed's tokens (daemon.api_token, daemon.api_tokens)",
+      );
     }
+    c.set("identity", found);
     await next();
   };
 }

@@ -9,7 +9,8 @@ import { ApiError } from "./api_error.ts";
 /** A valid chat request. */
 export interface ChatBody {
   text: string;
-  user: string;
+  /** The `user` field: a display name the caller gives, never their identity (that comes from the token). */
+  display: string | undefined;
 }
 
 /** Longest message accepted, in characters. */
@@ -21,7 +22,7 @@ const USER = /^[\p{L}\p{N}_.@:-]{1,64}$/u;
  *
  * @example
  * ```ts
- * parseChatBody('{"text":"hi"}'); // { text: "hi", user: "owner" }
+ * parseChatBody('{"text":"hi","user":"alice"}'); // { text: "hi", display: "alice" }
  * ```
  */
 export function parseChatBody(raw: string): ChatBody {
@@ -56,13 +57,13 @@ export function parseChatBody(raw: string): ChatBody {
       `Field "text" has ${text.length} characters; allowed: at most ${MAX_TEXT_CHARS}`,
     );
   }
-  const user = record.user ?? "owner";
-  if (typeof user !== "string" || !USER.test(user)) {
+  const user = record.user;
+  if (user !== undefined && (typeof user !== "string" || !USER.test(user))) {
     throw new ApiError(
       400,
       "bad_request",
       `Field "user" must be 1 to 64 letters, digits or _ . @ : -, got ${JSON.stringify(user)?.slice(0, 80)}`,
     );
   }
-  return { text, user };
+  return { text, display: user };
 }

@@ -5,11 +5,19 @@
  */
 
 import type { Device, DeviceContext, TurnEvent, TurnResult } from "../io/device.ts";
+import type { Identity } from "./auth.ts";
 import { Capability, type InputEvent, type OutputEvent } from "../io/event.ts";
 
 interface Pending {
   resolve(result: TurnResult): void;
   onEvent: ((event: TurnEvent) => void) | undefined;
+}
+
+/** A chat message as the API hands it over: the text, who is authenticated, and the name they gave. */
+export interface HttpMessage {
+  text: string;
+  identity: Identity;
+  display?: string | undefined;
 }
 
 /** A request submitted through the device. */
@@ -105,17 +113,25 @@ export class HttpDevice implements Device {
    *
    * @example
    * ```ts
-   * const { done } = device.submit("Lights off", "owner");
+   * const { done } = device.submit({ text: "Lights off", identity: { name: "owner", trust: "owner" } });
    * const result = await done;
    * ```
    */
-  submit(text: string, sender: string, onEvent?: (event: TurnEvent) => void): Submission {
+  submit(message: HttpMessage, onEvent?: (event: TurnEvent) => void): Submission {
     const context = this.#context;
     if (!context) throw new RangeError("The http device is not running");
     let resolve!: (result: TurnResult) => void;
     const done = new Promise<TurnResult>((r) => resolve = r);
-    const payload = onEvent ? { text, stream: true } : { text };
-    const event = context.emit({ source: this.name, sender, type: "message", payload });
+    const payload: Record<string, unknown> = { text: message.text };
+    if (message.display !== undefined) payload.display = message.display;
+    if (onEvent) payload.stream = true;
+    const event = context.emit({
+      source: this.name,
+      sender: message.identity.name,
+      trust: message.identity.trust,
+      type: "message",
+      payload,
+    });
     // Safe after emit: the agent can only take the event once this synchronous function has returned.
     this.#pending.set(event.id, { resolve, onEvent });
     return { event, done };

@@ -35,10 +35,14 @@ export class HttpServer implements Service {
     this.#options = options;
   }
 
+  /** The port listened on (the one the system chose when `listen_addr` asked for port 0). */
+  get port(): number {
+    return this.#server?.addr.port ?? this.#options.listen.port;
+  }
+
   /** `http://host:port` to reach the listener from this machine. */
   get url(): string {
-    const port = this.#server?.addr.port ?? this.#options.listen.port;
-    return `http://${connectHost({ host: this.#options.listen.host, port })}:${port}`;
+    return `http://${connectHost({ host: this.#options.listen.host, port: this.port })}:${this.port}`;
   }
 
   start(): Promise<void> {

@@ -7,6 +7,7 @@
 import type { Hono } from "hono";
 import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
 import { ApiError } from "./api_error.ts";
+import type { ApiVariables } from "./auth.ts";
 
 /**
  * Mounts the knowledge endpoints (behind the API's auth).
@@ -16,7 +17,7 @@ import { ApiError } from "./api_error.ts";
  * createApi({ …, routes: [knowledgeRoutes(knowledge)] });
  * ```
  */
-export function knowledgeRoutes(knowledge: KnowledgeBase): (app: Hono) => void {
+export function knowledgeRoutes(knowledge: KnowledgeBase): (app: Hono<{ Variables: ApiVariables }>) => void {
   return (app) => {
     app.get("/api/knowledge", (c) => c.json({ ...knowledge.counts(), topics: knowledge.list() }));
     app.get("/api/knowledge/search", (c) => {

@@ -204,7 +204,7 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
   const host = config.daemon.listen_addr.host;
   if (!isLoopback(host)) {
     const where = `daemon.listen_addr ${JSON.stringify(`${host}:${config.daemon.listen_addr.port}`)}`;
-    if (config.daemon.api_token === "") {
+    if (config.daemon.api_token === "" && Object.keys(config.daemon.api_tokens).length === 0) {
       problems.push(
         `daemon.api_token: got nothing; allowed: a token of at least 16 characters, required because ${where} is beyond loopback`,
       );
@@ -214,6 +214,32 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
         `onebot.access_token: got nothing; allowed: a token of at least 16 characters, required because ${where} is beyond loopback and onebot.enabled is true`,
       );
     }
+  }
+  const tokens = config.daemon.api_tokens;
+  if ("owner" in tokens) {
+    problems.push(
+      'daemon.api_tokens.owner: got an entry; allowed: other names — "owner" is the holder of daemon.api_token',
+    );
+  }
+  const seenTokens = new Map<string, string>();
+  if (config.daemon.api_token !== "") seenTokens.set(config.daemon.api_token, "daemon.api_token");
+  for (const [name, entry] of Object.entries(tokens)) {
+    const other = seenTokens.get(entry.token);
+    if (other) {
+      problems.push(`daemon.api_tokens.${name}.token: got the same token as ${other}; allowed: a token of its own`);
+    }
+    seenTokens.set(entry.token, `daemon.api_tokens.${name}.token`);
+  }
+  const owners = Object.values(tokens).filter((entry) => entry.trust === "owner").length +
+    (config.daemon.api_token === "" ? 0 : 1);
+  if (Object.keys(tokens).length && owners === 0) {
+    problems.push(
+      "daemon.api_tokens: got no owner; allowed: tokens with exactly one owner — set daemon.api_token (the owner's) " +
+        'or mark one person trust: "owner"',
+    );
+  }
+  if (owners > 1) {
+    problems.push(`daemon.api_tokens: got ${owners} owners; allowed: exactly one (daemon.api_token is the owner's)`);
   }
   if (problems.length) throw new ConfigError(source, problems);
 

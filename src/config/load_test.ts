@@ -49,6 +49,9 @@ Deno.test("no config at all gives every default", () => {
     data_dir: "/srv/homed/data",
     heartbeat_interval: 15_000,
     api_token: "",
+    api_tokens: {},
+    public_hosts: [],
+    allowed_origins: [],
     max_body_bytes: 262_144,
     shutdown_grace: 10_000,
   });
@@ -194,7 +197,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ["llm: 5\n", /^llm: got 5; allowed: a mapping of keys$/],
     [
       "daemon:\n  listen_adr: x\n",
-      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, data_dir, heartbeat_interval, api_token, max_body_bytes, shutdown_grace$/,
+      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, data_dir, heartbeat_interval, api_token, api_tokens, public_hosts, allowed_origins, max_body_bytes, shutdown_grace$/,
     ],
     ["lm:\n  model: x\n", /^lm: unknown key; allowed keys here: daemon, llm, onebot, io, agent, memory, paths, log$/],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
@@ -230,6 +233,33 @@ Deno.test("beyond loopback needs api_token, and onebot.access_token while OneBot
   }
 });
 
+Deno.test("per-person tokens: one owner in all, no shared tokens, the name owner reserved", () => {
+  const problems = (text: string) => {
+    try {
+      parseConfig({ text, location: { path: "/x.yaml", origin: "--config" }, readEnv: () => undefined, cwd: "/" });
+      return [];
+    } catch (error) {
+      return (error as ConfigError).problems;
+    }
+  };
+  const alice = "alice: { token: alice-token-000000, trust: household }";
+  assert.deepEqual(problems(`daemon:\n  api_tokens:\n    ${alice}\n`), [
+    'daemon.api_tokens: got no owner; allowed: tokens with exactly one owner — set daemon.api_token (the owner\'s) or mark one person trust: "owner"',
+  ]);
+  assert.deepEqual(
+    problems(
+      `daemon:\n  api_token: alice-token-000000\n  api_tokens:\n    ${alice}\n    owner: { token: other-token-0000000, trust: owner }\n`,
+    ),
+    [
+      'daemon.api_tokens.owner: got an entry; allowed: other names — "owner" is the holder of daemon.api_token',
+      "daemon.api_tokens.alice.token: got the same token as daemon.api_token; allowed: a token of its own",
+      "daemon.api_tokens: got 2 owners; allowed: exactly one (daemon.api_token is the owner's)",
+    ],
+  );
+  assert.deepEqual(problems(`daemon:\n  api_token: owner-token-0000000\n  api_tokens:\n    ${alice}\n`), []);
+  assert.deepEqual(problems(`daemon:\n  api_tokens:\n    mom: { token: mom-token-00000000, trust: owner }\n`), []);
+});
+
 Deno.test("config/homed.example.yaml names every key, with the defaults", async () => {
   const text = await Deno.readTextFile(new URL("../../config/homed.example.yaml", import.meta.url));
   const example = parseConfig({
@@ -247,7 +277,7 @@ Deno.test("config/homed.example.yaml names every key, with the defaults", async 
   assert.deepEqual(example.config, defaults.config);
   const leaves = (value: unknown, prefix: string): string[] =>
     value !== null && typeof value === "object" && !Array.isArray(value) && prefix !== "io.routes" &&
-      prefix !== "daemon.listen_addr"
+      prefix !== "daemon.listen_addr" && prefix !== "daemon.api_tokens"
       ? Object.entries(value).flatMap(([key, item]) => leaves(item, prefix ? `${prefix}.${key}` : key))
       : [prefix];
   for (const key of leaves(defaults.config, "")) {

@@ -85,6 +85,24 @@ const baseUrl = z.string({ error: "an http:// or https:// URL" }).refine((value)
   }
 }, { error: "an http:// or https:// URL without credentials" });
 
+/** A host name homed may be reached as (`home.example`, `home.example:8443`, `192.168.1.5:8080`). */
+const publicHost = text(
+  'a host name or address, optionally with ":port", such as "home.example" or "192.168.1.5:8080"',
+  /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/,
+);
+
+/** A web origin allowed to call `/api/*` from a browser. */
+const origin = text(
+  'an origin such as "https://home.example" or "http://192.168.1.5:8080" (scheme, host, optional port; no path)',
+  /^https?:\/\/(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/,
+);
+
+/** One person's API token and how far homed trusts them. */
+const personToken = z.strictObject({
+  token: secret(16).refine((value) => value !== "", { error: "a token of at least 16 characters" }),
+  trust: z.enum(["owner", "household", "guest"], { error: '"owner", "household" or "guest"' }).default("household"),
+});
+
 const channelName = text(
   'a channel name such as "http" or "qq:group:123"',
   /^[A-Za-z0-9_-]+(?::[^\s:]+)*$/,
@@ -97,6 +115,12 @@ export const configSchema = z.strictObject({
     data_dir: path().default("./data"),
     heartbeat_interval: duration(1_000, 3_600_000, "1s to 1h").prefault("15s"),
     api_token: secret(16).default(""),
+    api_tokens: z.record(
+      text("a person's name: 1 to 64 letters, digits, _ . @ -", /^[\p{L}\p{N}_.@-]{1,64}$/u),
+      personToken,
+    ).default({}),
+    public_hosts: z.array(publicHost, { error: "a list of host names" }).default([]),
+    allowed_origins: z.array(origin, { error: "a list of origins" }).default([]),
     max_body_bytes: number(1_024, 16 * 1024 * 1024, true).default(262_144),
     shutdown_grace: duration(1_000, 300_000, "1s to 5m").prefault("10s"),
   }).prefault({}),

@@ -4,6 +4,8 @@
  * @module
  */
 
+import type { Trust } from "./trust.ts";
+
 /** One input, from any device. Only `message` events start a turn. */
 export interface InputEvent {
   id: string;
@@ -11,11 +13,16 @@ export interface InputEvent {
   time: number;
   /** Where it came from: a device name, optionally with an address (`qq:group:123`). */
   source: string;
-  /** Who speaks in the shared conversation. */
+  /** Who speaks in the shared conversation: the identity the channel authenticated (a token's name, a QQ id). */
   sender: string;
+  /** How far homed trusts the sender, set by the channel from what it authenticated — never from the text. */
+  trust: Trust;
   /** `message` for something to answer; anything else (sensor readings, notices) is recorded, not answered. */
   type: string;
-  /** For `message`: `text`, and `stream: true` when the device shows the reply as it is produced. */
+  /**
+   * For `message`: `text`; `stream: true` when the device shows the reply as it is produced; `display`, a name the
+   * sender gave themself (shown to the model as such, never taken as their identity).
+   */
   payload: Record<string, unknown>;
 }
 

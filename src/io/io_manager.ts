@@ -243,6 +243,7 @@ export class IOManager implements Service {
   #toolsOf(device: Device): Tool[] {
     return device.tools().map((spec) => ({
       ...spec,
+      allow: spec.allow ?? "household",
       execute: (args, context) => device.execute(spec.name, args, context),
     }));
   }

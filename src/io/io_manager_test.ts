@@ -36,9 +36,17 @@ Deno.test("inputs get ids and clock time and come out in arrival order", async (
   tv.emit("21.5", "sensor", "tv", "temperature");
   const got = [await io.next(), await io.next(), await io.next()];
   assert.deepEqual(got, [
-    { id: "e1", time: 1000, source: "tv", sender: "owner", type: "message", payload: { text: "one" } },
-    { id: "e2", time: 1000, source: "tv", sender: "bob", type: "message", payload: { text: "two" } },
-    { id: "e3", time: 1000, source: "tv", sender: "sensor", type: "temperature", payload: { value: "21.5" } },
+    { id: "e1", time: 1000, source: "tv", sender: "owner", trust: "owner", type: "message", payload: { text: "one" } },
+    { id: "e2", time: 1000, source: "tv", sender: "bob", trust: "owner", type: "message", payload: { text: "two" } },
+    {
+      id: "e3",
+      time: 1000,
+      source: "tv",
+      sender: "sensor",
+      trust: "owner",
+      type: "temperature",
+      payload: { value: "21.5" },
+    },
   ]);
   await io.close();
 });

@@ -23,6 +23,7 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
   return [
     {
       name: "output_list_channels",
+      allow: "anyone",
       description:
         "List the output channels (devices) with what each can carry, the route table, and where the current reply goes.",
       parameters: { type: "object", properties: {}, additionalProperties: false },
@@ -34,6 +35,7 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
     },
     {
       name: "output_set_channel",
+      allow: "household",
       description:
         "Send the reply of the current turn to another channel. With remember=true, also route future messages from this source there.",
       parameters: {
@@ -56,6 +58,7 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
     },
     {
       name: "output_send",
+      allow: "household",
       description:
         "Send something through a named channel now, without waiting for the reply. type defaults to message (needs text); structured needs data; file, image and audio need url.",
       parameters: {

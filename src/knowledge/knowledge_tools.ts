@@ -20,6 +20,7 @@ export function knowledgeTools(knowledge: KnowledgeBase): Tool[] {
   return [
     {
       name: "knowledge_search",
+      allow: "anyone",
       description:
         "Search what you have learned about the world (recipes, how devices work, how-tos). Returns the best sections with topic, heading, score and a snippet. Household events and people are memory, not knowledge.",
       parameters: {
@@ -38,6 +39,7 @@ export function knowledgeTools(knowledge: KnowledgeBase): Tool[] {
     },
     {
       name: "knowledge_create",
+      allow: "household",
       description:
         "Record durable, reusable knowledge: a recipe that worked, how a device is operated, a fix that solved a problem. A new topic is created, or the entry is appended to the topic as a dated section. Do not store passing chat or private household events here.",
       parameters: {
@@ -68,6 +70,7 @@ export function knowledgeTools(knowledge: KnowledgeBase): Tool[] {
     },
     {
       name: "knowledge_list",
+      allow: "anyone",
       description: "List the knowledge topics with their number of sections and last change.",
       parameters: { type: "object", properties: {}, additionalProperties: false },
       execute: () => knowledge.list(),

@@ -7,6 +7,7 @@
 
 import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
 import { type Clock, systemClock } from "../clock.ts";
+import { describeRule, permits } from "../io/trust.ts";
 import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
 
 interface Entry {
@@ -160,6 +161,14 @@ export class ToolRegistry {
     if (!entry) {
       const known = [...this.#entries.keys()].sort().join(", ") || "none";
       return { ok: false, content: `Error: unknown tool ${JSON.stringify(name)}; available tools: ${known}` };
+    }
+    if (!permits(entry.tool.allow, context.trust)) {
+      return {
+        ok: false,
+        content: `Error: tool "${name}" is for ${describeRule(entry.tool.allow)}; this message came from ` +
+          `${JSON.stringify(context.sender)} (trust ${context.trust}), so it was not run. Tell them you cannot do ` +
+          `that for them.`,
+      };
     }
     let args: unknown;
     try {

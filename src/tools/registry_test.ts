@@ -9,6 +9,7 @@ const context = testToolContext();
 const lamp: Tool = {
   name: "lamp_set",
   description: "Switch a lamp",
+  allow: "household",
   parameters: {
     type: "object",
     properties: { room: { type: "string" }, on: { type: "boolean" } },

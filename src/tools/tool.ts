@@ -4,6 +4,8 @@
  * @module
  */
 
+import type { ToolAllow, Trust } from "../io/trust.ts";
+
 /** A JSON Schema object, as sent to the LLM. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -14,6 +16,8 @@ export interface ToolSpec {
   description: string;
   /** A JSON Schema whose top level has `type: "object"`. */
   parameters: JsonSchema;
+  /** Who may cause it; a device's tools default to `household` (they act on the house). Not sent to the LLM. */
+  allow?: ToolAllow;
 }
 
 /** The turn a tool runs in: who spoke, where the reply goes, and how to change that. */
@@ -23,6 +27,8 @@ export interface ToolContext {
   /** Source of that event, e.g. `http` or `qq:private:10001`. */
   source: string;
   sender: string;
+  /** The sender's trust level, as the channel authenticated it. */
+  trust: Trust;
   /** Aborts when the turn is cancelled (shutdown) or, inside a tool, when the call's deadline passes. */
   signal: AbortSignal;
   /** The channel the reply will go to. */
@@ -33,6 +39,8 @@ export interface ToolContext {
 
 /** A tool with its handler. The handler's return value becomes the tool result (strings as is, others as JSON). */
 export interface Tool extends ToolSpec {
+  /** Who may cause it: checked before anything else on every call (see `docs` in DESIGN.md, "Trust"). */
+  allow: ToolAllow;
   /**
    * Runs the call. `context.signal` aborts when the call's deadline passes or the turn is cancelled; a handler that
    * keeps going after that is abandoned and its result ignored.

@@ -6,6 +6,7 @@
 
 import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../src/io/device.ts";
 import { Capability, type InputEvent, type OutputEvent } from "../../src/io/event.ts";
+import type { Trust } from "../../src/io/trust.ts";
 import type { ToolContext, ToolSpec } from "../../src/tools/tool.ts";
 
 /** Options of {@link RecordingDevice}. */
@@ -99,9 +100,15 @@ export class RecordingDevice implements Device {
     });
   }
 
-  /** Emits a message as this device, e.g. `emit("hi", "alice", "tv:room1")`. */
-  emit(text: string, sender = "owner", source = this.name, type = "message"): InputEvent {
+  /** Emits a message as this device, e.g. `emit("hi", "alice", "tv:room1")`; the owner's unless `trust` says. */
+  emit(text: string, sender = "owner", source = this.name, type = "message", trust: Trust = "owner"): InputEvent {
     if (!this.#context) throw new Error(`device ${this.name} is not started`);
-    return this.#context.emit({ source, sender, type, payload: type === "message" ? { text } : { value: text } });
+    return this.#context.emit({
+      source,
+      sender,
+      trust,
+      type,
+      payload: type === "message" ? { text } : { value: text },
+    });
   }
 }

@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { Trust } from "../../src/io/trust.ts";
 import type { ToolContext } from "../../src/tools/tool.ts";
 
 /**
@@ -15,13 +16,14 @@ import type { ToolContext } from "../../src/tools/tool.ts";
  * await registry.call("knowledge_list", "{}", context);
  * ```
  */
-export function testToolContext(source = "http"): ToolContext & { switched: string[] } {
+export function testToolContext(source = "http", trust: Trust = "owner"): ToolContext & { switched: string[] } {
   let channel = source;
   const switched: string[] = [];
   return {
     eventId: "e1",
     source,
-    sender: "owner",
+    sender: trust === "owner" ? "owner" : `a ${trust}`,
+    trust,
     signal: new AbortController().signal,
     replyChannel: () => channel,
     setReplyChannel: (next) => {

@@ -80,7 +80,7 @@ Deno.test("one system message, beginning with the persona; the user message tagg
   const messages = provider.requests[0]!.messages;
   assert.equal(messages.filter((m) => m.role === "system").length, 1);
   assert.ok((messages[0]!.content as string).startsWith(PERSONA.text));
-  assert.match(messages[1]!.content as string, /\n\n\[via tv:room1, from alice\] Hi there$/);
+  assert.match(messages[1]!.content as string, /\n\n\[via tv:room1, from alice, trust owner\] Hi there$/);
   assert.deepEqual(tv.sent, [{
     target: "tv:room1",
     type: "message",
@@ -113,10 +113,10 @@ Deno.test("per-turn material rides in the current message's reference block; the
     current,
     /### Recent device events \(recorded, not messages\)\n- .* tv:thermo temperature ×1: \{"value":"21"\}/,
   );
-  assert.ok(current.endsWith(`${REFERENCE_CLOSE}\n\n[via tv, from owner] second`));
+  assert.ok(current.endsWith(`${REFERENCE_CLOSE}\n\n[via tv, from owner, trust owner] second`));
   // History holds the plain tagged message: the earlier request is a prefix of the later one up to that message.
   assert.deepEqual(two!.messages.slice(1, 3), [
-    { role: "user", content: "[via tv, from owner] first" },
+    { role: "user", content: "[via tv, from owner, trust owner] first" },
     { role: "assistant", content: "r1" },
   ]);
   await close();
@@ -125,7 +125,13 @@ Deno.test("per-turn material rides in the current message's reference block; the
 Deno.test("an input with payload.stream gets the reply as deltas before done", async () => {
   const { io, provider, tv, close } = await setup();
   provider.enqueue({ content: "Streamed reply" });
-  const event = io.submit({ source: "tv", sender: "owner", type: "message", payload: { text: "hi", stream: true } });
+  const event = io.submit({
+    source: "tv",
+    sender: "owner",
+    trust: "owner",
+    type: "message",
+    payload: { text: "hi", stream: true },
+  });
   await tv.doneFor(event.id);
   const deltas = tv.turnEvents.filter((e) => e.type === "delta").map((e) => e.type === "delta" ? e.text : "");
   assert.ok(deltas.length > 1);
@@ -180,8 +186,8 @@ Deno.test("events are handled in arrival order and a new one never preempts the 
   assert.deepEqual(tv.sent.map((e) => e.payload.text), ["r1", "r2", "r3"]);
   const last = provider.requests[2]!.messages;
   assert.deepEqual(last.slice(0, -1).filter((m) => m.role === "user").map((m) => m.content), [
-    "[via tv, from owner] m1",
-    "[via tv, from owner] m2",
+    "[via tv, from owner, trust owner] m1",
+    "[via tv, from owner, trust owner] m2",
   ]);
   await close();
 });
@@ -326,6 +332,7 @@ Deno.test("200 turns with 30 kB tool results never fail for length; oversize res
   tools.register({
     name: "boiler_log",
     description: "The boiler's log",
+    allow: "anyone",
     parameters: { type: "object", properties: {}, additionalProperties: false },
     execute: () => n % 2 ? chinese : latin,
   });

@@ -5,7 +5,9 @@
  * @module
  */
 
+import type { Trust } from "../../io/trust.ts";
 import type { PromptSection } from "../../prompt/contributor.ts";
+import { escapeMarkers, oneLine } from "../../text/untrusted.ts";
 
 export type { PromptSection } from "../../prompt/contributor.ts";
 
@@ -47,14 +49,27 @@ export function withReference(sections: readonly PromptSection[], message: strin
   return `${REFERENCE_OPEN}\n${blocks.join("\n")}\n${REFERENCE_CLOSE}\n\n${message}`;
 }
 
+/** Who said a message, as the channel authenticated it. */
+export interface Speaker {
+  source: string;
+  sender: string;
+  trust: Trust;
+  /** A name the sender gave themself; shown as such, never as their identity. */
+  display?: string | undefined;
+}
+
 /**
- * Tags a user message with where it came from and who said it.
+ * Tags a user message with where it came from, who said it and how far they are trusted — built from the channel's
+ * fields only; anything in the text that looks like a tag or a reference marker is escaped.
  *
  * @example
  * ```ts
- * tagMessage("http", "alice", "Lights off"); // "[via http, from alice] Lights off"
+ * tagMessage({ source: "http", sender: "owner", trust: "owner", display: "alice" }, "Lights off");
+ * // '[via http, from owner as "alice", trust owner] Lights off'
  * ```
  */
-export function tagMessage(source: string, sender: string, text: string): string {
-  return `[via ${source}, from ${sender}] ${text}`;
+export function tagMessage(speaker: Speaker, text: string): string {
+  const display = speaker.display === undefined ? "" : oneLine(speaker.display).replace(/[[\]［］"]/g, "").slice(0, 64);
+  const who = display && display !== speaker.sender ? `${speaker.sender} as "${display}"` : speaker.sender;
+  return `[via ${speaker.source}, from ${who}, trust ${speaker.trust}] ${escapeMarkers(text)}`;
 }

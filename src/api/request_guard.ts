@@ -1,0 +1,122 @@
+/**
+ * What a browser or a rebinding DNS name can do to a daemon on loopback: send a "simple" cross-site POST (text/plain,
+ * no preflight), or reach homed under an attacker's host name and read the answers. The guard refuses both, and
+ * oversize requests, before any route runs.
+ *
+ * @module
+ */
+
+import type { MiddlewareHandler } from "hono";
+import { isLoopback } from "../config/listen_addr.ts";
+import { ApiError } from "./api_error.ts";
+
+/** Longest request target (path and query) accepted, in characters. */
+export const MAX_URL_CHARS = 8_192;
+/** Most header bytes (names and values) accepted. */
+export const MAX_HEADER_BYTES = 16_384;
+
+/** Options of {@link requestGuard}. */
+export interface RequestGuardOptions {
+  /** The port homed listens on (the real one when `listen_addr` asked for port 0). */
+  port: () => number;
+  /** `daemon.public_hosts`: names (any port) or `name:port` homed is reached as beyond loopback. */
+  publicHosts: readonly string[];
+  /** `daemon.allowed_origins`: web origins allowed to call `/api/*` besides homed's own pages. */
+  allowedOrigins: readonly string[];
+}
+
+function splitHost(host: string): { name: string; port: string | undefined } {
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(host);
+  return match ? { name: match[1]!, port: match[2] } : { name: host, port: undefined };
+}
+
+const IP_LITERAL = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/;
+
+/**
+ * True when `host` (a Host header, lower case) is a name homed may be reached as: a loopback name or an IP address
+ * on homed's port (DNS rebinding needs a host *name*), or one of `daemon.public_hosts`.
+ *
+ * @example
+ * ```ts
+ * hostAllowed("localhost:8080", 8080, []); // true
+ * hostAllowed("attacker.example:8080", 8080, []); // false
+ * ```
+ */
+export function hostAllowed(host: string, port: number, publicHosts: readonly string[]): boolean {
+  const { name, port: given } = splitHost(host);
+  const portOk = given === undefined || Number(given) === port;
+  if (portOk && (name === "localhost" || IP_LITERAL.test(name) || isLoopback(name.replace(/^\[|\]$/g, "")))) {
+    return true;
+  }
+  return publicHosts.some((entry) => {
+    const allowed = splitHost(entry.toLowerCase());
+    // A listed name is the owner's own (a reverse proxy may add any port); a listed name:port must match exactly.
+    return allowed.name === name && (allowed.port === undefined || allowed.port === given);
+  });
+}
+
+function shown(value: string): string {
+  return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+}
+
+/**
+ * The guard, for every route: 414/431 for oversize requests, 421 for a Host homed is not known as, 403 for a
+ * cross-site `Origin` on `/api/*`, 415 for an `/api/*` body that is not JSON. Requests without an `Origin` (curl,
+ * `homed chat`) and homed's own pages pass.
+ *
+ * @example
+ * ```ts
+ * app.use("*", requestGuard({ port: () => 8080, publicHosts: [], allowedOrigins: [] }));
+ * ```
+ */
+export function requestGuard(options: RequestGuardOptions): MiddlewareHandler {
+  return async (c, next) => {
+    const url = new URL(c.req.url);
+    if (url.pathname.length + url.search.length > MAX_URL_CHARS) {
+      throw new ApiError(414, "uri_too_long", `The request target is longer than ${MAX_URL_CHARS} characters`);
+    }
+    let headerBytes = 0;
+    for (const [name, value] of c.req.raw.headers) headerBytes += name.length + value.length;
+    if (headerBytes > MAX_HEADER_BYTES) {
+      throw new ApiError(
+        431,
+        "headers_too_large",
+        `The request headers have ${headerBytes} bytes; allowed: at most ${MAX_HEADER_BYTES}`,
+      );
+    }
+    // Deno builds the URL from the Host header; a request made in-process (tests) has only the URL.
+    const host = (c.req.header("host") ?? url.host).toLowerCase();
+    if (!hostAllowed(host, options.port(), options.publicHosts)) {
+      throw new ApiError(
+        421,
+        "unknown_host",
+        `homed is not served as ${shown(host)}; if that is how you reach it, add it to daemon.public_hosts`,
+      );
+    }
+    if (url.pathname.startsWith("/api/")) {
+      const origin = c.req.header("origin");
+      if (origin !== undefined) {
+        const own = origin === `http://${host}` || origin === `https://${host}`;
+        if (!own && !options.allowedOrigins.includes(origin)) {
+          throw new ApiError(
+            403,
+            "origin_not_allowed",
+            `Requests from the web page at ${shown(origin)} may not use homed's API; if you trust it, add it to ` +
+              `daemon.allowed_origins`,
+          );
+        }
+      }
+      if (!["GET", "HEAD", "OPTIONS"].includes(c.req.method)) {
+        const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+        if (type !== "application/json") {
+          throw new ApiError(
+            415,
+            "unsupported_media_type",
+            `The body must be sent as Content-Type: application/json, got ${shown(type || "no Content-Type")}`,
+          );
+        }
+      }
+    }
+    await next();
+  };
+}
