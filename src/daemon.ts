@@ -143,6 +143,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       new KnowledgeService({
         dir: config.paths.knowledge,
         indexDir: join(config.daemon.data_dir, "vector", "knowledge"),
+        dataDir: config.daemon.data_dir,
         clock,
         logger: log("knowledge"),
         reindexEveryMs: config.memory.distill_interval,

@@ -65,7 +65,7 @@ Deno.test("knowledge over HTTP, learning through knowledge_create, and hand edit
     const asked = (fake.requests[0]!.body.messages as Array<{ content: string }>).at(-1)!.content;
     assert.match(
       asked,
-      /### Knowledge sections that may answer this message\n- \[cooking › Tomato and egg stir-fry · 番茄炒蛋\]/,
+      /### Knowledge sections that may answer this message\n> - \[cooking › Tomato and egg stir-fry · 番茄炒蛋\]/,
     );
     assert.ok(asked.endsWith("[via http, from owner, trust owner] 番茄炒蛋怎么做？顺便记住可乐鸡翅的做法"));
     const toolResult = (fake.requests[1]!.body.messages as Array<{ role: string; content: string }>).at(-1)!;

@@ -6,7 +6,9 @@
  */
 
 import type { Logger } from "@logtape/logtape";
+import { dirname } from "node:path";
 import { atomicWriteText } from "../fs/atomic_write.ts";
+import { LinkError, readContainedText } from "../fs/contained.ts";
 
 /** One row of the table, as `/api/channels` shows it. */
 export interface Route {
@@ -23,8 +25,8 @@ export interface RouteStore {
 }
 
 /**
- * A route store in one JSON file. A file that cannot be parsed is kept aside as `<file>.bad-<time>` (never silently
- * overwritten) and the table starts from the config's routes.
+ * A route store in one JSON file. A file that cannot be parsed, or is a link, is kept aside as `<file>.bad-<time>`
+ * (never silently overwritten, never followed) and the table starts from the config's routes.
  *
  * @example
  * ```ts
@@ -34,15 +36,11 @@ export interface RouteStore {
 export function fileRouteStore(path: string, logger: Logger, now: () => number = Date.now): RouteStore {
   return {
     async load() {
-      let text: string;
       try {
-        text = await Deno.readTextFile(path);
-      } catch (error) {
-        if (error instanceof Deno.errors.NotFound) return {};
-        throw error;
-      }
-      try {
-        const parsed: unknown = JSON.parse(text);
+        // A link in the data dir is not followed: it is treated like an unreadable file (set aside, not read).
+        const found = await readContainedText(dirname(path), path);
+        if (!found) return {};
+        const parsed: unknown = JSON.parse(found.text);
         if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
           throw new TypeError("not a JSON object");
         }
@@ -53,6 +51,7 @@ export function fileRouteStore(path: string, logger: Logger, now: () => number =
         }
         return routes;
       } catch (error) {
+        if (!(error instanceof LinkError || error instanceof SyntaxError || error instanceof TypeError)) throw error;
         const aside = `${path}.bad-${now()}`;
         await Deno.rename(path, aside);
         logger.warning("Route file {path} was unreadable ({reason}); kept it as {aside} and started from config", {

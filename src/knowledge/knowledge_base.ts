@@ -9,6 +9,8 @@ import type { Logger } from "@logtape/logtape";
 import { join, resolve, sep } from "node:path";
 import type { Clock } from "../clock.ts";
 import { atomicWriteText } from "../fs/atomic_write.ts";
+import { checkContained, LinkError, readContainedText } from "../fs/contained.ts";
+import { oneLine, withoutControl } from "../text/untrusted.ts";
 import type { VectorStore } from "../memory/vector/store.ts";
 import { tokenize } from "../memory/vector/tokenizer.ts";
 import { parseSections, type Section } from "./sections.ts";
@@ -154,27 +156,35 @@ export class KnowledgeBase {
     const report: SyncReport = { added: [], updated: [], removed: [] };
     const seen = new Set<string>();
     for await (const entry of Deno.readDir(this.#dir)) {
+      if (entry.isSymlink) {
+        this.#skip(
+          `${join(this.#dir, entry.name)} is a symbolic link; homed does not follow links out of the knowledge folder`,
+        );
+        continue;
+      }
       if (!entry.isDirectory) continue;
       const problem = topicProblem(entry.name);
       if (problem) {
-        if (!this.#skipped.has(entry.name)) {
-          this.#options.logger.warning("Skipping knowledge folder: {problem}", { problem });
-        }
-        this.#skipped.add(entry.name);
+        this.#skip(problem);
         continue;
       }
-      let stat: Deno.FileInfo;
       try {
-        stat = await Deno.stat(join(this.#dir, entry.name, FILE));
-      } catch {
-        continue;
+        const stat = await checkContained(this.#dir, join(this.#dir, entry.name, FILE));
+        if (!stat?.isFile) continue;
+        const known = this.#topics.get(entry.name);
+        const mtime = stat.mtime?.getTime() ?? 0;
+        if (known && known.mtime === mtime && known.bytes === stat.size) {
+          seen.add(entry.name);
+          continue;
+        }
+        const changed = await this.#indexTopic(entry.name, mtime);
+        if (changed === undefined) continue;
+        seen.add(entry.name);
+        if (changed) (known ? report.updated : report.added).push(entry.name);
+      } catch (error) {
+        if (!(error instanceof LinkError)) throw error;
+        this.#skip(error.message);
       }
-      seen.add(entry.name);
-      const known = this.#topics.get(entry.name);
-      const mtime = stat.mtime?.getTime() ?? 0;
-      if (known && known.mtime === mtime && known.bytes === stat.size) continue;
-      const changed = await this.#indexTopic(entry.name, mtime);
-      if (changed) (known ? report.updated : report.added).push(entry.name);
     }
     for (const topic of new Set([...this.#topics.keys(), ...this.#storedTopics()])) {
       if (seen.has(topic)) continue;
@@ -192,6 +202,13 @@ export class KnowledgeBase {
     return report;
   }
 
+  /** Logs why a folder or file is left out, once per reason. */
+  #skip(reason: string): void {
+    if (this.#skipped.has(reason)) return;
+    this.#skipped.add(reason);
+    this.#options.logger.warning("Skipping in the knowledge folder: {reason}", { reason });
+  }
+
   #storedTopics(): Set<string> {
     const topics = new Set<string>();
     for (const id of this.#options.store.index.ids()) topics.add(id.slice(0, id.lastIndexOf("#")));
@@ -204,9 +221,14 @@ export class KnowledgeBase {
     }
   }
 
-  /** Reads and indexes one topic; false when the store already held exactly this content (a restart). */
-  async #indexTopic(topic: string, mtime: number): Promise<boolean> {
-    const text = await Deno.readTextFile(join(this.#dir, topic, FILE));
+  /**
+   * Reads and indexes one topic; false when the store already held exactly this content (a restart), `undefined`
+   * when the file is gone. Throws {@link LinkError} for a link.
+   */
+  async #indexTopic(topic: string, mtime: number): Promise<boolean | undefined> {
+    const found = await readContainedText(this.#dir, join(this.#dir, topic, FILE));
+    if (!found) return undefined;
+    const text = found.text;
     const hash = await sha256(text);
     const sections = parseSections(text, topic);
     const state = { hash, mtime, bytes: new TextEncoder().encode(text).length, sections };
@@ -272,9 +294,10 @@ export class KnowledgeBase {
     if (content.length > maxChars) {
       throw new RangeError(`Knowledge content has ${content.length} characters; allowed: at most ${maxChars}`);
     }
-    const cleanTitle = (title ?? "").replace(/\s+/g, " ").trim().slice(0, 120);
+    // Model output goes into the user's file and the log: no control characters (ANSI escapes), one-line titles.
+    const cleanTitle = oneLine(title ?? "").slice(0, 120);
     const heading = `${localDate(this.#options.clock.now())}${cleanTitle ? ` ${cleanTitle}` : ""}`;
-    const entry = `## ${heading}\n\n${content.trim()}\n`;
+    const entry = `## ${heading}\n\n${withoutControl(content).trim()}\n`;
     return await this.#serial(async () => {
       await Deno.mkdir(join(this.#dir, topic), { recursive: true });
       const created = await this.#appendEntry(topic, path, entry);
@@ -293,7 +316,7 @@ export class KnowledgeBase {
   async #appendEntry(topic: string, path: string, entry: string): Promise<boolean> {
     const maxBytes = this.#options.maxFileBytes ?? 1024 * 1024;
     for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
-      const before = await readIfExists(path);
+      const before = await readContainedText(this.#dir, path);
       const next = before === undefined ? `# ${topic}\n\n${entry}` : `${before.text.replace(/\s*$/, "")}\n\n${entry}`;
       const bytes = new TextEncoder().encode(next).length;
       if (bytes > maxBytes) {
@@ -301,7 +324,7 @@ export class KnowledgeBase {
       }
       const unchanged = async () => {
         await this.#options.beforeReplace?.(path);
-        return (await readIfExists(path))?.text === before?.text;
+        return (await readContainedText(this.#dir, path))?.text === before?.text;
       };
       const mode = before?.info.mode !== null && before?.info.mode !== undefined
         ? before.info.mode & 0o7777
@@ -384,16 +407,6 @@ export class KnowledgeBase {
     this.#watchTimer = undefined;
     await this.#watching;
     await this.#queue;
-  }
-}
-
-async function readIfExists(path: string): Promise<{ text: string; info: Deno.FileInfo } | undefined> {
-  try {
-    const info = await Deno.stat(path);
-    return { text: await Deno.readTextFile(path), info };
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
   }
 }
 

@@ -7,6 +7,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
+import { checkContained } from "../fs/contained.ts";
 import { VectorStore } from "../memory/vector/store.ts";
 import type { JobSpec, Service } from "../service/service.ts";
 import { KnowledgeBase } from "./knowledge_base.ts";
@@ -17,6 +18,8 @@ export interface KnowledgeServiceOptions {
   dir: string;
   /** Folder of the section index (`data_dir/vector/knowledge`). */
   indexDir: string;
+  /** `daemon.data_dir`: the index folder must lie inside it with no link on the way. */
+  dataDir: string;
   clock: Clock;
   logger: Logger;
   /** `memory.distill_interval`: how often the index is rebuilt and snapshotted. */
@@ -49,6 +52,7 @@ export class KnowledgeService implements Service {
 
   async start(): Promise<void> {
     const { logger, clock } = this.#options;
+    await checkContained(this.#options.dataDir, this.#options.indexDir);
     const store = await VectorStore.open(this.#options.indexDir, {
       compactEvery: 5_000,
       now: () => clock.now(),

@@ -5,6 +5,7 @@
  */
 
 import { configureSync, getLogger, type Logger, type LogLevel, type LogRecord, resetSync } from "@logtape/logtape";
+import { escapeControl } from "../text/untrusted.ts";
 import { redactProperties, secretMasker } from "./redact.ts";
 
 /** Options of {@link setupLogging}. */
@@ -43,21 +44,25 @@ function renderMessage(record: LogRecord): string {
 export function formatRecord(record: LogRecord, format: "text" | "json", mask: (text: string) => string): string {
   const properties = redactProperties(record.properties) as Record<string, unknown>;
   if (format === "json") {
-    return mask(JSON.stringify({
-      time: new Date(record.timestamp).toISOString(),
-      level: record.level,
-      logger: record.category.join("."),
-      message: renderMessage(record),
-      ...properties,
-    }));
+    // JSON escapes C0 controls itself; C1 (0x80–0x9f, e.g. the one-byte CSI) would still reach a terminal raw.
+    return mask(
+      JSON.stringify({
+        time: new Date(record.timestamp).toISOString(),
+        level: record.level,
+        logger: record.category.join("."),
+        message: renderMessage(record),
+        ...properties,
+      }).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`),
+    );
   }
   const raw = typeof record.rawMessage === "string" ? record.rawMessage : record.rawMessage.join("");
   const unmentioned = Object.fromEntries(Object.entries(properties).filter(([key]) => !raw.includes(`{${key}}`)));
   const extra = Object.keys(unmentioned).length ? ` ${JSON.stringify(unmentioned)}` : "";
+  // One record is one line: values (model output, message text, file names) cannot clear the screen or forge lines.
   return mask(
     `${new Date(record.timestamp).toISOString()} [${LEVEL_TAG[record.level]}] ${record.category.join(".")}: ${
-      renderMessage(record)
-    }${extra}`,
+      escapeControl(`${renderMessage(record)}${extra}`)
+    }`,
   );
 }
 

@@ -43,3 +43,27 @@ Deno.test("log lines honour the level, the format and redaction", () => {
   }
   assert.match(text[0]!, /^\d{4}-\d\d-\d\dT.*Z \[DBG\] homed\.agent: Turn e1 took 5 ms \{"extra":true\}\n$/);
 });
+
+Deno.test("values with control characters cannot clear the terminal or forge a log line", () => {
+  const lines: string[] = [];
+  const hostile = "Cola wings\u001b[2J\n2026-11-30T00:00:00.000Z [ERR] homed: forged\u009b31m";
+  for (const format of ["text", "json"] as const) {
+    setupLogging({ level: "info", format, secrets: [], write: (line) => lines.push(line) });
+    try {
+      log("knowledge").info("Learned {heading} in {topic}", { heading: hostile, topic: "cooking" });
+    } finally {
+      stopLogging();
+    }
+  }
+  for (const line of lines) {
+    assert.equal(line.split("\n").length, 2, `one line each: ${JSON.stringify(line)}`);
+    assert.doesNotMatch(line.slice(0, -1), /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+  }
+  assert.ok(
+    lines[0]!.endsWith(
+      "Learned Cola wings\\u001b[2J\\n2026-11-30T00:00:00.000Z [ERR] homed: forged\\u009b31m in cooking\n",
+    ),
+    lines[0],
+  );
+  assert.equal(JSON.parse(lines[1]!).heading, hostile, "JSON keeps the value, escaped");
+});

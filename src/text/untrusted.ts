@@ -38,6 +38,18 @@ export function oneLine(text: string): string {
   return text.replace(CONTROL, "").replace(/\s+/g, " ").trim();
 }
 
+/**
+ * Removes control characters but keeps line breaks and tabs — for multi-line text written to a user's file.
+ *
+ * @example
+ * ```ts
+ * withoutControl("line\u001b[2J one\r\nline two"); // "line[2J one\nline two"
+ * ```
+ */
+export function withoutControl(text: string): string {
+  return text.replace(CONTROL, "");
+}
+
 /** Markers homed puts in the prompt: the message tag and the reference block's first and last lines. */
 const MARKER = /[[［](?=\s*(?:via\s|homed\b|end of homed\b))/giu;
 

@@ -107,9 +107,19 @@ export function checkRequest(body: Record<string, unknown>, expect: FakeExpectat
       pending.clear();
     }
     if (message.role === "assistant" && Array.isArray(message.tool_calls)) {
-      for (const call of message.tool_calls as Array<{ id: string }>) {
+      for (const call of message.tool_calls as Array<{ id: string; function?: { arguments?: unknown } }>) {
         if (pending.has(call.id)) problems.push(`messages[${index}] repeats tool_call id ${call.id}`);
         pending.add(call.id);
+        // As the real APIs do: arguments sent back in history must be a JSON object.
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(String(call.function?.arguments));
+        } catch {
+          parsed = undefined;
+        }
+        if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+          problems.push(`messages[${index}] tool_call ${call.id} has arguments that are not a JSON object`);
+        }
       }
     }
   });

@@ -40,6 +40,17 @@ Deno.test("the contract check catches every kind of bad request", () => {
       /no results for tool calls a/,
     ],
     [{ ...good, messages: [system, user, { role: "assistant", content: "x" }] }, /last message is assistant/],
+    [
+      {
+        ...good,
+        messages: [system, user, {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "j", type: "function", function: { name: "t", arguments: "{not json" } }],
+        }, { role: "tool", tool_call_id: "j", content: "r" }],
+      },
+      /tool_call j has arguments that are not a JSON object/,
+    ],
     [{ ...good, thinking: undefined }, /thinking is undefined, expected \{"type":"disabled"\}/],
     [{ ...good, model: "other" }, /model is other/],
     [{ ...good, max_tokens: 9 }, /max_tokens is 9/],

@@ -376,7 +376,8 @@ export class Agent implements Service {
       turn.push({
         role: "assistant",
         content: response.content === "" ? null : response.content,
-        tool_calls: calls,
+        // History holds arguments the API accepts; the tool's error result tells the model what was wrong.
+        tool_calls: calls.map(acceptableArguments),
         ...(keepReasoning && response.reasoningContent ? { reasoning_content: response.reasoningContent } : {}),
       });
       for (const call of calls) {
@@ -389,6 +390,17 @@ export class Agent implements Service {
     }
     throw new RangeError("maxToolRounds must be at least 1");
   }
+}
+
+/** The call as history may keep it: arguments that are not a JSON object (model output is untrusted) become `{}`. */
+function acceptableArguments(call: ToolCall): ToolCall {
+  try {
+    const parsed: unknown = JSON.parse(call.function.arguments);
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return call;
+  } catch {
+    // Not JSON: replaced below.
+  }
+  return { ...call, function: { ...call.function, arguments: "{}" } };
 }
 
 /** Makes tool-call ids unique within one answer, so each gets exactly one result. */

@@ -108,10 +108,10 @@ Deno.test("per-turn material rides in the current message's reference block; the
   assert.equal(one!.messages[0]!.content, two!.messages[0]!.content, "the system message is byte-identical");
   assert.doesNotMatch(one!.messages[0]!.content as string, /2026-11-30T08|tv:thermo/);
   const current = two!.messages.at(-1)!.content as string;
-  assert.ok(current.startsWith(`${REFERENCE_OPEN}\n### Now\n2026-11-30T08:01:00.000Z\n`), current);
+  assert.ok(current.startsWith(`${REFERENCE_OPEN}\n### Now\n> 2026-11-30T08:01:00.000Z\n`), current);
   assert.match(
     current,
-    /### Recent device events \(recorded, not messages\)\n- .* tv:thermo temperature ×1: \{"value":"21"\}/,
+    /### Recent device events \(recorded, not messages\)\n> - .* tv:thermo temperature ×1: \{"value":"21"\}/,
   );
   assert.ok(current.endsWith(`${REFERENCE_CLOSE}\n\n[via tv, from owner, trust owner] second`));
   // History holds the plain tagged message: the earlier request is a prefix of the later one up to that message.

@@ -34,17 +34,19 @@ export const REFERENCE_CLOSE = "[end of homed reference]";
 
 /**
  * Puts the per-turn reference block in front of the tagged user message; with no non-empty section the message
- * comes back unchanged.
+ * comes back unchanged. Section bodies are material homed did not write (learned text, device payloads), so each line
+ * is quoted (`> `) and anything that looks like a tag or the block's end marker is escaped: nothing inside can pass
+ * as homed's own words or end the quote.
  *
  * @example
  * ```ts
- * withReference([{ title: "Now", body: "2026-11-30T09:00:00Z" }], "[via http, from alice] hi");
- * // "[homed reference …]\n### Now\n2026-11-30T09:00:00Z\n[end of homed reference]\n\n[via http, from alice] hi"
+ * withReference([{ title: "Now", body: "2026-11-30T09:00:00Z" }], "[via http, from alice, trust owner] hi");
+ * // "[homed reference …]\n### Now\n> 2026-11-30T09:00:00Z\n[end of homed reference]\n\n[via http, …] hi"
  * ```
  */
 export function withReference(sections: readonly PromptSection[], message: string): string {
   const blocks = sections.filter((section) => section.body.trim() !== "")
-    .map((section) => `### ${section.title}\n${section.body.trim()}`);
+    .map((section) => `### ${section.title}\n${quote(section.body.trim())}`);
   if (!blocks.length) return message;
   return `${REFERENCE_OPEN}\n${blocks.join("\n")}\n${REFERENCE_CLOSE}\n\n${message}`;
 }
@@ -56,6 +58,10 @@ export interface Speaker {
   trust: Trust;
   /** A name the sender gave themself; shown as such, never as their identity. */
   display?: string | undefined;
+}
+
+function quote(body: string): string {
+  return escapeMarkers(body).split("\n").map((line) => `> ${line}`).join("\n");
 }
 
 /**
