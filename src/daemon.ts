@@ -201,12 +201,13 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       promptContributors: [knowledgePrompt(knowledge)],
     });
 
-    let server: HttpServer | undefined;
+    // The guard needs the real port, known once listening (listen_addr may ask for port 0).
+    let boundPort = config.daemon.listen_addr.port;
     const app = createApi({
       device: http,
       tokens: { ownerToken: config.daemon.api_token, people: config.daemon.api_tokens },
       guard: {
-        port: () => server?.port ?? config.daemon.listen_addr.port,
+        port: () => boundPort,
         publicHosts: config.daemon.public_hosts,
         allowedOrigins: config.daemon.allowed_origins,
       },
@@ -240,9 +241,10 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
       routes: [knowledgeRoutes(knowledge)],
     });
-    server = await services.start(
+    const server = await services.start(
       new HttpServer({ listen: config.daemon.listen_addr, handler: app.fetch, logger, version: VERSION }),
     );
+    boundPort = server.port;
     await services.start(agent);
     // The heartbeat is local bookkeeping and never calls the LLM; each service's jobs run on their own clocks.
     services.schedule();

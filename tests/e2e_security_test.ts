@@ -239,7 +239,7 @@ Deno.test("trust and hostile input: every attack is refused or neutralised, and 
       await chat(homed, OWNER, { text: "Remember the lamp" });
       const house = await Deno.readTextFile(join(knowledge, "house", "content.md"));
       assert.match(house, /\n## \d{4}-\d\d-\d\d Lamp\[2J ## forged\n\nLamp\[31m is in the hall\.\n$/);
-      assert.doesNotMatch(homed.stderr(), /\u001b/);
+      assert.ok(!homed.stderr().includes("\u001b"), "no raw escape in the log");
       assert.match(homed.stderr(), /Learned \d{4}-\d\d-\d\d Lamp\[2J ## forged in house/);
     });
 

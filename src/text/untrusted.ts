@@ -6,6 +6,7 @@
  */
 
 /** C0 and C1 control characters (ANSI escapes start with one), without tab and newline. */
+// deno-lint-ignore no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 /**
@@ -18,6 +19,7 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
  * ```
  */
 export function escapeControl(text: string): string {
+  // deno-lint-ignore no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => {
     if (char === "\n") return "\\n";
     if (char === "\r") return "\\r";
