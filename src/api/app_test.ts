@@ -118,6 +118,22 @@ Deno.test("with a token: /healthz stays open, /api/* needs it", async () => {
   const ok = await app.request("/api/channels", { headers: { authorization: `Bearer ${TOKEN}` } });
   assert.equal(ok.status, 200);
   assert.deepEqual((await ok.json()).channels.map((c: { name: string }) => c.name), ["http"]);
+  // Each token is a person: the identity and trust level come from it, the `user` field only names them.
+  const as = async (token: string) =>
+    (await (await post(app, "/api/chat", JSON.stringify({ text: "hi", user: "mom" }), {
+      authorization: `Bearer ${token}`,
+    })).json()).reply;
+  assert.equal(await as(TOKEN), 'echo: hi (owner, owner, "mom")');
+  assert.equal(await as(`${TOKEN}-alice`), 'echo: hi (alice, household, "mom")');
+  assert.equal(await as(`${TOKEN}-guest`), 'echo: hi (guest, guest, "mom")');
+  const unknown = await post(app, "/api/chat", JSON.stringify({ text: "hi" }), {
+    authorization: "Bearer nobody-0000000000",
+  });
+  assert.equal(unknown.status, 403);
+  assert.equal(
+    (await unknown.json()).error.message,
+    "The bearer token is not one of homed's tokens (daemon.api_token, daemon.api_tokens)",
+  );
   await io.close();
 });
 

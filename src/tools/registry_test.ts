@@ -147,3 +147,36 @@ Deno.test("a tool still running when its turn is cancelled ends at once", async 
   turn.abort(new Error("shutdown"));
   assert.deepEqual(await pending, { ok: false, content: 'Error: tool "hang" was cancelled with its turn' });
 });
+
+Deno.test("each tool's rule decides who may cause it, before its arguments are even read", async () => {
+  const registry = new ToolRegistry();
+  const ran: string[] = [];
+  for (const allow of ["anyone", "household", "owner"] as const) {
+    registry.register({
+      ...lamp,
+      name: `for_${allow}`,
+      allow,
+      parameters: { type: "object" },
+      execute: () => void ran.push(allow),
+    });
+  }
+  const results: Record<string, boolean[]> = {};
+  for (const trust of ["guest", "household", "owner"] as const) {
+    const ctx = testToolContext("http", trust);
+    results[trust] = [];
+    for (const rule of ["anyone", "household", "owner"]) {
+      results[trust]!.push((await registry.call(`for_${rule}`, "{not json", ctx)).content.includes("was not run"));
+    }
+  }
+  assert.deepEqual(results, {
+    guest: [false, true, true],
+    household: [false, false, true],
+    owner: [false, false, false],
+  });
+  assert.deepEqual(ran, [], "bad JSON: nothing ran for those allowed, and the refused were refused first");
+  assert.equal(
+    (await registry.call("for_owner", "{}", testToolContext("http", "household"))).content,
+    'Error: tool "for_owner" is for the owner only; this message came from "a household" (trust household), so it ' +
+      "was not run. Tell them you cannot do that for them.",
+  );
+});
