@@ -26,6 +26,9 @@ import { IOManager } from "./io/io_manager.ts";
 import { outputTools } from "./io/output_tools.ts";
 import { fileRouteStore, RouteTable } from "./io/route_table.ts";
 import { log } from "./log/logging.ts";
+import { ForwardClient } from "./onebot/forward_client.ts";
+import { QqDevice } from "./onebot/qq_device.ts";
+import { onebotRoutes } from "./onebot/reverse_ws.ts";
 import { ServiceHost } from "./service/service_host.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { VERSION } from "./version.ts";
@@ -174,13 +177,32 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       fileRouteStore(join(config.daemon.data_dir, "routes.json"), log("io"), () => clock.now()),
     );
     const http = new HttpDevice();
+    const { onebot } = config;
+    const qq = onebot.enabled
+      ? new QqDevice({
+        settings: {
+          owner: onebot.owner,
+          allowUsers: onebot.allow_users,
+          allowGroups: onebot.allow_groups,
+          approveFriends: onebot.approve_friends,
+          groupPrefix: onebot.group_prefix,
+          actionTimeoutMs: onebot.action_timeout,
+          splitAt: onebot.split_at,
+          minSendIntervalMs: onebot.min_send_interval,
+          queueLimit: onebot.queue_limit,
+          maxFrameBytes: onebot.max_frame_bytes,
+        },
+        clock,
+        logger: log("qq"),
+      })
+      : undefined;
     const io = new IOManager({
       clock,
       routes,
       tools,
       logger: log("io"),
       sendTimeoutMs: config.io.send_timeout,
-      devices: [http, ...(options.devices ?? [])],
+      devices: [http, ...(qq ? [qq] : []), ...(options.devices ?? [])],
     });
     for (const tool of outputTools(io, log("io"))) tools.register(tool);
     await services.start(io);
@@ -239,13 +261,28 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         services: services.status(),
       }),
       channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
-      routes: [knowledgeRoutes(knowledge)],
+      routes: [
+        knowledgeRoutes(knowledge),
+        ...(qq ? [onebotRoutes({ path: onebot.path, accessToken: onebot.access_token, device: qq })] : []),
+      ],
     });
     const server = await services.start(
       new HttpServer({ listen: config.daemon.listen_addr, handler: app.fetch, logger, version: VERSION }),
     );
     boundPort = server.port;
     await services.start(agent);
+    if (qq && onebot.forward_url !== "") {
+      await services.start(
+        new ForwardClient({
+          url: onebot.forward_url,
+          accessToken: onebot.access_token,
+          device: qq,
+          clock,
+          random: options.random ?? Math.random,
+          logger: log("qq"),
+        }),
+      );
+    }
     // The heartbeat is local bookkeeping and never calls the LLM; each service's jobs run on their own clocks.
     services.schedule();
     await agent.heartbeat();

@@ -28,9 +28,10 @@ export type PermissionMode = "run" | "chat" | "doctor" | "init";
 /** The modes, for argument checks. */
 export const PERMISSION_MODES: readonly PermissionMode[] = ["run", "chat", "doctor", "init"];
 
+/** `host:port` of a URL, with the scheme's default port (https/wss 443, http/ws 80). */
 function llmHost(baseUrl: string): string {
   const url = new URL(baseUrl);
-  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const port = url.port || (url.protocol === "https:" || url.protocol === "wss:" ? "443" : "80");
   return `${url.hostname}:${port}`;
 }
 
@@ -60,6 +61,7 @@ export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode):
     net: unique([
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
       llmHost(config.llm.base_url),
+      ...(config.onebot.enabled && config.onebot.forward_url !== "" ? [llmHost(config.onebot.forward_url)] : []),
     ]),
     env,
   };

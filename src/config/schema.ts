@@ -103,6 +103,11 @@ const personToken = z.strictObject({
   trust: z.enum(["owner", "household", "guest"], { error: '"owner", "household" or "guest"' }).default("household"),
 });
 
+/** A QQ number (user or group), as a string of digits. */
+const qqId = numeric(z.number()).transform(String).or(text("a QQ number (digits)", /^\d{5,12}$/)).pipe(
+  text("a QQ number (digits)", /^\d{5,12}$/),
+);
+
 const channelName = text(
   'a channel name such as "http" or "qq:group:123"',
   /^[A-Za-z0-9_-]+(?::[^\s:]+)*$/,
@@ -141,6 +146,27 @@ export const configSchema = z.strictObject({
     enabled: boolean().default(true),
     path: text('a URL path starting with "/"', /^\/[A-Za-z0-9/_.-]*$/).default("/onebot/v11/ws"),
     access_token: secret(16).default(""),
+    owner: qqId.or(z.literal("")).default(""),
+    allow_users: z.array(qqId, { error: "a list of QQ numbers" }).default([]),
+    allow_groups: z.array(qqId, { error: "a list of QQ group numbers" }).default([]),
+    approve_friends: z.array(qqId, { error: "a list of QQ numbers" }).default([]),
+    group_prefix: z.string({ error: "a text (empty: only @-mentions and replies address the butler)" }).max(32, {
+      error: "a text of at most 32 characters",
+    }).default(""),
+    forward_url: z.string({ error: "a ws:// or wss:// URL" }).refine((value) => {
+      if (value === "") return true;
+      try {
+        const url = new URL(value);
+        return url.protocol === "ws:" || url.protocol === "wss:";
+      } catch {
+        return false;
+      }
+    }, { error: "empty, or a ws:// or wss:// URL of an implementation's forward WebSocket" }).default(""),
+    action_timeout: duration(1_000, 300_000, "1s to 5m").prefault("30s"),
+    split_at: number(100, 10_000, true).default(1_500),
+    min_send_interval: duration(0, 60_000, "0s to 1m").prefault("1s"),
+    queue_limit: number(1, 10_000, true).default(100),
+    max_frame_bytes: number(4_096, 64 * 1024 * 1024, true).default(1_048_576),
   }).prefault({}),
   io: z.strictObject({
     routes: z.record(

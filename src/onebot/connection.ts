@@ -1,0 +1,247 @@
+/**
+ * One OneBot V11 WebSocket, from either side (the implementation dialled homed, or homed dialled it): actions matched
+ * to their responses by echo (responses may come out of order), each under a deadline; events handed on; frames that
+ * are not JSON, have the wrong shape or are too big are logged and dropped while the connection stays usable; the
+ * time of the last frame and the announced heartbeat interval are kept for liveness.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { Clock } from "../clock.ts";
+
+/** Which frames a connection carries (`X-Client-Role`; split mode pairs an API and an Event socket). */
+export type Role = "universal" | "api" | "event";
+
+/** An action that failed: the implementation's own words, or why no answer came. */
+export class ActionError extends Error {
+  readonly retcode: number | undefined;
+
+  /**
+   * @example
+   * ```ts
+   * throw new ActionError("QQ action send_group_msg failed (retcode 100): 发送失败", 100);
+   * ```
+   */
+  constructor(message: string, retcode?: number) {
+    super(message);
+    this.name = "ActionError";
+    this.retcode = retcode;
+  }
+}
+
+/** Options of {@link OneBotConnection}. */
+export interface ConnectionOptions {
+  socket: WebSocket;
+  selfId: string;
+  role: Role;
+  clock: Clock;
+  logger: Logger;
+  /** Longest wait for an action's response. */
+  actionTimeoutMs: number;
+  /** Frames longer than this (characters) are dropped and logged. */
+  maxFrameBytes: number;
+  onEvent: (event: Record<string, unknown>, connection: OneBotConnection) => void;
+  onClose: (connection: OneBotConnection) => void;
+}
+
+interface Pending {
+  action: string;
+  resolve(data: unknown): void;
+  reject(error: Error): void;
+  cancel(): void;
+}
+
+/** One live connection. */
+export class OneBotConnection {
+  readonly selfId: string;
+  readonly role: Role;
+  readonly connectedAt: number;
+  #options: ConnectionOptions;
+  #pending = new Map<string, Pending>();
+  #echo = 0;
+  #closed = false;
+  lastFrameAt: number;
+  lastHeartbeatAt: number | undefined;
+  /** The interval the last heartbeat announced (ms), if any. */
+  heartbeatIntervalMs: number | undefined;
+  /** `status.online` of the last heartbeat: QQ itself may be offline while the socket is fine. */
+  online: boolean | undefined;
+  droppedFrames = 0;
+
+  /**
+   * @example
+   * ```ts
+   * const connection = new OneBotConnection({ socket, selfId: "10001000", role: "universal", … });
+   * await connection.call("send_private_msg", { user_id: 1, message: [{ type: "text", data: { text: "hi" } }] });
+   * ```
+   */
+  constructor(options: ConnectionOptions) {
+    this.#options = options;
+    this.selfId = options.selfId;
+    this.role = options.role;
+    this.connectedAt = options.clock.now();
+    this.lastFrameAt = this.connectedAt;
+    options.socket.addEventListener("message", (message) => this.#onFrame(message.data));
+    options.socket.addEventListener("close", () => this.#onClosed());
+    options.socket.addEventListener("error", () => {});
+  }
+
+  /** True while the socket is open. */
+  get open(): boolean {
+    return !this.#closed && this.#options.socket.readyState === WebSocket.OPEN;
+  }
+
+  /** Actions awaiting their response. */
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  /**
+   * Sends an action and resolves with its `data`, or rejects with {@link ActionError}: a failed retcode (with the
+   * implementation's `wording`, `message` or `msg`), no answer within the deadline, or the socket closing first.
+   * `written` is called once the frame went out (so a caller knows it may have been carried out).
+   */
+  call(action: string, params: Record<string, unknown>, written?: () => void): Promise<unknown> {
+    if (this.role === "event") return Promise.reject(new ActionError("An Event connection carries no actions"));
+    if (!this.open) return Promise.reject(new ActionError(`The connection of QQ ${this.selfId} is closed`));
+    const echo = `homed-${++this.#echo}`;
+    return new Promise((resolve, reject) => {
+      const seconds = Math.round(this.#options.actionTimeoutMs / 100) / 10;
+      const cancel = this.#options.clock.after(this.#options.actionTimeoutMs, () => {
+        this.#pending.delete(echo);
+        reject(new ActionError(`QQ action ${action} got no answer within ${seconds}s (onebot.action_timeout)`));
+      });
+      this.#pending.set(echo, { action, resolve, reject, cancel });
+      try {
+        this.#options.socket.send(JSON.stringify({ action, params, echo }));
+        written?.();
+      } catch (error) {
+        cancel();
+        this.#pending.delete(echo);
+        reject(new ActionError(`QQ action ${action} could not be sent: ${(error as Error).message}`));
+      }
+    });
+  }
+
+  #onFrame(data: unknown): void {
+    this.lastFrameAt = this.#options.clock.now();
+    const { logger, maxFrameBytes } = this.#options;
+    if (typeof data !== "string") return this.#drop("a binary frame");
+    if (data.length > maxFrameBytes) {
+      return this.#drop(`a frame of ${data.length} characters (onebot.max_frame_bytes is ${maxFrameBytes})`);
+    }
+    let frame: unknown;
+    try {
+      frame = JSON.parse(data);
+    } catch {
+      return this.#drop(`a frame that is not JSON: ${data.slice(0, 80)}`);
+    }
+    if (!frame || typeof frame !== "object" || Array.isArray(frame)) return this.#drop("a frame that is not an object");
+    const record = frame as Record<string, unknown>;
+    if (typeof record.post_type === "string") {
+      if (record.post_type === "meta_event" && record.meta_event_type === "heartbeat") this.#heartbeat(record);
+      try {
+        this.#options.onEvent(record, this);
+      } catch (error) {
+        logger.error("QQ {selfId}: handling an event failed: {error}", { selfId: this.selfId, error });
+      }
+      return;
+    }
+    if ("echo" in record && ("status" in record || "retcode" in record)) return this.#response(record);
+    this.#drop(`a frame that is neither an event nor a response: ${data.slice(0, 80)}`);
+  }
+
+  #drop(what: string): void {
+    this.droppedFrames++;
+    this.#options.logger.warning("QQ {selfId}: dropped {what}", { selfId: this.selfId, what });
+  }
+
+  #heartbeat(frame: Record<string, unknown>): void {
+    this.lastHeartbeatAt = this.#options.clock.now();
+    if (typeof frame.interval === "number" && frame.interval > 0) this.heartbeatIntervalMs = frame.interval;
+    const status = frame.status as { online?: unknown } | undefined;
+    if (typeof status?.online === "boolean") this.online = status.online;
+  }
+
+  #response(frame: Record<string, unknown>): void {
+    const echo = String(frame.echo);
+    const pending = this.#pending.get(echo);
+    if (!pending) return; // Unknown, late, or a second frame for a settled echo (NapCat streams): ignored.
+    this.#pending.delete(echo);
+    pending.cancel();
+    const ok = frame.status === "ok" || (frame.status === undefined && frame.retcode === 0);
+    if (ok) return pending.resolve(frame.data ?? null);
+    const retcode = typeof frame.retcode === "number" ? frame.retcode : undefined;
+    const detail = [frame.wording, frame.message, frame.msg].find((x) => typeof x === "string" && x !== "");
+    if (retcode === 404 || retcode === 1404) {
+      return pending.reject(
+        new ActionError(
+          `The QQ implementation does not support the action ${pending.action} (retcode ${retcode})`,
+          retcode,
+        ),
+      );
+    }
+    const status = frame.status === "async" ? "was only queued (status async)" : "failed";
+    pending.reject(
+      new ActionError(
+        `QQ action ${pending.action} ${status} (retcode ${retcode ?? "missing"})${detail ? `: ${detail}` : ""}`,
+        retcode,
+      ),
+    );
+  }
+
+  /**
+   * Closes the socket if nothing arrived for 3× the announced heartbeat interval (60 s before the first heartbeat);
+   * returns true when it did.
+   */
+  closeIfStale(now: number): boolean {
+    const limit = this.heartbeatIntervalMs ? 3 * this.heartbeatIntervalMs : 60_000;
+    if (!this.open || now - this.lastFrameAt <= limit) return false;
+    this.#options.logger.warning("QQ {selfId} ({role}): no frame for {seconds}s; closing the stale connection", {
+      selfId: this.selfId,
+      role: this.role,
+      seconds: Math.round((now - this.lastFrameAt) / 1000),
+    });
+    this.close(4000, "no heartbeat");
+    return true;
+  }
+
+  /** Closes the socket (its pending actions fail). */
+  close(code = 1000, reason = "closed by homed"): void {
+    try {
+      this.#options.socket.close(code, reason);
+    } catch { /* already closing */ }
+    this.#onClosed();
+  }
+
+  #onClosed(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const [echo, pending] of this.#pending) {
+      pending.cancel();
+      pending.reject(
+        new ActionError(`The connection of QQ ${this.selfId} closed before ${pending.action} was answered`),
+      );
+      this.#pending.delete(echo);
+    }
+    this.#options.onClose(this);
+  }
+
+  /** For `/api/status`. */
+  status(): Record<string, unknown> {
+    const iso = (ms: number | undefined) => ms === undefined ? null : new Date(ms).toISOString();
+    return {
+      self_id: this.selfId,
+      role: this.role,
+      open: this.open,
+      connected_at: iso(this.connectedAt),
+      last_frame_at: iso(this.lastFrameAt),
+      last_heartbeat_at: iso(this.lastHeartbeatAt),
+      heartbeat_interval_ms: this.heartbeatIntervalMs ?? null,
+      qq_online: this.online ?? null,
+      actions_in_flight: this.#pending.size,
+      dropped_frames: this.droppedFrames,
+    };
+  }
+}

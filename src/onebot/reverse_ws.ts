@@ -1,0 +1,102 @@
+/**
+ * The reverse-WebSocket endpoint implementations dial (`onebot.path`, with or without a trailing slash), on the
+ * daemon's one listener but outside `/api/*`: it checks its own token. Everything is decided from the handshake
+ * headers before the upgrade — Deno closes the request once the socket opens.
+ *
+ * @module
+ */
+
+import type { Hono } from "hono";
+import type { ApiVariables } from "../api/auth.ts";
+import type { Role } from "./connection.ts";
+import type { QqDevice } from "./qq_device.ts";
+
+/** Options of {@link onebotRoutes}. */
+export interface ReverseWsOptions {
+  /** `onebot.path`. */
+  path: string;
+  /** `onebot.access_token`; empty: no check at all (a bare `Bearer ` from NapCat passes). */
+  accessToken: string;
+  device: QqDevice;
+  /** Seconds without a pong before Deno closes the socket (server-side pings). */
+  idleTimeoutSeconds?: number;
+}
+
+async function digest(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+}
+
+async function sameSecret(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([digest(a), digest(b)]);
+  let difference = 0;
+  for (let i = 0; i < x.length; i++) difference |= x[i]! ^ y[i]!;
+  return difference === 0;
+}
+
+/**
+ * The credential an implementation sent: `Authorization: Bearer <t>` (SPEC, NapCat, Lagrange), `Token <t>`
+ * (go-cqhttp), or `?access_token=<t>`; empty when none.
+ *
+ * @example
+ * ```ts
+ * credentialOf(new Request("http://h/onebot/v11/ws", { headers: { authorization: "Token abc" } })); // "abc"
+ * ```
+ */
+export function credentialOf(request: Request): string {
+  const header = request.headers.get("authorization") ?? "";
+  const match = /^(bearer|token)\s*(.*)$/i.exec(header.trim());
+  if (match && match[2]!.trim() !== "") return match[2]!.trim();
+  return new URL(request.url).searchParams.get("access_token") ?? "";
+}
+
+const ROLES: Record<string, Role> = { universal: "universal", api: "api", event: "event" };
+
+function refuse(status: number, message: string): Response {
+  return Response.json({
+    error: { code: status === 401 ? "unauthorized" : status === 403 ? "forbidden" : "bad_request", message },
+  }, { status });
+}
+
+/**
+ * Mounts the endpoint.
+ *
+ * @example
+ * ```ts
+ * createApi({ …, routes: [onebotRoutes({ path: "/onebot/v11/ws", accessToken, device: qq })] });
+ * ```
+ */
+export function onebotRoutes(options: ReverseWsOptions): (app: Hono<{ Variables: ApiVariables }>) => void {
+  const handle = async (request: Request): Promise<Response> => {
+    if (options.accessToken !== "") {
+      const given = credentialOf(request);
+      if (given === "") {
+        return refuse(
+          401,
+          "The OneBot connection needs onebot.access_token (Authorization: Bearer/Token, or ?access_token=)",
+        );
+      }
+      if (!(await sameSecret(given, options.accessToken))) {
+        return refuse(403, "The OneBot access token is not onebot.access_token");
+      }
+    }
+    const selfId = request.headers.get("x-self-id")?.trim() ?? "";
+    if (!/^\d{1,20}$/.test(selfId)) {
+      return refuse(400, `X-Self-ID must be the bot's QQ number, got ${JSON.stringify(selfId.slice(0, 40))}`);
+    }
+    const rawRole = (request.headers.get("x-client-role") ?? "universal").trim().toLowerCase();
+    const role = ROLES[rawRole];
+    if (!role) {
+      return refuse(400, `X-Client-Role must be Universal, API or Event, got ${JSON.stringify(rawRole.slice(0, 40))}`);
+    }
+    if ((request.headers.get("upgrade") ?? "").toLowerCase() !== "websocket") {
+      return refuse(400, "This is homed's OneBot V11 reverse WebSocket: connect with a WebSocket client");
+    }
+    const { socket, response } = Deno.upgradeWebSocket(request, { idleTimeout: options.idleTimeoutSeconds ?? 60 });
+    options.device.attach(socket, selfId, role);
+    return response;
+  };
+  return (app) => {
+    const path = options.path.replace(/\/+$/, "") || "/";
+    for (const route of new Set([path, `${path}/`])) app.get(route, (c) => handle(c.req.raw));
+  };
+}
