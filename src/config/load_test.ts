@@ -66,7 +66,22 @@ Deno.test("no config at all gives every default", () => {
     turn_timeout: 90_000,
     max_retries: 2,
   });
-  assert.deepEqual(config.onebot, { enabled: true, path: "/onebot/v11/ws", access_token: "" });
+  assert.deepEqual(config.onebot, {
+    enabled: true,
+    path: "/onebot/v11/ws",
+    access_token: "",
+    owner: "",
+    allow_users: [],
+    allow_groups: [],
+    approve_friends: [],
+    group_prefix: "",
+    forward_url: "",
+    action_timeout: 30_000,
+    split_at: 1_500,
+    min_send_interval: 1_000,
+    queue_limit: 100,
+    max_frame_bytes: 1_048_576,
+  });
   assert.deepEqual(config.io, { routes: {}, send_timeout: 30_000 });
   assert.deepEqual(config.agent, { max_tool_rounds: 10, tool_timeout: 30_000 });
   assert.deepEqual(config.memory, {
@@ -172,6 +187,13 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     ["onebot:\n  enabled: maybe\n", /^onebot\.enabled: got "maybe"; allowed: true or false$/],
     ["onebot:\n  path: no-slash\n", /^onebot\.path: got "no-slash"; allowed: a URL path starting with "\/"$/],
+    ["onebot:\n  owner: mom\n", /^onebot\.owner: got "mom"; allowed: /],
+    ["onebot:\n  allow_groups: [12]\n", /^onebot\.allow_groups\.0: got "12"; allowed: a QQ number \(digits\)$/],
+    [
+      "onebot:\n  forward_url: http://127.0.0.1:3001\n",
+      /^onebot\.forward_url: got "http:\/\/127\.0\.0\.1:3001"; allowed: empty, or a ws:\/\/ or wss:\/\/ URL/,
+    ],
+    ["onebot:\n  split_at: 5\n", /^onebot\.split_at: got 5; allowed: a whole number from 100 to 10000$/],
     ["io:\n  routes:\n    http: 'bad channel'\n", /^io\.routes\.http: got "bad channel"; allowed: a channel name/],
     ["memory:\n  context_size: 2\n", /^memory\.context_size: got 2; allowed: a whole number from 4 to 1000$/],
     ["log:\n  level: loud\n", /^log\.level: got "loud"; allowed: "debug", "info", "warning" or "error"$/],

@@ -1,0 +1,176 @@
+/**
+ * QQ end to end: a real homed, the fake LLM server, and a simulated OneBot implementation dialling homed's reverse
+ * WebSocket over loopback — handshakes as go-cqhttp, NapCat and Lagrange send them, a conversation through the LLM
+ * and back as an action, CQ-code safety in both message formats, and a reply that outlives its connection.
+ */
+
+import assert from "node:assert/strict";
+import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
+import { FakeLlm } from "./support/fake_llm.ts";
+import { type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
+import { handshakeHeaders, handshakeStatus, OneBotSim } from "./support/onebot_sim.ts";
+import { teardown } from "./support/teardown.ts";
+import { waitFor } from "./support/wait.ts";
+
+const TOKEN = "onebot-token-0123456789";
+const OWNER = "20002000";
+const GROUP = "500050005";
+type Messages = Array<{ role: string; content: string }>;
+
+async function homedWith(fake: FakeLlm, onebot: Record<string, unknown>): Promise<HomedProcess> {
+  return await startHomed(
+    await workspace({
+      llm: { base_url: fake.baseUrl, api_key: TEST_KEY },
+      onebot: { owner: OWNER, allow_groups: [GROUP], min_send_interval: "0s", ...onebot },
+    }),
+  );
+}
+
+const wsUrl = (homed: HomedProcess, path = "/onebot/v11/ws") => `${homed.url.replace("http", "ws")}${path}`;
+
+async function qqStatus(homed: HomedProcess) {
+  return (await (await fetch(`${homed.url}/api/status`)).json()).services.io.devices.qq;
+}
+
+Deno.test("handshakes: go-cqhttp's Token scheme, Lagrange's split Api/Event roles, refusals before the upgrade", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const homed = await homedWith(fake, { access_token: TOKEN });
+  const sims: OneBotSim[] = [];
+  try {
+    const url = wsUrl(homed);
+    assert.deepEqual(await handshakeStatus(url, handshakeHeaders("gocq", "10001000", "")), {
+      status: 401,
+      message: "The OneBot connection needs onebot.access_token (Authorization: Bearer/Token, or ?access_token=)",
+    });
+    assert.equal(
+      (await handshakeStatus(url, handshakeHeaders("napcat", "10001000", ""))).status,
+      401,
+      '"Bearer " is no token',
+    );
+    assert.deepEqual(await handshakeStatus(url, handshakeHeaders("gocq", "10001000", "wrong-token-000000000")), {
+      status: 403,
+      message: "The OneBot access token is not onebot.access_token",
+    });
+    assert.deepEqual(await handshakeStatus(url, handshakeHeaders("napcat", undefined, TOKEN)), {
+      status: 400,
+      message: 'X-Self-ID must be the bot\'s QQ number, got ""',
+    });
+    assert.match((await handshakeStatus(url, handshakeHeaders("napcat", "bot-one", TOKEN))).message, /got "bot-one"/);
+    assert.match((await handshakeStatus(url, handshakeHeaders("gocq", "1", TOKEN, "Admin"))).message, /X-Client-Role/);
+
+    sims.push(await OneBotSim.connect(url, { flavour: "gocq", token: TOKEN, selfId: "10001000" }));
+    sims.push(
+      await OneBotSim.connect(`${url}/`, { flavour: "lagrange", token: TOKEN, selfId: "10002000", role: "Api" }),
+    );
+    sims.push(
+      await OneBotSim.connect(`${url}/?access_token=${TOKEN}`, {
+        flavour: "lagrange",
+        token: "",
+        selfId: "10002000",
+        role: "Event",
+      }),
+    );
+    await waitFor(async () => (await qqStatus(homed)).bots.length === 2, "two bots connected");
+    const bots = (await qqStatus(homed)).bots as Array<{ self_id: string; connections: Array<{ role: string }> }>;
+    assert.deepEqual(
+      bots.map((bot) => [bot.self_id, bot.connections.map((c) => c.role).sort()]).sort(),
+      [["10001000", ["universal"]], ["10002000", ["api", "event"]]],
+    );
+    // A second Universal socket for the same bot replaces the first, which homed closes.
+    const again = await OneBotSim.connect(url, { flavour: "gocq", token: TOKEN, selfId: "10001000" });
+    sims.push(again);
+    await sims[0]!.closed;
+  } finally {
+    await teardown(
+      ...sims.map((sim) => () => sim.close()),
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+    );
+  }
+});
+
+Deno.test("a QQ conversation: the owner's message reaches the LLM tagged, the reply goes back as segments", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const homed = await homedWith(fake, {});
+  const sim = await OneBotSim.connect(wsUrl(homed), { flavour: "napcat" }); // no token configured: "Bearer " passes
+  try {
+    fake.enqueue({ reply: "好的，已经开灯。" }, { reply: "Here: [CQ:at,qq=all] is just text." });
+    sim.privateMessage(OWNER, [{ type: "text", data: { text: "把客厅的灯打开" } }]);
+    const [reply] = await sim.waitForActions("send_private_msg");
+    assert.deepEqual(reply!.params, {
+      user_id: Number(OWNER),
+      message: [{ type: "text", data: { text: "好的，已经开灯。" } }],
+    });
+    const asked = (fake.requests[0]!.body.messages as Messages).at(-1)!.content;
+    assert.ok(
+      asked.endsWith(`[via qq:private:${OWNER}, from ${OWNER} as "nick${OWNER}", trust owner] 把客厅的灯打开`),
+      asked,
+    );
+
+    // String format, escaped CQ text from the user; an @everyone in the model's answer stays text.
+    sim.groupMessage(GROUP, OWNER, `[CQ:at,qq=${sim.selfId}] repeat &#91;CQ:at,qq=all&#93;`);
+    const [group] = await sim.waitForActions("send_group_msg");
+    const segments = group!.params.message as Array<{ type: string; data: Record<string, string> }>;
+    assert.deepEqual(segments.map((s) => s.type), ["reply", "at", "text", "text"]);
+    assert.deepEqual(segments[1]!.data, { qq: OWNER });
+    assert.equal(segments[3]!.data.text, "Here: [CQ:at,qq=all] is just text.");
+    const groupAsked = (fake.requests[1]!.body.messages as Messages).at(-1)!.content;
+    assert.ok(groupAsked.endsWith(`trust owner] repeat [CQ:at,qq=all]`), groupAsked);
+
+    // Group chatter without a mention and strangers cost no LLM call.
+    sim.groupMessage(GROUP, "77007700", "nobody asked the butler");
+    sim.privateMessage("88008800", "hello stranger here");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(fake.requests.length, 2);
+    assert.match(homed.stderr(), /Ignored a QQ private message from 88008800: not the owner, a listed user or group/);
+  } finally {
+    await teardown(
+      () => sim.close(),
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+    );
+  }
+});
+
+Deno.test("a reply finished while QQ is disconnected is sent once, after the implementation redials", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  fake.enqueue({
+    raw: async (request) => {
+      await gate;
+      return Response.json({
+        id: "held",
+        object: "chat.completion",
+        created: 0,
+        model: request.body.model,
+        choices: [{
+          index: 0,
+          message: { role: "assistant", content: "Done, the heating is on." },
+          finish_reason: "stop",
+        }],
+        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      });
+    },
+  });
+  const homed = await homedWith(fake, {});
+  let sim = await OneBotSim.connect(wsUrl(homed));
+  try {
+    sim.privateMessage(OWNER, "Turn the heating on");
+    await fake.received(1);
+    await sim.close(); // the implementation goes away mid-turn
+    release();
+    await waitFor(async () => (await qqStatus(homed)).queued_replies === 1, "the reply to wait in the queue");
+    sim = await OneBotSim.connect(wsUrl(homed));
+    const [sent] = await sim.waitForActions("send_private_msg");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(sim.actions.filter((a) => a.action === "send_private_msg").length, 1, "sent exactly once");
+    assert.equal((sent!.params.message as Array<{ data: { text: string } }>)[0]!.data.text, "Done, the heating is on.");
+  } finally {
+    await teardown(
+      () => sim.close(),
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+    );
+  }
+});
