@@ -174,3 +174,78 @@ Deno.test("a reply finished while QQ is disconnected is sent once, after the imp
     );
   }
 });
+
+Deno.test("forward WebSocket: homed dials an implementation that only serves, converses, and redials after a drop", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const sockets: WebSocket[] = [];
+  const actions: Array<{ action: string; params: Record<string, unknown>; echo: string }> = [];
+  const auth: string[] = [];
+  // The implementation's forward server (NapCat serves on 127.0.0.1:3001 by default).
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
+    auth.push(request.headers.get("authorization") ?? "");
+    const { socket, response } = Deno.upgradeWebSocket(request);
+    socket.addEventListener("open", () => {
+      sockets.push(socket);
+      socket.send(
+        JSON.stringify({
+          post_type: "meta_event",
+          meta_event_type: "lifecycle",
+          sub_type: "connect",
+          self_id: 10001000,
+          time: 0,
+        }),
+      );
+    });
+    socket.addEventListener("message", (message) => {
+      const frame = JSON.parse(String(message.data));
+      actions.push(frame);
+      socket.send(
+        JSON.stringify({
+          status: "ok",
+          retcode: 0,
+          data: { message_id: 7, user_id: 10001000, nickname: "阿福" },
+          echo: frame.echo,
+        }),
+      );
+    });
+    return response;
+  });
+  const homed = await homedWith(fake, { forward_url: `ws://127.0.0.1:${server.addr.port}/`, access_token: TOKEN });
+  try {
+    await waitFor(() => sockets.length === 1, "homed to dial the forward server");
+    assert.equal(auth[0], `Bearer ${TOKEN}`);
+    fake.enqueue({ reply: "Forward works." }, { reply: "Still here after the drop." });
+    const message = (text: string) =>
+      JSON.stringify({
+        time: 0,
+        self_id: 10001000,
+        post_type: "message",
+        message_type: "private",
+        sub_type: "friend",
+        message_id: 1,
+        user_id: Number(OWNER),
+        message: text,
+        raw_message: text,
+        font: 0,
+        sender: { nickname: "主人" },
+      });
+    sockets[0]!.send(message("hello over forward"));
+    await waitFor(() => actions.some((a) => a.action === "send_private_msg"), "the reply action");
+    sockets[0]!.close(1001, "implementation restarting");
+    await waitFor(() => sockets.length === 2, "homed to redial", { limitMs: 15_000 });
+    sockets[1]!.send(message("and again"));
+    await waitFor(() => actions.filter((a) => a.action === "send_private_msg").length === 2, "the second reply");
+    const texts = actions.filter((a) => a.action === "send_private_msg")
+      .map((a) => (a.params.message as Array<{ data: { text: string } }>)[0]!.data.text);
+    assert.deepEqual(texts, ["Forward works.", "Still here after the drop."]);
+    const status = (await (await fetch(`${homed.url}/api/status`)).json()).services["onebot-forward"];
+    assert.equal(status.connected, true);
+    assert.equal(status.self_id, "10001000");
+  } finally {
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => server.shutdown(),
+      () => fake.close(),
+    );
+  }
+});

@@ -32,8 +32,10 @@ self.onmessage = async (message: MessageEvent<{ op: string; steps?: FakeStep[] }
   } else if (op === "drain") {
     const serverMs = fake.requests.map((request) => request.finishedAt - request.receivedAt);
     const prompts = fake.requests.map((request) => serializedPrompt(request.body));
+    // Absolute times (epoch ms, sub-millisecond), comparable across threads.
+    const receivedAt = fake.requests.map((request) => performance.timeOrigin + request.receivedAt);
     fake.requests.length = 0;
-    self.postMessage({ serverMs, prompts });
+    self.postMessage({ serverMs, prompts, receivedAt });
   } else if (op === "close") {
     await fake.close();
     self.postMessage({ closed: true });

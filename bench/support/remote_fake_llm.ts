@@ -47,12 +47,19 @@ export class RemoteFakeLlm {
     return (await this.drainRequests()).serverMs;
   }
 
-  /** Server time and serialized prompt (tools, then messages) of each request since the last drain. */
-  async drainRequests(): Promise<{ serverMs: number[]; prompts: string[] }> {
+  /**
+   * Server time, serialized prompt (tools, then messages) and arrival time (absolute, `performance.timeOrigin +
+   * performance.now()`) of each request since the last drain.
+   */
+  async drainRequests(): Promise<{ serverMs: number[]; prompts: string[]; receivedAt: number[] }> {
     const reply = this.#next();
     this.#worker.postMessage({ op: "drain" });
     const data = await reply;
-    return { serverMs: data.serverMs as number[], prompts: data.prompts as string[] };
+    return {
+      serverMs: data.serverMs as number[],
+      prompts: data.prompts as string[],
+      receivedAt: data.receivedAt as number[],
+    };
   }
 
   /** Stops the server and the worker. */
