@@ -42,6 +42,8 @@ export interface QqDeviceOptions {
 interface Bot {
   selfId: string;
   connections: Map<Role, OneBotConnection>;
+  /** From `get_login_info` and `get_version_info` when the bot connected (best effort). */
+  info: Record<string, unknown>;
 }
 
 interface Conversation {
@@ -142,11 +144,29 @@ export class QqDevice implements Device {
         "Which QQ accounts are connected (self ids, roles, last heartbeat, whether QQ is online) and how many replies wait for a connection.",
       parameters: { type: "object", properties: {}, additionalProperties: false },
       allow: "anyone",
+    }, {
+      name: "qq_delete_message",
+      description: "Recall (delete) a QQ message the butler sent, by its message_id.",
+      parameters: {
+        type: "object",
+        properties: { message_id: { type: "string", pattern: "^-?\\d{1,12}$" } },
+        required: ["message_id"],
+        additionalProperties: false,
+      },
+      allow: "household",
     }];
   }
 
-  execute(name: string): unknown {
+  async execute(name: string, args: Record<string, unknown>): Promise<unknown> {
     if (name === "qq_status") return this.status();
+    if (name === "qq_delete_message") {
+      const id = String(args.message_id);
+      if (!this.#sentIds.has(id)) throw new Error(`message ${id} is not one the butler sent (recently)`);
+      const connection = this.#actions(undefined);
+      if (!connection) throw new Error("no QQ connection is up");
+      await connection.call("delete_msg", { message_id: Number(id) });
+      return `Recalled message ${id}`;
+    }
     throw new Error(`The qq device has no tool ${JSON.stringify(name)}`);
   }
 
@@ -183,6 +203,8 @@ export class QqDevice implements Device {
     return {
       bots: [...this.#bots.values()].map((bot) => ({
         self_id: bot.selfId,
+        nickname: bot.info.nickname ?? null,
+        app: bot.info.app_name ? `${bot.info.app_name} ${bot.info.app_version ?? ""}`.trim() : null,
         connections: [...bot.connections.values()].map((connection) => connection.status()),
       })),
       queued_replies: this.#queue.length,
@@ -199,7 +221,7 @@ export class QqDevice implements Device {
    */
   attach(socket: WebSocket, selfId: string, role: Role): OneBotConnection {
     const { settings, clock } = this.#options;
-    const bot = this.#bots.get(selfId) ?? { selfId, connections: new Map() };
+    const bot = this.#bots.get(selfId) ?? { selfId, connections: new Map(), info: {} };
     this.#bots.set(selfId, bot);
     const connection = new OneBotConnection({
       socket,
@@ -221,11 +243,29 @@ export class QqDevice implements Device {
     if (stale) stale.close(1000, "replaced by a new connection");
     const open = () => {
       this.#log.info("QQ {selfId} connected ({role})", { selfId, role });
-      if (role !== "event") void this.#flush();
+      if (role === "event") return;
+      void this.#flush();
+      void this.#learn(bot, connection);
     };
     if (socket.readyState === WebSocket.OPEN) open();
     else socket.addEventListener("open", open, { once: true });
     return connection;
+  }
+
+  /** Asks a newly connected bot who it is and what runs it, for status; a failure is only logged. */
+  async #learn(bot: Bot, connection: OneBotConnection): Promise<void> {
+    for (const action of ["get_login_info", "get_version_info"]) {
+      try {
+        const data = await connection.call(action, {});
+        if (data && typeof data === "object") Object.assign(bot.info, data);
+      } catch (error) {
+        this.#log.info("QQ {selfId}: {action} failed: {error}", {
+          selfId: bot.selfId,
+          action,
+          error: (error as Error).message,
+        });
+      }
+    }
   }
 
   /** The connection that carries actions for `selfId` (or any bot when none is named). */

@@ -154,13 +154,14 @@ Deno.test("a reply made while no connection is up waits and goes out once on rec
   await io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "second" } });
   assert.equal(qq.status().queued_replies, 2);
   const sim = await OneBotSim.connect(url);
-  const sent = await sim.waitForActions("send_private_msg", 2);
+  await sim.waitForActions("send_private_msg", 2);
   await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.deepEqual(sim.actions.map((a) => (a.params.message as Array<{ data: { text: string } }>)[0]!.data.text), [
+  const sent = sim.actions.filter((a) => a.action === "send_private_msg");
+  assert.deepEqual(sent.map((a) => (a.params.message as Array<{ data: { text: string } }>)[0]!.data.text), [
     "first",
     "second",
   ]);
-  assert.equal(sent.length, 2);
+  assert.equal(sent.length, 2, "each once");
   assert.equal(qq.status().queued_replies, 0);
   await close(sim);
 });
@@ -169,4 +170,115 @@ Deno.test("long replies are split at paragraph breaks within the limit", () => {
   const text = `${"a".repeat(80)}\n\n${"b".repeat(80)}\n${"c".repeat(30)}`;
   assert.deepEqual(splitText(text, 100).map((piece) => piece.length), [80, 80, 30]);
   assert.ok(splitText("x".repeat(250), 100).every((piece) => piece.length <= 100));
+});
+
+Deno.test("the reference's example frames: a private message, and a group @all that is not a mention of the bot", async () => {
+  const { url, inputs, close } = await setup({ owner: "12345678", allowGroups: ["100200300"] });
+  const sim = await OneBotSim.connect(url, { selfId: "10001000" });
+  // (5) from the reference, verbatim but for whitespace.
+  sim.send(
+    '{"time": 1515204254, "self_id": 10001000, "post_type": "message", "message_type": "private", "sub_type": "friend", "message_id": 12, "user_id": 12345678, "message": "你好～", "raw_message": "你好～", "font": 456, "sender": {"nickname": "小不点", "sex": "male", "age": 18}}',
+  );
+  // (6) with a listed group: @all is not @ the bot, so it is not addressed.
+  sim.send(
+    '{"self_id": 10001000, "time": 0, "post_type": "message", "message_type": "group", "sub_type": "normal", "message_id": 1, "user_id": 12345678, "group_id": 100200300, "message": "[CQ:at,qq=all] Test text", "raw_message": "[CQ:at,qq=all] Test text", "font": 0, "sender": {"user_id": 1, "nickname": "Test", "sex": "unknown", "age": 0}, "anonymous": null}',
+  );
+  sim.privateMessage("12345678", "end");
+  await waitFor(() => inputs.some((e) => e.payload.text === "end"), "the end marker");
+  assert.deepEqual(inputs.map((e) => [e.source, e.trust, e.payload.text, e.payload.display, e.payload.message_id]), [
+    ["qq:private:12345678", "owner", "你好～", "小不点", "12"],
+    ["qq:private:12345678", "owner", "end", "nick12345678", String(inputs[1]!.payload.message_id)],
+  ]);
+  await close(sim);
+});
+
+Deno.test("a reply to one of the butler's messages addresses it; notices and friend requests become their own events", async () => {
+  const { io, qq, url, inputs, close } = await setup({ approveFriends: [FRIEND] });
+  const sim = await OneBotSim.connect(url);
+  sim.answerWith((action) =>
+    action.action === "send_group_msg"
+      ? { data: { message_id: -77 } }
+      : { data: { user_id: 10001000, nickname: "阿福", app_name: "NapCat.Onebot", app_version: "4.8" } }
+  );
+  await io.send({ target: `qq:group:${GROUP}`, type: "message", payload: { text: "Dinner at seven." } });
+  await sim.waitForActions("send_group_msg");
+  sim.groupMessage(GROUP, STRANGER, [{ type: "reply", data: { id: "-77" } }, {
+    type: "text",
+    data: { text: "which restaurant?" },
+  }]);
+  sim.groupMessage(GROUP, STRANGER, [{ type: "reply", data: { id: "-99" } }, {
+    type: "text",
+    data: { text: "not to the bot" },
+  }]);
+  sim.send({
+    post_type: "notice",
+    notice_type: "group_increase",
+    sub_type: "approve",
+    group_id: Number(GROUP),
+    user_id: 123456,
+    operator_id: 1,
+    self_id: 10001000,
+    time: 0,
+  });
+  sim.send({
+    post_type: "request",
+    request_type: "friend",
+    user_id: Number(FRIEND),
+    comment: "hi",
+    flag: "f1",
+    self_id: 10001000,
+    time: 0,
+  });
+  sim.send({
+    post_type: "request",
+    request_type: "friend",
+    user_id: Number(STRANGER),
+    comment: "add me",
+    flag: "f2",
+    self_id: 10001000,
+    time: 0,
+  });
+  await waitFor(() => inputs.length >= 3, "three events");
+  const approved = await sim.waitForActions("set_friend_add_request");
+  assert.deepEqual(approved.map((a) => a.params), [{ flag: "f1", approve: true }]);
+  assert.deepEqual(inputs.map((e) => [e.type, e.source, e.payload.text ?? null]), [
+    ["message", `qq:group:${GROUP}`, "which restaurant?"],
+    ["qq.notice.group_increase", `qq:group:${GROUP}`, null],
+    ["qq.request.friend", `qq:private:${STRANGER}`, null],
+  ]);
+  const bot = (qq.status().bots as Array<{ nickname: string; app: string }>)[0]!;
+  assert.deepEqual([bot.nickname, bot.app], ["阿福", "NapCat.Onebot 4.8"]);
+  await close(sim);
+});
+
+Deno.test("images and voice reach the agent as attachments; qq_delete_message recalls only the butler's own", async () => {
+  const { qq, io, url, inputs, close } = await setup();
+  const sim = await OneBotSim.connect(url);
+  sim.privateMessage(OWNER, [{ type: "image", data: { file: "a.jpg", url: "https://multimedia.example/a.jpg" } }]);
+  await waitFor(() => inputs.length === 1, "the image message");
+  assert.deepEqual(inputs[0]!.payload.attachments, [{ kind: "image", url: "https://multimedia.example/a.jpg" }]);
+  assert.equal(inputs[0]!.payload.text, "[image]");
+  sim.answerWith((action) => ({ data: action.action === "send_private_msg" ? { message_id: 4242 } : null }));
+  await io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "Nice photo." } });
+  await sim.waitForActions("send_private_msg");
+  await assert.rejects(
+    Promise.resolve(qq.execute("qq_delete_message", { message_id: "12345" })),
+    /message 12345 is not one the butler sent/,
+  );
+  assert.equal(await qq.execute("qq_delete_message", { message_id: "4242" }), "Recalled message 4242");
+  assert.deepEqual((await sim.waitForActions("delete_msg"))[0]!.params, { message_id: 4242 });
+  await close(sim);
+});
+
+Deno.test("the forward client redials with capped exponential backoff and jitter", async () => {
+  const { redialDelay } = await import("./forward_client.ts");
+  assert.deepEqual([0, 1, 2, 3, 10].map((n) => redialDelay(n, () => 0.5, 1_000, 30_000)), [
+    1_000,
+    2_000,
+    4_000,
+    8_000,
+    30_000,
+  ]);
+  assert.equal(redialDelay(2, () => 0, 1_000, 30_000), 2_000);
+  assert.equal(redialDelay(2, () => 0.999, 1_000, 30_000), 5_996);
 });

@@ -291,6 +291,15 @@ export class Agent implements Service {
       const section = contributor.reference?.(input);
       if (section) sections.push(section);
     }
+    const attachments = event.payload.attachments;
+    if (Array.isArray(attachments) && attachments.length) {
+      sections.push({
+        title: "Attachments of this message (type and URL)",
+        body: attachments.map((a: { kind?: unknown; url?: unknown }) => `- ${String(a.kind)} ${String(a.url)}`).join(
+          "\n",
+        ),
+      });
+    }
     sections.push({ title: "Recent device events (recorded, not messages)", body: this.#events.render() });
     return sections;
   }
