@@ -148,11 +148,15 @@ async function latency(): Promise<{ qq: number[]; http: number[] }> {
       font: 0,
       sender: { nickname: "owner" },
     }));
-    // Answer the reply action, as an implementation would.
-    const action = JSON.parse(await sim.next());
-    await sim.send(JSON.stringify({ status: "ok", retcode: 0, data: { message_id: n }, echo: action.echo }));
+    // Answer every action (get_login_info and get_version_info come first after connecting) until the reply.
+    for (;;) {
+      const action = JSON.parse(await sim.next());
+      await sim.send(JSON.stringify({ status: "ok", retcode: 0, data: { message_id: n }, echo: action.echo }));
+      if (action.action === "send_private_msg") break;
+    }
     const [received] = (await fake.drainRequests()).receivedAt;
-    if (n >= 60) qq.push(received! - sentAt);
+    if (received === undefined) throw new Error(`turn ${n}: the LLM got no request`);
+    if (n >= 60) qq.push(received - sentAt);
   }
   for (let n = 0; n < 360; n++) {
     await fake.enqueue({ reply: `Reply ${n}.` });
