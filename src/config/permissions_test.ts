@@ -70,3 +70,24 @@ Deno.test("init rights are the config's folder and the persona, nothing more", (
     env: ["HOMED_CONFIG"],
   });
 });
+
+Deno.test("a OneBot forward URL's host joins the daemon's net rights", () => {
+  const forward = parseConfig({
+    text: "onebot:\n  forward_url: ws://127.0.0.1:3001/\n",
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  assert.deepEqual(requiredPermissions(forward, "run").net, [
+    "127.0.0.1:8080",
+    "api.deepseek.com:443",
+    "127.0.0.1:3001",
+  ]);
+  const secure = parseConfig({
+    text: "onebot:\n  forward_url: wss://qq.example/ws\n  enabled: false\n",
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  assert.deepEqual(requiredPermissions(secure, "run").net, ["127.0.0.1:8080", "api.deepseek.com:443"], "not when off");
+});

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { OneBotSim } from "../../tests/support/onebot_sim.ts";
 import { waitFor } from "../../tests/support/wait.ts";
-import { systemClock } from "../clock.ts";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { type Clock, systemClock } from "../clock.ts";
 import type { InputEvent } from "../io/event.ts";
 import { IOManager } from "../io/io_manager.ts";
 import { RouteTable } from "../io/route_table.ts";
@@ -15,7 +16,7 @@ const STRANGER = "40004000";
 const GROUP = "500050005";
 
 /** A QQ device behind a real WebSocket server on loopback, and an IOManager to read its inputs. */
-async function setup(settings: Partial<QqSettings> = {}) {
+async function setup(settings: Partial<QqSettings> = {}, clock: Clock = systemClock) {
   const qq = new QqDevice({
     settings: {
       owner: OWNER,
@@ -30,11 +31,11 @@ async function setup(settings: Partial<QqSettings> = {}) {
       maxFrameBytes: 65_536,
       ...settings,
     },
-    clock: systemClock,
+    clock,
     logger: getLogger(["test"]),
   });
   const io = new IOManager({
-    clock: systemClock,
+    clock,
     routes: new RouteTable({}, {}, undefined),
     tools: new ToolRegistry(),
     logger: getLogger(["test"]),
@@ -281,4 +282,21 @@ Deno.test("the forward client redials with capped exponential backoff and jitter
   ]);
   assert.equal(redialDelay(2, () => 0, 1_000, 30_000), 2_000);
   assert.equal(redialDelay(2, () => 0.999, 1_000, 30_000), 5_996);
+});
+
+Deno.test("long replies go out in pieces, at most one per chat per min_send_interval", async () => {
+  const clock = new FakeClock();
+  const { io, url, close } = await setup({ splitAt: 100, minSendIntervalMs: 1_000 }, clock);
+  const sim = await OneBotSim.connect(url);
+  await sim.waitForActions("get_version_info");
+  const text = `${"a".repeat(90)}\n\n${"b".repeat(90)}\n\n${"c".repeat(90)}`;
+  await io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text } });
+  const sent = await sim.waitForActions("send_private_msg", 3);
+  assert.deepEqual(sent.map((a) => (a.params.message as Array<{ data: { text: string } }>)[0]!.data.text[0]), [
+    "a",
+    "b",
+    "c",
+  ]);
+  assert.deepEqual(clock.sleeps, [1_000, 1_000], "paced: a second between pieces to the same chat");
+  await close(sim);
 });
