@@ -193,9 +193,7 @@ const results = {
   anchor_http_to_llm_p50_ms: round(percentile(http, 50)),
   anchor_http_to_llm_p99_ms: round(percentile(http, 99)),
   latency_turns: qq.length,
-  commit: env.commit,
-  deno: env.deno,
-  cpu: env.cpu,
+  ...env,
 };
 await writeResults(new URL("./results.json", import.meta.url), results);
 console.log(`homed QQ (OneBot V11) (${env.commit.slice(0, 10)}, deno ${env.deno}, ${env.cpu})`);
