@@ -57,6 +57,14 @@ Deno.test("handshakes: go-cqhttp's Token scheme, Lagrange's split Api/Event role
     });
     assert.match((await handshakeStatus(url, handshakeHeaders("napcat", "bot-one", TOKEN))).message, /got "bot-one"/);
     assert.match((await handshakeStatus(url, handshakeHeaders("gocq", "1", TOKEN, "Admin"))).message, /X-Client-Role/);
+    // A web page posing as an implementation (cross-site WebSocket): browsers always send an Origin.
+    assert.deepEqual(
+      await handshakeStatus(url, { ...handshakeHeaders("napcat", "10001000", TOKEN), Origin: "http://evil.example" }),
+      {
+        status: 403,
+        message: 'OneBot connections come from QQ implementations, not web pages (Origin "http://evil.example")',
+      },
+    );
 
     sims.push(await OneBotSim.connect(url, { flavour: "gocq", token: TOKEN, selfId: "10001000" }));
     sims.push(

@@ -67,6 +67,17 @@ function refuse(status: number, message: string): Response {
  */
 export function onebotRoutes(options: ReverseWsOptions): (app: Hono<{ Variables: ApiVariables }>) => void {
   const handle = async (request: Request): Promise<Response> => {
+    // Browsers always send Origin on a WebSocket handshake and let any page open one cross-site; QQ implementations
+    // never send it. Without this, a web page could pose as an implementation on a token-less loopback setup.
+    const origin = request.headers.get("origin");
+    if (origin !== null) {
+      return refuse(
+        403,
+        `OneBot connections come from QQ implementations, not web pages (Origin ${
+          JSON.stringify(origin.slice(0, 80))
+        })`,
+      );
+    }
     if (options.accessToken !== "") {
       const given = credentialOf(request);
       if (given === "") {
