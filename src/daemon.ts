@@ -8,6 +8,7 @@
 
 import { join } from "node:path";
 import { Agent } from "./agent/core/agent.ts";
+import { ContextWindow } from "./agent/core/context.ts";
 import { loadPersona, type Persona } from "./agent/personal.ts";
 import { OpenAIProvider } from "./agent/provider/openai_provider.ts";
 import type { Provider, UsageTotals } from "./agent/provider/provider.ts";
@@ -26,6 +27,7 @@ import { IOManager } from "./io/io_manager.ts";
 import { outputTools } from "./io/output_tools.ts";
 import { fileRouteStore, RouteTable } from "./io/route_table.ts";
 import { log } from "./log/logging.ts";
+import { MemoryService } from "./memory/memory_service.ts";
 import { ForwardClient } from "./onebot/forward_client.ts";
 import { QqDevice } from "./onebot/qq_device.ts";
 import { onebotRoutes } from "./onebot/reverse_ws.ts";
@@ -153,6 +155,15 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       }),
     );
     const knowledge = knowledgeService.base;
+    const memory = await services.start(
+      new MemoryService({ dir: join(config.daemon.data_dir, "memory"), logger: log("memory") }),
+    );
+    const context = new ContextWindow({
+      maxEntries: config.memory.context_size,
+      maxTokens: config.memory.context_tokens,
+      entries: memory.restored,
+    });
+    memory.keep(context);
     for (const tool of knowledgeTools(knowledge)) tools.register(tool);
     logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
 
@@ -215,12 +226,11 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       clock,
       logger: log("agent"),
       maxToolRounds: config.agent.max_tool_rounds,
-      contextSize: config.memory.context_size,
-      contextTokens: config.memory.context_tokens,
+      context,
       turnTimeoutMs: config.llm.turn_timeout,
       shutdownGraceMs: graceMs,
       keepReasoning: config.llm.thinking === true,
-      promptContributors: [knowledgePrompt(knowledge)],
+      promptContributors: [knowledgePrompt(knowledge), memory],
     });
 
     // The guard needs the real port, known once listening (listen_addr may ask for port 0).

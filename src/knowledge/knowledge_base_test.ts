@@ -198,13 +198,14 @@ Deno.test("tools validate their arguments and report bad topics as error results
   assert.equal(made.content, 'Appended section "2026-11-30 Noodles" to topic "cooking"');
   assert.equal(JSON.parse((await registry.call("knowledge_list", "{}", context)).content)[0].sections, 5);
   const contributor = knowledgePrompt(parts.knowledge);
-  const system = contributor.system!()!;
+  const system = (await contributor.system!())!;
   assert.match(system.body, /record it with knowledge_create/);
   assert.match(system.body, /Topics: cooking, smart_home\./);
   assert.doesNotMatch(system.body, /番茄炒蛋/, "matching sections are per message, not in the system message");
-  const reference = contributor.reference!({ text: "番茄炒蛋怎么做？", source: "http", sender: "owner", time: 0 })!;
+  const input = { text: "番茄炒蛋怎么做？", source: "http", sender: "owner", time: 0 };
+  const reference = (await contributor.reference!(input, []))!;
   assert.match(reference.body, /^- \[cooking › Tomato and egg stir-fry · 番茄炒蛋\] /);
-  assert.equal(contributor.reference!({ text: "zzzz qqqq", source: "http", sender: "owner", time: 0 }), undefined);
+  assert.equal(await contributor.reference!({ ...input, text: "zzzz qqqq" }, []), undefined);
   await teardown(parts);
 });
 

@@ -1,13 +1,15 @@
 /**
- * The contract between the agent and whatever adds to its prompt (knowledge, later memory and skills). Neutral
- * ground: contributors import this, never the agent.
+ * The contract between the agent and whatever adds to its prompt or learns from its turns (knowledge, memory, later
+ * skills). Neutral ground: contributors import this, never the agent.
  *
  * What changes rarely goes in the one system message, after the persona; providers cache identical prompt prefixes,
  * so it must stay byte-identical from turn to turn. What belongs to one message goes in that message's reference
- * block, which is sent once and not kept in history.
+ * block, which is sent once and not kept in history. After a turn, contributors hear what was said.
  *
  * @module
  */
+
+import type { Trust } from "../io/trust.ts";
 
 /** One labelled block. */
 export interface PromptSection {
@@ -24,10 +26,42 @@ export interface PromptInput {
   time: number;
 }
 
-/** Adds to the prompt. Both parts are optional. */
+/** One message of the conversation as a contributor sees it, with where it came from. */
+export interface HistoryEntry {
+  role: "user" | "assistant" | "tool";
+  text: string;
+  /** The input event whose turn produced it. */
+  eventId: string;
+  time: number;
+  source: string;
+  sender: string;
+}
+
+/** A finished exchange, for the after-turn hook. */
+export interface TurnRecord {
+  eventId: string;
+  time: number;
+  source: string;
+  sender: string;
+  trust: Trust;
+  /** What the user said (without the tag or the reference block). */
+  text: string;
+  /** The butler's final reply. */
+  reply: string;
+}
+
+/** Adds to the prompt, or learns from turns. Every part is optional. */
 export interface PromptContributor {
   /** Guidance and catalogues for the system message; must change rarely (a new topic, not a new message). */
-  system?(): PromptSection | undefined;
-  /** Material for this message only (search hits, recalled memories); quoted as reference, never as instructions. */
-  reference?(input: PromptInput): PromptSection | undefined;
+  system?(): PromptSection | undefined | Promise<PromptSection | undefined>;
+  /**
+   * Material for this message only (search hits, recalled memories); quoted as reference, never as instructions.
+   * `history` is the context the request carries, oldest first.
+   */
+  reference?(
+    input: PromptInput,
+    history: readonly HistoryEntry[],
+  ): PromptSection | undefined | Promise<PromptSection | undefined>;
+  /** Called after each successful turn (memory candidates are written here); a throw is logged, never fatal. */
+  afterTurn?(turn: TurnRecord): void | Promise<void>;
 }

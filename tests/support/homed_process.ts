@@ -88,8 +88,8 @@ export interface HomedProcess {
   workspace: Workspace;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
-  /** Sends SIGTERM and returns the exit code. */
-  stop(): Promise<number>;
+  /** Sends SIGTERM and returns the exit code; removes the workspace unless `keep` (to start it again). */
+  stop(options?: { keep?: boolean }): Promise<number>;
 }
 
 /**
@@ -142,11 +142,11 @@ export async function startHomed(ws: Workspace): Promise<HomedProcess> {
     url,
     workspace: ws,
     stderr: () => stderr,
-    async stop() {
+    async stop(options = {}) {
       if (!exited) child.kill("SIGTERM");
       const { code } = await status;
       await Promise.all([drainErr, drainOut]);
-      await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
+      if (!options.keep) await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
       return code;
     },
   };

@@ -11,14 +11,20 @@ import type { Clock } from "../../clock.ts";
 import type { TurnResult } from "../../io/device.ts";
 import type { InputEvent, OutputType } from "../../io/event.ts";
 import type { IOManager } from "../../io/io_manager.ts";
-import type { PromptContributor, PromptInput, PromptSection } from "../../prompt/contributor.ts";
+import type {
+  HistoryEntry,
+  PromptContributor,
+  PromptInput,
+  PromptSection,
+  TurnRecord,
+} from "../../prompt/contributor.ts";
 import type { Service } from "../../service/service.ts";
 import type { ToolRegistry } from "../../tools/registry.ts";
 import type { ToolContext } from "../../tools/tool.ts";
 import type { Persona } from "../personal.ts";
 import type { ChatMessage, Provider, ToolCall } from "../provider/provider.ts";
 import { ProviderError } from "../provider/provider_error.ts";
-import { ContextWindow, SHRINK_TO } from "./context.ts";
+import { type ContextEntry, type ContextWindow, SHRINK_TO } from "./context.ts";
 import { EventLog } from "./event_log.ts";
 import { buildSystemPrompt, tagMessage, withReference } from "./prompt.ts";
 import { cutToTokens, messagesTokens, messageTokens } from "./tokens.ts";
@@ -34,10 +40,11 @@ export interface AgentOptions {
   logger: Logger;
   /** Most LLM rounds in one turn; the last one is sent without tools. */
   maxToolRounds: number;
-  /** `memory.context_size`: most context entries. */
-  contextSize: number;
-  /** `memory.context_tokens`: most estimated tokens of everything sent but the tool declarations. */
-  contextTokens?: number;
+  /**
+   * Layer 1: the context, bounded by `memory.context_size` entries and `memory.context_tokens` (also the budget of
+   * everything sent but the tool declarations); injected so it can be restored and its evictions kept.
+   */
+  context: ContextWindow;
   /** `llm.turn_timeout`: LLM time one turn may use, all rounds and retries together. */
   turnTimeoutMs?: number;
   /** At shutdown, how long the turn in flight may still take before it is cancelled. */
@@ -60,9 +67,6 @@ const TOOL_GUIDANCE = [
   "arguments or tell the user what went wrong. Some tools are for household members or the owner only.",
 ].join(" ");
 
-/** Default `memory.context_tokens`: a 64k window minus the reply (4k), tool declarations and a margin (12k). */
-export const DEFAULT_CONTEXT_TOKENS = 48_000;
-
 /** The butler's mind. */
 export class Agent implements Service {
   readonly name = "agent";
@@ -81,17 +85,17 @@ export class Agent implements Service {
    * @example
    * ```ts
    * const agent = new Agent({ io, provider, tools, persona, clock: systemClock, logger: log("agent"),
-   *   maxToolRounds: 10, contextSize: 30, keepReasoning: false });
+   *   maxToolRounds: 10, context: new ContextWindow({ maxEntries: 30, maxTokens: 48_000 }), keepReasoning: false });
    * await agent.start();
    * ```
    */
   constructor(options: AgentOptions) {
     this.#options = options;
-    this.#context = new ContextWindow(options.contextSize, this.#contextTokens);
+    this.#context = options.context;
   }
 
   get #contextTokens(): number {
-    return this.#options.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
+    return this.#context.maxTokens;
   }
 
   /** Largest single tool result, in estimated tokens: a quarter of the context budget, at most 8,000. */
@@ -274,21 +278,22 @@ export class Agent implements Service {
   }
 
   /** The one system message: persona, then what changes rarely. Identical from turn to turn. */
-  #systemPrompt(): string {
+  async #systemPrompt(): Promise<string> {
     const sections: PromptSection[] = [{ title: "Tools and channels", body: TOOL_GUIDANCE }];
     for (const contributor of this.#options.promptContributors ?? []) {
-      const section = contributor.system?.();
+      const section = await contributor.system?.();
       if (section) sections.push(section);
     }
     return buildSystemPrompt(this.#options.persona.text, sections);
   }
 
   /** The reference block of this message: time, contributors' material, recent device events. */
-  #reference(event: InputEvent, text: string): PromptSection[] {
+  async #reference(event: InputEvent, text: string): Promise<PromptSection[]> {
     const input: PromptInput = { text, source: event.source, sender: event.sender, time: event.time };
     const sections: PromptSection[] = [{ title: "Now", body: new Date(this.#options.clock.now()).toISOString() }];
+    const history = this.#context.records().map(historyEntry);
     for (const contributor of this.#options.promptContributors ?? []) {
-      const section = contributor.reference?.(input);
+      const section = await contributor.reference?.(input, history);
       if (section) sections.push(section);
     }
     const attachments = event.payload.attachments;
@@ -302,6 +307,16 @@ export class Agent implements Service {
     }
     sections.push({ title: "Recent device events (recorded, not messages)", body: this.#events.render() });
     return sections;
+  }
+
+  /** Tells contributors about a finished exchange; each hook is isolated (a throw or rejection is only logged). */
+  #afterTurn(record: TurnRecord): void {
+    for (const contributor of this.#options.promptContributors ?? []) {
+      if (!contributor.afterTurn) continue;
+      Promise.resolve().then(() => contributor.afterTurn!(record)).catch((error) =>
+        this.#options.logger.error("An after-turn hook failed for {id}: {error}", { id: record.eventId, error })
+      );
+    }
   }
 
   /**
@@ -336,12 +351,12 @@ export class Agent implements Service {
     this.#turn = new AbortController();
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
-    const system: ChatMessage = { role: "system", content: this.#systemPrompt() };
+    const system: ChatMessage = { role: "system", content: await this.#systemPrompt() };
     const display = typeof event.payload.display === "string" ? event.payload.display : undefined;
     const tagged = tagMessage({ source: event.source, sender: event.sender, trust: event.trust, display }, text);
     // History keeps the plain tagged message; only this request carries the reference block.
     const turn: ChatMessage[] = [{ role: "user", content: tagged }];
-    const first: ChatMessage = { role: "user", content: withReference(this.#reference(event, text), tagged) };
+    const first: ChatMessage = { role: "user", content: withReference(await this.#reference(event, text), tagged) };
     const toolContext: ToolContext = {
       eventId: event.id,
       source: event.source,
@@ -378,7 +393,21 @@ export class Agent implements Service {
         }
         if (reply.trim() === "") reply = "(The model returned an empty answer.)";
         turn.push({ role: "assistant", content: reply });
-        this.#context.appendTurn(turn);
+        this.#context.appendTurn(turn, {
+          eventId: event.id,
+          time: event.time,
+          source: event.source,
+          sender: event.sender,
+        });
+        this.#afterTurn({
+          eventId: event.id,
+          time: event.time,
+          source: event.source,
+          sender: event.sender,
+          trust: event.trust,
+          text,
+          reply,
+        });
         return { reply, rounds: round };
       }
       const calls = uniqueIds(response.toolCalls);
@@ -399,6 +428,19 @@ export class Agent implements Service {
     }
     throw new RangeError("maxToolRounds must be at least 1");
   }
+}
+
+/** A context entry as contributors see it. */
+function historyEntry(entry: ContextEntry): HistoryEntry {
+  const { message } = entry;
+  return {
+    role: message.role === "system" ? "user" : message.role,
+    text: message.content ?? "",
+    eventId: entry.eventId,
+    time: entry.time,
+    source: entry.source,
+    sender: entry.sender,
+  };
 }
 
 /** The call as history may keep it: arguments that are not a JSON object (model output is untrusted) become `{}`. */

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { RecordingDevice } from "../../../tests/support/recording_device.ts";
+import { waitFor } from "../../../tests/support/wait.ts";
 import { call, ScriptedProvider } from "../../../tests/support/scripted_provider.ts";
 import { type Clock, systemClock } from "../../clock.ts";
 import type { TurnResult } from "../../io/device.ts";
@@ -11,7 +12,9 @@ import { RouteTable } from "../../io/route_table.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import type { Persona } from "../personal.ts";
 import { ProviderError } from "../provider/provider_error.ts";
+import type { HistoryEntry, PromptContributor, TurnRecord } from "../../prompt/contributor.ts";
 import { Agent } from "./agent.ts";
+import { ContextWindow } from "./context.ts";
 import { REFERENCE_CLOSE, REFERENCE_OPEN } from "./prompt.ts";
 
 const PERSONA: Persona = Object.freeze({ text: "# Test persona\n", source: "test", sha256: "x" });
@@ -26,6 +29,7 @@ interface SetupOptions {
   /** The fake server's window; requests over it are violations. */
   contextWindow?: number;
   extraDevices?: RecordingDevice[];
+  contributors?: PromptContributor[];
 }
 
 async function setup(options: SetupOptions = {}) {
@@ -53,8 +57,11 @@ async function setup(options: SetupOptions = {}) {
     clock,
     logger: getLogger(["test"]),
     maxToolRounds: options.maxToolRounds ?? 10,
-    contextSize: options.contextSize ?? 30,
-    ...(options.contextTokens ? { contextTokens: options.contextTokens } : {}),
+    context: new ContextWindow({
+      maxEntries: options.contextSize ?? 30,
+      maxTokens: options.contextTokens ?? 48_000,
+    }),
+    ...(options.contributors ? { promptContributors: options.contributors } : {}),
     ...(options.turnTimeoutMs ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
     shutdownGraceMs: 1_000,
     keepReasoning: false,
@@ -353,5 +360,43 @@ Deno.test("200 turns with 30 kB tool results never fail for length; oversize res
   assert.ok(chineseResult.startsWith("锅炉压力正常，水温六十度。"));
   assert.ok((agent.status().context_shrinks as number) > 10, "the context shrank in batches");
   assert.equal(agent.status().cut_tool_results, 100);
+  await close();
+});
+
+Deno.test("contributors see the history with provenance, and hear each finished turn; a failing hook harms nothing", async () => {
+  const seen: HistoryEntry[][] = [];
+  const turns: TurnRecord[] = [];
+  const { provider, tv, close } = await setup({
+    contributors: [
+      {
+        reference: async (_input, history) => {
+          seen.push([...history]);
+          return await Promise.resolve({ title: "Memory", body: `${history.length} entries before` });
+        },
+        afterTurn: (turn) => void turns.push(turn),
+      },
+      { afterTurn: () => Promise.reject(new Error("disk full")) },
+    ],
+  });
+  provider.enqueue({ content: "Noted." }, { content: "Again." });
+  const first = tv.emit("The bins go out on Tuesday", "alice", "tv:kitchen", "message", "household");
+  await tv.doneFor(first.id);
+  await turn(tv, "When do the bins go out?");
+  assert.deepEqual(seen[0], []);
+  assert.deepEqual(seen[1]!.map((h) => [h.role, h.eventId, h.source, h.sender]), [
+    ["user", first.id, "tv:kitchen", "alice"],
+    ["assistant", first.id, "tv:kitchen", "alice"],
+  ]);
+  assert.match(provider.requests[1]!.messages.at(-1)!.content as string, /### Memory\n> 2 entries before/);
+  await waitFor(() => turns.length === 2, "both after-turn calls");
+  assert.deepEqual(turns[0], {
+    eventId: first.id,
+    time: turns[0]!.time,
+    source: "tv:kitchen",
+    sender: "alice",
+    trust: "household",
+    text: "The bins go out on Tuesday",
+    reply: "Noted.",
+  });
   await close();
 });

@@ -3,6 +3,7 @@ import { checkRequest } from "../../../tests/support/fake_llm.ts";
 import type { ChatMessage } from "../provider/provider.ts";
 import { ContextWindow } from "./context.ts";
 
+const ORIGIN = { eventId: "e", time: 0, source: "http", sender: "owner" };
 const user = (n: number): ChatMessage => ({ role: "user", content: `u${n}` });
 const toolTurn = (n: number, calls: number): ChatMessage[] => [
   user(n),
@@ -20,9 +21,12 @@ const toolTurn = (n: number, calls: number): ChatMessage[] => [
 ];
 
 Deno.test("keeps at most maxEntries and always starts at a user message", () => {
-  const context = new ContextWindow(30);
+  const context = new ContextWindow({ maxEntries: 30 });
   for (let n = 0; n < 200; n++) {
-    context.appendTurn(n % 3 === 0 ? toolTurn(n, 1 + (n % 4)) : [user(n), { role: "assistant", content: `a${n}` }]);
+    context.appendTurn(
+      n % 3 === 0 ? toolTurn(n, 1 + (n % 4)) : [user(n), { role: "assistant", content: `a${n}` }],
+      ORIGIN,
+    );
     const entries = context.entries();
     assert.ok(entries.length <= 30, `turn ${n}: ${entries.length} entries`);
     assert.equal(entries[0]!.role, "user");
@@ -32,27 +36,27 @@ Deno.test("keeps at most maxEntries and always starts at a user message", () => 
 });
 
 Deno.test("a single turn longer than the window is kept whole rather than cut", () => {
-  const context = new ContextWindow(4);
-  context.appendTurn([user(1), { role: "assistant", content: "a1" }]);
-  context.appendTurn(toolTurn(2, 5));
+  const context = new ContextWindow({ maxEntries: 4 });
+  context.appendTurn([user(1), { role: "assistant", content: "a1" }], ORIGIN);
+  context.appendTurn(toolTurn(2, 5), ORIGIN);
   assert.equal(context.size, 8);
   assert.equal(context.entries()[0]!.content, "u2");
 });
 
 Deno.test("bad input is refused", () => {
-  assert.throws(() => new ContextWindow(1), /maxEntries must be a whole number of at least 2, got 1/);
+  assert.throws(() => new ContextWindow({ maxEntries: 1 }), /maxEntries must be a whole number of at least 2, got 1/);
   assert.throws(
-    () => new ContextWindow(4).appendTurn([{ role: "assistant", content: "x" }]),
+    () => new ContextWindow({ maxEntries: 4 }).appendTurn([{ role: "assistant", content: "x" }], ORIGIN),
     /must start with a user message/,
   );
 });
 
 Deno.test("over the token bound a batch of the oldest exchanges goes at once, down to two thirds", () => {
-  const context = new ContextWindow(100, 1_000);
+  const context = new ContextWindow({ maxEntries: 100, maxTokens: 1_000 });
   const long = (n: number): ChatMessage[] => [user(n), { role: "assistant", content: "x".repeat(396) }]; // ≈ 110 tokens
   const sizes: number[] = [];
   for (let n = 0; n < 30; n++) {
-    context.appendTurn(long(n));
+    context.appendTurn(long(n), ORIGIN);
     sizes.push(context.size);
     assert.ok(context.tokens <= 1_000, `turn ${n}: ${context.tokens} tokens`);
   }
@@ -65,10 +69,10 @@ Deno.test("over the token bound a batch of the oldest exchanges goes at once, do
 });
 
 Deno.test("between shrinks the entries only grow at the end, so each request extends the last one", () => {
-  const context = new ContextWindow(12, 100_000);
+  const context = new ContextWindow({ maxEntries: 12, maxTokens: 100_000 });
   let previous = context.entries();
   for (let n = 0; n < 40; n++) {
-    context.appendTurn([user(n), { role: "assistant", content: `a${n}` }]);
+    context.appendTurn([user(n), { role: "assistant", content: `a${n}` }], ORIGIN);
     const now = context.entries();
     const extends_ = previous.every((entry, i) => now[i] === entry);
     if (!extends_) assert.ok(now.length <= 8 + 2, `a shrink goes down to two thirds (8 entries), got ${now.length}`);
@@ -77,10 +81,40 @@ Deno.test("between shrinks the entries only grow at the end, so each request ext
 });
 
 Deno.test("shrinkTo keeps the newest exchange even when it alone is over", () => {
-  const context = new ContextWindow(30, 100_000);
-  context.appendTurn([user(1), { role: "assistant", content: "a1" }]);
-  context.appendTurn([user(2), { role: "assistant", content: "x".repeat(4_000) }]);
+  const context = new ContextWindow({ maxEntries: 30, maxTokens: 100_000 });
+  context.appendTurn([user(1), { role: "assistant", content: "a1" }], ORIGIN);
+  context.appendTurn([user(2), { role: "assistant", content: "x".repeat(4_000) }], ORIGIN);
   assert.equal(context.shrinkTo(30, 10), 2);
   assert.deepEqual(context.entries().map((e) => e.content?.slice(0, 2)), ["u2", "xx"]);
   assert.equal(context.shrinkTo(30, 10), 0, "nothing more can go");
+});
+
+Deno.test("entries keep their provenance; what a shrink removes goes to onEvict, oldest first", () => {
+  const evicted: string[][] = [];
+  const context = new ContextWindow({
+    maxEntries: 6,
+    onEvict: (gone) => evicted.push(gone.map((entry) => `${entry.eventId}:${entry.message.content}`)),
+  });
+  for (let n = 0; n < 4; n++) {
+    context.appendTurn([user(n), { role: "assistant", content: `a${n}` }], {
+      eventId: `e${n}`,
+      time: n,
+      source: "qq:private:1",
+      sender: "1",
+    });
+  }
+  assert.deepEqual(evicted, [["e0:u0", "e0:a0", "e1:u1", "e1:a1"]], "at 8 > 6 entries, down to 4 in one batch");
+  assert.deepEqual(context.records().map((entry) => [entry.eventId, entry.source, entry.message.content]), [
+    ["e2", "qq:private:1", "u2"],
+    ["e2", "qq:private:1", "a2"],
+    ["e3", "qq:private:1", "u3"],
+    ["e3", "qq:private:1", "a3"],
+  ]);
+  assert.equal(context.size, 4);
+  const restored = new ContextWindow({ maxEntries: 6, entries: context.records() });
+  assert.deepEqual(restored.entries(), context.entries());
+  assert.throws(
+    () => new ContextWindow({ maxEntries: 6, entries: context.records().slice(1) }),
+    /A restored context must start with a user message/,
+  );
 });

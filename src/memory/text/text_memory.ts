@@ -1,0 +1,124 @@
+/**
+ * TextMemory: the append-only JSONL journal of memory candidates (what was said, by whom, in which turn). The
+ * after-turn hook writes each exchange here — no LLM call per turn; the distiller reads it later. One `write` per
+ * line, so a kill leaves at most a torn last line, which the next open cuts off with a warning: it never blocks
+ * start-up and never hides an acknowledged entry.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+
+/** One candidate, as the memory facade's `observe` takes it. */
+export interface MemoryEntry {
+  eventId: string;
+  /** Milliseconds since the epoch. */
+  time: number;
+  role: "user" | "assistant";
+  source: string;
+  sender: string;
+  text: string;
+}
+
+function isEntry(value: unknown): value is MemoryEntry {
+  const entry = value as Record<string, unknown> | null;
+  return !!entry && typeof entry === "object" && typeof entry.eventId === "string" &&
+    typeof entry.time === "number" && (entry.role === "user" || entry.role === "assistant") &&
+    typeof entry.source === "string" && typeof entry.sender === "string" && typeof entry.text === "string";
+}
+
+/** The journal. */
+export class TextMemory {
+  readonly path: string;
+  #file: Deno.FsFile;
+  #count: number;
+  #encoder = new TextEncoder();
+
+  private constructor(path: string, file: Deno.FsFile, count: number) {
+    this.path = path;
+    this.#file = file;
+    this.#count = count;
+  }
+
+  /**
+   * Opens (or creates) the journal, cutting off a torn last line and skipping (with a warning) lines that are not
+   * entries.
+   *
+   * @example
+   * ```ts
+   * const journal = await TextMemory.open(join(dataDir, "memory", "candidates.jsonl"), logger);
+   * ```
+   */
+  static async open(path: string, logger: Logger): Promise<TextMemory> {
+    const { entries, validBytes, torn, skipped } = await TextMemory.#scan(path);
+    if (torn) {
+      await Deno.truncate(path, validBytes);
+      logger.warning("{path}: cut off a torn last line (a write was interrupted; it was never acknowledged)", { path });
+    }
+    if (skipped) logger.warning("{path}: skipped {skipped} lines that are not memory entries", { path, skipped });
+    const file = await Deno.open(path, { create: true, append: true });
+    return new TextMemory(path, file, entries.length);
+  }
+
+  static async #scan(
+    path: string,
+  ): Promise<{ entries: MemoryEntry[]; validBytes: number; torn: boolean; skipped: number }> {
+    let bytes: Uint8Array;
+    try {
+      bytes = await Deno.readFile(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return { entries: [], validBytes: 0, torn: false, skipped: 0 };
+      throw error;
+    }
+    const end = bytes.lastIndexOf(0x0a) + 1; // everything after the last newline was never completed
+    const entries: MemoryEntry[] = [];
+    let skipped = 0;
+    for (const line of new TextDecoder().decode(bytes.subarray(0, end)).split("\n")) {
+      if (line === "") continue;
+      try {
+        const parsed: unknown = JSON.parse(line);
+        if (isEntry(parsed)) entries.push(parsed);
+        else skipped++;
+      } catch {
+        skipped++;
+      }
+    }
+    return { entries, validBytes: end, torn: end < bytes.length, skipped };
+  }
+
+  /** Entries written so far (this process and before). */
+  get count(): number {
+    return this.#count;
+  }
+
+  /**
+   * Appends one entry; when this returns, it is in the file (one write call).
+   *
+   * @example
+   * ```ts
+   * await journal.append({ eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text: "hi" });
+   * ```
+   */
+  async append(entry: MemoryEntry): Promise<void> {
+    const line = this.#encoder.encode(`${JSON.stringify(entry)}\n`);
+    let written = 0;
+    while (written < line.length) written += await this.#file.write(line.subarray(written));
+    this.#count++;
+  }
+
+  /** Every entry, oldest first. */
+  async entries(): Promise<MemoryEntry[]> {
+    return (await TextMemory.#scan(this.path)).entries;
+  }
+
+  /** Flushes to the disk (fsync). */
+  async sync(): Promise<void> {
+    await this.#file.syncData();
+  }
+
+  /** Syncs and closes. */
+  async close(): Promise<void> {
+    await this.#file.syncData().catch(() => {});
+    this.#file.close();
+  }
+}

@@ -1,0 +1,31 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { getLogger } from "@logtape/logtape";
+import { TextMemory } from "./text_memory.ts";
+
+const entry = (n: number) => ({
+  eventId: `e${n}`,
+  time: n,
+  role: n % 2 ? "assistant" as const : "user" as const,
+  source: "qq:private:20002000",
+  sender: n % 2 ? "butler" : "20002000",
+  text: `第${n}句 line ${n}`,
+});
+
+Deno.test("entries survive reopening; a torn last line is cut, a bad line skipped, nothing acknowledged lost", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
+  const path = join(dir, "candidates.jsonl");
+  const journal = await TextMemory.open(path, getLogger(["test"]));
+  for (let n = 0; n < 5; n++) await journal.append(entry(n));
+  await journal.close();
+  // A write interrupted by kill -9 (no newline), and a line that is not an entry.
+  await Deno.writeTextFile(path, '{"not":"an entry"}\n{"eventId":"e5","ti', { append: true });
+  const reopened = await TextMemory.open(path, getLogger(["test"]));
+  assert.equal(reopened.count, 5);
+  assert.deepEqual(await reopened.entries(), [0, 1, 2, 3, 4].map(entry));
+  await reopened.append(entry(5));
+  assert.deepEqual((await reopened.entries()).map((e) => e.eventId), ["e0", "e1", "e2", "e3", "e4", "e5"]);
+  assert.ok((await Deno.readTextFile(path)).endsWith(`${JSON.stringify(entry(5))}\n`), "the torn bytes are gone");
+  await reopened.close();
+  await Deno.remove(dir, { recursive: true });
+});
