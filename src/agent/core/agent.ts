@@ -329,7 +329,9 @@ export class Agent implements Service {
     let own = messageTokens(system) + messageTokens(first) + messagesTokens(rest);
     if (own + this.#context.tokens > budget) {
       const room = Math.max(0, budget - own);
-      const dropped = this.#context.shrinkTo(this.#context.size, Math.floor(room * SHRINK_TO));
+      // Relevance to what was said, not to the reference block around it.
+      const current = turn[0]?.role === "user" ? turn[0].content : undefined;
+      const dropped = this.#context.shrinkTo(this.#context.size, Math.floor(room * SHRINK_TO), current);
       if (dropped) this.#options.logger.info("Context over budget: dropped {dropped} oldest entries", { dropped });
     }
     for (const message of rest) {

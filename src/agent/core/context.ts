@@ -1,16 +1,15 @@
 /**
- * Layer-1 context: the recent conversation, as messages ready for the LLM, bounded by entries and by tokens.
- *
- * For now it keeps the most recent entries (the memory work replaces this with relevance ranking). When either bound
- * is passed it drops a *batch* of the oldest entries at once — down to two thirds of both bounds — so the messages
- * sent stay byte-identical from one request to the next between shrinks, which is what a provider's prefix cache
- * needs. Cuts fall only before a user message, so the kept sequence is always valid: no orphan tool result, no tool
- * call without its results.
+ * Layer 1, the relevance context: the conversation the prompt carries, bounded by entries and by tokens. When either
+ * bound is passed, the exchanges least similar (TF-IDF cosine) to the current input move out — to layer 2 through
+ * `onEvict`, never simply dropped — in one *batch*, down to two thirds of both bounds, so the messages sent stay
+ * byte-identical from one request to the next between prunings (what a provider's prefix cache needs). Whole exchanges
+ * move, so the kept sequence is always valid: no orphan tool result, no tool call without its results.
  *
  * @module
  */
 
 import type { ChatMessage } from "../provider/provider.ts";
+import { similarities } from "./relevance.ts";
 import { messageTokens } from "./tokens.ts";
 
 /** Share of the bounds a shrink goes down to. */
@@ -118,39 +117,76 @@ export class ContextWindow {
     if (messages[0]?.role !== "user") throw new TypeError("A turn must start with a user message");
     for (const message of messages) this.#push({ ...origin, message });
     if (this.#entries.length > this.maxEntries || this.#total > this.maxTokens) {
-      this.shrinkTo(Math.floor(this.maxEntries * SHRINK_TO), Math.floor(this.maxTokens * SHRINK_TO));
+      const current = typeof messages[0].content === "string" ? messages[0].content : undefined;
+      this.shrinkTo(Math.floor(this.maxEntries * SHRINK_TO), Math.floor(this.maxTokens * SHRINK_TO), current);
     }
   }
 
   /**
-   * Moves the oldest exchanges out until at most `entries` entries and `tokens` tokens remain, cutting only before a
-   * user message; what leaves goes to `onEvict`. The newest exchange always stays, even alone over the bounds;
-   * returns how many entries left.
+   * Moves exchanges out until at most `entries` entries and `tokens` tokens remain; what leaves goes to `onEvict`, in
+   * chronological order. With `current` (the text being talked about now) the exchanges least similar to it go first
+   * (TF-IDF cosine; ties: the older first), otherwise the oldest. Whole exchanges move — a user message with every
+   * tool call, result and reply that answered it — so the pairing always holds; the newest exchange always stays,
+   * even alone over the bounds; the kept ones stay in chronological order. Returns how many entries left.
    *
    * @example
    * ```ts
-   * context.shrinkTo(20, 30_000);
+   * context.shrinkTo(20, 30_000, "is the living room lamp still on?");
    * ```
    */
-  shrinkTo(entries: number, tokens: number): number {
-    let start = 0;
-    let total = this.#total;
-    const lastUser = this.#entries.findLastIndex((entry) => entry.message.role === "user");
-    const over = () => this.#entries.length - start > entries || total > tokens;
-    while (start < lastUser && over()) {
-      // Drop one whole exchange: up to the next user message.
-      do {
-        total -= this.#tokens[start]!;
-        start++;
-      } while (start < lastUser && this.#entries[start]!.message.role !== "user");
+  shrinkTo(entries: number, tokens: number, current?: string): number {
+    const exchanges = this.#exchanges();
+    if (exchanges.length < 2) return 0;
+    const candidates = exchanges.slice(0, -1); // the newest exchange always stays
+    const order = candidates.map((_, index) => index);
+    if (current !== undefined && current.trim() !== "") {
+      const scores = similarities(candidates.map((exchange) => this.#text(exchange)), current);
+      order.sort((a, b) => scores[a]! - scores[b]! || a - b);
     }
-    if (start === 0) return 0;
-    const evicted = this.#entries.slice(0, start);
-    this.#entries = this.#entries.slice(start);
-    this.#tokens = this.#tokens.slice(start);
+    const leaving = new Set<number>();
+    let count = this.#entries.length;
+    let total = this.#total;
+    for (const index of order) {
+      if (count <= entries && total <= tokens) break;
+      const [start, end] = candidates[index]!;
+      leaving.add(index);
+      count -= end - start;
+      for (let i = start; i < end; i++) total -= this.#tokens[i]!;
+    }
+    if (!leaving.size) return 0;
+    const keep: number[] = [];
+    const evicted: ContextEntry[] = [];
+    exchanges.forEach(([start, end], index) => {
+      for (let i = start; i < end; i++) {
+        if (leaving.has(index)) evicted.push(this.#entries[i]!);
+        else keep.push(i);
+      }
+    });
+    this.#entries = keep.map((i) => this.#entries[i]!);
+    this.#tokens = keep.map((i) => this.#tokens[i]!);
     this.#total = total;
     this.#shrinks++;
     this.#onEvict?.(evicted);
-    return start;
+    return evicted.length;
+  }
+
+  /** The exchanges as [start, end) index ranges, oldest first; each starts at a user message. */
+  #exchanges(): Array<[number, number]> {
+    const ranges: Array<[number, number]> = [];
+    this.#entries.forEach((entry, i) => {
+      if (entry.message.role === "user" || ranges.length === 0) ranges.push([i, i + 1]);
+      else ranges.at(-1)![1] = i + 1;
+    });
+    return ranges;
+  }
+
+  /** What an exchange says, for similarity: its user message and replies (tool results are left out). */
+  #text([start, end]: [number, number]): string {
+    const parts: string[] = [];
+    for (let i = start; i < end; i++) {
+      const message = this.#entries[i]!.message;
+      if (message.role !== "tool" && message.content) parts.push(message.content);
+    }
+    return parts.join("\n");
   }
 }

@@ -118,3 +118,30 @@ Deno.test("entries keep their provenance; what a shrink removes goes to onEvict,
     /A restored context must start with a user message/,
   );
 });
+
+Deno.test("when full, the exchanges least related to the current input move out; the rest keep their order", () => {
+  const evicted: string[] = [];
+  const context = new ContextWindow({
+    maxEntries: 10,
+    onEvict: (gone) =>
+      evicted.push(...gone.filter((e) => e.message.role === "user").map((e) => String(e.message.content))),
+  });
+  const exchange = (text: string, reply: string, n: number) =>
+    context.appendTurn([{ role: "user", content: text }, { role: "assistant", content: reply }], {
+      ...ORIGIN,
+      eventId: `e${n}`,
+    });
+  exchange("客厅的灯坏了，一直闪", "我记下了：客厅灯闪烁。", 1);
+  exchange("今晚吃饺子还是面条？", "饺子吧。", 2);
+  exchange("What is the weather tomorrow?", "Sunny, 21 degrees.", 3);
+  exchange("明天早上七点提醒我倒垃圾", "好的，七点提醒你。", 4);
+  exchange("Buy milk on the way home", "Added milk to the list.", 5);
+  // The sixth exchange passes 10 entries: down to 6 entries, keeping what relates to the living room lamp.
+  exchange("客厅的灯还在闪吗？", "我去看看客厅灯。", 6);
+  assert.equal(evicted.length, 3, "12 entries down to 6: three exchanges in one batch");
+  const kept = context.records().filter((e) => e.message.role === "user").map((e) => e.eventId);
+  assert.ok(kept.includes("e1"), `the lamp exchange stays (kept ${kept.join(", ")})`);
+  assert.ok(kept.includes("e6"), "the newest exchange always stays");
+  assert.deepEqual(kept, [...kept].sort(), "chronological order");
+  assert.equal(context.size, 6);
+});
