@@ -156,13 +156,20 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     );
     const knowledge = knowledgeService.base;
     const memory = await services.start(
-      new MemoryService({ dir: join(config.daemon.data_dir, "memory"), logger: log("memory") }),
+      new MemoryService({
+        dir: join(config.daemon.data_dir, "memory"),
+        clock,
+        logger: log("memory"),
+        jobEveryMs: config.memory.distill_interval,
+      }),
     );
     const context = new ContextWindow({
       maxEntries: config.memory.context_size,
       maxTokens: config.memory.context_tokens,
       entries: memory.restored,
+      onEvict: (entries) => void memory.archive(entries),
     });
+    for (const tool of memory.tools()) tools.register(tool);
     memory.keep(context);
     for (const tool of knowledgeTools(knowledge)) tools.register(tool);
     logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());

@@ -44,3 +44,40 @@ Deno.test("the conversation survives a restart, and every exchange is journaled 
     );
   }
 });
+
+Deno.test("an exchange that left the context is recalled later through memory_recall, with its event id", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({ llm: { base_url: fake.baseUrl, api_key: TEST_KEY }, memory: { context_size: 4 } });
+  const homed = await startHomed(ws);
+  try {
+    fake.enqueue({ reply: "Noted: the spare key is under the blue flowerpot." }, { reply: "Dumplings it is." }, {
+      reply: "I will remind you.",
+    });
+    for (const text of ["The spare key is under the blue flowerpot", "We eat dumplings tonight", "Dentist next week"]) {
+      assert.equal((await postJson(`${homed.url}/api/chat`, { text })).status, 200);
+    }
+    fake.enqueue(
+      { toolCalls: [{ name: "memory_recall", arguments: { query: "spare key" } }] },
+      { reply: "Under the blue flowerpot." },
+    );
+    const answer = await postJson(`${homed.url}/api/chat`, { text: "Where did I say the spare key is?" });
+    assert.equal(answer.body.reply, "Under the blue flowerpot.");
+    const asked = fake.requests[3]!.body.messages as Array<{ role: string; content: string }>;
+    assert.ok(
+      !asked.some((m) => m.content?.startsWith("[via http, from owner, trust owner] The spare key")),
+      "not in the context",
+    );
+    assert.match(
+      asked.at(-1)!.content,
+      /### Earlier in this household \(memory; memory_recall for more\)\n> - \S+ owner: The spare key/,
+    );
+    const result = JSON.parse((fake.requests[4]!.body.messages as Array<{ content: string }>).at(-1)!.content);
+    assert.equal(result[0].kind, "document");
+    assert.match(result[0].text, /owner: The spare key is under the blue flowerpot/);
+    assert.equal(result[0].provenance.length, 1);
+    const status = await (await fetch(`${homed.url}/api/status`)).json();
+    assert.ok(status.services.memory.documents >= 1);
+  } finally {
+    await teardown(async () => assert.equal(await homed.stop(), 0, homed.stderr()), () => fake.close());
+  }
+});

@@ -1,7 +1,8 @@
 /**
  * The memory service, as far as it is built: every exchange is written to the TextMemory journal by the after-turn
- * hook (the distiller's input later), and layer 1 is saved after every turn and restored at start. Layers 2 and 3,
- * the distiller and recall come with the rest of the memory work.
+ * hook (the distiller's input later); layer 1 is saved after every turn and restored at start; exchanges that leave
+ * layer 1 become layer-2 documents, found again by `memory_recall` and, unasked, by the top document summaries in the
+ * reference block. Layer 3 (the graph), the distiller and `memory_forget` come with the rest of the memory work.
  *
  * @module
  */
@@ -9,16 +10,43 @@
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { ContextEntry, ContextWindow } from "../agent/core/context.ts";
-import type { PromptContributor, TurnRecord } from "../prompt/contributor.ts";
-import type { Service } from "../service/service.ts";
+import { similarities } from "../agent/core/relevance.ts";
+import type { Clock } from "../clock.ts";
+import type { HistoryEntry, PromptContributor, PromptInput, PromptSection, TurnRecord } from "../prompt/contributor.ts";
+import type { JobSpec, Service } from "../service/service.ts";
+import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
+import { DocumentStore } from "./document/document_store.ts";
 import { TextMemory } from "./text/text_memory.ts";
+import { VectorStore } from "./vector/store.ts";
+
+/** One recalled item, as the memory facade of ARCHITECTURE §7 returns them. */
+export interface RecallItem {
+  kind: "context" | "document" | "fact";
+  text: string;
+  score: number;
+  /** Milliseconds since the epoch. */
+  time: number;
+  /** Input event ids. */
+  provenance: string[];
+}
+
+/** Least score for a document summary to be shown unasked. */
+export const SUMMARY_MIN_SCORE = 0.12;
+
+/** The user's words of a tagged message: the text after `[via …, trust …] `. */
+function untagged(content: string): string {
+  return content.replace(/^\[via [^\]]*\] /, "");
+}
 
 /** Options of {@link MemoryService}. */
 export interface MemoryServiceOptions {
   /** `data_dir/memory`. */
   dir: string;
+  clock: Clock;
   logger: Logger;
+  /** `memory.distill_interval`: how often the document index is re-indexed. */
+  jobEveryMs?: number;
 }
 
 /** The `memory` service. */
@@ -29,6 +57,9 @@ export class MemoryService implements Service, PromptContributor {
   #store: ContextStore;
   #restored: ContextEntry[] = [];
   #context: ContextWindow | undefined;
+  #index: VectorStore | undefined;
+  #documents: DocumentStore | undefined;
+  #archiving: Promise<void> = Promise.resolve();
 
   /**
    * @example
@@ -44,9 +75,114 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   async start(): Promise<void> {
-    await Deno.mkdir(this.#options.dir, { recursive: true });
-    this.#journal = await TextMemory.open(join(this.#options.dir, "candidates.jsonl"), this.#options.logger);
+    const { dir, logger, clock } = this.#options;
+    await Deno.mkdir(dir, { recursive: true });
+    this.#journal = await TextMemory.open(join(dir, "candidates.jsonl"), logger);
     this.#restored = await this.#store.load();
+    this.#index = await VectorStore.open(join(dir, "documents-index"), {
+      compactEvery: 5_000,
+      now: () => clock.now(),
+      onRecovery: (message) => logger.warning("Document index: {message}", { message }),
+    });
+    this.#documents = DocumentStore.open(join(dir, "memory.db"), this.#index, clock);
+  }
+
+  /**
+   * Keeps exchanges that left layer 1 as documents (grouped by the input event that produced them); never throws —
+   * a failure is logged, and the journal still holds every exchange.
+   */
+  archive(entries: readonly ContextEntry[]): Promise<void> {
+    const groups = new Map<string, ContextEntry[]>();
+    for (const entry of entries) groups.set(entry.eventId, [...(groups.get(entry.eventId) ?? []), entry]);
+    this.#archiving = this.#archiving.then(() => {
+      for (const [eventId, group] of groups) {
+        const lines = group.flatMap((entry) => {
+          const { message } = entry;
+          if (message.role === "user") return [{ speaker: entry.sender, text: untagged(message.content) }];
+          if (message.role === "assistant" && message.content) return [{ speaker: "butler", text: message.content }];
+          return [];
+        });
+        if (!lines.length) continue;
+        try {
+          this.#documents?.add({ lines, time: group[0]!.time, provenance: [eventId] });
+        } catch (error) {
+          this.#options.logger.error("Keeping an exchange as a document failed: {error}", { error });
+        }
+      }
+    });
+    return this.#archiving;
+  }
+
+  /**
+   * The best of layers 1 and 2 for a query, best first.
+   *
+   * @example
+   * ```ts
+   * memory.recall("when do the bins go out", 5); // [{ kind: "document", text: "owner: …", score: 0.4, … }]
+   * ```
+   */
+  async recall(query: string, k = 5): Promise<RecallItem[]> {
+    await this.#archiving;
+    const items: RecallItem[] = (this.#documents?.search(query, k) ?? []).map((hit) => ({
+      kind: "document",
+      text: hit.document.text,
+      score: Math.round(hit.score * 1000) / 1000,
+      time: hit.document.created,
+      provenance: hit.document.provenance,
+    }));
+    const records = (this.#context?.records() ?? []).filter((entry) => entry.message.role !== "tool");
+    const texts = records.map((entry) => untagged(entry.message.content ?? ""));
+    similarities(texts, query).forEach((score, index) => {
+      if (score <= 0) return;
+      const entry = records[index]!;
+      items.push({
+        kind: "context",
+        text: texts[index]!,
+        score: Math.round(score * 1000) / 1000,
+        time: entry.time,
+        provenance: [entry.eventId],
+      });
+    });
+    return items.sort((a, b) => b.score - a.score).slice(0, k);
+  }
+
+  /** The tools: `memory_recall`. */
+  tools(): Tool[] {
+    return [{
+      name: "memory_recall",
+      description:
+        "Recall what was said in this household beyond the current conversation: earlier exchanges (documents) and the recent context, best first, with when and in which message. Use it when someone refers to something said before.",
+      parameters: {
+        type: "object",
+        properties: {
+          query: { type: "string", minLength: 1, maxLength: 500 },
+          k: { type: "integer", minimum: 1, maximum: 20, description: "How many items (default 5)" },
+        },
+        required: ["query"],
+        additionalProperties: false,
+      },
+      allow: "household",
+      execute: async (args) => {
+        const items = await this.recall(args.query as string, (args.k as number | undefined) ?? 5);
+        if (!items.length) return "Nothing in memory matches that.";
+        return items.map((item) => ({ ...item, time: new Date(item.time).toISOString() }));
+      },
+    }];
+  }
+
+  /** The reference block's memory part: up to three documents that match the message, by summary. */
+  reference(input: PromptInput, _history: readonly HistoryEntry[]): PromptSection | undefined {
+    const hits = (this.#documents?.search(input.text, 3, false) ?? []).filter((hit) => hit.score >= SUMMARY_MIN_SCORE);
+    if (!hits.length) return undefined;
+    return {
+      title: "Earlier in this household (memory; memory_recall for more)",
+      body: hits.map((hit) => `- ${new Date(hit.document.created).toISOString().slice(0, 16)} ${hit.document.summary}`)
+        .join("\n"),
+    };
+  }
+
+  jobs(): JobSpec[] {
+    return [{ name: "reindex", everyMs: this.#options.jobEveryMs ?? 1_800_000, run: () => this.#index!.reindex() }];
   }
 
   /** The context saved by the last run (empty when there was none or it could not be used). */
@@ -71,15 +207,23 @@ export class MemoryService implements Service, PromptContributor {
 
   async heartbeat(): Promise<void> {
     await this.#journal?.sync();
+    await this.#index?.sync();
   }
 
   async stop(): Promise<void> {
     if (this.#context) await this.#store.save(this.#context.records());
     await this.#store.flush();
+    await this.#archiving;
     await this.#journal?.close();
+    this.#documents?.close();
+    await this.#index?.close();
   }
 
   status(): Record<string, unknown> {
-    return { candidates: this.#journal?.count ?? 0, context_saves: this.#store.saves };
+    return {
+      candidates: this.#journal?.count ?? 0,
+      context_saves: this.#store.saves,
+      documents: this.#documents?.size ?? 0,
+    };
   }
 }

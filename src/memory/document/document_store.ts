@@ -1,0 +1,185 @@
+/**
+ * Layer 2: documents — exchanges that left the context, kept whole with an extractive summary, their times, hit count
+ * and provenance (input event ids), searchable through the TF-IDF store. Rows live in SQLite (`node:sqlite`, WAL;
+ * transactional, no FFI), the index in its own {@link VectorStore}. A document found by recall counts a hit and is
+ * "accessed", which keeps it warm (the cold rule that sends documents to the graph comes with layer 3).
+ *
+ * @module
+ */
+
+import { DatabaseSync } from "node:sqlite";
+import type { Clock } from "../../clock.ts";
+import type { VectorStore } from "../vector/store.ts";
+
+/** One document. */
+export interface MemoryDocument {
+  id: string;
+  text: string;
+  summary: string;
+  /** Milliseconds since the epoch: when what it holds was said. */
+  created: number;
+  lastAccessed: number;
+  hits: number;
+  /** Input event ids it came from. */
+  provenance: string[];
+}
+
+/** A document found by a search. */
+export interface DocumentHit {
+  document: MemoryDocument;
+  score: number;
+}
+
+/** What a document is made from: one exchange, as lines of who said what. */
+export interface DocumentDraft {
+  lines: Array<{ speaker: string; text: string }>;
+  time: number;
+  provenance: string[];
+}
+
+const SCHEMA_VERSION = 1;
+
+/**
+ * An extractive summary: each speaker's first sentence, cut to `width` characters.
+ *
+ * @example
+ * ```ts
+ * summarize([{ speaker: "owner", text: "The bins go out on Tuesday. And glass on Fridays." }]); // "owner: The bins go out on Tuesday."
+ * ```
+ */
+export function summarize(lines: ReadonlyArray<{ speaker: string; text: string }>, width = 160): string {
+  const firstSentence = (text: string) => {
+    const flat = text.replace(/\s+/g, " ").trim();
+    const match = /^.+?(?:[。！？!?]|\.(?=\s|$))/u.exec(flat);
+    return (match?.[0] ?? flat).slice(0, width);
+  };
+  return lines.filter((line) => line.text.trim() !== "").map((line) => `${line.speaker}: ${firstSentence(line.text)}`)
+    .join(" / ").slice(0, width * 2);
+}
+
+/** The store. */
+export class DocumentStore {
+  #db: DatabaseSync;
+  #index: VectorStore;
+  #clock: Clock;
+  #counter = 0;
+
+  private constructor(db: DatabaseSync, index: VectorStore, clock: Clock) {
+    this.#db = db;
+    this.#index = index;
+    this.#clock = clock;
+  }
+
+  /**
+   * Opens the database (creating or migrating its schema) over an opened index.
+   *
+   * @example
+   * ```ts
+   * const documents = DocumentStore.open(join(dir, "memory.db"), await VectorStore.open(indexDir), clock);
+   * ```
+   */
+  static open(path: string, index: VectorStore, clock: Clock): DocumentStore {
+    const db = new DatabaseSync(path);
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'documents_schema'").get() as
+      | { value?: string }
+      | undefined;
+    const version = Number(row?.value ?? 0);
+    if (version > SCHEMA_VERSION) {
+      db.close();
+      throw new RangeError(`${path} has documents schema ${version}; this homed knows up to ${SCHEMA_VERSION}`);
+    }
+    if (version < 1) {
+      db.exec(`CREATE TABLE IF NOT EXISTS documents (
+        id TEXT PRIMARY KEY, text TEXT NOT NULL, summary TEXT NOT NULL, created INTEGER NOT NULL,
+        last_accessed INTEGER NOT NULL, hits INTEGER NOT NULL DEFAULT 0, provenance TEXT NOT NULL)`);
+      db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('documents_schema', ?)").run(String(SCHEMA_VERSION));
+    }
+    return new DocumentStore(db, index, clock);
+  }
+
+  /** Number of documents. */
+  get size(): number {
+    return (this.#db.prepare("SELECT COUNT(*) AS n FROM documents").get() as { n: number }).n;
+  }
+
+  /**
+   * Stores one document and indexes it; returns it.
+   *
+   * @example
+   * ```ts
+   * documents.add({ lines: [{ speaker: "owner", text: "Bins on Tuesday" }], time: Date.now(), provenance: ["e1"] });
+   * ```
+   */
+  add(draft: DocumentDraft): MemoryDocument {
+    const now = this.#clock.now();
+    const document: MemoryDocument = {
+      id: `d${now.toString(36)}-${(this.#counter++).toString(36)}`,
+      text: draft.lines.map((line) => `${line.speaker}: ${line.text}`).join("\n"),
+      summary: summarize(draft.lines),
+      created: draft.time,
+      lastAccessed: now,
+      hits: 0,
+      provenance: [...new Set(draft.provenance)],
+    };
+    this.#db.prepare(
+      "INSERT INTO documents (id, text, summary, created, last_accessed, hits, provenance) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    ).run(
+      document.id,
+      document.text,
+      document.summary,
+      document.created,
+      document.lastAccessed,
+      0,
+      JSON.stringify(document.provenance),
+    );
+    this.#index.put(document.id, document.text, { time: document.created });
+    return document;
+  }
+
+  /** One document by id. */
+  get(id: string): MemoryDocument | undefined {
+    const row = this.#db.prepare("SELECT * FROM documents WHERE id = ?").get(id) as Record<string, unknown> | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  /**
+   * The best documents for a query; each one found counts a hit and is marked accessed (unless `touch` is false, as
+   * for the unasked reference block).
+   */
+  search(query: string, k: number, touch = true): DocumentHit[] {
+    const hits = this.#index.search(query, { k }).flatMap((hit) => {
+      const document = this.get(hit.id);
+      return document ? [{ document, score: hit.score }] : [];
+    });
+    if (touch && hits.length) {
+      const now = this.#clock.now();
+      const bump = this.#db.prepare("UPDATE documents SET hits = hits + 1, last_accessed = ? WHERE id = ?");
+      for (const hit of hits) {
+        bump.run(now, hit.document.id);
+        hit.document.hits++;
+        hit.document.lastAccessed = now;
+      }
+    }
+    return hits;
+  }
+
+  /** Closes the database (the index belongs to the caller). */
+  close(): void {
+    this.#db.close();
+  }
+}
+
+function fromRow(row: Record<string, unknown>): MemoryDocument {
+  return {
+    id: String(row.id),
+    text: String(row.text),
+    summary: String(row.summary),
+    created: Number(row.created),
+    lastAccessed: Number(row.last_accessed),
+    hits: Number(row.hits),
+    provenance: JSON.parse(String(row.provenance)) as string[],
+  };
+}

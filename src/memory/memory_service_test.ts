@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { getLogger } from "@logtape/logtape";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { ContextWindow } from "../agent/core/context.ts";
+import { summarize } from "./document/document_store.ts";
+import { MemoryService } from "./memory_service.ts";
+
+const DAY = 86_400_000;
+
+async function open(dir: string, clock: FakeClock) {
+  const memory = new MemoryService({ dir, clock, logger: getLogger(["test"]) });
+  await memory.start();
+  const context = new ContextWindow({
+    maxEntries: 4,
+    entries: memory.restored,
+    onEvict: (gone) => void memory.archive(gone),
+  });
+  memory.keep(context);
+  return { memory, context };
+}
+
+Deno.test("exchanges that leave layer 1 become documents, recalled with time and provenance, across a restart", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  let { memory, context } = await open(dir, clock);
+  const say = (n: number, text: string, reply: string) => {
+    context.appendTurn(
+      [{ role: "user", content: `[via qq:private:20002000, from 20002000, trust owner] ${text}` }, {
+        role: "assistant",
+        content: reply,
+      }],
+      { eventId: `e${n}`, time: clock.now(), source: "qq:private:20002000", sender: "20002000" },
+    );
+    clock.advance(DAY);
+  };
+  say(1, "The spare key is under the blue flowerpot.", "Noted: spare key under the blue flowerpot.");
+  say(2, "今晚吃饺子。", "好的，饺子。");
+  say(3, "Remind me about the dentist next week.", "Noted.");
+  await memory.afterTurn({
+    eventId: "e3",
+    time: clock.now(),
+    source: "http",
+    sender: "owner",
+    trust: "owner",
+    text: "x",
+    reply: "y",
+  });
+  const recalled = await memory.recall("where is the spare key?", 3);
+  assert.equal(recalled[0]!.kind, "document");
+  assert.match(recalled[0]!.text, /^20002000: The spare key is under the blue flowerpot\.\nbutler: Noted/);
+  assert.deepEqual(recalled[0]!.provenance, ["e1"]);
+  assert.equal(recalled[0]!.time, Date.UTC(2026, 10, 1, 9));
+  const section = memory.reference({ text: "spare key", source: "http", sender: "owner", time: clock.now() }, []);
+  assert.match(
+    section!.body,
+    /^- 2026-11-01T09:00 20002000: The spare key is under the blue flowerpot\. \/ butler: Noted/,
+  );
+  await memory.stop();
+
+  // Nine days later, after a restart: layer 1 is restored, the document is still found.
+  clock.advance(9 * DAY);
+  ({ memory, context } = await open(dir, clock));
+  assert.deepEqual(context.records().map((entry) => entry.eventId), ["e3", "e3"]);
+  const later = await memory.recall("spare key flowerpot", 1);
+  assert.deepEqual(later.map((item) => [item.kind, item.provenance]), [["document", ["e1"]]]);
+  assert.equal((memory.status() as { documents: number }).documents, 2);
+  await memory.stop();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("extractive summaries: each speaker's first sentence", () => {
+  assert.equal(
+    summarize([{ speaker: "owner", text: "The bins go out on Tuesday. Glass on Fridays." }, {
+      speaker: "butler",
+      text: "好的。我记住了。",
+    }]),
+    "owner: The bins go out on Tuesday. / butler: 好的。",
+  );
+});
