@@ -1,6 +1,6 @@
 /**
- * Layer 1 survives a restart: the context's entries, with their provenance, saved in the data dir after every turn
- * (atomically; the newest save wins) and restored at start. A file that cannot be read as a valid context is set
+ * Layer 1 survives a restart: the context's entries, with their provenance, saved in the data dir (atomically; the
+ * newest save wins — the memory service saves on the heartbeat and at stop) and restored at start. A file that cannot be read as a valid context is set
  * aside and homed starts with an empty one — it never starts with a context that breaks the tool-call pairing.
  *
  * @module

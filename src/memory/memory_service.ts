@@ -1,6 +1,6 @@
 /**
  * The memory service, as far as it is built: every exchange is written to the TextMemory journal by the after-turn
- * hook (the distiller's input later); layer 1 is saved after every turn and restored at start; exchanges that leave
+ * hook (the distiller's input later); layer 1 is saved on the heartbeat and at stop, and restored at start; exchanges that leave
  * layer 1 become layer-2 documents, found again by `memory_recall` and, unasked, by the top document summaries in the
  * reference block. Layer 3 (the graph), the distiller and `memory_forget` come with the rest of the memory work.
  *
@@ -60,6 +60,7 @@ export class MemoryService implements Service, PromptContributor {
   #index: VectorStore | undefined;
   #documents: DocumentStore | undefined;
   #archiving: Promise<void> = Promise.resolve();
+  #contextChanged = false;
 
   /**
    * @example
@@ -202,12 +203,18 @@ export class MemoryService implements Service, PromptContributor {
     const base = { eventId: turn.eventId, time: turn.time, source: turn.source };
     await journal.append({ ...base, role: "user", sender: turn.sender, text: turn.text });
     await journal.append({ ...base, role: "assistant", sender: "butler", text: turn.reply });
-    if (this.#context) await this.#store.save(this.#context.records());
+    // Layer 1 is saved on the heartbeat, not per turn (an fsync per turn costs the turn's budget); the journal already
+    // holds every exchange, so a crash loses at most a heartbeat's worth of context continuity, never what was said.
+    this.#contextChanged = true;
   }
 
   async heartbeat(): Promise<void> {
     await this.#journal?.sync();
     await this.#index?.sync();
+    if (this.#contextChanged && this.#context) {
+      this.#contextChanged = false;
+      await this.#store.save(this.#context.records());
+    }
   }
 
   async stop(): Promise<void> {
