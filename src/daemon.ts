@@ -16,6 +16,7 @@ import { createApi } from "./api/app.ts";
 import { HttpDevice } from "./api/http_device.ts";
 import { HttpServer } from "./api/http_server.ts";
 import { knowledgeRoutes } from "./api/knowledge_routes.ts";
+import { memoryRoutes } from "./api/memory_routes.ts";
 import type { KnowledgeBase } from "./knowledge/knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge/knowledge_prompt.ts";
 import { KnowledgeService } from "./knowledge/knowledge_service.ts";
@@ -280,6 +281,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
       routes: [
         knowledgeRoutes(knowledge),
+        memoryRoutes(memory),
         ...(qq ? [onebotRoutes({ path: onebot.path, accessToken: onebot.access_token, device: qq })] : []),
       ],
     });

@@ -77,6 +77,12 @@ Deno.test("an exchange that left the context is recalled later through memory_re
     assert.equal(result[0].provenance.length, 1);
     const status = await (await fetch(`${homed.url}/api/status`)).json();
     assert.ok(status.services.memory.documents >= 1);
+    const inspected = await (await fetch(`${homed.url}/api/memory/documents?q=${encodeURIComponent("spare key")}`))
+      .json();
+    assert.match(inspected.documents[0].summary, /^owner: The spare key is under the blue flowerpot/);
+    assert.equal(inspected.documents[0].hits, 1, "recall counted one hit; inspecting does not");
+    const bad = await fetch(`${homed.url}/api/memory/documents?q=x&k=0`);
+    assert.equal((await bad.json()).error.message, 'Query parameter "k" must be a whole number from 1 to 50, got "0"');
   } finally {
     await teardown(async () => assert.equal(await homed.stop(), 0, homed.stderr()), () => fake.close());
   }

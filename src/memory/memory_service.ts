@@ -147,6 +147,27 @@ export class MemoryService implements Service, PromptContributor {
     return items.sort((a, b) => b.score - a.score).slice(0, k);
   }
 
+  /**
+   * Documents matching a query, for inspection (`/api/memory/documents`): not counted as an access.
+   *
+   * @example
+   * ```ts
+   * memory.inspectDocuments("spare key", 5); // [{ id, summary, created, hits, provenance, score }]
+   * ```
+   */
+  inspectDocuments(query: string, k: number): Array<Record<string, unknown>> {
+    return (this.#documents?.search(query, k, false) ?? []).map(({ document, score }) => ({
+      id: document.id,
+      summary: document.summary,
+      text: document.text,
+      created: new Date(document.created).toISOString(),
+      last_accessed: new Date(document.lastAccessed).toISOString(),
+      hits: document.hits,
+      provenance: document.provenance,
+      score: Math.round(score * 1000) / 1000,
+    }));
+  }
+
   /** The tools: `memory_recall`. */
   tools(): Tool[] {
     return [{

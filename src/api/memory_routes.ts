@@ -1,0 +1,28 @@
+/**
+ * `GET /api/memory/documents?q=&k=`: layer-2 documents matching a query, for the owner to inspect (not counted as an
+ * access). The graph endpoint comes with layer 3.
+ *
+ * @module
+ */
+
+import type { Hono } from "hono";
+import type { MemoryService } from "../memory/memory_service.ts";
+import type { ApiVariables } from "./auth.ts";
+import { searchParams } from "./search_params.ts";
+
+/**
+ * Mounts the memory endpoints (behind the API's auth).
+ *
+ * @example
+ * ```ts
+ * createApi({ …, routes: [memoryRoutes(memory)] });
+ * ```
+ */
+export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: ApiVariables }>) => void {
+  return (app) => {
+    app.get("/api/memory/documents", (c) => {
+      const { query, k } = searchParams(c);
+      return c.json({ query, documents: memory.inspectDocuments(query, k) });
+    });
+  };
+}
