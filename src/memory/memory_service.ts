@@ -16,7 +16,10 @@ import type { HistoryEntry, PromptContributor, PromptInput, PromptSection, TurnR
 import type { JobSpec, Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
+import type { DatabaseSync } from "node:sqlite";
+import { openMemoryDb } from "./database.ts";
 import { DocumentStore } from "./document/document_store.ts";
+import { GraphStore } from "./graph/graph_store.ts";
 import { TextMemory } from "./text/text_memory.ts";
 import { VectorStore } from "./vector/store.ts";
 
@@ -59,6 +62,8 @@ export class MemoryService implements Service, PromptContributor {
   #context: ContextWindow | undefined;
   #index: VectorStore | undefined;
   #documents: DocumentStore | undefined;
+  #db: DatabaseSync | undefined;
+  #graph: GraphStore | undefined;
   #archiving: Promise<void> = Promise.resolve();
   #contextChanged = false;
 
@@ -85,7 +90,9 @@ export class MemoryService implements Service, PromptContributor {
       now: () => clock.now(),
       onRecovery: (message) => logger.warning("Document index: {message}", { message }),
     });
-    this.#documents = DocumentStore.open(join(dir, "memory.db"), this.#index, clock);
+    this.#db = openMemoryDb(join(dir, "memory.db"));
+    this.#documents = DocumentStore.over(this.#db, this.#index, clock);
+    this.#graph = new GraphStore(this.#db);
   }
 
   /**
@@ -243,7 +250,7 @@ export class MemoryService implements Service, PromptContributor {
     await this.#store.flush();
     await this.#archiving;
     await this.#journal?.close();
-    this.#documents?.close();
+    this.#db?.close();
     await this.#index?.close();
   }
 
@@ -252,6 +259,7 @@ export class MemoryService implements Service, PromptContributor {
       candidates: this.#journal?.count ?? 0,
       context_saves: this.#store.saves,
       documents: this.#documents?.size ?? 0,
+      ...this.#graph?.counts(),
     };
   }
 }

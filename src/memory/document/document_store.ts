@@ -1,13 +1,13 @@
 /**
  * Layer 2: documents — exchanges that left the context, kept whole with an extractive summary, their times, hit count
- * and provenance (input event ids), searchable through the TF-IDF store. Rows live in SQLite (`node:sqlite`, WAL;
- * transactional, no FFI), the index in its own {@link VectorStore}. A document found by recall counts a hit and is
+ * and provenance (input event ids), searchable through the TF-IDF store. Rows live in `memory.db` (see
+ * `openMemoryDb`), the index in its own {@link VectorStore}. A document found by recall counts a hit and is
  * "accessed", which keeps it warm (the cold rule that sends documents to the graph comes with layer 3).
  *
  * @module
  */
 
-import { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync } from "node:sqlite";
 import type { Clock } from "../../clock.ts";
 import type { VectorStore } from "../vector/store.ts";
 
@@ -36,8 +36,6 @@ export interface DocumentDraft {
   time: number;
   provenance: string[];
 }
-
-const SCHEMA_VERSION = 1;
 
 /**
  * An extractive summary: each speaker's first sentence, cut to `width` characters.
@@ -71,32 +69,14 @@ export class DocumentStore {
   }
 
   /**
-   * Opens the database (creating or migrating its schema) over an opened index.
+   * A store over an opened `memory.db` (see `openMemoryDb`) and an opened index.
    *
    * @example
    * ```ts
-   * const documents = DocumentStore.open(join(dir, "memory.db"), await VectorStore.open(indexDir), clock);
+   * const documents = DocumentStore.over(openMemoryDb(path), await VectorStore.open(indexDir), clock);
    * ```
    */
-  static open(path: string, index: VectorStore, clock: Clock): DocumentStore {
-    const db = new DatabaseSync(path);
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
-    db.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-    const row = db.prepare("SELECT value FROM meta WHERE key = 'documents_schema'").get() as
-      | { value?: string }
-      | undefined;
-    const version = Number(row?.value ?? 0);
-    if (version > SCHEMA_VERSION) {
-      db.close();
-      throw new RangeError(`${path} has documents schema ${version}; this homed knows up to ${SCHEMA_VERSION}`);
-    }
-    if (version < 1) {
-      db.exec(`CREATE TABLE IF NOT EXISTS documents (
-        id TEXT PRIMARY KEY, text TEXT NOT NULL, summary TEXT NOT NULL, created INTEGER NOT NULL,
-        last_accessed INTEGER NOT NULL, hits INTEGER NOT NULL DEFAULT 0, provenance TEXT NOT NULL)`);
-      db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('documents_schema', ?)").run(String(SCHEMA_VERSION));
-    }
+  static over(db: DatabaseSync, index: VectorStore, clock: Clock): DocumentStore {
     return new DocumentStore(db, index, clock);
   }
 
@@ -164,11 +144,6 @@ export class DocumentStore {
       }
     }
     return hits;
-  }
-
-  /** Closes the database (the index belongs to the caller). */
-  close(): void {
-    this.#db.close();
   }
 }
 

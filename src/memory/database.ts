@@ -1,0 +1,81 @@
+/**
+ * `memory.db`: one SQLite file (`node:sqlite`: no FFI, works under narrow rights and in `deno compile`) for the
+ * memory's rows — layer-2 documents and the layer-3 graph — with a versioned schema migrated forward in transactions.
+ *
+ * @module
+ */
+
+import { DatabaseSync } from "node:sqlite";
+
+/** The schema version this homed writes. */
+export const SCHEMA_VERSION = 2;
+
+const MIGRATIONS: Record<number, string> = {
+  1: `CREATE TABLE IF NOT EXISTS documents (
+        id TEXT PRIMARY KEY, text TEXT NOT NULL, summary TEXT NOT NULL, created INTEGER NOT NULL,
+        last_accessed INTEGER NOT NULL, hits INTEGER NOT NULL DEFAULT 0, provenance TEXT NOT NULL)`,
+  2: `CREATE TABLE entities (
+        id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, aliases TEXT NOT NULL DEFAULT '[]',
+        mentions INTEGER NOT NULL DEFAULT 0, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
+        UNIQUE (name, type));
+      CREATE TABLE triples (
+        id INTEGER PRIMARY KEY, subject INTEGER NOT NULL REFERENCES entities(id), predicate TEXT NOT NULL,
+        object TEXT NOT NULL, provenance TEXT NOT NULL, valid_from INTEGER NOT NULL, valid_to INTEGER);
+      CREATE INDEX triples_open ON triples (subject, predicate) WHERE valid_to IS NULL;`,
+};
+
+/**
+ * Runs `work` in one transaction: committed when it returns, rolled back when it throws.
+ *
+ * @example
+ * ```ts
+ * transaction(db, () => { insert.run(…); update.run(…); });
+ * ```
+ */
+export function transaction<T>(db: DatabaseSync, work: () => T): T {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const result = work();
+    db.exec("COMMIT");
+    return result;
+  } catch (error) {
+    db.exec("ROLLBACK");
+    throw error;
+  }
+}
+
+/**
+ * Opens `path`, migrating its schema to {@link SCHEMA_VERSION}; a newer schema (written by a newer homed) is refused
+ * with a `RangeError` naming both versions, never touched.
+ *
+ * @example
+ * ```ts
+ * const db = openMemoryDb(join(dataDir, "memory", "memory.db"));
+ * ```
+ */
+export function openMemoryDb(path: string): DatabaseSync {
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = NORMAL");
+  db.exec("PRAGMA foreign_keys = ON");
+  db.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+  const row = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value?: string } | undefined;
+  // Databases from before the shared schema key recorded only the documents table.
+  const legacy = db.prepare("SELECT value FROM meta WHERE key = 'documents_schema'").get() as
+    | { value?: string }
+    | undefined;
+  const version = Number(row?.value ?? legacy?.value ?? 0);
+  if (version > SCHEMA_VERSION) {
+    db.close();
+    throw new RangeError(
+      `${path} has memory schema ${version}; this homed knows up to ${SCHEMA_VERSION} — upgrade homed`,
+    );
+  }
+  for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
+    transaction(db, () => {
+      db.exec(MIGRATIONS[next]!);
+      db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)").run(String(next));
+    });
+  }
+  return db;
+}

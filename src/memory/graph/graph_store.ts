@@ -1,0 +1,167 @@
+/**
+ * Layer 3: the graph — entities (name, type, aliases, mention count, first and last seen) and facts as triples with
+ * provenance and a validity interval. A fact about a single-valued property ("the lamp is in the bedroom" after "the
+ * lamp is in the living room") closes the old triple (`valid_to`) instead of adding a contradiction; history stays.
+ *
+ * @module
+ */
+
+import type { DatabaseSync } from "node:sqlite";
+import { transaction } from "../database.ts";
+
+/** An entity. */
+export interface Entity {
+  id: number;
+  name: string;
+  type: string;
+  aliases: string[];
+  mentions: number;
+  firstSeen: number;
+  lastSeen: number;
+}
+
+/** A fact. `validTo` is null while it holds. */
+export interface Fact {
+  id: number;
+  subject: string;
+  subjectType: string;
+  predicate: string;
+  object: string;
+  provenance: string[];
+  validFrom: number;
+  validTo: number | null;
+}
+
+/** A fact to record. */
+export interface FactDraft {
+  subject: { name: string; type: string };
+  predicate: string;
+  object: string;
+  /** When it was said (ms since the epoch). */
+  time: number;
+  /** Input event ids it comes from. */
+  provenance: string[];
+  /** The predicate holds one value at a time (a location, a state): a different value closes the old fact. */
+  single: boolean;
+}
+
+/** What recording a fact did. */
+export type FactOutcome = "added" | "confirmed" | "replaced";
+
+function normalize(text: string): string {
+  return text.normalize("NFKC").replace(/\s+/g, " ").trim();
+}
+
+/** The graph. */
+export class GraphStore {
+  #db: DatabaseSync;
+
+  /**
+   * @example
+   * ```ts
+   * const graph = new GraphStore(openMemoryDb(path));
+   * ```
+   */
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  #entity(name: string, type: string, time: number): number {
+    const row = this.#db.prepare("SELECT id FROM entities WHERE name = ? AND type = ?").get(name, type) as
+      | { id: number }
+      | undefined;
+    if (row) {
+      this.#db.prepare("UPDATE entities SET mentions = mentions + 1, last_seen = MAX(last_seen, ?) WHERE id = ?")
+        .run(time, row.id);
+      return row.id;
+    }
+    return Number(
+      this.#db.prepare("INSERT INTO entities (name, type, mentions, first_seen, last_seen) VALUES (?, ?, 1, ?, ?)")
+        .run(name, type, time, time).lastInsertRowid,
+    );
+  }
+
+  /**
+   * Records a fact in one transaction: the same open fact gains provenance ("confirmed"); for a single-valued
+   * predicate a different open value is closed at `time` ("replaced"); otherwise it is "added". Throws `RangeError`
+   * naming an empty field.
+   *
+   * @example
+   * ```ts
+   * graph.record({ subject: { name: "客厅灯", type: "device" }, predicate: "位于", object: "卧室", time, provenance: ["e9"], single: true });
+   * ```
+   */
+  record(draft: FactDraft): FactOutcome {
+    const name = normalize(draft.subject.name);
+    const type = normalize(draft.subject.type);
+    const predicate = normalize(draft.predicate);
+    const object = normalize(draft.object);
+    for (const [field, value] of Object.entries({ "subject.name": name, "subject.type": type, predicate, object })) {
+      if (value === "") throw new RangeError(`A fact needs a non-empty ${field}`);
+    }
+    return transaction(this.#db, () => {
+      const subject = this.#entity(name, type, draft.time);
+      const open = this.#db.prepare(
+        "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
+      ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string }>;
+      const same = open.find((row) => row.object === object);
+      if (same) {
+        const provenance = [...new Set([...JSON.parse(same.provenance) as string[], ...draft.provenance])];
+        this.#db.prepare("UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(provenance), same.id);
+        return "confirmed";
+      }
+      let outcome: FactOutcome = "added";
+      if (draft.single && open.length) {
+        this.#db.prepare("UPDATE triples SET valid_to = ? WHERE subject = ? AND predicate = ? AND valid_to IS NULL")
+          .run(draft.time, subject, predicate);
+        outcome = "replaced";
+      }
+      this.#db.prepare(
+        "INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, NULL)",
+      ).run(subject, predicate, object, JSON.stringify([...new Set(draft.provenance)]), draft.time);
+      return outcome;
+    });
+  }
+
+  /** The facts about an entity (any type), holding ones first, then history; newest first within each. */
+  facts(name: string): Fact[] {
+    const rows = this.#db.prepare(
+      `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to
+       FROM triples t JOIN entities e ON e.id = t.subject WHERE e.name = ?
+       ORDER BY (t.valid_to IS NOT NULL), t.valid_from DESC, t.id DESC`,
+    ).all(normalize(name)) as Array<Record<string, unknown>>;
+    return rows.map((row) => ({
+      id: Number(row.id),
+      subject: String(row.subject),
+      subjectType: String(row.subject_type),
+      predicate: String(row.predicate),
+      object: String(row.object),
+      provenance: JSON.parse(String(row.provenance)) as string[],
+      validFrom: Number(row.valid_from),
+      validTo: row.valid_to === null ? null : Number(row.valid_to),
+    }));
+  }
+
+  /**
+   * The graph index for the system prompt: the most mentioned entities (name, type, mentions), most first.
+   *
+   * @example
+   * ```ts
+   * graph.index(50); // [{ name: "客厅灯", type: "device", mentions: 7 }, …]
+   * ```
+   */
+  index(limit: number): Array<{ name: string; type: string; mentions: number }> {
+    const rows = this.#db.prepare(
+      "SELECT name, type, mentions FROM entities ORDER BY mentions DESC, last_seen DESC, name LIMIT ?",
+    ).all(limit) as Array<Record<string, unknown>>;
+    return rows.map((row) => ({ name: String(row.name), type: String(row.type), mentions: Number(row.mentions) }));
+  }
+
+  /** Entity and open-fact counts. */
+  counts(): { entities: number; facts: number } {
+    const entities = (this.#db.prepare("SELECT COUNT(*) AS n FROM entities").get() as { n: number }).n;
+    const facts =
+      (this.#db.prepare("SELECT COUNT(*) AS n FROM triples WHERE valid_to IS NULL").get() as { n: number }).n;
+    return { entities, facts };
+  }
+}
