@@ -156,25 +156,6 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       }),
     );
     const knowledge = knowledgeService.base;
-    const memory = await services.start(
-      new MemoryService({
-        dir: join(config.daemon.data_dir, "memory"),
-        clock,
-        logger: log("memory"),
-        jobEveryMs: config.memory.distill_interval,
-      }),
-    );
-    const context = new ContextWindow({
-      maxEntries: config.memory.context_size,
-      maxTokens: config.memory.context_tokens,
-      entries: memory.restored,
-      onEvict: (entries) => void memory.archive(entries),
-    });
-    for (const tool of memory.tools()) tools.register(tool);
-    memory.keep(context);
-    for (const tool of knowledgeTools(knowledge)) tools.register(tool);
-    logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
-
     const provider = options.provider ?? new OpenAIProvider({
       model: config.llm.model,
       baseUrl: config.llm.base_url,
@@ -190,6 +171,29 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       missingKeyHint: missingKeyHint(loaded),
     });
     if (config.llm.api_key === "" && !options.provider) logger.warning("{hint}", { hint: missingKeyHint(loaded) });
+    // The distiller uses the LLM only when one can answer; otherwise its rule-based fallback.
+    const distillerProvider = options.provider ?? (config.llm.api_key === "" ? undefined : provider);
+    const memory = await services.start(
+      new MemoryService({
+        dir: join(config.daemon.data_dir, "memory"),
+        clock,
+        logger: log("memory"),
+        jobEveryMs: config.memory.distill_interval,
+        coldAfterMs: config.memory.cold_after,
+        provider: distillerProvider,
+        persona: persona.text,
+      }),
+    );
+    const context = new ContextWindow({
+      maxEntries: config.memory.context_size,
+      maxTokens: config.memory.context_tokens,
+      entries: memory.restored,
+      onEvict: (entries) => memory.archive(entries),
+    });
+    for (const tool of memory.tools()) tools.register(tool);
+    memory.keep(context);
+    for (const tool of knowledgeTools(knowledge)) tools.register(tool);
+    logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
 
     const routes = await RouteTable.open(
       config.io.routes,

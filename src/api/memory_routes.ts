@@ -1,6 +1,7 @@
 /**
  * `GET /api/memory/documents?q=&k=`: layer-2 documents matching a query, for the owner to inspect (not counted as an
- * access). The graph endpoint comes with layer 3.
+ * access). `GET /api/memory/graph?q=<entity>`: the facts about an entity, holding ones first, with their validity and
+ * provenance.
  *
  * @module
  */
@@ -23,6 +24,10 @@ export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: Api
     app.get("/api/memory/documents", (c) => {
       const { query, k } = searchParams(c);
       return c.json({ query, documents: memory.inspectDocuments(query, k) });
+    });
+    app.get("/api/memory/graph", (c) => {
+      const { query } = searchParams(c);
+      return c.json({ entity: query, facts: memory.inspectGraph(query) });
     });
   };
 }

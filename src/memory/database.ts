@@ -8,7 +8,7 @@
 import { DatabaseSync } from "node:sqlite";
 
 /** The schema version this homed writes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 const MIGRATIONS: Record<number, string> = {
   1: `CREATE TABLE IF NOT EXISTS documents (
@@ -22,7 +22,25 @@ const MIGRATIONS: Record<number, string> = {
         id INTEGER PRIMARY KEY, subject INTEGER NOT NULL REFERENCES entities(id), predicate TEXT NOT NULL,
         object TEXT NOT NULL, provenance TEXT NOT NULL, valid_from INTEGER NOT NULL, valid_to INTEGER);
       CREATE INDEX triples_open ON triples (subject, predicate) WHERE valid_to IS NULL;`,
+  3: `ALTER TABLE documents ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;`,
 };
+
+/**
+ * A value kept in the `meta` table (e.g. how far the distiller got), or `undefined`.
+ *
+ * @example
+ * ```ts
+ * readMeta(db, "distilled_upto"); // "120"
+ * ```
+ */
+export function readMeta(db: DatabaseSync, key: string): string | undefined {
+  return (db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value?: string } | undefined)?.value;
+}
+
+/** Sets a `meta` value (inside the caller's transaction, if any). */
+export function writeMeta(db: DatabaseSync, key: string, value: string): void {
+  db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, value);
+}
 
 /**
  * Runs `work` in one transaction: committed when it returns, rolled back when it throws.

@@ -1,8 +1,10 @@
 /**
- * The memory service, as far as it is built: every exchange is written to the TextMemory journal by the after-turn
- * hook (the distiller's input later); layer 1 is saved on the heartbeat and at stop, and restored at start; exchanges that leave
- * layer 1 become layer-2 documents, found again by `memory_recall` and, unasked, by the top document summaries in the
- * reference block. Layer 3 (the graph), the distiller and `memory_forget` come with the rest of the memory work.
+ * Memory in the running daemon: the facade ({@link openMemory}) plus what ties it to the agent. Every exchange is
+ * observed by the after-turn hook (journaled, no LLM call); exchanges that leave layer 1 are kept as documents; layer 1
+ * is saved on the heartbeat and at stop and restored at start; the distill job turns candidates into graph facts on
+ * `memory.distill_interval`. The system message carries the graph index (refreshed by that job, so it stays
+ * byte-identical between runs); a message's reference block carries up to three matching document summaries;
+ * `memory_recall` finds facts, documents and recent context with their time and provenance.
  *
  * @module
  */
@@ -10,28 +12,32 @@
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { ContextEntry, ContextWindow } from "../agent/core/context.ts";
-import { similarities } from "../agent/core/relevance.ts";
+import type { Provider } from "../agent/provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import type { HistoryEntry, PromptContributor, PromptInput, PromptSection, TurnRecord } from "../prompt/contributor.ts";
 import type { JobSpec, Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
-import type { DatabaseSync } from "node:sqlite";
-import { openMemoryDb } from "./database.ts";
-import { DocumentStore } from "./document/document_store.ts";
-import { GraphStore } from "./graph/graph_store.ts";
-import { TextMemory } from "./text/text_memory.ts";
-import { VectorStore } from "./vector/store.ts";
+import { type JobReport, type Memory, openMemory, type RecallItem } from "./memory.ts";
 
-/** One recalled item, as the memory facade of ARCHITECTURE §7 returns them. */
-export interface RecallItem {
-  kind: "context" | "document" | "fact";
-  text: string;
-  score: number;
-  /** Milliseconds since the epoch. */
-  time: number;
-  /** Input event ids. */
-  provenance: string[];
+export type { RecallItem } from "./memory.ts";
+
+/** Options of {@link MemoryService}. */
+export interface MemoryServiceOptions {
+  /** `data_dir/memory`. */
+  dir: string;
+  clock: Clock;
+  logger: Logger;
+  /** `memory.distill_interval`. */
+  jobEveryMs?: number;
+  /** `memory.cold_after`. */
+  coldAfterMs?: number;
+  /** The LLM for the distiller; without one the rule-based fallback runs. */
+  provider?: Provider | undefined;
+  /** The persona, first in the distiller's system message. */
+  persona?: string;
+  /** Entities the system message's graph index lists at most. */
+  indexEntities?: number;
 }
 
 /** Least score for a document summary to be shown unasked. */
@@ -42,36 +48,23 @@ function untagged(content: string): string {
   return content.replace(/^\[via [^\]]*\] /, "");
 }
 
-/** Options of {@link MemoryService}. */
-export interface MemoryServiceOptions {
-  /** `data_dir/memory`. */
-  dir: string;
-  clock: Clock;
-  logger: Logger;
-  /** `memory.distill_interval`: how often the document index is re-indexed. */
-  jobEveryMs?: number;
-}
-
 /** The `memory` service. */
 export class MemoryService implements Service, PromptContributor {
   readonly name = "memory";
   #options: MemoryServiceOptions;
-  #journal: TextMemory | undefined;
+  #memory: Memory | undefined;
   #store: ContextStore;
   #restored: ContextEntry[] = [];
   #context: ContextWindow | undefined;
-  #index: VectorStore | undefined;
-  #documents: DocumentStore | undefined;
-  #db: DatabaseSync | undefined;
-  #graph: GraphStore | undefined;
-  #archiving: Promise<void> = Promise.resolve();
   #contextChanged = false;
+  #graphIndex = "";
+  #lastJob: JobReport | undefined;
 
   /**
    * @example
    * ```ts
-   * const memory = await services.start(new MemoryService({ dir: join(dataDir, "memory"), logger }));
-   * const context = new ContextWindow({ maxEntries: 30, entries: memory.restored });
+   * const memory = await services.start(new MemoryService({ dir: join(dataDir, "memory"), clock, logger }));
+   * const context = new ContextWindow({ maxEntries: 30, entries: memory.restored, onEvict: (e) => memory.archive(e) });
    * memory.keep(context);
    * ```
    */
@@ -80,90 +73,73 @@ export class MemoryService implements Service, PromptContributor {
     this.#store = new ContextStore(join(options.dir, "context.json"), options.logger);
   }
 
-  async start(): Promise<void> {
-    const { dir, logger, clock } = this.#options;
-    await Deno.mkdir(dir, { recursive: true });
-    this.#journal = await TextMemory.open(join(dir, "candidates.jsonl"), logger);
-    this.#restored = await this.#store.load();
-    this.#index = await VectorStore.open(join(dir, "documents-index"), {
-      compactEvery: 5_000,
-      now: () => clock.now(),
-      onRecovery: (message) => logger.warning("Document index: {message}", { message }),
-    });
-    this.#db = openMemoryDb(join(dir, "memory.db"));
-    this.#documents = DocumentStore.over(this.#db, this.#index, clock);
-    this.#graph = new GraphStore(this.#db);
+  get #open(): Memory {
+    if (!this.#memory) throw new RangeError("The memory service is not started");
+    return this.#memory;
   }
 
-  /**
-   * Keeps exchanges that left layer 1 as documents (grouped by the input event that produced them); never throws —
-   * a failure is logged, and the journal still holds every exchange.
-   */
-  archive(entries: readonly ContextEntry[]): Promise<void> {
+  async start(): Promise<void> {
+    const { dir, clock, logger, provider, persona, coldAfterMs } = this.#options;
+    this.#memory = await openMemory({
+      dir,
+      clock,
+      logger,
+      provider,
+      ...(persona !== undefined ? { persona } : {}),
+      ...(coldAfterMs !== undefined ? { coldAfterMs } : {}),
+    });
+    this.#restored = await this.#store.load();
+    this.#refreshIndex();
+  }
+
+  /** The context saved by the last run (empty when there was none or it could not be used). */
+  get restored(): ContextEntry[] {
+    return this.#restored;
+  }
+
+  /** The context to save on the heartbeat and at stop. */
+  keep(context: ContextWindow): void {
+    this.#context = context;
+  }
+
+  /** Keeps exchanges that left layer 1 as documents, one per input event; a failure is logged, never thrown. */
+  archive(entries: readonly ContextEntry[]): void {
     const groups = new Map<string, ContextEntry[]>();
     for (const entry of entries) groups.set(entry.eventId, [...(groups.get(entry.eventId) ?? []), entry]);
-    this.#archiving = this.#archiving.then(() => {
-      for (const [eventId, group] of groups) {
-        const lines = group.flatMap((entry) => {
-          const { message } = entry;
-          if (message.role === "user") return [{ speaker: entry.sender, text: untagged(message.content) }];
-          if (message.role === "assistant" && message.content) return [{ speaker: "butler", text: message.content }];
-          return [];
-        });
-        if (!lines.length) continue;
-        try {
-          this.#documents?.add({ lines, time: group[0]!.time, provenance: [eventId] });
-        } catch (error) {
-          this.#options.logger.error("Keeping an exchange as a document failed: {error}", { error });
-        }
-      }
-    });
-    return this.#archiving;
-  }
-
-  /**
-   * The best of layers 1 and 2 for a query, best first.
-   *
-   * @example
-   * ```ts
-   * memory.recall("when do the bins go out", 5); // [{ kind: "document", text: "owner: …", score: 0.4, … }]
-   * ```
-   */
-  async recall(query: string, k = 5): Promise<RecallItem[]> {
-    await this.#archiving;
-    const items: RecallItem[] = (this.#documents?.search(query, k) ?? []).map((hit) => ({
-      kind: "document",
-      text: hit.document.text,
-      score: Math.round(hit.score * 1000) / 1000,
-      time: hit.document.created,
-      provenance: hit.document.provenance,
-    }));
-    const records = (this.#context?.records() ?? []).filter((entry) => entry.message.role !== "tool");
-    const texts = records.map((entry) => untagged(entry.message.content ?? ""));
-    similarities(texts, query).forEach((score, index) => {
-      if (score <= 0) return;
-      const entry = records[index]!;
-      items.push({
-        kind: "context",
-        text: texts[index]!,
-        score: Math.round(score * 1000) / 1000,
-        time: entry.time,
-        provenance: [entry.eventId],
+    for (const [eventId, group] of groups) {
+      const lines = group.flatMap((entry) => {
+        const { message } = entry;
+        if (message.role === "user") return [{ speaker: entry.sender, text: untagged(message.content) }];
+        if (message.role === "assistant" && message.content) return [{ speaker: "butler", text: message.content }];
+        return [];
       });
-    });
-    return items.sort((a, b) => b.score - a.score).slice(0, k);
+      if (!lines.length) continue;
+      try {
+        this.#open.keepDocument({ lines, time: group[0]!.time, provenance: [eventId] });
+      } catch (error) {
+        this.#options.logger.error("Keeping an exchange as a document failed: {error}", { error });
+      }
+    }
   }
 
-  /**
-   * Documents matching a query, for inspection (`/api/memory/documents`): not counted as an access.
-   *
-   * @example
-   * ```ts
-   * memory.inspectDocuments("spare key", 5); // [{ id, summary, created, hits, provenance, score }]
-   * ```
-   */
+  /** Journals the exchange (the distiller's input) and marks the context for saving. */
+  async afterTurn(turn: TurnRecord): Promise<void> {
+    const base = { eventId: turn.eventId, time: turn.time, source: turn.source };
+    await this.#open.observe({ ...base, role: "user", sender: turn.sender, text: turn.text });
+    await this.#open.observe({ ...base, role: "assistant", sender: "butler", text: turn.reply });
+    // Layer 1 is saved on the heartbeat, not per turn (an fsync per turn costs the turn's budget); the journal holds
+    // every exchange, so a crash loses at most a heartbeat's worth of context continuity, never what was said.
+    this.#contextChanged = true;
+  }
+
+  /** Facts, documents and recent context for a query, best first. */
+  recall(query: string, k = 5): Promise<RecallItem[]> {
+    return this.#open.recall(query, { k });
+  }
+
+  /** Documents matching a query, for `/api/memory/documents` (not counted as an access). */
   inspectDocuments(query: string, k: number): Array<Record<string, unknown>> {
-    return (this.#documents?.search(query, k, false) ?? []).map(({ document, score }) => ({
+    return this.#open.documents().search(query, k, false).map(({ document, score }) => ({
       id: document.id,
       summary: document.summary,
       text: document.text,
@@ -175,12 +151,26 @@ export class MemoryService implements Service, PromptContributor {
     }));
   }
 
+  /** An entity's facts, holding ones first, for `/api/memory/graph`. */
+  inspectGraph(name: string): Array<Record<string, unknown>> {
+    return this.#open.graph().facts(name).map((fact) => ({
+      subject: fact.subject,
+      type: fact.subjectType,
+      predicate: fact.predicate,
+      object: fact.object,
+      holds: fact.validTo === null,
+      valid_from: new Date(fact.validFrom).toISOString(),
+      valid_to: fact.validTo === null ? null : new Date(fact.validTo).toISOString(),
+      provenance: fact.provenance,
+    }));
+  }
+
   /** The tools: `memory_recall`. */
   tools(): Tool[] {
     return [{
       name: "memory_recall",
       description:
-        "Recall what was said in this household beyond the current conversation: earlier exchanges (documents) and the recent context, best first, with when and in which message. Use it when someone refers to something said before.",
+        "Recall what happened in this household beyond the current conversation: facts learned from what people said, earlier exchanges (documents) and recent context, best first, with when and in which message. Use it when someone refers to something said before.",
       parameters: {
         type: "object",
         properties: {
@@ -199,9 +189,23 @@ export class MemoryService implements Service, PromptContributor {
     }];
   }
 
+  /** The graph index for the system message; it changes only when the memory job ran. */
+  system(): PromptSection | undefined {
+    if (this.#graphIndex === "") return undefined;
+    return {
+      title: "Household memory index (what memory_recall knows about; details on request)",
+      body: this.#graphIndex,
+    };
+  }
+
+  #refreshIndex(): void {
+    const entities = this.#open.graph().index(this.#options.indexEntities ?? 60);
+    this.#graphIndex = entities.map((e) => `${e.name} (${e.type}) ×${e.mentions}`).join("; ");
+  }
+
   /** The reference block's memory part: up to three documents that match the message, by summary. */
   reference(input: PromptInput, _history: readonly HistoryEntry[]): PromptSection | undefined {
-    const hits = (this.#documents?.search(input.text, 3, false) ?? []).filter((hit) => hit.score >= SUMMARY_MIN_SCORE);
+    const hits = this.#open.documents().search(input.text, 3, false).filter((hit) => hit.score >= SUMMARY_MIN_SCORE);
     if (!hits.length) return undefined;
     return {
       title: "Earlier in this household (memory; memory_recall for more)",
@@ -211,34 +215,20 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   jobs(): JobSpec[] {
-    return [{ name: "reindex", everyMs: this.#options.jobEveryMs ?? 1_800_000, run: () => this.#index!.reindex() }];
-  }
-
-  /** The context saved by the last run (empty when there was none or it could not be used). */
-  get restored(): ContextEntry[] {
-    return this.#restored;
-  }
-
-  /** The context to save after every turn. */
-  keep(context: ContextWindow): void {
-    this.#context = context;
-  }
-
-  /** Writes the exchange to the journal and saves the context. */
-  async afterTurn(turn: TurnRecord): Promise<void> {
-    const journal = this.#journal;
-    if (!journal) return;
-    const base = { eventId: turn.eventId, time: turn.time, source: turn.source };
-    await journal.append({ ...base, role: "user", sender: turn.sender, text: turn.text });
-    await journal.append({ ...base, role: "assistant", sender: "butler", text: turn.reply });
-    // Layer 1 is saved on the heartbeat, not per turn (an fsync per turn costs the turn's budget); the journal already
-    // holds every exchange, so a crash loses at most a heartbeat's worth of context continuity, never what was said.
-    this.#contextChanged = true;
+    return [{
+      name: "distill",
+      everyMs: this.#options.jobEveryMs ?? 1_800_000,
+      run: async (signal) => {
+        this.#lastJob = await this.#open.runJobs(signal);
+        this.#refreshIndex();
+        await this.#open.reindex();
+        if (this.#lastJob.error) throw new Error(this.#lastJob.error);
+      },
+    }];
   }
 
   async heartbeat(): Promise<void> {
-    await this.#journal?.sync();
-    await this.#index?.sync();
+    await this.#memory?.sync();
     if (this.#contextChanged && this.#context) {
       this.#contextChanged = false;
       await this.#store.save(this.#context.records());
@@ -248,18 +238,10 @@ export class MemoryService implements Service, PromptContributor {
   async stop(): Promise<void> {
     if (this.#context) await this.#store.save(this.#context.records());
     await this.#store.flush();
-    await this.#archiving;
-    await this.#journal?.close();
-    this.#db?.close();
-    await this.#index?.close();
+    await this.#memory?.close();
   }
 
   status(): Record<string, unknown> {
-    return {
-      candidates: this.#journal?.count ?? 0,
-      context_saves: this.#store.saves,
-      documents: this.#documents?.size ?? 0,
-      ...this.#graph?.counts(),
-    };
+    return { ...this.#memory?.status(), context_saves: this.#store.saves };
   }
 }

@@ -119,6 +119,22 @@ export class DocumentStore {
     return document;
   }
 
+  /**
+   * Marks documents not accessed since `before` with at most `maxHits` hits as archived (cold: their facts are in the
+   * graph); archived documents stay searchable. Returns how many.
+   */
+  archiveCold(before: number, maxHits: number): number {
+    return Number(
+      this.#db.prepare("UPDATE documents SET archived = 1 WHERE archived = 0 AND last_accessed < ? AND hits <= ?")
+        .run(before, maxHits).changes,
+    );
+  }
+
+  /** Archived documents. */
+  get archived(): number {
+    return (this.#db.prepare("SELECT COUNT(*) AS n FROM documents WHERE archived = 1").get() as { n: number }).n;
+  }
+
   /** One document by id. */
   get(id: string): MemoryDocument | undefined {
     const row = this.#db.prepare("SELECT * FROM documents WHERE id = ?").get(id) as Record<string, unknown> | undefined;

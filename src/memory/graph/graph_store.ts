@@ -92,6 +92,22 @@ export class GraphStore {
    * ```
    */
   record(draft: FactDraft): FactOutcome {
+    return transaction(this.#db, () => this.#record(draft));
+  }
+
+  /**
+   * Records several facts and runs `also` (e.g. moving the distiller's cursor) in one transaction: all of it lands,
+   * or none of it.
+   */
+  recordBatch(drafts: readonly FactDraft[], also: () => void = () => {}): FactOutcome[] {
+    return transaction(this.#db, () => {
+      const outcomes = drafts.map((draft) => this.#record(draft));
+      also();
+      return outcomes;
+    });
+  }
+
+  #record(draft: FactDraft): FactOutcome {
     const name = normalize(draft.subject.name);
     const type = normalize(draft.subject.type);
     const predicate = normalize(draft.predicate);
@@ -99,7 +115,7 @@ export class GraphStore {
     for (const [field, value] of Object.entries({ "subject.name": name, "subject.type": type, predicate, object })) {
       if (value === "") throw new RangeError(`A fact needs a non-empty ${field}`);
     }
-    return transaction(this.#db, () => {
+    {
       const subject = this.#entity(name, type, draft.time);
       const open = this.#db.prepare(
         "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
@@ -120,7 +136,16 @@ export class GraphStore {
         "INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, NULL)",
       ).run(subject, predicate, object, JSON.stringify([...new Set(draft.provenance)]), draft.time);
       return outcome;
-    });
+    }
+  }
+
+  /** Every fact that holds, for recall. */
+  openFacts(): Fact[] {
+    const rows = this.#db.prepare(
+      `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to
+       FROM triples t JOIN entities e ON e.id = t.subject WHERE t.valid_to IS NULL ORDER BY t.id`,
+    ).all() as Array<Record<string, unknown>>;
+    return rows.map(factOf);
   }
 
   /** The facts about an entity (any type), holding ones first, then history; newest first within each. */
@@ -130,16 +155,7 @@ export class GraphStore {
        FROM triples t JOIN entities e ON e.id = t.subject WHERE e.name = ?
        ORDER BY (t.valid_to IS NOT NULL), t.valid_from DESC, t.id DESC`,
     ).all(normalize(name)) as Array<Record<string, unknown>>;
-    return rows.map((row) => ({
-      id: Number(row.id),
-      subject: String(row.subject),
-      subjectType: String(row.subject_type),
-      predicate: String(row.predicate),
-      object: String(row.object),
-      provenance: JSON.parse(String(row.provenance)) as string[],
-      validFrom: Number(row.valid_from),
-      validTo: row.valid_to === null ? null : Number(row.valid_to),
-    }));
+    return rows.map(factOf);
   }
 
   /**
@@ -164,4 +180,17 @@ export class GraphStore {
       (this.#db.prepare("SELECT COUNT(*) AS n FROM triples WHERE valid_to IS NULL").get() as { n: number }).n;
     return { entities, facts };
   }
+}
+
+function factOf(row: Record<string, unknown>): Fact {
+  return {
+    id: Number(row.id),
+    subject: String(row.subject),
+    subjectType: String(row.subject_type),
+    predicate: String(row.predicate),
+    object: String(row.object),
+    provenance: JSON.parse(String(row.provenance)) as string[],
+    validFrom: Number(row.valid_from),
+    validTo: row.valid_to === null ? null : Number(row.valid_to),
+  };
 }

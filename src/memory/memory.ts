@@ -1,0 +1,248 @@
+/**
+ * The memory facade (ARCHITECTURE §7; the daemon and the replay benchmark use it, keep it stable):
+ * `openMemory({dir, clock, provider?, logger})` → `{observe, runJobs, recall, close}`.
+ *
+ * `observe` journals what was said (TextMemory, no LLM call); `runJobs` distils pending candidates into the graph in
+ * batches (one LLM call per batch, or the rule-based fallback) and archives cold documents; `recall` returns the best
+ * of the recent entries ("context"), layer-2 documents and layer-3 facts, best first, each with its time and the
+ * input event ids it came from. Nothing new to distil costs no LLM call.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import { join } from "node:path";
+import type { DatabaseSync } from "node:sqlite";
+import { similarities } from "../agent/core/relevance.ts";
+import type { Provider } from "../agent/provider/provider.ts";
+import type { Clock } from "../clock.ts";
+import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
+import { type DocumentDraft, DocumentStore } from "./document/document_store.ts";
+import { GraphStore } from "./graph/graph_store.ts";
+import { Distiller } from "./pipeline/distiller.ts";
+import { type MemoryEntry, TextMemory } from "./text/text_memory.ts";
+import { VectorStore } from "./vector/store.ts";
+
+/** One recalled item. */
+export interface RecallItem {
+  kind: "context" | "document" | "fact";
+  text: string;
+  score: number;
+  /** Milliseconds since the epoch. */
+  time: number;
+  /** Input event ids. */
+  provenance: string[];
+}
+
+/** Options of {@link openMemory}. */
+export interface OpenMemoryOptions {
+  /** The memory folder (`data_dir/memory`). */
+  dir: string;
+  clock: Clock;
+  /** Without one, the distiller's rule-based fallback runs. */
+  provider?: Provider | undefined;
+  logger: Logger;
+  /** The persona, first in the distiller's system message. */
+  persona?: string;
+  /** `memory.cold_after` (72 h). */
+  coldAfterMs?: number;
+  /** Candidates per distiller call (40). */
+  batchSize?: number;
+  /** Recent entries `recall` considers as "context" (30). */
+  recentLimit?: number;
+}
+
+/** What one `runJobs` did. */
+export interface JobReport {
+  distilled: number;
+  facts: number;
+  tokens: number;
+  archived: number;
+  /** Set when a batch failed and waits for the next run. */
+  error?: string;
+}
+
+/** The memory. */
+export interface Memory {
+  /** Journals one utterance as a memory candidate. */
+  observe(entry: MemoryEntry): Promise<void>;
+  /** Keeps an exchange that left layer 1 as a document. */
+  keepDocument(draft: DocumentDraft): void;
+  /** Distils pending candidates, archives cold documents. */
+  runJobs(signal?: AbortSignal): Promise<JobReport>;
+  /** Best first. */
+  recall(query: string, options?: { k?: number }): Promise<RecallItem[]>;
+  /** Documents for inspection (not counted as an access). */
+  documents(): DocumentStore;
+  /** The graph, for the prompt index and inspection. */
+  graph(): GraphStore;
+  /** Counters. */
+  status(): Record<string, unknown>;
+  /** Flushes the journal to the disk. */
+  sync(): Promise<void>;
+  /** Compacts the document index (slices; yields to the event loop). */
+  reindex(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const CURSOR = "distilled_upto";
+
+/**
+ * Opens the memory in `dir`.
+ *
+ * @example
+ * ```ts
+ * const memory = await openMemory({ dir: join(dataDir, "memory"), clock: systemClock, logger });
+ * await memory.observe({ eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text: "…" });
+ * await memory.runJobs();
+ * await memory.recall("where is the spare key", { k: 5 });
+ * ```
+ */
+export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
+  const { dir, clock, logger } = options;
+  await Deno.mkdir(dir, { recursive: true });
+  const journal = await TextMemory.open(join(dir, "candidates.jsonl"), logger);
+  const index = await VectorStore.open(join(dir, "documents-index"), {
+    compactEvery: 5_000,
+    now: () => clock.now(),
+    onRecovery: (message) => logger.warning("Document index: {message}", { message }),
+  });
+  let db: DatabaseSync;
+  try {
+    db = openMemoryDb(join(dir, "memory.db"));
+  } catch (error) {
+    await journal.close();
+    await index.close();
+    throw error;
+  }
+  const documents = DocumentStore.over(db, index, clock);
+  const graph = new GraphStore(db);
+  const distiller = new Distiller({ provider: options.provider, persona: options.persona ?? "", logger });
+  const recentLimit = options.recentLimit ?? 30;
+  const recent: MemoryEntry[] = (await journal.entries()).slice(-recentLimit);
+  const totals = { tokens: 0, runs: 0, failures: 0, facts: 0 };
+  let running: Promise<JobReport> | undefined;
+
+  const runJobs = async (signal?: AbortSignal): Promise<JobReport> => {
+    const report: JobReport = { distilled: 0, facts: 0, tokens: 0, archived: 0 };
+    const all = await journal.entries();
+    let cursor = Number(readMeta(db, CURSOR) ?? 0);
+    const batchSize = options.batchSize ?? 40;
+    while (cursor < all.length) {
+      const batch = all.slice(cursor, cursor + batchSize);
+      try {
+        const result = await distiller.distill(batch, signal);
+        report.tokens += result.tokens;
+        const next = cursor + batch.length;
+        const time = batch.at(-1)!.time;
+        graph.recordBatch(
+          result.facts.map((fact) => ({ ...fact, time })),
+          () => writeMeta(db, CURSOR, String(next)),
+        );
+        report.facts += result.facts.length;
+        report.distilled += batch.length;
+        cursor = next;
+      } catch (error) {
+        report.tokens += (error as { tokens?: number }).tokens ?? 0;
+        report.error = (error as Error).message;
+        logger.warning("Distilling {count} candidates failed; they wait for the next run: {error}", {
+          count: batch.length,
+          error: report.error,
+        });
+        break;
+      }
+    }
+    report.archived = documents.archiveCold(clock.now() - (options.coldAfterMs ?? 72 * 3_600_000), 2);
+    totals.tokens += report.tokens;
+    totals.runs++;
+    totals.facts += report.facts;
+    if (report.error) totals.failures++;
+    if (report.distilled || report.archived) {
+      logger.info(
+        "Memory job: {distilled} candidates → {facts} facts, {archived} documents archived, {tokens} tokens",
+        {
+          ...report,
+        },
+      );
+    }
+    return report;
+  };
+
+  return {
+    async observe(entry) {
+      await journal.append(entry);
+      recent.push(entry);
+      if (recent.length > recentLimit) recent.shift();
+    },
+    keepDocument(draft) {
+      documents.add(draft);
+    },
+    runJobs(signal) {
+      // One run at a time; a second caller waits for the first.
+      running ??= runJobs(signal).finally(() => (running = undefined));
+      return running;
+    },
+    recall(query, { k = 5 } = {}) {
+      const items: RecallItem[] = documents.search(query, k).map((hit) => ({
+        kind: "document",
+        text: hit.document.text,
+        score: hit.score,
+        time: hit.document.created,
+        provenance: hit.document.provenance,
+      }));
+      const facts = graph.openFacts();
+      similarities(facts.map((fact) => `${fact.subject} ${fact.predicate} ${fact.object}`), query).forEach(
+        (score, i) => {
+          const fact = facts[i]!;
+          if (score > 0) {
+            items.push({
+              kind: "fact",
+              text: `${fact.subject} (${fact.subjectType}) ${fact.predicate}: ${fact.object}`,
+              score,
+              time: fact.validFrom,
+              provenance: fact.provenance,
+            });
+          }
+        },
+      );
+      similarities(recent.map((entry) => entry.text), query).forEach((score, i) => {
+        const entry = recent[i]!;
+        if (score > 0) {
+          items.push({
+            kind: "context",
+            text: `${entry.role === "user" ? entry.sender : "butler"}: ${entry.text}`,
+            score,
+            time: entry.time,
+            provenance: [entry.eventId],
+          });
+        }
+      });
+      const rounded = items.map((item) => ({ ...item, score: Math.round(item.score * 1000) / 1000 }));
+      return Promise.resolve(rounded.sort((a, b) => b.score - a.score || b.time - a.time).slice(0, k));
+    },
+    documents: () => documents,
+    graph: () => graph,
+    status: () => ({
+      candidates: journal.count,
+      distilled: Number(readMeta(db, CURSOR) ?? 0),
+      documents: documents.size,
+      archived_documents: documents.archived,
+      ...graph.counts(),
+      distiller: options.provider ? "llm" : "rules",
+      distiller_tokens: totals.tokens,
+      distiller_runs: totals.runs,
+      distiller_failures: totals.failures,
+    }),
+    sync: async () => {
+      await journal.sync();
+      await index.sync();
+    },
+    reindex: () => index.reindex(),
+    async close() {
+      await running?.catch(() => {});
+      await journal.close();
+      db.close();
+      await index.close();
+    },
+  };
+}
