@@ -1,0 +1,137 @@
+import assert from "node:assert/strict";
+import { getLogger } from "@logtape/logtape";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { FakeLlm } from "../../tests/support/fake_llm.ts";
+import { ContextWindow } from "../agent/core/context.ts";
+import { OpenAIProvider } from "../agent/provider/openai_provider.ts";
+import { MemoryService } from "./memory_service.ts";
+import { openMemory } from "./memory.ts";
+
+const DAY = 86_400_000;
+const KEY = "sk-memory-test-0123";
+
+async function service(dir: string, clock: FakeClock, provider?: OpenAIProvider) {
+  const memory = new MemoryService({ dir, clock, logger: getLogger(["test"]), provider, persona: "# Persona\n" });
+  await memory.start();
+  const context = new ContextWindow({
+    maxEntries: 4,
+    entries: memory.restored,
+    onEvict: (gone) => memory.archive(gone),
+  });
+  memory.keep(context);
+  return { memory, context };
+}
+
+Deno.test("a fact said on day 1 passes layers 1 → 2 → 3 and is recalled on day 10, across a restart", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-days-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  let { memory, context } = await service(dir, clock);
+  const turn = async (n: number, text: string, reply: string) => {
+    const origin = { eventId: `e${n}`, time: clock.now(), source: "qq:private:20002000", sender: "20002000" };
+    context.appendTurn([{ role: "user", content: `[via qq:private:20002000, from 20002000, trust owner] ${text}` }, {
+      role: "assistant",
+      content: reply,
+    }], origin);
+    await memory.afterTurn({ ...origin, trust: "owner", text, reply });
+    clock.advance(DAY);
+  };
+  await turn(1, "The spare key is under the blue flowerpot.", "Noted.");
+  for (let n = 2; n <= 6; n++) await turn(n, `Day ${n}: nothing special, the weather was fine.`, "Good to hear.");
+  // Layer 1 → 2: the first exchange left the context and is a document.
+  assert.ok(!context.records().some((entry) => entry.eventId === "e1"));
+  assert.ok((memory.status() as { documents: number }).documents >= 1);
+  // Layer 2 → 3: the memory job distils the journal (rule fallback: no LLM) and archives cold documents.
+  const [job] = memory.jobs();
+  await job!.run(new AbortController().signal);
+  const status = memory.status() as Record<string, number>;
+  assert.equal(status.facts, 1);
+  assert.ok(status.archived_documents! >= 1, "documents untouched for 72 h with ≤ 2 hits are archived");
+  assert.match(memory.system()!.body, /spare key \(thing\) ×1/);
+  await memory.stop();
+
+  clock.advance(3 * DAY); // day 10, after a restart
+  ({ memory, context } = await service(dir, clock));
+  const recalled = await memory.recall("where is the spare key?", 5);
+  const fact = recalled.find((item) => item.kind === "fact")!;
+  assert.equal(fact.text, "spare key (thing) location: under blue flowerpot");
+  assert.deepEqual(fact.provenance, ["e1"]);
+  assert.equal(fact.time, Date.UTC(2026, 10, 6, 9), "the fact was distilled from the batch ending on day 6");
+  const document = recalled.find((item) => item.kind === "document")!;
+  assert.deepEqual(document.provenance, ["e1"], "the archived document stays searchable");
+  await memory.stop();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("the LLM distiller: strict JSON, one retry, a failed batch waits; nothing new costs no call", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-distiller-" });
+  const fake = FakeLlm.start({ personaPrefix: "# Persona\n", apiKey: KEY });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const provider = new OpenAIProvider({
+    model: "m",
+    baseUrl: fake.baseUrl,
+    apiKey: KEY,
+    temperature: 0,
+    maxTokens: 500,
+    thinking: false,
+    timeoutMs: 30_000,
+    maxRetries: 0,
+    clock,
+    random: () => 0.5,
+    logger: getLogger(["test"]),
+    missingKeyHint: "",
+  });
+  const memory = await openMemory({ dir, clock, provider, persona: "# Persona\n", logger: getLogger(["test"]) });
+  await memory.observe({
+    eventId: "e1",
+    time: clock.now(),
+    role: "user",
+    source: "http",
+    sender: "owner",
+    text: "客厅灯现在在卧室",
+  });
+  await memory.observe({
+    eventId: "e1",
+    time: clock.now(),
+    role: "assistant",
+    source: "http",
+    sender: "butler",
+    text: "好的",
+  });
+  // Not JSON, then a fact citing an event that is not in the batch: the batch waits.
+  fake.enqueue({ reply: "Sure! Here are the facts." }, {
+    reply:
+      '{"facts":[{"subject":{"name":"灯","type":"device"},"predicate":"位于","object":"卧室","single":true,"provenance":["e99"]}]}',
+  });
+  const failed = await memory.runJobs();
+  assert.equal(failed.distilled, 0);
+  assert.match(
+    failed.error!,
+    /broke the contract twice: facts\[0\]\.provenance must list event ids of this batch, got \["e99"\]/,
+  );
+  assert.match(
+    String((fake.requests[1]!.body.messages as Array<{ content: string }>)[1]!.content),
+    /^Your last answer was rejected: the answer is not JSON/,
+  );
+  // The next run: a valid answer is recorded, the cursor moves.
+  fake.enqueue({
+    reply:
+      '```json\n{"facts":[{"subject":{"name":"客厅灯","type":"device"},"predicate":"位于","object":"卧室","single":true,"provenance":["e1"]}]}\n```',
+    usage: { prompt_tokens: 300, completion_tokens: 40 },
+  });
+  const ok = await memory.runJobs();
+  assert.deepEqual([ok.distilled, ok.facts, ok.tokens], [2, 1, 340]);
+  assert.deepEqual(memory.graph().facts("客厅灯").map((f) => [f.predicate, f.object, f.provenance]), [["位于", "卧室", [
+    "e1",
+  ]]]);
+  const idle = await memory.runJobs();
+  assert.deepEqual([idle.distilled, idle.tokens], [0, 0]);
+  assert.equal(fake.requests.length, 3, "an idle run makes no LLM call");
+  assert.equal(
+    (memory.status() as { distiller_tokens: number }).distiller_tokens,
+    340 + 2 * 15,
+    "the rejected answers count too",
+  );
+  await memory.close();
+  await fake.close();
+  await Deno.remove(dir, { recursive: true });
+});
