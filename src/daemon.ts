@@ -9,7 +9,7 @@
 import { join } from "node:path";
 import { Agent } from "./agent/core/agent.ts";
 import { ContextWindow } from "./agent/core/context.ts";
-import { loadPersona, type Persona } from "./agent/personal.ts";
+import { loadPersona, type Persona, personaNames } from "./agent/personal.ts";
 import { OpenAIProvider } from "./agent/provider/openai_provider.ts";
 import type { Provider, UsageTotals } from "./agent/provider/provider.ts";
 import { createApi } from "./api/app.ts";
@@ -182,6 +182,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         coldAfterMs: config.memory.cold_after,
         provider: distillerProvider,
         persona: persona.text,
+        selfNames: personaNames(persona.text),
       }),
     );
     const context = new ContextWindow({

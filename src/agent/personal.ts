@@ -72,3 +72,22 @@ export async function loadPersona(options: LoadPersonaOptions): Promise<Persona>
 
 /** The persona shipped with homed. */
 export const DEFAULT_PERSONA_TEXT: string = defaultPersonaText;
+
+/**
+ * The names the persona gives the butler ("名叫「阿福」", "You are Alfred"), so memory never records facts about them:
+ * the butler's identity is personal.md alone.
+ *
+ * @example
+ * ```ts
+ * personaNames("你是管家，名叫「阿福」(Alfred)。You are Alfred (阿福)."); // ["阿福", "Alfred"]
+ * ```
+ */
+export function personaNames(persona: string): string[] {
+  const names = new Set<string>();
+  for (const match of persona.matchAll(/(?:名叫|叫做|叫)「([^」]{1,20})」(?:\s*[(（]([^)）]{1,30})[)）])?/gu)) {
+    names.add(match[1]!.trim());
+    if (match[2]) names.add(match[2].trim());
+  }
+  for (const match of persona.matchAll(/\b(?:You are|Your name is|I am) ([A-Z][\w-]{1,30})/g)) names.add(match[1]!);
+  return [...names];
+}

@@ -50,6 +50,8 @@ export interface OpenMemoryOptions {
   batchSize?: number;
   /** Recent entries `recall` considers as "context" (30). */
   recentLimit?: number;
+  /** The butler's own names (from the persona): facts about them are never recorded. */
+  selfNames?: readonly string[];
 }
 
 /** What one `runJobs` did. */
@@ -86,6 +88,22 @@ export interface Memory {
 }
 
 const CURSOR = "distilled_upto";
+
+/** Subjects that mean the butler itself: its identity comes from personal.md alone, never from what people claim. */
+const SELF = /^(?:butler|the butler|you|assistant|ai|bot|管家|你|您|助手|机器人)$/iu;
+
+/**
+ * True when a proposed fact is about the butler itself (or names the persona's own name) and must not be recorded.
+ *
+ * @example
+ * ```ts
+ * aboutSelf({ name: "you", type: "person" }, ["Alfred"]); // true
+ * ```
+ */
+export function aboutSelf(subject: { name: string }, selfNames: readonly string[]): boolean {
+  const name = subject.name.trim();
+  return SELF.test(name) || selfNames.some((self) => self.toLowerCase() === name.toLowerCase());
+}
 
 /**
  * Opens the memory in `dir`.
@@ -133,13 +151,19 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       try {
         const result = await distiller.distill(batch, signal);
         report.tokens += result.tokens;
+        const kept = result.facts.filter((fact) => !aboutSelf(fact.subject, options.selfNames ?? []));
+        if (kept.length < result.facts.length) {
+          logger.info("Dropped {count} proposed facts about the butler itself (its identity is personal.md)", {
+            count: result.facts.length - kept.length,
+          });
+        }
         const next = cursor + batch.length;
         const time = batch.at(-1)!.time;
         graph.recordBatch(
-          result.facts.map((fact) => ({ ...fact, time })),
+          kept.map((fact) => ({ ...fact, time })),
           () => writeMeta(db, CURSOR, String(next)),
         );
-        report.facts += result.facts.length;
+        report.facts += kept.length;
         report.distilled += batch.length;
         cursor = next;
       } catch (error) {

@@ -36,6 +36,8 @@ export interface MemoryServiceOptions {
   provider?: Provider | undefined;
   /** The persona, first in the distiller's system message. */
   persona?: string;
+  /** The butler's own names: facts about them are never recorded (its identity is personal.md). */
+  selfNames?: readonly string[];
   /** Entities the system message's graph index lists at most. */
   indexEntities?: number;
 }
@@ -58,6 +60,8 @@ export class MemoryService implements Service, PromptContributor {
   #context: ContextWindow | undefined;
   #contextChanged = false;
   #graphIndex = "";
+  /** After-turn work in progress (the agent does not wait for it); stop does. */
+  #observing: Promise<void> = Promise.resolve();
   #lastJob: JobReport | undefined;
 
   /**
@@ -79,12 +83,13 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   async start(): Promise<void> {
-    const { dir, clock, logger, provider, persona, coldAfterMs } = this.#options;
+    const { dir, clock, logger, provider, persona, coldAfterMs, selfNames } = this.#options;
     this.#memory = await openMemory({
       dir,
       clock,
       logger,
       provider,
+      ...(selfNames ? { selfNames } : {}),
       ...(persona !== undefined ? { persona } : {}),
       ...(coldAfterMs !== undefined ? { coldAfterMs } : {}),
     });
@@ -123,13 +128,18 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   /** Journals the exchange (the distiller's input) and marks the context for saving. */
-  async afterTurn(turn: TurnRecord): Promise<void> {
+  afterTurn(turn: TurnRecord): Promise<void> {
     const base = { eventId: turn.eventId, time: turn.time, source: turn.source };
-    await this.#open.observe({ ...base, role: "user", sender: turn.sender, text: turn.text });
-    await this.#open.observe({ ...base, role: "assistant", sender: "butler", text: turn.reply });
+    const memory = this.#open;
+    const observed = this.#observing.then(async () => {
+      await memory.observe({ ...base, role: "user", sender: turn.sender, text: turn.text });
+      await memory.observe({ ...base, role: "assistant", sender: "butler", text: turn.reply });
+    });
+    this.#observing = observed.catch(() => {});
     // Layer 1 is saved on the heartbeat, not per turn (an fsync per turn costs the turn's budget); the journal holds
     // every exchange, so a crash loses at most a heartbeat's worth of context continuity, never what was said.
     this.#contextChanged = true;
+    return observed;
   }
 
   /** Facts, documents and recent context for a query, best first. */
@@ -236,6 +246,7 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   async stop(): Promise<void> {
+    await this.#observing;
     if (this.#context) await this.#store.save(this.#context.records());
     await this.#store.flush();
     await this.#memory?.close();

@@ -33,6 +33,8 @@ export class TextMemory {
   #file: Deno.FsFile;
   #count: number;
   #encoder = new TextEncoder();
+  /** Appends run one after another, in call order; close waits for them. */
+  #tail: Promise<void> = Promise.resolve();
 
   private constructor(path: string, file: Deno.FsFile, count: number) {
     this.path = path;
@@ -99,11 +101,15 @@ export class TextMemory {
    * await journal.append({ eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text: "hi" });
    * ```
    */
-  async append(entry: MemoryEntry): Promise<void> {
+  append(entry: MemoryEntry): Promise<void> {
     const line = this.#encoder.encode(`${JSON.stringify(entry)}\n`);
-    let written = 0;
-    while (written < line.length) written += await this.#file.write(line.subarray(written));
-    this.#count++;
+    const write = this.#tail.then(async () => {
+      let written = 0;
+      while (written < line.length) written += await this.#file.write(line.subarray(written));
+      this.#count++;
+    });
+    this.#tail = write.catch(() => {});
+    return write;
   }
 
   /** Every entry, oldest first. */
@@ -111,13 +117,15 @@ export class TextMemory {
     return (await TextMemory.#scan(this.path)).entries;
   }
 
-  /** Flushes to the disk (fsync). */
+  /** Flushes to the disk (fsync), after the appends in progress. */
   async sync(): Promise<void> {
+    await this.#tail;
     await this.#file.syncData();
   }
 
-  /** Syncs and closes. */
+  /** Waits for the appends in progress, syncs and closes. */
   async close(): Promise<void> {
+    await this.#tail;
     await this.#file.syncData().catch(() => {});
     this.#file.close();
   }
