@@ -78,6 +78,11 @@ export interface Memory {
   documents(): DocumentStore;
   /** The graph, for the prompt index and inspection. */
   graph(): GraphStore;
+  /**
+   * Forgets everything that came from the input events `eventIds`: journal lines, documents (rows and index), facts.
+   * Returns what was removed.
+   */
+  forget(eventIds: readonly string[]): Promise<{ candidates: number; documents: number; facts: number }>;
   /** Counters. */
   status(): Record<string, unknown>;
   /** Flushes the journal to the disk. */
@@ -243,6 +248,22 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       });
       const rounded = items.map((item) => ({ ...item, score: Math.round(item.score * 1000) / 1000 }));
       return Promise.resolve(rounded.sort((a, b) => b.score - a.score || b.time - a.time).slice(0, k));
+    },
+    async forget(eventIds) {
+      const ids = new Set(eventIds);
+      await running?.catch(() => {});
+      const removed = await journal.forget(ids);
+      // The distiller's cursor counts journal lines: lines removed before it move it back.
+      const cursor = Number(readMeta(db, CURSOR) ?? 0);
+      const before = removed.filter((index) => index < cursor).length;
+      if (before) writeMeta(db, CURSOR, String(cursor - before));
+      for (let i = recent.length - 1; i >= 0; i--) if (ids.has(recent[i]!.eventId)) recent.splice(i, 1);
+      const result = { candidates: removed.length, documents: documents.forget(ids), facts: graph.forget(ids) };
+      logger.info("Forgot {candidates} candidates, {documents} documents, {facts} facts of {events} events", {
+        ...result,
+        events: ids.size,
+      });
+      return result;
     },
     documents: () => documents,
     graph: () => graph,

@@ -175,9 +175,46 @@ export class MemoryService implements Service, PromptContributor {
     }));
   }
 
-  /** The tools: `memory_recall`. */
+  /**
+   * Forgets what came from the input events `eventIds` in every layer — the context, the journal, documents and
+   * their index, facts — and saves the context at once.
+   */
+  async forget(eventIds: readonly string[]): Promise<Record<string, number>> {
+    await this.#observing;
+    const ids = new Set(eventIds);
+    const context = this.#context?.forget(ids) ?? 0;
+    const removed = await this.#open.forget(eventIds);
+    if (this.#context) await this.#store.save(this.#context.records());
+    this.#refreshIndex();
+    return { context, ...removed };
+  }
+
+  /** The tools: `memory_recall`, `memory_forget` (owner only). */
   tools(): Tool[] {
     return [{
+      name: "memory_forget",
+      description:
+        "Forget what the household said in given messages, in every layer of memory (context, journal, documents, facts). Find the messages first with memory_recall: pass the event ids from its provenance. Only when the owner asks.",
+      parameters: {
+        type: "object",
+        properties: {
+          event_ids: {
+            type: "array",
+            items: { type: "string", minLength: 1, maxLength: 100 },
+            minItems: 1,
+            maxItems: 100,
+          },
+        },
+        required: ["event_ids"],
+        additionalProperties: false,
+      },
+      allow: "owner",
+      execute: async (args) => {
+        const removed = await this.forget(args.event_ids as string[]);
+        return `Forgotten: ${removed.context} context entries, ${removed.candidates} journal lines, ` +
+          `${removed.documents} documents, ${removed.facts} facts`;
+      },
+    }, {
       name: "memory_recall",
       description:
         "Recall what happened in this household beyond the current conversation: facts learned from what people said, earlier exchanges (documents) and recent context, best first, with when and in which message. Use it when someone refers to something said before.",

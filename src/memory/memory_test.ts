@@ -4,6 +4,8 @@ import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { FakeLlm } from "../../tests/support/fake_llm.ts";
 import { ContextWindow } from "../agent/core/context.ts";
 import { OpenAIProvider } from "../agent/provider/openai_provider.ts";
+import { testToolContext } from "../../tests/support/tool_context.ts";
+import { ToolRegistry } from "../tools/registry.ts";
 import { MemoryService } from "./memory_service.ts";
 import { openMemory } from "./memory.ts";
 
@@ -133,5 +135,54 @@ Deno.test("the LLM distiller: strict JSON, one retry, a failed batch waits; noth
   );
   await memory.close();
   await fake.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("memory_forget removes what a message said from every layer, for good; only the owner may ask", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-forget-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  let { memory, context } = await service(dir, clock);
+  const turn = async (n: number, text: string) => {
+    const origin = { eventId: `e${n}`, time: clock.now(), source: "http", sender: "owner" };
+    context.appendTurn([{ role: "user", content: `[via http, from owner, trust owner] ${text}` }, {
+      role: "assistant",
+      content: "Noted.",
+    }], origin);
+    await memory.afterTurn({ ...origin, trust: "owner", text, reply: "Noted." });
+    clock.advance(DAY);
+  };
+  await turn(1, "The spare key is under the blue flowerpot.");
+  for (let n = 2; n <= 4; n++) await turn(n, `Filler ${n}: the weather was fine.`);
+  await turn(5, "The bike is in the garage.");
+  await memory.jobs()[0]!.run(new AbortController().signal);
+  assert.equal((memory.status() as { facts: number }).facts, 2);
+
+  const registry = new ToolRegistry({ clock });
+  for (const tool of memory.tools()) registry.register(tool);
+  const household = { ...testToolContext("http", "household") };
+  assert.match(
+    (await registry.call("memory_forget", '{"event_ids":["e1"]}', household)).content,
+    /is for the owner only/,
+  );
+  const done = await registry.call("memory_forget", '{"event_ids":["e1"]}', testToolContext("http", "owner"));
+  assert.equal(done.content, "Forgotten: 0 context entries, 2 journal lines, 1 documents, 1 facts");
+
+  const recalled = await memory.recall("spare key flowerpot", 10);
+  assert.deepEqual(recalled.filter((item) => item.provenance.includes("e1")), []);
+  assert.equal((memory.status() as { facts: number }).facts, 1, "the bike's fact stays");
+  assert.doesNotMatch(memory.system()!.body, /spare key/);
+  await memory.stop();
+  const journal = await Deno.readTextFile(`${dir}/candidates.jsonl`);
+  assert.ok(!journal.includes('"e1"') && journal.includes('"e5"'));
+  ({ memory, context } = await service(dir, clock));
+  assert.deepEqual(
+    (await memory.recall("spare key flowerpot", 10)).filter((item) => item.provenance.includes("e1")),
+    [],
+  );
+  // The distiller's cursor moved back with the removed lines: nothing is distilled twice, nothing skipped.
+  const again = await memory.jobs()[0]!.run(new AbortController().signal);
+  assert.equal(again, undefined);
+  assert.equal((memory.status() as { facts: number }).facts, 1);
+  await memory.stop();
   await Deno.remove(dir, { recursive: true });
 });

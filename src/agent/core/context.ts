@@ -170,6 +170,23 @@ export class ContextWindow {
     return evicted.length;
   }
 
+  /**
+   * Removes the exchanges of `eventIds` (nothing goes to `onEvict`: they are being forgotten); returns how many
+   * entries left.
+   */
+  forget(eventIds: ReadonlySet<string>): number {
+    const keep: number[] = [];
+    this.#entries.forEach((entry, i) => {
+      if (!eventIds.has(entry.eventId)) keep.push(i);
+    });
+    const removed = this.#entries.length - keep.length;
+    if (!removed) return 0;
+    this.#entries = keep.map((i) => this.#entries[i]!);
+    this.#tokens = keep.map((i) => this.#tokens[i]!);
+    this.#total = this.#tokens.reduce((sum, tokens) => sum + tokens, 0);
+    return removed;
+  }
+
   /** The exchanges as [start, end) index ranges, oldest first; each starts at a user message. */
   #exchanges(): Array<[number, number]> {
     const ranges: Array<[number, number]> = [];

@@ -145,3 +145,15 @@ Deno.test("when full, the exchanges least related to the current input move out;
   assert.deepEqual(kept, [...kept].sort(), "chronological order");
   assert.equal(context.size, 6);
 });
+
+Deno.test("forget removes an event's exchange and nothing goes to onEvict", () => {
+  const evicted: unknown[] = [];
+  const context = new ContextWindow({ maxEntries: 30, onEvict: (gone) => evicted.push(...gone) });
+  for (let n = 0; n < 3; n++) {
+    context.appendTurn([user(n), { role: "assistant", content: `a${n}` }], { ...ORIGIN, eventId: `e${n}` });
+  }
+  assert.equal(context.forget(new Set(["e1"])), 2);
+  assert.deepEqual(context.records().map((entry) => entry.eventId), ["e0", "e0", "e2", "e2"]);
+  assert.equal(context.forget(new Set(["nope"])), 0);
+  assert.deepEqual(evicted, []);
+});

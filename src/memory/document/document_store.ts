@@ -135,6 +135,20 @@ export class DocumentStore {
     return (this.#db.prepare("SELECT COUNT(*) AS n FROM documents WHERE archived = 1").get() as { n: number }).n;
   }
 
+  /** Deletes the documents that came from any of `eventIds`, rows and index entries; returns how many. */
+  forget(eventIds: ReadonlySet<string>): number {
+    const rows = this.#db.prepare("SELECT id, provenance FROM documents").all() as Array<Record<string, unknown>>;
+    let count = 0;
+    for (const row of rows) {
+      const provenance = JSON.parse(String(row.provenance)) as string[];
+      if (!provenance.some((id) => eventIds.has(id))) continue;
+      this.#db.prepare("DELETE FROM documents WHERE id = ?").run(String(row.id));
+      this.#index.delete(String(row.id));
+      count++;
+    }
+    return count;
+  }
+
   /** One document by id. */
   get(id: string): MemoryDocument | undefined {
     const row = this.#db.prepare("SELECT * FROM documents WHERE id = ?").get(id) as Record<string, unknown> | undefined;

@@ -139,6 +139,30 @@ export class GraphStore {
     }
   }
 
+  /**
+   * Forgets what came from `eventIds`: each fact loses those event ids from its provenance and is deleted when none
+   * is left; entities left without facts are deleted too. Returns how many facts were deleted. One transaction.
+   */
+  forget(eventIds: ReadonlySet<string>): number {
+    return transaction(this.#db, () => {
+      const rows = this.#db.prepare("SELECT id, provenance FROM triples").all() as Array<Record<string, unknown>>;
+      let deleted = 0;
+      for (const row of rows) {
+        const provenance = JSON.parse(String(row.provenance)) as string[];
+        const left = provenance.filter((id) => !eventIds.has(id));
+        if (left.length === provenance.length) continue;
+        if (left.length) {
+          this.#db.prepare("UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(left), Number(row.id));
+        } else {
+          this.#db.prepare("DELETE FROM triples WHERE id = ?").run(Number(row.id));
+          deleted++;
+        }
+      }
+      this.#db.exec("DELETE FROM entities WHERE id NOT IN (SELECT subject FROM triples)");
+      return deleted;
+    });
+  }
+
   /** Every fact that holds, for recall. */
   openFacts(): Fact[] {
     const rows = this.#db.prepare(

@@ -8,6 +8,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
+import { atomicWriteText } from "../../fs/atomic_write.ts";
 
 /** One candidate, as the memory facade's `observe` takes it. */
 export interface MemoryEntry {
@@ -115,6 +116,31 @@ export class TextMemory {
   /** Every entry, oldest first. */
   async entries(): Promise<MemoryEntry[]> {
     return (await TextMemory.#scan(this.path)).entries;
+  }
+
+  /**
+   * Rewrites the journal without the entries of `eventIds` (atomically: a crash leaves the old or the new file);
+   * returns the indexes (in the old order) of the entries removed.
+   */
+  forget(eventIds: ReadonlySet<string>): Promise<number[]> {
+    const work = this.#tail.then(async () => {
+      const { entries } = await TextMemory.#scan(this.path);
+      const removed: number[] = [];
+      const kept = entries.filter((entry, index) => {
+        if (!eventIds.has(entry.eventId)) return true;
+        removed.push(index);
+        return false;
+      });
+      if (!removed.length) return removed;
+      await this.#file.syncData();
+      this.#file.close();
+      await atomicWriteText(this.path, kept.map((entry) => `${JSON.stringify(entry)}\n`).join(""), { mode: 0o600 });
+      this.#file = await Deno.open(this.path, { append: true });
+      this.#count = kept.length;
+      return removed;
+    });
+    this.#tail = work.then(() => {}, () => {});
+    return work;
   }
 
   /** Flushes to the disk (fsync), after the appends in progress. */
