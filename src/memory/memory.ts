@@ -83,6 +83,8 @@ export interface Memory {
    * Returns what was removed.
    */
   forget(eventIds: readonly string[]): Promise<{ candidates: number; documents: number; facts: number }>;
+  /** Every journaled candidate, oldest first (inspection, replay). */
+  candidates(): Promise<MemoryEntry[]>;
   /** Counters. */
   status(): Record<string, unknown>;
   /** Flushes the journal to the disk. */
@@ -265,6 +267,7 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       });
       return result;
     },
+    candidates: () => journal.entries(),
     documents: () => documents,
     graph: () => graph,
     status: () => ({
