@@ -141,7 +141,10 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     throw error;
   }
   const documents = DocumentStore.over(db, index, clock);
-  const graph = new GraphStore(db);
+  const graph = new GraphStore(db, {
+    onMerge: ({ alias, entity, type }) =>
+      logger.info("Graph: {alias} is another name of {type} {entity}; filed as an alias", { alias, entity, type }),
+  });
   const distiller = new Distiller({ provider: options.provider, persona: options.persona ?? "", logger });
   const recentLimit = options.recentLimit ?? 30;
   const recent: MemoryEntry[] = (await journal.entries()).slice(-recentLimit);

@@ -8,6 +8,7 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import { transaction } from "../database.ts";
+import { normalizeName, SynonymIndex } from "./synonyms.ts";
 
 /** An entity. */
 export interface Entity {
@@ -52,33 +53,88 @@ function normalize(text: string): string {
   return text.normalize("NFKC").replace(/\s+/g, " ").trim();
 }
 
+/** Options of a {@linkcode GraphStore}. */
+export interface GraphStoreOptions {
+  /** Told when a new name was filed as an alias of a known entity (for the log). */
+  onMerge?: (merge: { alias: string; entity: string; type: string }) => void;
+}
+
 /** The graph. */
 export class GraphStore {
   #db: DatabaseSync;
+  #synonyms = new SynonymIndex();
+  #onMerge: NonNullable<GraphStoreOptions["onMerge"]>;
 
   /**
+   * Loads the synonym index from the entities already stored (names and aliases).
+   *
    * @example
    * ```ts
-   * const graph = new GraphStore(openMemoryDb(path));
+   * const graph = new GraphStore(openMemoryDb(path), { onMerge: (m) => logger.info("merged {alias}", m) });
    * ```
    */
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, options: GraphStoreOptions = {}) {
     this.#db = db;
+    this.#onMerge = options.onMerge ?? (() => {});
+    this.#loadSynonyms();
+  }
+
+  #loadSynonyms(): void {
+    this.#synonyms = new SynonymIndex();
+    const rows = this.#db.prepare("SELECT id, name, type, aliases FROM entities").all() as Array<
+      Record<string, unknown>
+    >;
+    for (const row of rows) {
+      const id = Number(row.id);
+      const type = String(row.type);
+      this.#synonyms.add(id, String(row.name), type);
+      for (const alias of JSON.parse(String(row.aliases)) as string[]) this.#synonyms.add(id, alias, type);
+    }
+  }
+
+  /** Runs a write; a rolled-back write may have filed names of rows that no longer exist, so reload the index. */
+  #write<T>(body: () => T): T {
+    try {
+      return transaction(this.#db, body);
+    } catch (error) {
+      this.#loadSynonyms();
+      throw error;
+    }
   }
 
   #entity(name: string, type: string, time: number): number {
     const row = this.#db.prepare("SELECT id FROM entities WHERE name = ? AND type = ?").get(name, type) as
       | { id: number }
       | undefined;
-    if (row) {
+    const known = row ? { id: row.id, aliases: null } : this.#synonym(name, type);
+    if (known) {
+      if (known.aliases && !known.aliases.list.includes(name)) {
+        this.#db.prepare("UPDATE entities SET aliases = ? WHERE id = ?")
+          .run(JSON.stringify([...known.aliases.list, name]), known.id);
+        this.#synonyms.add(known.id, name, type);
+        this.#onMerge({ alias: name, entity: known.aliases.name, type });
+      }
       this.#db.prepare("UPDATE entities SET mentions = mentions + 1, last_seen = MAX(last_seen, ?) WHERE id = ?")
-        .run(time, row.id);
-      return row.id;
+        .run(time, known.id);
+      return known.id;
     }
-    return Number(
+    const id = Number(
       this.#db.prepare("INSERT INTO entities (name, type, mentions, first_seen, last_seen) VALUES (?, ?, 1, ?, ?)")
         .run(name, type, time, time).lastInsertRowid,
     );
+    this.#synonyms.add(id, name, type);
+    return id;
+  }
+
+  /** The stored entity `name` is another name of, checked against the row (the index may hold forgotten ids). */
+  #synonym(name: string, type: string): { id: number; aliases: { name: string; list: string[] } } | undefined {
+    const id = this.#synonyms.probe(name, type);
+    if (id === undefined) return undefined;
+    const row = this.#db.prepare("SELECT name, aliases FROM entities WHERE id = ? AND type = ?").get(id, type) as
+      | { name: string; aliases: string }
+      | undefined;
+    if (!row) return undefined;
+    return { id, aliases: { name: row.name, list: JSON.parse(row.aliases) as string[] } };
   }
 
   /**
@@ -92,7 +148,7 @@ export class GraphStore {
    * ```
    */
   record(draft: FactDraft): FactOutcome {
-    return transaction(this.#db, () => this.#record(draft));
+    return this.#write(() => this.#record(draft));
   }
 
   /**
@@ -100,7 +156,7 @@ export class GraphStore {
    * or none of it.
    */
   recordBatch(drafts: readonly FactDraft[], also: () => void = () => {}): FactOutcome[] {
-    return transaction(this.#db, () => {
+    return this.#write(() => {
       const outcomes = drafts.map((draft) => this.#record(draft));
       also();
       return outcomes;
@@ -120,7 +176,9 @@ export class GraphStore {
       const open = this.#db.prepare(
         "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
       ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string }>;
-      const same = open.find((row) => row.object === object);
+      // "卧室" and "卧室的" are one value; the stored spelling stays.
+      const key = normalizeName(object);
+      const same = open.find((row) => row.object === object || normalizeName(row.object) === key);
       if (same) {
         const provenance = [...new Set([...JSON.parse(same.provenance) as string[], ...draft.provenance])];
         this.#db.prepare("UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(provenance), same.id);
@@ -159,6 +217,7 @@ export class GraphStore {
         }
       }
       this.#db.exec("DELETE FROM entities WHERE id NOT IN (SELECT subject FROM triples)");
+      this.#loadSynonyms();
       return deleted;
     });
   }
@@ -176,7 +235,8 @@ export class GraphStore {
   facts(name: string): Fact[] {
     const rows = this.#db.prepare(
       `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to
-       FROM triples t JOIN entities e ON e.id = t.subject WHERE e.name = ?
+       FROM triples t JOIN entities e ON e.id = t.subject
+       WHERE e.name = ?1 OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value = ?1)
        ORDER BY (t.valid_to IS NOT NULL), t.valid_from DESC, t.id DESC`,
     ).all(normalize(name)) as Array<Record<string, unknown>>;
     return rows.map(factOf);

@@ -102,3 +102,67 @@ Deno.test("a documents-only database is migrated forward, keeping its rows; a ne
   assert.throws(() => openMemoryDb(path), new RegExp(`has memory schema 99; this homed knows up to ${SCHEMA_VERSION}`));
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("another name of a known entity is filed as its alias: facts join, the index survives a restart and forget", async () => {
+  const { dir, path } = await tempDb();
+  const merges: string[] = [];
+  let db = openMemoryDb(path);
+  let graph = new GraphStore(db, { onMerge: (m) => merges.push(`${m.alias}→${m.entity}`) });
+  const at = (name: string, object: string, time: number, id: string) =>
+    graph.record({
+      subject: { name, type: "device" },
+      predicate: "位于",
+      object,
+      time,
+      provenance: [id],
+      single: true,
+    });
+  assert.equal(at("客厅灯", "客厅", T0, "e1"), "added");
+  assert.equal(at("客厅的灯", "客厅的", T0 + DAY, "e2"), "confirmed", "same entity, same value spelled differently");
+  assert.equal(at("卧室灯", "卧室", T0 + DAY, "e3"), "added", "a different lamp is not merged");
+  assert.deepEqual(merges, ["客厅的灯→客厅灯"]);
+  assert.deepEqual(graph.counts(), { entities: 2, facts: 2 });
+  db.close();
+
+  db = openMemoryDb(path);
+  graph = new GraphStore(db, { onMerge: (m) => merges.push(`${m.alias}→${m.entity}`) });
+  assert.equal(at("the living room lamp", "bedroom", T0 + 2 * DAY, "e4"), "added");
+  assert.equal(at("Living-Room Lamps", "bedroom", T0 + 2 * DAY, "e5"), "confirmed", "index rebuilt from the rows");
+  assert.equal(at("客厅灯", "卧室", T0 + 3 * DAY, "e6"), "replaced");
+  assert.deepEqual(graph.facts("客厅的灯").map((f) => [f.subject, f.object, f.validTo === null]), [
+    ["客厅灯", "卧室", true],
+    ["客厅灯", "客厅", false],
+  ], "facts are found under an alias too");
+
+  graph.forget(new Set(["e1", "e2", "e6"]));
+  assert.equal(graph.facts("客厅灯").length, 0);
+  assert.equal(at("客厅的灯", "书房", T0 + 4 * DAY, "e7"), "added");
+  assert.equal(
+    graph.facts("客厅的灯")[0]?.subject,
+    "客厅的灯",
+    "a forgotten entity is not resurrected as a merge target",
+  );
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a rolled-back batch leaves no name in the synonym index that could point at a reused row id", async () => {
+  const { dir, path } = await tempDb();
+  const db = openMemoryDb(path);
+  const graph = new GraphStore(db);
+  const draft = (name: string, object: string) => ({
+    subject: { name, type: "device" },
+    predicate: "状态",
+    object,
+    time: T0,
+    provenance: ["e1"],
+    single: true,
+  });
+  assert.throws(() => graph.recordBatch([draft("加湿器", "开"), draft("风扇", "")]), /non-empty object/);
+  assert.deepEqual(graph.counts(), { entities: 0, facts: 0 }, "nothing of the batch landed");
+  graph.record(draft("空气净化器", "开")); // takes the row id the rolled-back 加湿器 had
+  assert.equal(graph.record(draft("加湿器", "关")), "added", "加湿器 is its own entity, not an alias of the reused id");
+  assert.deepEqual(graph.counts(), { entities: 2, facts: 2 });
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
