@@ -18,6 +18,7 @@ import type { Provider } from "../agent/provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
 import { type DocumentDraft, DocumentStore } from "./document/document_store.ts";
+import { EntityIndex } from "./graph/entity_index.ts";
 import { GraphStore } from "./graph/graph_store.ts";
 import { Distiller } from "./pipeline/distiller.ts";
 import { type MemoryEntry, TextMemory } from "./text/text_memory.ts";
@@ -132,19 +133,38 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     now: () => clock.now(),
     onRecovery: (message) => logger.warning("Document index: {message}", { message }),
   });
+  let entityStore: VectorStore;
+  try {
+    entityStore = await VectorStore.open(join(dir, "graph-index"), {
+      compactEvery: 5_000,
+      now: () => clock.now(),
+      onRecovery: (message) => logger.warning("Entity index: {message}", { message }),
+    });
+  } catch (error) {
+    await journal.close();
+    await index.close();
+    throw error;
+  }
   let db: DatabaseSync;
   try {
     db = openMemoryDb(join(dir, "memory.db"));
   } catch (error) {
     await journal.close();
     await index.close();
+    await entityStore.close();
     throw error;
   }
   const documents = DocumentStore.over(db, index, clock);
+  // The graph tells the entity index what each committed write touched; the index needs the graph to read them.
+  // The callback runs on writes only, never during construction, so `entities` exists by then.
   const graph = new GraphStore(db, {
     onMerge: ({ alias, entity, type }) =>
       logger.info("Graph: {alias} is another name of {type} {entity}; filed as an alias", { alias, entity, type }),
+    onChange: (ids) => entities.refresh(ids),
   });
+  const entities = new EntityIndex(graph, entityStore);
+  const reindexed = entities.reconcile();
+  if (reindexed) logger.info("Entity index: indexed {count} entities it did not hold", { count: reindexed });
   const distiller = new Distiller({ provider: options.provider, persona: options.persona ?? "", logger });
   const recentLimit = options.recentLimit ?? 30;
   const recent: MemoryEntry[] = (await journal.entries()).slice(-recentLimit);
@@ -224,21 +244,15 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
         time: hit.document.created,
         provenance: hit.document.provenance,
       }));
-      const facts = graph.openFacts();
-      similarities(facts.map((fact) => `${fact.subject} ${fact.predicate} ${fact.object}`), query).forEach(
-        (score, i) => {
-          const fact = facts[i]!;
-          if (score > 0) {
-            items.push({
-              kind: "fact",
-              text: `${fact.subject} (${fact.subjectType}) ${fact.predicate}: ${fact.object}`,
-              score,
-              time: fact.validFrom,
-              provenance: fact.provenance,
-            });
-          }
-        },
-      );
+      for (const { fact, score } of entities.search(query, k)) {
+        items.push({
+          kind: "fact",
+          text: `${fact.subject} (${fact.subjectType}) ${fact.predicate}: ${fact.object}`,
+          score,
+          time: fact.validFrom,
+          provenance: fact.provenance,
+        });
+      }
       similarities(recent.map((entry) => entry.text), query).forEach((score, i) => {
         const entry = recent[i]!;
         if (score > 0) {
@@ -287,13 +301,18 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     sync: async () => {
       await journal.sync();
       await index.sync();
+      await entityStore.sync();
     },
-    reindex: () => index.reindex(),
+    reindex: async () => {
+      await index.reindex();
+      await entityStore.reindex();
+    },
     async close() {
       await running?.catch(() => {});
       await journal.close();
       db.close();
       await index.close();
+      await entityStore.close();
     },
   };
 }

@@ -57,6 +57,15 @@ function normalize(text: string): string {
 export interface GraphStoreOptions {
   /** Told when a new name was filed as an alias of a known entity (for the log). */
   onMerge?: (merge: { alias: string; entity: string; type: string }) => void;
+  /** Told, after each committed write, which entities it touched (their ids; some may have been deleted). */
+  onChange?: (entityIds: ReadonlySet<number>) => void;
+}
+
+/** One entity as text for the entity index: names, type and what holds about it. */
+export interface EntityText {
+  id: number;
+  text: string;
+  lastSeen: number;
 }
 
 /** The graph. */
@@ -64,6 +73,8 @@ export class GraphStore {
   #db: DatabaseSync;
   #synonyms = new SynonymIndex();
   #onMerge: NonNullable<GraphStoreOptions["onMerge"]>;
+  #onChange: NonNullable<GraphStoreOptions["onChange"]>;
+  #touched = new Set<number>();
 
   /**
    * Loads the synonym index from the entities already stored (names and aliases).
@@ -76,6 +87,7 @@ export class GraphStore {
   constructor(db: DatabaseSync, options: GraphStoreOptions = {}) {
     this.#db = db;
     this.#onMerge = options.onMerge ?? (() => {});
+    this.#onChange = options.onChange ?? (() => {});
     this.#loadSynonyms();
   }
 
@@ -94,12 +106,16 @@ export class GraphStore {
 
   /** Runs a write; a rolled-back write may have filed names of rows that no longer exist, so reload the index. */
   #write<T>(body: () => T): T {
+    this.#touched = new Set();
+    let result: T;
     try {
-      return transaction(this.#db, body);
+      result = transaction(this.#db, body);
     } catch (error) {
       this.#loadSynonyms();
       throw error;
     }
+    if (this.#touched.size) this.#onChange(this.#touched);
+    return result;
   }
 
   #entity(name: string, type: string, time: number): number {
@@ -173,6 +189,7 @@ export class GraphStore {
     }
     {
       const subject = this.#entity(name, type, draft.time);
+      this.#touched.add(subject);
       const open = this.#db.prepare(
         "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
       ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string }>;
@@ -202,13 +219,16 @@ export class GraphStore {
    * is left; entities left without facts are deleted too. Returns how many facts were deleted. One transaction.
    */
   forget(eventIds: ReadonlySet<string>): number {
-    return transaction(this.#db, () => {
-      const rows = this.#db.prepare("SELECT id, provenance FROM triples").all() as Array<Record<string, unknown>>;
+    return this.#write(() => {
+      const rows = this.#db.prepare("SELECT id, subject, provenance FROM triples").all() as Array<
+        Record<string, unknown>
+      >;
       let deleted = 0;
       for (const row of rows) {
         const provenance = JSON.parse(String(row.provenance)) as string[];
         const left = provenance.filter((id) => !eventIds.has(id));
         if (left.length === provenance.length) continue;
+        this.#touched.add(Number(row.subject));
         if (left.length) {
           this.#db.prepare("UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(left), Number(row.id));
         } else {
@@ -220,6 +240,44 @@ export class GraphStore {
       this.#loadSynonyms();
       return deleted;
     });
+  }
+
+  /**
+   * An entity as one text for the entity index — name, aliases, type and each fact that holds ("位于 卧室") — or
+   * `undefined` when it no longer exists.
+   *
+   * @example
+   * ```ts
+   * graph.entityText(7); // { id: 7, text: "客厅灯 客厅的灯 device 位于 卧室", lastSeen: … }
+   * ```
+   */
+  entityText(id: number): EntityText | undefined {
+    const row = this.#db.prepare("SELECT name, type, aliases, last_seen FROM entities WHERE id = ?").get(id) as
+      | { name: string; type: string; aliases: string; last_seen: number }
+      | undefined;
+    if (!row) return undefined;
+    const facts = this.#db.prepare("SELECT predicate, object FROM triples WHERE subject = ? AND valid_to IS NULL")
+      .all(id) as Array<{ predicate: string; object: string }>;
+    const text = [row.name, ...JSON.parse(row.aliases) as string[], row.type]
+      .concat(facts.map((fact) => `${fact.predicate} ${fact.object}`)).join(" ");
+    return { id, text, lastSeen: row.last_seen };
+  }
+
+  /** Every entity id, for checking the entity index at start. */
+  entityIds(): number[] {
+    return (this.#db.prepare("SELECT id FROM entities ORDER BY id").all() as Array<{ id: number }>).map((r) => r.id);
+  }
+
+  /** The facts that hold about the entities `ids`, in fact order. */
+  openFactsOf(ids: readonly number[]): Array<Fact & { entity: number }> {
+    if (!ids.length) return [];
+    const rows = this.#db.prepare(
+      `SELECT t.id, t.subject AS entity, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance,
+         t.valid_from, t.valid_to
+       FROM triples t JOIN entities e ON e.id = t.subject
+       WHERE t.valid_to IS NULL AND t.subject IN (SELECT value FROM json_each(?)) ORDER BY t.id`,
+    ).all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
+    return rows.map((row) => ({ ...factOf(row), entity: Number(row.entity) }));
   }
 
   /** Every fact that holds, for recall. */
