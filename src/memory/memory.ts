@@ -13,7 +13,7 @@
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import { similarities } from "../agent/core/relevance.ts";
+import { similarities } from "./vector/relevance.ts";
 import type { Provider } from "../agent/provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import { openMemoryDb, readMeta, writeMeta } from "./database.ts";

@@ -9,7 +9,7 @@
  */
 
 import type { ChatMessage } from "../provider/provider.ts";
-import { similarities } from "./relevance.ts";
+import { similarities } from "../../memory/vector/relevance.ts";
 import { messageTokens } from "./tokens.ts";
 
 /** Share of the bounds a shrink goes down to. */

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { HOUSEHOLD, termFrequencies } from "../../memory/vector/tokenizer.ts";
+import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
 /**
  * The cosine of each text against `query`, in the texts' order (0 when they share no term).
