@@ -155,6 +155,10 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     throw error;
   }
   const documents = DocumentStore.over(db, index, clock);
+  const reindexedDocuments = documents.reconcile();
+  if (reindexedDocuments) {
+    logger.info("Document index: indexed {count} documents it did not hold", { count: reindexedDocuments });
+  }
   // The graph tells the entity index what each committed write touched; the index needs the graph to read them.
   // The callback runs on writes only, never during construction, so `entities` exists by then.
   const graph = new GraphStore(db, {

@@ -80,6 +80,27 @@ export class DocumentStore {
     return new DocumentStore(db, index, clock);
   }
 
+  /**
+   * Indexes the documents the index does not hold — a kill between the row's commit and the index write, or an
+   * index set aside as corrupt or emptied for a new analyzer — and returns how many it wrote.
+   *
+   * @example
+   * ```ts
+   * const documents = DocumentStore.over(db, index, clock);
+   * documents.reconcile(); // 0 after a clean stop
+   * ```
+   */
+  reconcile(): number {
+    const rows = this.#db.prepare("SELECT id, text, created FROM documents ORDER BY created").all() as Array<
+      { id: string; text: string; created: number }
+    >;
+    const missing = rows.filter((row) => !this.#index.has(row.id));
+    if (missing.length) {
+      this.#index.putMany(missing.map((row) => ({ id: row.id, text: row.text, meta: { time: row.created } })));
+    }
+    return missing.length;
+  }
+
   /** Number of documents. */
   get size(): number {
     return (this.#db.prepare("SELECT COUNT(*) AS n FROM documents").get() as { n: number }).n;
