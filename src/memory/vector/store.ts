@@ -18,7 +18,10 @@
 import { join } from "node:path";
 import { type DocMeta, type Hit, InvertedIndex, type ScoringOptions, type SearchOptions } from "./inverted_index.ts";
 import { frameAll, readRecords } from "./record_file.ts";
-import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
+import { ANALYZER, HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
+
+/** The analyzer a store written before analyzers were named used. */
+const FIRST_ANALYZER = "engine-1";
 
 /** A put as stored: terms with frequencies, so recovery needs no tokenizer. */
 interface PutRecord {
@@ -41,6 +44,12 @@ type StoreRecord = PutRecord | DeleteRecord | EndRecord;
 export interface VectorStoreOptions {
   /** Text → term frequencies; the engine's tokenizer with the household lexicon by default. */
   analyze?: (text: string) => Map<string, number>;
+  /**
+   * Names what `analyze` does (default: {@link ANALYZER}, with the default `analyze`). Stored terms come from the
+   * analyzer of their day: when the name differs from the one on disk the store opens empty (the old files are
+   * removed and the open report says so) and its owner indexes its documents again from their source.
+   */
+  analyzer?: string;
   scoring?: ScoringOptions;
   /** fsync after every write (survives power loss, slower); otherwise only at {@link VectorStore.sync}. */
   fsyncEachWrite?: boolean;
@@ -76,6 +85,8 @@ export class VectorStore {
   /** While a compaction runs: the log records written since its snapshot point, for the next generation's log. */
   #carried: StoreRecord[] | undefined;
   #compacting: Promise<void> | undefined;
+  /** The analyzer's name, when the store checks it. */
+  #analyzer: string | undefined;
   /** Log size at which the next automatic compaction may start (moved on after a failed one). */
   #nextAutoCompact = 0;
 
@@ -199,6 +210,7 @@ export class VectorStore {
       // A compaction that crashed before its rename left only a temporary file: the old generation is still whole.
       if (entry.name.endsWith(".tmp")) await Deno.remove(join(this.dir, entry.name));
     }
+    await this.#checkAnalyzer();
     const generations = await this.#generations();
     let chosen = generations[0] ?? 0;
     for (const generation of generations.length ? generations : [0]) {
@@ -222,6 +234,41 @@ export class VectorStore {
     this.#report = { generation: chosen, documents: this.index.size, recovered: this.#report.recovered };
     const problems = this.index.verify();
     if (problems.length) throw new Error(`Vector store ${this.dir} is inconsistent after loading: ${problems[0]}`);
+  }
+
+  /** Empties the folder when its terms came from another analyzer, then records the current one. */
+  async #checkAnalyzer(): Promise<void> {
+    const current = this.#options.analyzer ?? (this.#options.analyze ? undefined : ANALYZER);
+    this.#analyzer = current;
+    if (current === undefined) return;
+    const file = join(this.dir, "analyzer");
+    const generations = await this.#generations();
+    let stored: string | undefined;
+    try {
+      stored = (await Deno.readTextFile(file)).trim();
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      stored = generations.length ? FIRST_ANALYZER : current;
+    }
+    if (stored === current) {
+      await this.#writeAnalyzer(file, current);
+      return;
+    }
+    for (const generation of generations) {
+      for (const kind of ["snap", "wal"] as const) await Deno.remove(this.#path(kind, generation)).catch(() => {});
+    }
+    this.#recovered(
+      `the analyzer changed from ${stored} to ${current}: the index was emptied and is rebuilt from its documents`,
+    );
+    await this.#writeAnalyzer(file, current);
+  }
+
+  async #writeAnalyzer(file: string, name: string): Promise<void> {
+    try {
+      if ((await Deno.readTextFile(file)).trim() === name) return;
+    } catch { /* not written yet */ }
+    await Deno.writeTextFile(`${file}.tmp`, `${name}\n`);
+    await Deno.rename(`${file}.tmp`, file);
   }
 
   #resetIndex(): void {
@@ -368,6 +415,8 @@ export class VectorStore {
           Deno.removeSync(path);
         } catch { /* already gone */ }
       }
+      // A folder written anew (deleted under us) needs its analyzer file, or it would read as the first analyzer's.
+      if (this.#analyzer !== undefined) await this.#writeAnalyzer(join(this.dir, "analyzer"), this.#analyzer);
     } catch (error) {
       await Deno.remove(temporary).catch(() => {});
       throw error;

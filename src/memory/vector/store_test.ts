@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { VectorStore } from "./store.ts";
+import { ANALYZER } from "./tokenizer.ts";
 
 async function tempDir(): Promise<string> {
   return await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-vector-" });
@@ -196,5 +197,37 @@ Deno.test("a store whose folder is deleted while running writes itself anew on s
   const reopened = await VectorStore.open(dir);
   assert.deepEqual(reopened.index.ids().sort(), ["a", "b"]);
   await reopened.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a store written by another analyzer opens empty, says so, and remembers the new one", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-store-analyzer-" });
+  const old = await VectorStore.open(dir, { analyzer: "test-1" });
+  old.put("a", "the kettle is in the kitchen", {});
+  await old.close();
+  assert.equal(await Deno.readTextFile(join(dir, "analyzer")), "test-1\n");
+
+  const same = await VectorStore.open(dir, { analyzer: "test-1" });
+  assert.deepEqual([same.size, same.report.recovered], [1, []]);
+  await same.close();
+
+  const recovered: string[] = [];
+  const changed = await VectorStore.open(dir, { analyzer: "test-2", onRecovery: (m) => recovered.push(m) });
+  assert.equal(changed.size, 0);
+  assert.deepEqual(recovered, [
+    "the analyzer changed from test-1 to test-2: the index was emptied and is rebuilt from its documents",
+  ]);
+  changed.put("b", "the spare key is under the blue flowerpot", {});
+  await changed.close();
+  const again = await VectorStore.open(dir, { analyzer: "test-2" });
+  assert.deepEqual([again.index.ids(), again.report.recovered], [["b"], []]);
+  await again.close();
+
+  // A folder from before analyzers were named holds the first analyzer's terms.
+  await Deno.remove(join(dir, "analyzer"));
+  const legacy = await VectorStore.open(dir, { onRecovery: (m) => recovered.push(m) });
+  assert.equal(legacy.size, 0);
+  assert.match(recovered.at(-1)!, new RegExp(`from engine-1 to ${ANALYZER}`));
+  await legacy.close();
   await Deno.remove(dir, { recursive: true });
 });

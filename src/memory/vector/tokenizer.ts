@@ -69,6 +69,13 @@ export function compileLexicon(source: Readonly<Record<string, string>>): Lexico
 /** The household lexicon, compiled once. */
 export const HOUSEHOLD: Lexicon = compileLexicon(HOUSEHOLD_LEXICON);
 
+/**
+ * The name of what the engine's analyzer (tokenizer, stemmer, stopwords, household lexicon) does. Change it with any
+ * change that gives a text different terms: stores written by another analyzer are emptied at open and rebuilt by
+ * their owners.
+ */
+export const ANALYZER = "engine-2";
+
 /** Options of {@link tokenize}. */
 export interface TokenizeOptions {
   /** Adds concept tokens; `undefined` for plain terms only. */
@@ -140,6 +147,8 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
   }
   const isNumber = (piece: { cjk: boolean; text: string }) => !piece.cjk && /^\d+$/.test(piece.text);
   let words: string[] = [];
+  // Stopwords are judged on the word as written: stemming first would index "does" as "doe".
+  let stops: boolean[] = [];
   const flushWords = () => {
     if (!words.length) return;
     if (lexicon) {
@@ -152,8 +161,11 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
         }
       }
     }
-    for (const word of words) if (!EN_STOPWORDS.has(word)) out.push(word);
+    words.forEach((word, i) => {
+      if (!stops[i]) out.push(word);
+    });
     words = [];
+    stops = [];
   };
   for (let i = 0; i < pieces.length;) {
     // A CJK segment: CJK runs and numbers written against them with no gap ("城巴7号线", "22点").
@@ -176,6 +188,7 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
     const piece = pieces[i]!;
     // A phrase ("living room") continues only across white space or simple joiners, not across CJK or sentences.
     if (words.length && !/^[\s\-'/]*$/.test(normalized.slice(pieces[i - 1]!.end, piece.start))) flushWords();
+    stops.push(EN_STOPWORDS.has(piece.text));
     words.push(/^\p{L}+$/u.test(piece.text) ? stem(piece.text) : piece.text);
     i++;
   }
