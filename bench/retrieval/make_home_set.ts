@@ -7,6 +7,8 @@
  * Run: deno run --allow-write=bench/retrieval bench/retrieval/make_home_set.ts
  */
 
+import { seededRandom } from "../support/seeded_random.ts";
+
 interface Note {
   id: string;
   text: string;
@@ -21,16 +23,7 @@ interface Query {
   category: Category;
 }
 
-let seed = 20261130;
-function random(): number {
-  seed |= 0;
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
-const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
+const { next: random, pick, int } = seededRandom(20261130);
 const date = (year = int(2023, 2026)) =>
   `${year}-${String(int(1, 12)).padStart(2, "0")}-${String(int(1, 28)).padStart(2, "0")}`;
 
