@@ -221,7 +221,8 @@ const THREADS: Array<() => Thread | undefined> = [
         [speaker, `We need to settle ${decision[0]} tonight.`],
         [other(speaker), `So we're agreed: ${decision[1]}.`],
       ],
-      questions: [{ text: `What did we decide about ${decision[0]}?`, gold: [1], category: "plain" }],
+      // The topic is named in the turn before the decision: a reply question, not a plain one.
+      questions: [{ text: `What did we decide about ${decision[0]}?`, gold: [1], category: "reply" }],
     };
   },
   () => {
