@@ -1,6 +1,7 @@
 /**
  * Retrieval quality: engine vs fts5 vs bigram_baseline, same documents and queries, on
- * (a) CMRC 2018 dev (question → paragraph) and (b) the frozen bilingual home set (bench/retrieval/home_set.json).
+ * (a) CMRC 2018 dev (question → paragraph), (b) the frozen bilingual home set (bench/retrieval/home_set.json) and
+ * (c) the frozen English multi-session conversation set (bench/retrieval/conversation_set.json, turn → question).
  *
  * Run: deno task eval:retrieval (writes under bench/out/; with --record, the committed files). Writes results.json
  * (`{"<corpus>": {"<system>": {"r1", "r5", "r10", "mrr"}}}`) and bench/retrieval/run.json (commit, Deno, CPU,
@@ -90,9 +91,24 @@ function metrics(ranks: readonly number[]): Metrics {
   };
 }
 
-const corpora = { cmrc2018: await loadCmrc(), home: await loadHome() };
+/** The English multi-session conversation set: every turn is a document ("Speaker: text"); gold is turn ids. */
+async function loadConversation(): Promise<{ docs: EvalDoc[]; queries: EvalQuery[] }> {
+  const raw = JSON.parse(await Deno.readTextFile(new URL("./conversation_set.json", import.meta.url))) as {
+    sessions: Array<{ turns: Array<{ id: string; speaker: string; text: string; time: string }> }>;
+    questions: Array<{ text: string; gold: string[]; category: string }>;
+  };
+  return {
+    docs: raw.sessions.flatMap((session) =>
+      session.turns.map((turn) => ({ id: turn.id, text: `${turn.speaker}: ${turn.text}`, time: Date.parse(turn.time) }))
+    ),
+    queries: raw.questions,
+  };
+}
+
+const corpora = { cmrc2018: await loadCmrc(), home: await loadHome(), conversation: await loadConversation() };
 const results: Record<string, Record<string, Metrics>> = {};
-const categories: Record<string, Record<string, Metrics & { n: number }>> = {};
+/** Per corpus with categories, per category, per system. */
+const categories: Record<string, Record<string, Record<string, Metrics & { n: number }>>> = {};
 for (const [name, corpus] of Object.entries(corpora)) {
   results[name] = {};
   for (const system of [engineSystem(), fts5System(), bigramBaselineSystem()]) {
@@ -100,12 +116,11 @@ for (const [name, corpus] of Object.entries(corpora)) {
     const ranked = evaluate(system, corpus.queries);
     system.close?.();
     results[name]![system.name] = metrics(ranked.map((r) => r.rank));
-    if (name === "home") {
-      for (const category of new Set(corpus.queries.map((q) => q.category ?? "all"))) {
-        const subset = ranked.filter((r) => r.query.category === category).map((r) => r.rank);
-        categories[category] ??= {};
-        categories[category]![system.name] = { ...metrics(subset), n: subset.length };
-      }
+    for (const category of new Set(corpus.queries.flatMap((q) => q.category ? [q.category] : []))) {
+      const subset = ranked.filter((r) => r.query.category === category).map((r) => r.rank);
+      categories[name] ??= {};
+      categories[name]![category] ??= {};
+      categories[name]![category]![system.name] = { ...metrics(subset), n: subset.length };
     }
   }
 }
@@ -119,7 +134,8 @@ await writeResults(new URL("./run.json", import.meta.url), {
   corpora: Object.fromEntries(
     Object.entries(corpora).map(([name, c]) => [name, { documents: c.docs.length, queries: c.queries.length }]),
   ),
-  home_by_category: categories,
+  home_by_category: categories.home,
+  conversation_by_category: categories.conversation,
 });
 console.log(`retrieval eval (${env.commit.slice(0, 10)}, deno ${env.deno}, ${env.cpu})`);
 for (const [name, bySystem] of Object.entries(results)) {
@@ -130,7 +146,9 @@ for (const [name, bySystem] of Object.entries(results)) {
   );
   console.table(bySystem);
 }
-for (const [category, bySystem] of Object.entries(categories)) {
-  console.log(`\nhome / ${category} (${Object.values(bySystem)[0]!.n} queries)`);
-  console.table(Object.fromEntries(Object.entries(bySystem).map(([s, { n: _n, ...m }]) => [s, m])));
+for (const [corpus, byCategory] of Object.entries(categories)) {
+  for (const [category, bySystem] of Object.entries(byCategory)) {
+    console.log(`\n${corpus} / ${category} (${Object.values(bySystem)[0]!.n} queries)`);
+    console.table(Object.fromEntries(Object.entries(bySystem).map(([s, { n: _n, ...m }]) => [s, m])));
+  }
 }
