@@ -50,6 +50,8 @@ const shuffle = <T>(items: readonly T[]): T[] => {
   return out;
 };
 
+const capitalize = (text = "") => text.charAt(0).toUpperCase() + text.slice(1);
+
 const ADULTS = ["Anna", "Ben"];
 const CHILDREN = ["Mia", "Leo"];
 const PEOPLE = [...ADULTS, ...CHILDREN, "Grandpa Joe"];
@@ -232,7 +234,7 @@ const THREADS: Array<() => Thread | undefined> = [
     const time = `${hour}:${pick(["00", "30"])}`, leave = `${hour - 1}:${pick(["00", "15", "30"])}`;
     return {
       turns: [
-        [asker, `What time does ${event[0]} start on ${day}? ${event[1][0]!.toUpperCase()}${event[1].slice(1)}.`],
+        [asker, `What time does ${event[0]} start on ${day}? ${capitalize(event[1])}.`],
         [other(asker, ADULTS), `${time}, but we should leave by ${leave} because of the parking.`],
       ],
       questions: [{ text: `When does ${event[0]} begin?`, gold: [1], category: "reply" }],
@@ -288,7 +290,7 @@ const THREADS: Array<() => Thread | undefined> = [
     return {
       turns: [[asker, `Who borrowed the ${lent[0]}? It's not in the shed.`], [
         other(asker),
-        `${lent[1][0]!.toUpperCase()}${lent[1].slice(1)} took it; they'll bring it back ${lent[2]}.`,
+        `${capitalize(lent[1])} took it; they'll bring it back ${lent[2]}.`,
       ]],
       questions: [{ text: `Who has our ${lent[0]}?`, gold: [1], category: "reply" }],
     };

@@ -10,41 +10,9 @@ import { getLogger } from "@logtape/logtape";
 import { memoryWriterText } from "../../tests/support/memory_writer.ts";
 import { systemClock } from "../clock.ts";
 import { openMemory } from "./memory.ts";
+import { runAndKill } from "../../tests/support/kill_writer.ts";
 
 const WRITER = new URL("../../tests/support/memory_writer.ts", import.meta.url).pathname;
-
-async function runAndKill(dir: string, start: number, killAfter: number): Promise<number> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", `--allow-read=${dir}`, `--allow-write=${dir}`, WRITER, dir, String(start)],
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  let lastAcked = start - 1;
-  let acks = 0;
-  reading: for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    for (let newline = buffer.indexOf("\n"); newline !== -1; newline = buffer.indexOf("\n")) {
-      const match = /^ack (\d+)$/.exec(buffer.slice(0, newline));
-      buffer = buffer.slice(newline + 1);
-      if (!match) continue;
-      lastAcked = Number(match[1]);
-      if (++acks >= killAfter) {
-        child.kill("SIGKILL");
-        break reading;
-      }
-    }
-  }
-  await reader.cancel().catch(() => {});
-  const status = await child.status;
-  const stderr = new TextDecoder().decode(await new Response(child.stderr).arrayBuffer());
-  assert.equal(status.signal, "SIGKILL", `the writer ended on its own: ${stderr}`);
-  return lastAcked;
-}
 
 Deno.test("kill -9 during observing and memory jobs loses nothing acknowledged and never half-records a batch", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-crash-" });
@@ -52,7 +20,7 @@ Deno.test("kill -9 during observing and memory jobs loses nothing acknowledged a
   const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   let next = 0;
   for (let round = 0; round < 12; round++) {
-    const lastAcked = await runAndKill(dir, next, 10 + Math.floor(random() * 60));
+    const lastAcked = await runAndKill(WRITER, dir, next, 10 + Math.floor(random() * 60));
     const memory = await openMemory({ dir, clock: systemClock, logger: getLogger(["test"]) });
     try {
       const status = memory.status() as { candidates: number; distilled: number };

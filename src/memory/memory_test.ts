@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { FakeLlm } from "../../tests/support/fake_llm.ts";
+import { fakeLlmProvider } from "../../tests/support/fake_llm_provider.ts";
+import type { OpenAIProvider } from "../agent/provider/openai_provider.ts";
 import { ContextWindow } from "../agent/core/context.ts";
-import { OpenAIProvider } from "../agent/provider/openai_provider.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { MemoryService } from "./memory_service.ts";
@@ -68,20 +69,7 @@ Deno.test("the LLM distiller: strict JSON, one retry, a failed batch waits; noth
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-distiller-" });
   const fake = FakeLlm.start({ personaPrefix: "# Persona\n", apiKey: KEY });
   const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
-  const provider = new OpenAIProvider({
-    model: "m",
-    baseUrl: fake.baseUrl,
-    apiKey: KEY,
-    temperature: 0,
-    maxTokens: 500,
-    thinking: false,
-    timeoutMs: 30_000,
-    maxRetries: 0,
-    clock,
-    random: () => 0.5,
-    logger: getLogger(["test"]),
-    missingKeyHint: "",
-  });
+  const provider = fakeLlmProvider({ baseUrl: fake.baseUrl, apiKey: KEY, clock });
   const memory = await openMemory({ dir, clock, provider, persona: "# Persona\n", logger: getLogger(["test"]) });
   await memory.observe({
     eventId: "e1",

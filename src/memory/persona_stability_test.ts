@@ -2,12 +2,12 @@ import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { FakeLlm } from "../../tests/support/fake_llm.ts";
+import { fakeLlmProvider } from "../../tests/support/fake_llm_provider.ts";
 import { RecordingDevice } from "../../tests/support/recording_device.ts";
 import { ScriptedProvider } from "../../tests/support/scripted_provider.ts";
 import { Agent } from "../agent/core/agent.ts";
 import { ContextWindow } from "../agent/core/context.ts";
 import { DEFAULT_PERSONA_TEXT, personaNames } from "../agent/personal.ts";
-import { OpenAIProvider } from "../agent/provider/openai_provider.ts";
 import { IOManager } from "../io/io_manager.ts";
 import { RouteTable } from "../io/route_table.ts";
 import { ToolRegistry } from "../tools/registry.ts";
@@ -88,20 +88,7 @@ Deno.test("facts an LLM proposes about the butler itself are dropped, with the p
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-self-" });
   const fake = FakeLlm.start({ apiKey: "sk-self-0123456789" });
   const clock = new FakeClock();
-  const provider = new OpenAIProvider({
-    model: "m",
-    baseUrl: fake.baseUrl,
-    apiKey: "sk-self-0123456789",
-    temperature: 0,
-    maxTokens: 500,
-    thinking: false,
-    timeoutMs: 30_000,
-    maxRetries: 0,
-    clock,
-    random: () => 0.5,
-    logger: getLogger(["test"]),
-    missingKeyHint: "",
-  });
+  const provider = fakeLlmProvider({ baseUrl: fake.baseUrl, apiKey: "sk-self-0123456789", clock });
   const memory = await openMemory({ dir, clock, provider, logger: getLogger(["test"]), selfNames: ["阿福", "Alfred"] });
   await memory.observe({
     eventId: "e1",

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { writerOp, writerText } from "../../../tests/support/vector_writer.ts";
 import { VectorStore } from "./store.ts";
 import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
+import { runAndKill } from "../../../tests/support/kill_writer.ts";
 
 const WRITER = new URL("../../../tests/support/vector_writer.ts", import.meta.url).pathname;
 
@@ -20,39 +21,6 @@ function seeded(seed: number): () => number {
 }
 
 /** Runs the writer from `start` until `killAfter` acks were read, then SIGKILLs it; returns the last acked index. */
-async function runAndKill(dir: string, start: number, killAfter: number): Promise<number> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", `--allow-read=${dir}`, `--allow-write=${dir}`, WRITER, dir, String(start)],
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  let lastAcked = start - 1;
-  let acks = 0;
-  reading: for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    for (let newline = buffer.indexOf("\n"); newline !== -1; newline = buffer.indexOf("\n")) {
-      const match = /^ack (\d+)$/.exec(buffer.slice(0, newline));
-      buffer = buffer.slice(newline + 1);
-      if (!match) continue;
-      lastAcked = Number(match[1]);
-      if (++acks >= killAfter) {
-        child.kill("SIGKILL");
-        break reading;
-      }
-    }
-  }
-  await reader.cancel().catch(() => {});
-  const status = await child.status;
-  const stderr = new TextDecoder().decode(await new Response(child.stderr).arrayBuffer());
-  assert.equal(status.signal, "SIGKILL", `the writer ended on its own: ${stderr}`);
-  return lastAcked;
-}
-
 Deno.test("every acknowledged write survives SIGKILL at 24 random points", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-crash-" });
   const random = seeded(424242);
@@ -65,7 +33,7 @@ Deno.test("every acknowledged write survives SIGKILL at 24 random points", async
   };
   const recoveries: string[] = [];
   for (let round = 0; round < 24; round++) {
-    const lastAcked = await runAndKill(dir, applied, 1 + Math.floor(random() * 160));
+    const lastAcked = await runAndKill(WRITER, dir, applied, 1 + Math.floor(random() * 160));
     while (applied <= lastAcked) apply(applied++);
 
     const store = await VectorStore.open(dir, { onRecovery: (m) => recoveries.push(m) });
