@@ -1,0 +1,107 @@
+/**
+ * Prototype for conversation-aware recall (issue 9, item 8), measured before it is built into the memory facade: on
+ * the conversation set, each turn is indexed with a second field — the previous turn's words, as namespaced terms
+ * (`^word`) in the same vector, not a second score added on — and a query asks for both fields, the neighbour field
+ * at weight `f` (query tf e^(f−1), so its term weight is f·idf). A query that names a household member multiplies
+ * that person's turns by `speaker`. Both are chosen on the `tune` questions only; the table reports `test` with them,
+ * beside the plain engine (f = 0, speaker = 1) — the anchor — in the same run.
+ *
+ * Run: deno task eval:conversation-fields (writes bench/out/retrieval/conversation_fields.json; --record: committed).
+ */
+
+import { InvertedIndex } from "../../src/memory/vector/inverted_index.ts";
+import { HOUSEHOLD, termFrequencies } from "../../src/memory/vector/tokenizer.ts";
+import { environment, writeResults } from "../support/report.ts";
+
+interface Turn {
+  id: string;
+  speaker: string;
+  text: string;
+  time: string;
+}
+interface Question {
+  text: string;
+  gold: string[];
+  category: string;
+  split: "tune" | "test";
+}
+const set = JSON.parse(await Deno.readTextFile(new URL("./conversation_set.json", import.meta.url))) as {
+  speakers: string[];
+  sessions: Array<{ turns: Turn[] }>;
+  questions: Question[];
+};
+const analyze = (text: string) => termFrequencies(text, { lexicon: HOUSEHOLD });
+
+function build(withNeighbours: boolean): { index: InvertedIndex; speakerOf: Map<string, string> } {
+  const index = new InvertedIndex();
+  const speakerOf = new Map<string, string>();
+  for (const session of set.sessions) {
+    session.turns.forEach((turn, i) => {
+      const terms = analyze(`${turn.speaker}: ${turn.text}`);
+      const previous = session.turns[i - 1];
+      if (withNeighbours && previous) { for (const [term, tf] of analyze(previous.text)) terms.set(`^${term}`, tf); }
+      speakerOf.set(turn.id, turn.speaker);
+      index.put(turn.id, terms, { time: Date.parse(turn.time) });
+    });
+  }
+  return { index, speakerOf };
+}
+
+const plain = build(false), fielded = build(true);
+
+/** recall@10 and MRR per category (and `all`) on one split. */
+function run(f: number, speaker: number, split: "tune" | "test") {
+  const { index, speakerOf } = f > 0 ? fielded : plain;
+  const ranks: Record<string, number[]> = {};
+  for (const question of set.questions.filter((q) => q.split === split)) {
+    const query = analyze(question.text);
+    if (f > 0) { for (const term of [...query.keys()]) query.set(`^${term}`, Math.exp(f - 1)); }
+    const named = set.speakers.filter((person) => question.text.includes(person));
+    const hits = index.search(query, { k: 100 })
+      .map((hit) => ({ id: hit.id, score: hit.score * (named.includes(speakerOf.get(hit.id)!) ? speaker : 1) }))
+      .sort((a, b) => b.score - a.score);
+    const rank = hits.findIndex((hit) => question.gold.includes(hit.id)) + 1 || Infinity;
+    for (const key of [question.category, "all"]) (ranks[key] ??= []).push(rank);
+  }
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return Object.fromEntries(
+    Object.entries(ranks).map(([category, list]) => [category, {
+      r10: round(list.filter((rank) => rank <= 10).length / list.length),
+      mrr: round(list.reduce((sum, rank) => sum + 1 / rank, 0) / list.length),
+      n: list.length,
+    }]),
+  );
+}
+
+const sweep: Array<{ f: number; speaker: number; tune_r10: number; tune_mrr: number }> = [];
+for (const f of [0, 0.3, 0.5, 0.7, 0.9]) {
+  for (const speaker of [1, 1.5, 2]) {
+    const all = run(f, speaker, "tune").all!;
+    sweep.push({ f, speaker, tune_r10: all.r10, tune_mrr: all.mrr });
+  }
+}
+// Best recall@10 on tune, then MRR; ties go to the smaller neighbour weight and the smaller speaker factor.
+const best = [...sweep].sort((a, b) =>
+  b.tune_r10 - a.tune_r10 || b.tune_mrr - a.tune_mrr || a.f - b.f || a.speaker - b.speaker
+)[0]!;
+const test = { anchor: run(0, 1, "test"), chosen: run(best.f, best.speaker, "test") };
+
+const env = await environment();
+await writeResults(new URL("./conversation_fields.json", import.meta.url), {
+  ...env,
+  chosen_on_tune: { f: best.f, speaker: best.speaker },
+  sweep,
+  test,
+});
+console.log(`conversation fields (${env.commit.slice(0, 10)}, deno ${env.deno}, ${env.cpu})`);
+console.table(sweep);
+console.log(`chosen on tune: f = ${best.f}, speaker = ${best.speaker}; test split:`);
+console.table(Object.fromEntries(
+  Object.keys(test.anchor).map((category) => [category, {
+    anchor_r10: test.anchor[category]!.r10,
+    chosen_r10: test.chosen[category]?.r10,
+    anchor_mrr: test.anchor[category]!.mrr,
+    chosen_mrr: test.chosen[category]?.mrr,
+    n: test.anchor[category]!.n,
+  }]),
+));
