@@ -2,14 +2,15 @@
  * Prototype for conversation-aware recall (issue 9, item 8), measured before it is built into the memory facade: on
  * the conversation set, each turn is indexed with a second field — the previous turn's words, as namespaced terms
  * (`^word`) in the same vector, not a second score added on — and a query asks for both fields, the neighbour field
- * at weight `f` (query tf e^(f−1), so its term weight is f·idf). A query that names a household member multiplies
+ * at weight `f` (query tf e^(f−1), so its term weight is f·idf); context terms count in neither norm (see
+ * `CONTEXT_FIELD`) — exactly what `VectorStore.search` does with `contextWeight`. A query that names a household member multiplies
  * that person's turns by `speaker`. Both are chosen on the `tune` questions only; the table reports `test` with them,
  * beside the plain engine (f = 0, speaker = 1) — the anchor — in the same run.
  *
  * Run: deno task eval:conversation-fields (writes bench/out/retrieval/conversation_fields.json; --record: committed).
  */
 
-import { InvertedIndex } from "../../src/memory/vector/inverted_index.ts";
+import { CONTEXT_FIELD, InvertedIndex } from "../../src/memory/vector/inverted_index.ts";
 import { HOUSEHOLD, termFrequencies } from "../../src/memory/vector/tokenizer.ts";
 import { environment, writeResults } from "../support/report.ts";
 
@@ -39,7 +40,9 @@ function build(withNeighbours: boolean): { index: InvertedIndex; speakerOf: Map<
     session.turns.forEach((turn, i) => {
       const terms = analyze(`${turn.speaker}: ${turn.text}`);
       const previous = session.turns[i - 1];
-      if (withNeighbours && previous) { for (const [term, tf] of analyze(previous.text)) terms.set(`^${term}`, tf); }
+      if (withNeighbours && previous) {
+        for (const [term, tf] of analyze(previous.text)) terms.set(`${CONTEXT_FIELD}${term}`, tf);
+      }
       speakerOf.set(turn.id, turn.speaker);
       index.put(turn.id, terms, { time: Date.parse(turn.time) });
     });
@@ -55,7 +58,7 @@ function run(f: number, speaker: number, split: "tune" | "test") {
   const ranks: Record<string, number[]> = {};
   for (const question of set.questions.filter((q) => q.split === split)) {
     const query = analyze(question.text);
-    if (f > 0) { for (const term of [...query.keys()]) query.set(`^${term}`, Math.exp(f - 1)); }
+    if (f > 0) { for (const term of [...query.keys()]) query.set(`${CONTEXT_FIELD}${term}`, Math.exp(f - 1)); }
     const named = set.speakers.filter((person) => question.text.includes(person));
     const hits = index.search(query, { k: 100 })
       .map((hit) => ({ id: hit.id, score: hit.score * (named.includes(speakerOf.get(hit.id)!) ? speaker : 1) }))

@@ -8,7 +8,7 @@
 import { DatabaseSync } from "node:sqlite";
 
 /** The schema version this homed writes. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const MIGRATIONS: Record<number, string> = {
   1: `CREATE TABLE IF NOT EXISTS documents (
@@ -23,6 +23,9 @@ const MIGRATIONS: Record<number, string> = {
         object TEXT NOT NULL, provenance TEXT NOT NULL, valid_from INTEGER NOT NULL, valid_to INTEGER);
       CREATE INDEX triples_open ON triples (subject, predicate) WHERE valid_to IS NULL;`,
   3: `ALTER TABLE documents ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;`,
+  // The turn said just before the document's (same chat, shortly before): its context field in the index.
+  4: `ALTER TABLE documents ADD COLUMN context TEXT NOT NULL DEFAULT '';
+      ALTER TABLE documents ADD COLUMN context_event TEXT NOT NULL DEFAULT '';`,
 };
 
 /**

@@ -113,6 +113,30 @@ export function aboutSelf(subject: { name: string }, selfNames: readonly string[
   return SELF.test(name) || selfNames.some((self) => self.toLowerCase() === name.toLowerCase());
 }
 
+/** Utterances kept in memory to find what was said just before a document's (a layer-1 exchange lives ≤ 30 of them). */
+const SAID_LIMIT = 256;
+/** What was said longer ago than this before a message is not its context. */
+const CONTEXT_GAP_MS = 30 * 60_000;
+
+/**
+ * The text said just before the utterance of `eventId`, in the same chat and at most {@link CONTEXT_GAP_MS} earlier —
+ * a document's context field — or `undefined`.
+ */
+function saidBefore(
+  said: readonly MemoryEntry[],
+  eventId: string | undefined,
+): { text: string; eventId: string } | undefined {
+  const at = said.findIndex((entry) => entry.eventId === eventId && entry.role === "user");
+  const own = said[at];
+  if (!own) return undefined;
+  for (let i = at - 1; i >= 0; i--) {
+    const entry = said[i]!;
+    if (own.time - entry.time > CONTEXT_GAP_MS) return undefined;
+    if (entry.source === own.source && entry.eventId !== eventId) return { text: entry.text, eventId: entry.eventId };
+  }
+  return undefined;
+}
+
 /**
  * Opens the memory in `dir`.
  *
@@ -171,7 +195,8 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
   if (reindexed) logger.info("Entity index: indexed {count} entities it did not hold", { count: reindexed });
   const distiller = new Distiller({ provider: options.provider, persona: options.persona ?? "", logger });
   const recentLimit = options.recentLimit ?? 30;
-  const recent: MemoryEntry[] = (await journal.entries()).slice(-recentLimit);
+  const said = (await journal.entries()).slice(-SAID_LIMIT);
+  const recent: MemoryEntry[] = said.slice(-recentLimit);
   const totals = { tokens: 0, runs: 0, failures: 0, facts: 0 };
   let running: Promise<JobReport> | undefined;
 
@@ -231,9 +256,12 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       await journal.append(entry);
       recent.push(entry);
       if (recent.length > recentLimit) recent.shift();
+      said.push(entry);
+      if (said.length > SAID_LIMIT) said.shift();
     },
     keepDocument(draft) {
-      documents.add(draft);
+      const context = draft.context ?? saidBefore(said, draft.provenance[0]);
+      documents.add(context ? { ...draft, context } : draft);
     },
     runJobs(signal) {
       // One run at a time; a second caller waits for the first.
@@ -280,7 +308,9 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       const cursor = Number(readMeta(db, CURSOR) ?? 0);
       const before = removed.filter((index) => index < cursor).length;
       if (before) writeMeta(db, CURSOR, String(cursor - before));
-      for (let i = recent.length - 1; i >= 0; i--) if (ids.has(recent[i]!.eventId)) recent.splice(i, 1);
+      for (const list of [recent, said]) {
+        for (let i = list.length - 1; i >= 0; i--) if (ids.has(list[i]!.eventId)) list.splice(i, 1);
+      }
       const result = { candidates: removed.length, documents: documents.forget(ids), facts: graph.forget(ids) };
       logger.info("Forgot {candidates} candidates, {documents} documents, {facts} facts of {events} events", {
         ...result,

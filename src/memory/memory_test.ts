@@ -174,3 +174,33 @@ Deno.test("memory_forget removes what a message said from every layer, for good;
   await memory.stop();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a reply is recalled by the words of the question before it, in the same chat and only shortly after", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-reply-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const memory = await openMemory({ dir, clock, logger: getLogger(["test"]), recentLimit: 1 });
+  const say = async (eventId: string, source: string, sender: string, text: string, afterMs: number) => {
+    clock.advance(afterMs);
+    await memory.observe({ eventId, time: clock.now(), role: "user", source, sender, text });
+  };
+  const group = "qq:group:1001";
+  await say("q1", group, "Anna", "Has anyone seen the passport? I need it for the form.", 0);
+  await say("x1", "qq:private:2002", "Leo", "Can we have pasta tonight?", 30_000);
+  await say("r1", group, "Ben", "Top drawer of the hall desk, under the envelopes.", 60_000);
+  await say("q2", group, "Anna", "Where did the spare car key go?", 3_600_000);
+  await say("r2", group, "Mia", "Glovebox of the car.", 31 * 60_000);
+  for (const id of ["q1", "x1", "r1", "q2", "r2"]) {
+    const text = (await memory.candidates()).find((entry) => entry.eventId === id)!.text;
+    memory.keepDocument({ lines: [{ speaker: "someone", text }], time: clock.now(), provenance: [id] });
+  }
+  const provenance = async (query: string) =>
+    (await memory.recall(query, { k: 5 })).filter((item) => item.kind === "document").map((item) => item.provenance[0]);
+  assert.deepEqual(await provenance("where is the passport"), ["q1", "r1"], "the question's words find its reply");
+  assert.ok(
+    !(await provenance("where did the spare key go")).includes("r2"),
+    "31 minutes later is not a reply any more",
+  );
+  assert.ok(!(await provenance("pasta tonight")).includes("r1"), "another chat's message is not its context");
+  await memory.close();
+  await Deno.remove(dir, { recursive: true });
+});

@@ -30,11 +30,22 @@ export interface DocumentHit {
   score: number;
 }
 
+/**
+ * How much a document's context field (the turn before it) counts against its own words: 0.7, chosen on the tune half
+ * of the conversation set by `deno task eval:conversation-fields` (reported there on the other half).
+ */
+export const CONTEXT_WEIGHT = 0.7;
+
 /** What a document is made from: one exchange, as lines of who said what. */
 export interface DocumentDraft {
   lines: Array<{ speaker: string; text: string }>;
   time: number;
   provenance: string[];
+  /**
+   * What was said just before (the question this answers, say): indexed as the document's context field, so a
+   * search that asks for it (`contextWeight`) finds a reply by the question's words.
+   */
+  context?: { text: string; eventId: string };
 }
 
 /**
@@ -91,12 +102,14 @@ export class DocumentStore {
    * ```
    */
   reconcile(): number {
-    const rows = this.#db.prepare("SELECT id, text, created FROM documents ORDER BY created").all() as Array<
-      { id: string; text: string; created: number }
+    const rows = this.#db.prepare("SELECT id, text, created, context FROM documents ORDER BY created").all() as Array<
+      { id: string; text: string; created: number; context: string }
     >;
     const missing = rows.filter((row) => !this.#index.has(row.id));
     if (missing.length) {
-      this.#index.putMany(missing.map((row) => ({ id: row.id, text: row.text, meta: { time: row.created } })));
+      this.#index.putMany(
+        missing.map((row) => ({ id: row.id, text: row.text, meta: { time: row.created }, context: row.context })),
+      );
     }
     return missing.length;
   }
@@ -125,8 +138,10 @@ export class DocumentStore {
       hits: 0,
       provenance: [...new Set(draft.provenance)],
     };
+    const context = draft.context?.text ?? "";
     this.#db.prepare(
-      "INSERT INTO documents (id, text, summary, created, last_accessed, hits, provenance) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      `INSERT INTO documents (id, text, summary, created, last_accessed, hits, provenance, context, context_event)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       document.id,
       document.text,
@@ -135,8 +150,10 @@ export class DocumentStore {
       document.lastAccessed,
       0,
       JSON.stringify(document.provenance),
+      context,
+      draft.context?.eventId ?? "",
     );
-    this.#index.put(document.id, document.text, { time: document.created });
+    this.#index.put(document.id, document.text, { time: document.created }, context);
     return document;
   }
 
@@ -156,13 +173,24 @@ export class DocumentStore {
     return (this.#db.prepare("SELECT COUNT(*) AS n FROM documents WHERE archived = 1").get() as { n: number }).n;
   }
 
-  /** Deletes the documents that came from any of `eventIds`, rows and index entries; returns how many. */
+  /**
+   * Deletes the documents that came from any of `eventIds`, rows and index entries, and drops a forgotten utterance
+   * from the context field of the documents that had it as context; returns how many documents were deleted.
+   */
   forget(eventIds: ReadonlySet<string>): number {
-    const rows = this.#db.prepare("SELECT id, provenance FROM documents").all() as Array<Record<string, unknown>>;
+    const rows = this.#db.prepare("SELECT id, text, created, provenance, context_event FROM documents").all() as Array<
+      Record<string, unknown>
+    >;
     let count = 0;
     for (const row of rows) {
       const provenance = JSON.parse(String(row.provenance)) as string[];
-      if (!provenance.some((id) => eventIds.has(id))) continue;
+      if (!provenance.some((id) => eventIds.has(id))) {
+        if (eventIds.has(String(row.context_event))) {
+          this.#db.prepare("UPDATE documents SET context = '', context_event = '' WHERE id = ?").run(String(row.id));
+          this.#index.put(String(row.id), String(row.text), { time: Number(row.created) });
+        }
+        continue;
+      }
       this.#db.prepare("DELETE FROM documents WHERE id = ?").run(String(row.id));
       this.#index.delete(String(row.id));
       count++;
@@ -181,7 +209,7 @@ export class DocumentStore {
    * for the unasked reference block).
    */
   search(query: string, k: number, touch = true): DocumentHit[] {
-    const hits = this.#index.search(query, { k }).flatMap((hit) => {
+    const hits = this.#index.search(query, { k, contextWeight: CONTEXT_WEIGHT }).flatMap((hit) => {
       const document = this.get(hit.id);
       return document ? [{ document, score: hit.score }] : [];
     });

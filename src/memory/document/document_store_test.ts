@@ -39,3 +39,31 @@ Deno.test("documents the index lost (killed before its write, or set aside) are 
   db.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a document's context field survives a lost index and leaves with the utterance it came from", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-context-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  let index = await VectorStore.open(join(dir, "documents-index"));
+  let documents = DocumentStore.over(db, index, systemClock);
+  const reply = documents.add({
+    lines: [{ speaker: "Ben", text: "Top drawer of the hall desk." }],
+    time: 2,
+    provenance: ["r1"],
+    context: { text: "Has anyone seen the passport?", eventId: "q1" },
+  });
+  const found = () => documents.search("where is the passport", 3, false).map((hit) => hit.document.id);
+  assert.deepEqual(found(), [reply.id]);
+  await index.close();
+  await Deno.remove(join(dir, "documents-index"), { recursive: true });
+  index = await VectorStore.open(join(dir, "documents-index"));
+  documents = DocumentStore.over(db, index, systemClock);
+  assert.equal(documents.reconcile(), 1);
+  assert.deepEqual(found(), [reply.id], "rebuilt with its context field");
+
+  assert.equal(documents.forget(new Set(["q1"])), 0, "the reply itself stays");
+  assert.deepEqual(found(), [], "but the forgotten question's words no longer find it");
+  assert.deepEqual(documents.search("hall desk", 3, false).map((hit) => hit.document.id), [reply.id]);
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});

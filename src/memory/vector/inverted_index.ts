@@ -40,6 +40,14 @@ export interface SearchOptions {
   filter?: DocMeta | ((meta: DocMeta) => boolean);
 }
 
+/**
+ * Marks a term of a document's second field, its context (the turn said before it): such terms add to a score but
+ * count in neither the document's nor the query's norm, so a document matched by its own words scores exactly as it
+ * would without the field, and a long context does not make its document "long". The tokenizer never makes a term
+ * with this character (it splits on punctuation).
+ */
+export const CONTEXT_FIELD = "^";
+
 /** Chosen by the sweep in bench/retrieval/tune.ts (results in bench/retrieval/README.md). */
 export const DEFAULT_SCORING: ScoringOptions = {
   slope: 0.75,
@@ -132,6 +140,7 @@ export class InvertedIndex {
   #postings: Growable[] = [];
   #df: number[] = [];
   #concept: boolean[] = [];
+  #context: boolean[] = [];
   #slotOf = new Map<string, number>();
   #ids: string[] = [];
   #meta: DocMeta[] = [];
@@ -191,6 +200,7 @@ export class InvertedIndex {
       this.#postings.push(new Growable());
       this.#df.push(0);
       this.#concept.push(term.startsWith("~"));
+      this.#context.push(term.startsWith(CONTEXT_FIELD));
     }
     return id;
   }
@@ -240,7 +250,7 @@ export class InvertedIndex {
       const weight = weights[i]!;
       this.#postings[termId]!.push(slot, weight);
       this.#df[termId]!++;
-      squares += weight * weight;
+      if (!this.#context[termId]) squares += weight * weight;
     }
     this.#ids.push(id);
     this.#meta.push(meta);
@@ -330,6 +340,7 @@ export class InvertedIndex {
     this.#postings = other.#postings;
     this.#df = other.#df;
     this.#concept = other.#concept;
+    this.#context = other.#context;
     this.#slotOf = other.#slotOf;
     this.#ids = other.#ids;
     this.#meta = other.#meta;
@@ -392,10 +403,11 @@ export class InvertedIndex {
       if (this.#concept[termId]) weight *= this.scoring.conceptWeight;
       if (weight <= 0) continue;
       weights.push([termId, weight]);
-      queryNorm += weight * weight;
+      if (!this.#context[termId]) queryNorm += weight * weight;
     }
     if (!weights.length) return [];
-    queryNorm = Math.sqrt(queryNorm);
+    // Only context-field terms matched anything: normalise by them rather than divide by zero.
+    queryNorm = Math.sqrt(queryNorm || weights.reduce((sum, [, weight]) => sum + weight * weight, 0));
 
     const accumulator = this.#accumulator;
     const touched = this.#touched;
@@ -479,7 +491,9 @@ export class InvertedIndex {
     const lookup = new Map<number, number>();
     for (let i = 0; i < termsA.length; i++) lookup.set(termsA[i]!, weightsA[i]!);
     let dot = 0;
-    for (let i = 0; i < termsB.length; i++) dot += (lookup.get(termsB[i]!) ?? 0) * weightsB[i]!;
+    for (let i = 0; i < termsB.length; i++) {
+      if (!this.#context[termsB[i]!]) dot += (lookup.get(termsB[i]!) ?? 0) * weightsB[i]!;
+    }
     return dot / (this.#norms[a]! * this.#norms[b]!);
   }
 }

@@ -16,7 +16,14 @@
  */
 
 import { join } from "node:path";
-import { type DocMeta, type Hit, InvertedIndex, type ScoringOptions, type SearchOptions } from "./inverted_index.ts";
+import {
+  CONTEXT_FIELD,
+  type DocMeta,
+  type Hit,
+  InvertedIndex,
+  type ScoringOptions,
+  type SearchOptions,
+} from "./inverted_index.ts";
 import { frameAll, readRecords } from "./record_file.ts";
 import { ANALYZER, HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
@@ -294,18 +301,22 @@ export class VectorStore {
    * store.put("n1", "客厅的灯每天 22:00 关闭", { time: Date.now() });
    * ```
    */
-  put(id: string, text: string, meta: DocMeta = {}): void {
-    this.putMany([{ id, text, meta }]);
+  put(id: string, text: string, meta: DocMeta = {}, context?: string): void {
+    this.putMany([{ id, text, meta, ...(context ? { context } : {}) }]);
   }
 
-  /** Adds or replaces several documents with one log write. */
-  putMany(docs: ReadonlyArray<{ id: string; text: string; meta?: DocMeta }>): void {
-    const records: PutRecord[] = docs.map((doc) => ({
-      op: "put",
-      id: doc.id,
-      t: [...this.#analyze(doc.text)],
-      m: doc.meta ?? {},
-    }));
+  /**
+   * Adds or replaces several documents with one log write. A document's `context` (the turn before it, say) becomes
+   * a second field: its terms, namespaced, in the same vector — found by a search with a `contextWeight`.
+   */
+  putMany(docs: ReadonlyArray<{ id: string; text: string; meta?: DocMeta; context?: string }>): void {
+    const records: PutRecord[] = docs.map((doc) => {
+      const terms = this.#analyze(doc.text);
+      if (doc.context) {
+        for (const [term, tf] of this.#analyze(doc.context)) terms.set(`${CONTEXT_FIELD}${term}`, tf);
+      }
+      return { op: "put", id: doc.id, t: [...terms], m: doc.meta ?? {} };
+    });
     this.#append(records);
     for (const record of records) this.#apply(record);
     this.#maybeCompact();
@@ -332,8 +343,14 @@ export class VectorStore {
    * store.search("living room lamp", { k: 5, filter: { topic: "smart_home" } });
    * ```
    */
-  search(query: string, options: SearchOptions = {}): Hit[] {
-    return this.index.search(this.#analyze(query), options);
+  search(query: string, options: SearchOptions & { contextWeight?: number } = {}): Hit[] {
+    const { contextWeight = 0, ...rest } = options;
+    const terms = this.#analyze(query);
+    // A query term weighs (1 + ln tf)·idf: tf = e^(w−1) makes the context field's copy weigh w·idf.
+    if (contextWeight > 0) {
+      for (const term of [...terms.keys()]) terms.set(`${CONTEXT_FIELD}${term}`, Math.exp(contextWeight - 1));
+    }
+    return this.index.search(terms, rest);
   }
 
   #maybeCompact(): void {

@@ -231,3 +231,41 @@ Deno.test("a store written by another analyzer opens empty, says so, and remembe
   await legacy.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a context field is found only by a search that asks for it, below the document's own words", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-store-context-" });
+  const store = await VectorStore.open(dir);
+  store.put("reply", "Top drawer of the hall desk, under the envelopes.", {}, "Has anyone seen the passport?");
+  store.put("question", "Has anyone seen the passport?", {});
+  assert.deepEqual(store.search("where is the passport").map((hit) => hit.id), ["question"], "own words only");
+  const both = store.search("where is the passport", { contextWeight: 0.7 });
+  assert.deepEqual(both.map((hit) => hit.id), ["question", "reply"], "the reply by its question's words, second");
+  assert.ok(both[1]!.score < both[0]!.score);
+  await store.close();
+  const reopened = await VectorStore.open(dir);
+  assert.deepEqual(reopened.search("passport", { contextWeight: 0.7 }).map((hit) => hit.id).sort(), [
+    "question",
+    "reply",
+  ]);
+  await reopened.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("context terms count in no norm: own-word scores are the same with or without anyone's context", async () => {
+  const dirs = [
+    await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-store-norm-" }),
+    await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-store-norm-" }),
+  ];
+  const scores: number[][] = [];
+  for (const [i, dir] of dirs.entries()) {
+    const store = await VectorStore.open(dir);
+    const long = i ? "Has anyone seen the passport, the tax folder, the torch or the bike pump this week?" : undefined;
+    store.put("lamp", "the living room lamp is on a timer", {});
+    store.put("key", "the spare key is under the blue flowerpot", {}, long);
+    store.put("bins", "the bins go out on Tuesday night", {}, long);
+    scores.push(["lamp", "key"].map((id) => store.search("spare key lamp").find((hit) => hit.id === id)!.score));
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+  assert.deepEqual(scores[1], scores[0]);
+});
