@@ -166,6 +166,28 @@ Deno.test("a restart reuses the persisted index: nothing is re-added", async () 
   await Deno.remove(parts.root, { recursive: true });
 });
 
+Deno.test("an index written by another analyzer is emptied at open and rebuilt from the files at once", async () => {
+  const parts = await setup();
+  await parts.knowledge.close();
+  await parts.store.close();
+  await Deno.writeTextFile(join(parts.storeDir, "analyzer"), "engine-0\n"); // as if written by an older homed
+  const recovered: string[] = [];
+  const store = await VectorStore.open(parts.storeDir, { onRecovery: (message) => recovered.push(message) });
+  assert.equal(store.size, 0);
+  assert.match(recovered[0]!, /the analyzer changed from engine-0 to engine-\d+/);
+  const knowledge = await KnowledgeBase.open({
+    dir: parts.dir,
+    store,
+    clock: parts.clock,
+    logger: getLogger(["test"]),
+  });
+  assert.ok(store.size > 0, "every section indexed again on open");
+  assert.equal(knowledge.search("溏心蛋煮几分钟", 1)[0]!.heading, "Soft-boiled eggs · 溏心蛋");
+  await knowledge.close();
+  await store.close();
+  await Deno.remove(parts.root, { recursive: true });
+});
+
 Deno.test("tools validate their arguments and report bad topics as error results", async () => {
   const parts = await setup();
   const registry = new ToolRegistry();
