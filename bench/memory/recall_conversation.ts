@@ -12,24 +12,11 @@
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { openMemory } from "../../src/memory/memory.ts";
+import { loadConversationSet } from "../retrieval/conversation_set.ts";
 import { fts5System } from "../retrieval/systems.ts";
 import { environment, writeResults } from "../support/report.ts";
 
-interface Turn {
-  id: string;
-  speaker: string;
-  text: string;
-  time: string;
-}
-interface Question {
-  text: string;
-  gold: string[];
-  category: string;
-  split: "tune" | "test";
-}
-const set = JSON.parse(
-  await Deno.readTextFile(new URL("../retrieval/conversation_set.json", import.meta.url)),
-) as { sessions: Array<{ turns: Turn[] }>; questions: Question[] };
+const set = await loadConversationSet();
 const turns = set.sessions.flatMap((session) => session.turns);
 
 const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-recall-conversation-" });

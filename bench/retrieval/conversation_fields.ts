@@ -13,24 +13,9 @@
 import { CONTEXT_FIELD, InvertedIndex } from "../../src/memory/vector/inverted_index.ts";
 import { HOUSEHOLD, termFrequencies } from "../../src/memory/vector/tokenizer.ts";
 import { environment, writeResults } from "../support/report.ts";
+import { loadConversationSet } from "./conversation_set.ts";
 
-interface Turn {
-  id: string;
-  speaker: string;
-  text: string;
-  time: string;
-}
-interface Question {
-  text: string;
-  gold: string[];
-  category: string;
-  split: "tune" | "test";
-}
-const set = JSON.parse(await Deno.readTextFile(new URL("./conversation_set.json", import.meta.url))) as {
-  speakers: string[];
-  sessions: Array<{ turns: Turn[] }>;
-  questions: Question[];
-};
+const set = await loadConversationSet();
 const analyze = (text: string) => termFrequencies(text, { lexicon: HOUSEHOLD });
 
 function build(withNeighbours: boolean): { index: InvertedIndex; speakerOf: Map<string, string> } {

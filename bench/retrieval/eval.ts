@@ -10,6 +10,7 @@
 
 import { fileURLToPath } from "node:url";
 import { environment, writeResults } from "../support/report.ts";
+import { loadConversationSet } from "./conversation_set.ts";
 import { bigramBaselineSystem, engineSystem, type EvalDoc, fts5System, type RetrievalSystem } from "./systems.ts";
 
 interface EvalQuery {
@@ -93,10 +94,7 @@ function metrics(ranks: readonly number[]): Metrics {
 
 /** The English multi-session conversation set: every turn is a document ("Speaker: text"); gold is turn ids. */
 async function loadConversation(): Promise<{ docs: EvalDoc[]; queries: EvalQuery[] }> {
-  const raw = JSON.parse(await Deno.readTextFile(new URL("./conversation_set.json", import.meta.url))) as {
-    sessions: Array<{ turns: Array<{ id: string; speaker: string; text: string; time: string }> }>;
-    questions: Array<{ text: string; gold: string[]; category: string }>;
-  };
+  const raw = await loadConversationSet();
   return {
     docs: raw.sessions.flatMap((session) =>
       session.turns.map((turn) => ({ id: turn.id, text: `${turn.speaker}: ${turn.text}`, time: Date.parse(turn.time) }))

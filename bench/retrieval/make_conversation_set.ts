@@ -18,22 +18,11 @@
  */
 
 import { seededRandom } from "../support/seeded_random.ts";
+import type { ConversationCategory, ConversationQuestion, ConversationTurn } from "./conversation_set.ts";
 
-type Category = "reply" | "person" | "time" | "plain";
-interface Turn {
-  id: string;
-  speaker: string;
-  text: string;
-  /** ISO date-time the turn was said. */
-  time: string;
-}
-interface Question {
-  id: string;
-  text: string;
-  gold: string[];
-  category: Category;
-  split: "tune" | "test";
-}
+type Category = ConversationCategory;
+type Turn = ConversationTurn;
+type Question = ConversationQuestion;
 /** A thread: turns (speaker, text) and questions pointing at turns by their index in the thread. */
 interface Thread {
   turns: Array<[string, string]>;
