@@ -1,0 +1,120 @@
+/**
+ * Start-up: time from spawning `deno run <the start task's flags> src/main.ts run` to the first `200` from `/healthz`,
+ * and the resident memory 2 s later, idle — with an empty data dir and with 10,000 memory documents already stored
+ * (the issue 9 targets: ≤ 300 ms and ≤ 64 MB with 10k documents). Three starts each, the median reported. The anchor
+ * in the same run is an empty Deno script that listens and answers one request.
+ *
+ * Run: deno task bench:startup (writes bench/out/startup/results.json; --record: bench/startup/results.json).
+ */
+
+import { join } from "node:path";
+import { getLogger } from "@logtape/logtape";
+import { stringify } from "yaml";
+import { systemClock } from "../../src/clock.ts";
+import { openMemory } from "../../src/memory/memory.ts";
+import { freePort, REPO, taskFlags } from "../../tests/support/homed_process.ts";
+import { environment, percentile, writeResults } from "../support/report.ts";
+
+const RUNS = 3;
+
+async function rssMb(pid: number): Promise<number> {
+  const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)], stdout: "piped" }).output();
+  return Math.round(Number(new TextDecoder().decode(out.stdout).trim()) / 1024 * 10) / 10;
+}
+
+/** Spawns `args`, polls `url` until it answers 200; returns ms to that and the RSS after 2 s, then kills it. */
+async function measure(args: string[], url: string, env: Record<string, string>): Promise<{ ms: number; rss: number }> {
+  const started = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: REPO,
+    env: { NO_COLOR: "1", ...env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let ms = Number.NaN;
+  for (let i = 0; i < 6_000; i++) {
+    try {
+      const response = await fetch(url);
+      await response.body?.cancel();
+      if (response.ok) {
+        ms = performance.now() - started;
+        break;
+      }
+    } catch { /* not listening yet */ }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  const rss = await rssMb(child.pid);
+  child.kill("SIGTERM");
+  await child.status;
+  return { ms: Math.round(ms), rss };
+}
+
+async function homedCase(documents: number): Promise<{ ms: number[]; rss: number[] }> {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-startup-" });
+  const dataDir = join(dir, "data");
+  if (documents) {
+    const memory = await openMemory({ dir: join(dataDir, "memory"), clock: systemClock, logger: getLogger(["bench"]) });
+    for (let i = 0; i < documents; i++) {
+      memory.keepDocument({
+        lines: [{
+          speaker: "owner",
+          text: `Note ${i}: the ${["lamp", "kettle", "router", "heater"][i % 4]} in room ${i % 97} was checked`,
+        }],
+        time: Date.UTC(2026, 0, 1) + i * 60_000,
+        provenance: [`e${i}`],
+      });
+    }
+    await memory.close();
+  }
+  const results = { ms: [] as number[], rss: [] as number[] };
+  for (let run = 0; run < RUNS; run++) {
+    const port = freePort();
+    const configPath = join(dir, "homed.yaml");
+    await Deno.writeTextFile(
+      configPath,
+      stringify({ daemon: { listen_addr: `127.0.0.1:${port}`, data_dir: dataDir } }),
+    );
+    const env = { HOMED_CONFIG: configPath };
+    const flags = await taskFlags("run", env);
+    const { ms, rss } = await measure(["run", ...flags, "src/main.ts", "run"], `http://127.0.0.1:${port}/healthz`, env);
+    results.ms.push(ms);
+    results.rss.push(rss);
+  }
+  await Deno.remove(dir, { recursive: true });
+  return results;
+}
+
+async function anchorCase(): Promise<{ ms: number[]; rss: number[] }> {
+  const results = { ms: [] as number[], rss: [] as number[] };
+  for (let run = 0; run < RUNS; run++) {
+    const port = freePort();
+    const code = `Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {} }, () => new Response("ok"));`;
+    const { ms, rss } = await measure(
+      ["eval", "--no-prompt", "--allow-net=127.0.0.1", code],
+      `http://127.0.0.1:${port}/`,
+      {},
+    );
+    results.ms.push(ms);
+    results.rss.push(rss);
+  }
+  return results;
+}
+
+const rows: Record<string, { healthz_ms: number; rss_mb: number; runs: string }> = {};
+const row = (result: { ms: number[]; rss: number[] }) => ({
+  healthz_ms: percentile(result.ms, 50),
+  rss_mb: percentile(result.rss, 50),
+  runs: result.ms.map((ms, i) => `${ms} ms / ${result.rss[i]} MB`).join(", "),
+});
+rows["anchor: empty Deno server"] = row(await anchorCase());
+rows["homed, empty data dir"] = row(await homedCase(0));
+rows["homed, 10k memory documents"] = row(await homedCase(10_000));
+
+const env = await environment();
+await writeResults(new URL("./results.json", import.meta.url), { ...env, runs_each: RUNS, rows });
+console.log(`start-up to /healthz and idle RSS (${env.commit.slice(0, 10)}, deno ${env.deno}, ${env.cpu})`);
+console.table(Object.fromEntries(Object.entries(rows).map(([name, { runs: _runs, ...figures }]) => [name, figures])));
