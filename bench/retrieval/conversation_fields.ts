@@ -13,6 +13,7 @@
 import { CONTEXT_FIELD, InvertedIndex } from "../../src/memory/vector/inverted_index.ts";
 import { HOUSEHOLD, termFrequencies } from "../../src/memory/vector/tokenizer.ts";
 import { environment, writeResults } from "../support/report.ts";
+import { hasTimeWords, isWhenQuestion } from "../../src/memory/recall/time_words.ts";
 import { loadConversationSet } from "./conversation_set.ts";
 
 const set = await loadConversationSet();
@@ -29,24 +30,31 @@ function build(withNeighbours: boolean): { index: InvertedIndex; speakerOf: Map<
         for (const [term, tf] of analyze(previous.text)) terms.set(`${CONTEXT_FIELD}${term}`, tf);
       }
       speakerOf.set(turn.id, turn.speaker);
+      textOf.set(turn.id, turn.text);
       index.put(turn.id, terms, { time: Date.parse(turn.time) });
     });
   }
   return { index, speakerOf };
 }
 
+const textOf = new Map<string, string>();
 const plain = build(false), fielded = build(true);
 
 /** recall@10 and MRR per category (and `all`) on one split. */
-function run(f: number, speaker: number, split: "tune" | "test") {
+function run(f: number, speaker: number, split: "tune" | "test", when = 1) {
   const { index, speakerOf } = f > 0 ? fielded : plain;
   const ranks: Record<string, number[]> = {};
   for (const question of set.questions.filter((q) => q.split === split)) {
     const query = analyze(question.text);
     if (f > 0) { for (const term of [...query.keys()]) query.set(`${CONTEXT_FIELD}${term}`, Math.exp(f - 1)); }
     const named = set.speakers.filter((person) => question.text.includes(person));
+    const asksWhen = isWhenQuestion(question.text);
     const hits = index.search(query, { k: 100 })
-      .map((hit) => ({ id: hit.id, score: hit.score * (named.includes(speakerOf.get(hit.id)!) ? speaker : 1) }))
+      .map((hit) => ({
+        id: hit.id,
+        score: hit.score * (named.includes(speakerOf.get(hit.id)!) ? speaker : 1) *
+          (asksWhen && hasTimeWords(textOf.get(hit.id)!) ? when : 1),
+      }))
       .sort((a, b) => b.score - a.score);
     const rank = hits.findIndex((hit) => question.gold.includes(hit.id)) + 1 || Infinity;
     for (const key of [question.category, "all"]) (ranks[key] ??= []).push(rank);
@@ -61,29 +69,31 @@ function run(f: number, speaker: number, split: "tune" | "test") {
   );
 }
 
-const sweep: Array<{ f: number; speaker: number; tune_r10: number; tune_mrr: number }> = [];
+const sweep: Array<{ f: number; speaker: number; when: number; tune_r10: number; tune_mrr: number }> = [];
 for (const f of [0, 0.3, 0.5, 0.7, 0.9]) {
   for (const speaker of [1, 1.5, 2]) {
-    const all = run(f, speaker, "tune").all!;
-    sweep.push({ f, speaker, tune_r10: all.r10, tune_mrr: all.mrr });
+    for (const when of [1, 1.5, 2]) {
+      const all = run(f, speaker, "tune", when).all!;
+      sweep.push({ f, speaker, when, tune_r10: all.r10, tune_mrr: all.mrr });
+    }
   }
 }
-// Best recall@10 on tune, then MRR; ties go to the smaller neighbour weight and the smaller speaker factor.
+// Best recall@10 on tune, then MRR; ties go to the smaller weight and factors.
 const best = [...sweep].sort((a, b) =>
-  b.tune_r10 - a.tune_r10 || b.tune_mrr - a.tune_mrr || a.f - b.f || a.speaker - b.speaker
+  b.tune_r10 - a.tune_r10 || b.tune_mrr - a.tune_mrr || a.f - b.f || a.speaker - b.speaker || a.when - b.when
 )[0]!;
-const test = { anchor: run(0, 1, "test"), chosen: run(best.f, best.speaker, "test") };
+const test = { anchor: run(0, 1, "test"), chosen: run(best.f, best.speaker, "test", best.when) };
 
 const env = await environment();
 await writeResults(new URL("./conversation_fields.json", import.meta.url), {
   ...env,
-  chosen_on_tune: { f: best.f, speaker: best.speaker },
+  chosen_on_tune: { f: best.f, speaker: best.speaker, when: best.when },
   sweep,
   test,
 });
 console.log(`conversation fields (${env.commit.slice(0, 10)}, deno ${env.deno}, ${env.cpu})`);
 console.table(sweep);
-console.log(`chosen on tune: f = ${best.f}, speaker = ${best.speaker}; test split:`);
+console.log(`chosen on tune: f = ${best.f}, speaker = ${best.speaker}, when = ${best.when}; test split:`);
 console.table(Object.fromEntries(
   Object.keys(test.anchor).map((category) => [category, {
     anchor_r10: test.anchor[category]!.r10,

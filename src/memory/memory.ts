@@ -18,6 +18,7 @@ import type { Provider } from "../agent/provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
 import { type DocumentDraft, DocumentStore } from "./document/document_store.ts";
+import { hasTimeWords, isWhenQuestion } from "./recall/time_words.ts";
 import { EntityIndex } from "./graph/entity_index.ts";
 import { GraphStore } from "./graph/graph_store.ts";
 import { Distiller } from "./pipeline/distiller.ts";
@@ -112,6 +113,9 @@ export function aboutSelf(subject: { name: string }, selfNames: readonly string[
   const name = subject.name.trim();
   return SELF.test(name) || selfNames.some((self) => self.toLowerCase() === name.toLowerCase());
 }
+
+/** How much more a document or utterance that names a time counts for a when-question. */
+const WHEN_BOOST = 2;
 
 /** Utterances kept in memory to find what was said just before a document's (a layer-1 exchange lives ≤ 30 of them). */
 const SAID_LIMIT = 256;
@@ -297,7 +301,14 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
           });
         }
       });
-      const rounded = items.map((item) => ({ ...item, score: Math.round(item.score * 1000) / 1000 }));
+      // A when-question prefers what names a time (factor chosen on the tune half by eval:conversation-fields).
+      const asksWhen = isWhenQuestion(query);
+      const rounded = items.map((item) => {
+        const score = asksWhen && item.kind !== "fact" && hasTimeWords(item.text)
+          ? item.score * WHEN_BOOST
+          : item.score;
+        return { ...item, score: Math.round(score * 1000) / 1000 };
+      });
       return Promise.resolve(rounded.sort((a, b) => b.score - a.score || b.time - a.time).slice(0, k));
     },
     async forget(eventIds) {

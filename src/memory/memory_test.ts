@@ -204,3 +204,18 @@ Deno.test("a reply is recalled by the words of the question before it, in the sa
   await memory.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a when-question prefers what names a time over what only repeats its words", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-when-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const memory = await openMemory({ dir, clock, logger: getLogger(["test"]), recentLimit: 1 });
+  const keep = (id: string, text: string) =>
+    memory.keepDocument({ lines: [{ speaker: "Anna", text }], time: clock.now(), provenance: [id] });
+  keep("d1", "Leo's dentist appointment is on Thursday at 9:30.");
+  keep("d2", "Leo hates his dentist appointment; every dentist appointment ends in tears.");
+  const first = async (query: string) => (await memory.recall(query, { k: 2 }))[0]?.provenance[0];
+  assert.equal(await first("When is Leo's dentist appointment?"), "d1");
+  assert.equal(await first("Leo dentist appointment"), "d2", "not a when-question: the words decide");
+  await memory.close();
+  await Deno.remove(dir, { recursive: true });
+});
