@@ -98,7 +98,11 @@ export const HOUSEHOLD_LEXICON: Readonly<Record<string, string>> = {
   grandmother: "奶奶|外婆|姥姥|grandma|grandmother|granny",
   grandfather: "爷爷|外公|姥爷|grandpa|grandfather",
   child: "孩子|小孩|儿子|女儿|宝宝|child|kid|kids|son|daughter|baby",
-  spouse: "老婆|老公|妻子|丈夫|爱人|wife|husband|spouse|partner",
+  // Wife and husband are two people, not one concept (as mother and father): "what did my husband say" must not
+  // prefer what the wife said. Neutral words name neither.
+  wife: "老婆|妻子|太太|wife",
+  husband: "老公|丈夫|husband",
+  spouse: "爱人|伴侣|spouse|partner",
   guest: "客人|访客|朋友来|guest|visitor",
   neighbor: "邻居|neighbor|neighbour",
   cat: "猫|猫咪|小猫|cat|kitten",
@@ -135,3 +139,22 @@ export const HOUSEHOLD_LEXICON: Readonly<Record<string, string>> = {
   energy: "节能|耗电|能耗|energy|power usage|consumption",
   noise: "噪音|吵|noise|noisy|loud",
 };
+
+/**
+ * English idioms inside which the lexicon names no concept: open-domain chat uses these words without meaning the
+ * household thing ("in light of" is not about lamps, "play a part" not about music).
+ */
+export const HOUSEHOLD_IDIOMS: readonly string[] = [
+  "in light of",
+  "light of day",
+  "make light of",
+  "shed light on",
+  "throw light on",
+  "bring to light",
+  "come to light",
+  "play a part",
+  "play a role",
+  "work out",
+  "an arm and a leg",
+  "key point",
+];

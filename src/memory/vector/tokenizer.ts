@@ -12,7 +12,7 @@
  * @module
  */
 
-import { HOUSEHOLD_LEXICON } from "./lexicon.ts";
+import { HOUSEHOLD_IDIOMS, HOUSEHOLD_LEXICON } from "./lexicon.ts";
 import { stem } from "./stem.ts";
 import { EN_STOPWORDS, ZH_QUESTION_BIGRAMS, ZH_SPLIT_CHARS, ZH_STOP_BIGRAMS, ZH_STOP_CHARS } from "./stopwords.ts";
 
@@ -30,6 +30,10 @@ export interface Lexicon {
   latin: Map<string, string[]>;
   /** Longest English phrase, in words. */
   latinMax: number;
+  /** English idioms (stemmed, space-joined) inside which no concept fires: "in light of" is not about lamps. */
+  idioms: Set<string>;
+  /** Longest idiom, in words. */
+  idiomMax: number;
 }
 
 /**
@@ -40,8 +44,16 @@ export interface Lexicon {
  * const lexicon = compileLexicon({ light: "灯|lamp" });
  * ```
  */
-export function compileLexicon(source: Readonly<Record<string, string>>): Lexicon {
-  const lexicon: Lexicon = { cjk: new Map(), cjkMax: 0, latin: new Map(), latinMax: 0 };
+export function compileLexicon(
+  source: Readonly<Record<string, string>>,
+  idioms: readonly string[] = [],
+): Lexicon {
+  const lexicon: Lexicon = { cjk: new Map(), cjkMax: 0, latin: new Map(), latinMax: 0, idioms: new Set(), idiomMax: 0 };
+  for (const idiom of idioms) {
+    const parts = idiom.normalize("NFKC").toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).map(stem);
+    lexicon.idioms.add(parts.join(" "));
+    lexicon.idiomMax = Math.max(lexicon.idiomMax, parts.length);
+  }
   const add = (map: Map<string, string[]>, key: string, concept: string) => {
     const list = map.get(key) ?? [];
     if (!list.includes(concept)) list.push(concept);
@@ -67,14 +79,14 @@ export function compileLexicon(source: Readonly<Record<string, string>>): Lexico
 }
 
 /** The household lexicon, compiled once. */
-export const HOUSEHOLD: Lexicon = compileLexicon(HOUSEHOLD_LEXICON);
+export const HOUSEHOLD: Lexicon = compileLexicon(HOUSEHOLD_LEXICON, HOUSEHOLD_IDIOMS);
 
 /**
  * The name of what the engine's analyzer (tokenizer, stemmer, stopwords, household lexicon) does. Change it with any
  * change that gives a text different terms: stores written by another analyzer are emptied at open and rebuilt by
  * their owners.
  */
-export const ANALYZER = "engine-2";
+export const ANALYZER = "engine-3";
 
 /** Options of {@link tokenize}. */
 export interface TokenizeOptions {
@@ -152,9 +164,19 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
   const flushWords = () => {
     if (!words.length) return;
     if (lexicon) {
+      // Words inside an idiom name no concept.
+      const inIdiom = new Uint8Array(words.length);
+      for (let i = 0; lexicon.idiomMax && i < words.length; i++) {
+        let phrase = "";
+        for (let length = 1; length <= lexicon.idiomMax && i + length <= words.length; length++) {
+          phrase = length === 1 ? words[i]! : `${phrase} ${words[i + length - 1]}`;
+          if (lexicon.idioms.has(phrase)) inIdiom.fill(1, i, i + length);
+        }
+      }
       for (let i = 0; i < words.length; i++) {
         let phrase = "";
         for (let length = 1; length <= lexicon.latinMax && i + length <= words.length; length++) {
+          if (inIdiom[i + length - 1]) break;
           phrase = length === 1 ? words[i]! : `${phrase} ${words[i + length - 1]}`;
           const concepts = lexicon.latin.get(phrase);
           if (concepts) out.push(...concepts);

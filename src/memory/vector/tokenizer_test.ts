@@ -91,3 +91,15 @@ Deno.test("term frequencies count repeats; a 1 MB input is handled", () => {
   assert.equal(counts.get("~light"), 60_000);
   assert.equal(counts.get("21"), 30_000);
 });
+
+Deno.test("idioms name no concept; husband and wife are different people in both languages", () => {
+  const concepts = (text: string) => tokenize(text, { lexicon: HOUSEHOLD }).filter((term) => term.startsWith("~"));
+  assert.deepEqual(concepts("In light of the news, we stayed home"), []);
+  assert.deepEqual(concepts("It will play a part in the decision"), []);
+  assert.ok(concepts("turn on the light").includes("~light"), "outside an idiom the word still names its concept");
+  assert.ok(concepts("the light of the kitchen").includes("~light"));
+  assert.deepEqual(concepts("my husband"), ["~husband"]);
+  assert.deepEqual(concepts("我老公"), ["~husband"], "老公 meets husband");
+  assert.deepEqual(concepts("my wife"), ["~wife"]);
+  assert.deepEqual(concepts("my partner"), ["~spouse"]);
+});
