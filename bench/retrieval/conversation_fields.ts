@@ -1,55 +1,43 @@
 /**
- * Prototype for conversation-aware recall (issue 9, item 8), measured before it is built into the memory facade: on
- * the conversation set, each turn is indexed with a second field — the previous turn's words, as namespaced terms
- * (`^word`) in the same vector, not a second score added on — and a query asks for both fields, the neighbour field
- * at weight `f` (query tf e^(f−1), so its term weight is f·idf); context terms count in neither norm (see
- * `CONTEXT_FIELD`) — exactly what `VectorStore.search` does with `contextWeight`. A query that names a household member multiplies
- * that person's turns by `speaker`. Both are chosen on the `tune` questions only; the table reports `test` with them,
- * beside the plain engine (f = 0, speaker = 1) — the anchor — in the same run.
+ * Conversation-aware recall's parameters (issue 9, item 8), chosen on the conversation set: each turn is indexed with
+ * a second field — the previous turn's words, as namespaced terms in the same vector, not a second score added on —
+ * and a query asks for it at weight `f`; context terms count in neither norm (see `CONTEXT_FIELD`). It runs the
+ * shipped mechanism: `VectorStore.put(…, context)` and `VectorStore.search(…, { contextWeight: f })`. A query that
+ * names a household member multiplies that person's turns by `speaker`; a when-question multiplies turns that name a
+ * time by `when`. All three are chosen on the `tune` questions only; the table reports `test` with them, beside the
+ * plain engine (f = 0, factors 1) — the anchor — in the same run.
  *
  * Run: deno task eval:conversation-fields (writes bench/out/retrieval/conversation_fields.json; --record: committed).
  */
 
-import { CONTEXT_FIELD, InvertedIndex } from "../../src/memory/vector/inverted_index.ts";
-import { HOUSEHOLD, termFrequencies } from "../../src/memory/vector/tokenizer.ts";
-import { environment, writeResults } from "../support/report.ts";
 import { hasTimeWords, isWhenQuestion } from "../../src/memory/recall/time_words.ts";
+import { VectorStore } from "../../src/memory/vector/store.ts";
+import { environment, writeResults } from "../support/report.ts";
 import { loadConversationSet } from "./conversation_set.ts";
 
 const set = await loadConversationSet();
-const analyze = (text: string) => termFrequencies(text, { lexicon: HOUSEHOLD });
 
-function build(withNeighbours: boolean): { index: InvertedIndex; speakerOf: Map<string, string> } {
-  const index = new InvertedIndex();
-  const speakerOf = new Map<string, string>();
-  for (const session of set.sessions) {
-    session.turns.forEach((turn, i) => {
-      const terms = analyze(`${turn.speaker}: ${turn.text}`);
-      const previous = session.turns[i - 1];
-      if (withNeighbours && previous) {
-        for (const [term, tf] of analyze(previous.text)) terms.set(`${CONTEXT_FIELD}${term}`, tf);
-      }
-      speakerOf.set(turn.id, turn.speaker);
-      textOf.set(turn.id, turn.text);
-      index.put(turn.id, terms, { time: Date.parse(turn.time) });
-    });
-  }
-  return { index, speakerOf };
-}
-
+// One store, as the memory keeps documents: a search without `contextWeight` scores exactly as a store without the
+// field (context terms count in no norm), so f = 0 is the plain engine.
+const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-conversation-fields-" });
+const store = await VectorStore.open(dir);
+const speakerOf = new Map<string, string>();
 const textOf = new Map<string, string>();
-const plain = build(false), fielded = build(true);
+for (const session of set.sessions) {
+  session.turns.forEach((turn, i) => {
+    speakerOf.set(turn.id, turn.speaker);
+    textOf.set(turn.id, turn.text);
+    store.put(turn.id, `${turn.speaker}: ${turn.text}`, { time: Date.parse(turn.time) }, session.turns[i - 1]?.text);
+  });
+}
 
 /** recall@10 and MRR per category (and `all`) on one split. */
 function run(f: number, speaker: number, split: "tune" | "test", when = 1) {
-  const { index, speakerOf } = f > 0 ? fielded : plain;
   const ranks: Record<string, number[]> = {};
   for (const question of set.questions.filter((q) => q.split === split)) {
-    const query = analyze(question.text);
-    if (f > 0) { for (const term of [...query.keys()]) query.set(`${CONTEXT_FIELD}${term}`, Math.exp(f - 1)); }
     const named = set.speakers.filter((person) => question.text.includes(person));
     const asksWhen = isWhenQuestion(question.text);
-    const hits = index.search(query, { k: 100 })
+    const hits = store.search(question.text, { k: 100, contextWeight: f })
       .map((hit) => ({
         id: hit.id,
         score: hit.score * (named.includes(speakerOf.get(hit.id)!) ? speaker : 1) *
@@ -83,6 +71,9 @@ const best = [...sweep].sort((a, b) =>
   b.tune_r10 - a.tune_r10 || b.tune_mrr - a.tune_mrr || a.f - b.f || a.speaker - b.speaker || a.when - b.when
 )[0]!;
 const test = { anchor: run(0, 1, "test"), chosen: run(best.f, best.speaker, "test", best.when) };
+
+await store.close();
+await Deno.remove(dir, { recursive: true });
 
 const env = await environment();
 await writeResults(new URL("./conversation_fields.json", import.meta.url), {

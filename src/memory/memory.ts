@@ -91,7 +91,7 @@ export interface Memory {
   status(): Record<string, unknown>;
   /** Flushes the journal to the disk. */
   sync(): Promise<void>;
-  /** Compacts the document index (slices; yields to the event loop). */
+  /** Compacts the document and entity indexes (slices; yields to the event loop). */
   reindex(): Promise<void>;
   close(): Promise<void>;
 }
@@ -155,31 +155,22 @@ function saidBefore(
 export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
   const { dir, clock, logger } = options;
   await Deno.mkdir(dir, { recursive: true });
-  const journal = await TextMemory.open(join(dir, "candidates.jsonl"), logger);
-  const index = await VectorStore.open(join(dir, "documents-index"), {
-    compactEvery: 5_000,
-    now: () => clock.now(),
-    onRecovery: (message) => logger.warning("Document index: {message}", { message }),
-  });
-  let entityStore: VectorStore;
-  try {
-    entityStore = await VectorStore.open(join(dir, "graph-index"), {
+  // What is open so far is closed again if a later part fails to open.
+  const opened: Array<{ close(): void | Promise<void> }> = [];
+  const openIndex = (name: string, label: string) =>
+    VectorStore.open(join(dir, name), {
       compactEvery: 5_000,
       now: () => clock.now(),
-      onRecovery: (message) => logger.warning("Entity index: {message}", { message }),
+      onRecovery: (message) => logger.warning(`${label}: {message}`, { message }),
     });
-  } catch (error) {
-    await journal.close();
-    await index.close();
-    throw error;
-  }
-  let db: DatabaseSync;
+  let journal: TextMemory, index: VectorStore, entityStore: VectorStore, db: DatabaseSync;
   try {
+    opened.push(journal = await TextMemory.open(join(dir, "candidates.jsonl"), logger));
+    opened.push(index = await openIndex("documents-index", "Document index"));
+    opened.push(entityStore = await openIndex("graph-index", "Entity index"));
     db = openMemoryDb(join(dir, "memory.db"));
   } catch (error) {
-    await journal.close();
-    await index.close();
-    await entityStore.close();
+    for (const part of opened) await part.close();
     throw error;
   }
   const documents = DocumentStore.over(db, index, clock);
@@ -201,7 +192,7 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
   const recentLimit = options.recentLimit ?? 30;
   const said = (await journal.entries()).slice(-SAID_LIMIT);
   const recent: MemoryEntry[] = said.slice(-recentLimit);
-  const totals = { tokens: 0, runs: 0, failures: 0, facts: 0 };
+  const totals = { tokens: 0, runs: 0, failures: 0 };
   let running: Promise<JobReport> | undefined;
 
   const runJobs = async (signal?: AbortSignal): Promise<JobReport> => {
@@ -242,7 +233,6 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     report.archived = documents.archiveCold(clock.now() - (options.coldAfterMs ?? 72 * 3_600_000), 2);
     totals.tokens += report.tokens;
     totals.runs++;
-    totals.facts += report.facts;
     if (report.error) totals.failures++;
     if (report.distilled || report.archived) {
       logger.info(

@@ -63,7 +63,6 @@ export interface GraphStoreOptions {
 
 /** One entity as text for the entity index: names, type and what holds about it. */
 export interface EntityText {
-  id: number;
   text: string;
   lastSeen: number;
 }
@@ -122,35 +121,38 @@ export class GraphStore {
     const row = this.#db.prepare("SELECT id FROM entities WHERE name = ? AND type = ?").get(name, type) as
       | { id: number }
       | undefined;
-    const known = row ? { id: row.id, aliases: null } : this.#synonym(name, type);
-    if (known) {
-      if (known.aliases && !known.aliases.list.includes(name)) {
-        this.#db.prepare("UPDATE entities SET aliases = ? WHERE id = ?")
-          .run(JSON.stringify([...known.aliases.list, name]), known.id);
-        this.#synonyms.add(known.id, name, type);
-        this.#onMerge({ alias: name, entity: known.aliases.name, type });
-      }
+    const id = row?.id ?? this.#fileAsAlias(name, type);
+    if (id !== undefined) {
       this.#db.prepare("UPDATE entities SET mentions = mentions + 1, last_seen = MAX(last_seen, ?) WHERE id = ?")
-        .run(time, known.id);
-      return known.id;
+        .run(time, id);
+      return id;
     }
-    const id = Number(
+    const inserted = Number(
       this.#db.prepare("INSERT INTO entities (name, type, mentions, first_seen, last_seen) VALUES (?, ?, 1, ?, ?)")
         .run(name, type, time, time).lastInsertRowid,
     );
-    this.#synonyms.add(id, name, type);
-    return id;
+    this.#synonyms.add(inserted, name, type);
+    return inserted;
   }
 
-  /** The stored entity `name` is another name of, checked against the row (the index may hold forgotten ids). */
-  #synonym(name: string, type: string): { id: number; aliases: { name: string; list: string[] } } | undefined {
+  /**
+   * When `name` is another name of a stored entity of `type`, files it as that entity's alias (logged) and returns
+   * its id. The row is checked: the index may still hold ids of forgotten entities.
+   */
+  #fileAsAlias(name: string, type: string): number | undefined {
     const id = this.#synonyms.probe(name, type);
     if (id === undefined) return undefined;
     const row = this.#db.prepare("SELECT name, aliases FROM entities WHERE id = ? AND type = ?").get(id, type) as
       | { name: string; aliases: string }
       | undefined;
     if (!row) return undefined;
-    return { id, aliases: { name: row.name, list: JSON.parse(row.aliases) as string[] } };
+    const aliases = JSON.parse(row.aliases) as string[];
+    if (!aliases.includes(name)) {
+      this.#db.prepare("UPDATE entities SET aliases = ? WHERE id = ?").run(JSON.stringify([...aliases, name]), id);
+      this.#synonyms.add(id, name, type);
+      this.#onMerge({ alias: name, entity: row.name, type });
+    }
+    return id;
   }
 
   /**
@@ -187,31 +189,29 @@ export class GraphStore {
     for (const [field, value] of Object.entries({ "subject.name": name, "subject.type": type, predicate, object })) {
       if (value === "") throw new RangeError(`A fact needs a non-empty ${field}`);
     }
-    {
-      const subject = this.#entity(name, type, draft.time);
-      this.#touched.add(subject);
-      const open = this.#db.prepare(
-        "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
-      ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string }>;
-      // "卧室" and "卧室的" are one value; the stored spelling stays.
-      const key = normalizeName(object);
-      const same = open.find((row) => row.object === object || normalizeName(row.object) === key);
-      if (same) {
-        const provenance = [...new Set([...JSON.parse(same.provenance) as string[], ...draft.provenance])];
-        this.#db.prepare("UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(provenance), same.id);
-        return "confirmed";
-      }
-      let outcome: FactOutcome = "added";
-      if (draft.single && open.length) {
-        this.#db.prepare("UPDATE triples SET valid_to = ? WHERE subject = ? AND predicate = ? AND valid_to IS NULL")
-          .run(draft.time, subject, predicate);
-        outcome = "replaced";
-      }
-      this.#db.prepare(
-        "INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, NULL)",
-      ).run(subject, predicate, object, JSON.stringify([...new Set(draft.provenance)]), draft.time);
-      return outcome;
+    const subject = this.#entity(name, type, draft.time);
+    this.#touched.add(subject);
+    const open = this.#db.prepare(
+      "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
+    ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string }>;
+    // "卧室" and "卧室的" are one value; the stored spelling stays.
+    const key = normalizeName(object);
+    const same = open.find((row) => normalizeName(row.object) === key);
+    if (same) {
+      const provenance = [...new Set([...JSON.parse(same.provenance) as string[], ...draft.provenance])];
+      this.#db.prepare("UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(provenance), same.id);
+      return "confirmed";
     }
+    let outcome: FactOutcome = "added";
+    if (draft.single && open.length) {
+      this.#db.prepare("UPDATE triples SET valid_to = ? WHERE subject = ? AND predicate = ? AND valid_to IS NULL")
+        .run(draft.time, subject, predicate);
+      outcome = "replaced";
+    }
+    this.#db.prepare(
+      "INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, NULL)",
+    ).run(subject, predicate, object, JSON.stringify([...new Set(draft.provenance)]), draft.time);
+    return outcome;
   }
 
   /**
@@ -248,7 +248,7 @@ export class GraphStore {
    *
    * @example
    * ```ts
-   * graph.entityText(7); // { id: 7, text: "客厅灯 客厅的灯 device 位于 卧室", lastSeen: … }
+   * graph.entityText(7); // { text: "客厅灯 客厅的灯 device 位于 卧室", lastSeen: … }
    * ```
    */
   entityText(id: number): EntityText | undefined {
@@ -260,7 +260,7 @@ export class GraphStore {
       .all(id) as Array<{ predicate: string; object: string }>;
     const text = [row.name, ...JSON.parse(row.aliases) as string[], row.type]
       .concat(facts.map((fact) => `${fact.predicate} ${fact.object}`)).join(" ");
-    return { id, text, lastSeen: row.last_seen };
+    return { text, lastSeen: row.last_seen };
   }
 
   /** Every entity id, for checking the entity index at start. */
@@ -278,15 +278,6 @@ export class GraphStore {
        WHERE t.valid_to IS NULL AND t.subject IN (SELECT value FROM json_each(?)) ORDER BY t.id`,
     ).all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
     return rows.map((row) => ({ ...factOf(row), entity: Number(row.entity) }));
-  }
-
-  /** Every fact that holds, for recall. */
-  openFacts(): Fact[] {
-    const rows = this.#db.prepare(
-      `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to
-       FROM triples t JOIN entities e ON e.id = t.subject WHERE t.valid_to IS NULL ORDER BY t.id`,
-    ).all() as Array<Record<string, unknown>>;
-    return rows.map(factOf);
   }
 
   /** The facts about an entity (any type), holding ones first, then history; newest first within each. */

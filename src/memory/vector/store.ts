@@ -248,34 +248,32 @@ export class VectorStore {
     const current = this.#options.analyzer ?? (this.#options.analyze ? undefined : ANALYZER);
     this.#analyzer = current;
     if (current === undefined) return;
-    const file = join(this.dir, "analyzer");
     const generations = await this.#generations();
-    let stored: string | undefined;
+    let written: string | undefined;
     try {
-      stored = (await Deno.readTextFile(file)).trim();
+      written = (await Deno.readTextFile(this.#analyzerFile)).trim();
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
-      stored = generations.length ? FIRST_ANALYZER : current;
     }
-    if (stored === current) {
-      await this.#writeAnalyzer(file, current);
-      return;
+    const stored = written ?? (generations.length ? FIRST_ANALYZER : current);
+    if (stored !== current) {
+      for (const generation of generations) {
+        for (const kind of ["snap", "wal"] as const) await Deno.remove(this.#path(kind, generation)).catch(() => {});
+      }
+      this.#recovered(
+        `the analyzer changed from ${stored} to ${current}: the index was emptied and is rebuilt from its documents`,
+      );
     }
-    for (const generation of generations) {
-      for (const kind of ["snap", "wal"] as const) await Deno.remove(this.#path(kind, generation)).catch(() => {});
-    }
-    this.#recovered(
-      `the analyzer changed from ${stored} to ${current}: the index was emptied and is rebuilt from its documents`,
-    );
-    await this.#writeAnalyzer(file, current);
+    if (written !== current) await this.#writeAnalyzer(current);
   }
 
-  async #writeAnalyzer(file: string, name: string): Promise<void> {
-    try {
-      if ((await Deno.readTextFile(file)).trim() === name) return;
-    } catch { /* not written yet */ }
-    await Deno.writeTextFile(`${file}.tmp`, `${name}\n`);
-    await Deno.rename(`${file}.tmp`, file);
+  get #analyzerFile(): string {
+    return join(this.dir, "analyzer");
+  }
+
+  async #writeAnalyzer(name: string): Promise<void> {
+    await Deno.writeTextFile(`${this.#analyzerFile}.tmp`, `${name}\n`);
+    await Deno.rename(`${this.#analyzerFile}.tmp`, this.#analyzerFile);
   }
 
   #resetIndex(): void {
@@ -433,7 +431,9 @@ export class VectorStore {
         } catch { /* already gone */ }
       }
       // A folder written anew (deleted under us) needs its analyzer file, or it would read as the first analyzer's.
-      if (this.#analyzer !== undefined) await this.#writeAnalyzer(join(this.dir, "analyzer"), this.#analyzer);
+      if (this.#analyzer !== undefined && !(await Deno.stat(this.#analyzerFile).then(() => true, () => false))) {
+        await this.#writeAnalyzer(this.#analyzer);
+      }
     } catch (error) {
       await Deno.remove(temporary).catch(() => {});
       throw error;
