@@ -21,13 +21,13 @@ import { searchParams } from "./search_params.ts";
  */
 export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: ApiVariables }>) => void {
   return (app) => {
-    app.get("/api/memory/documents", (c) => {
+    app.get("/api/memory/documents", async (c) => {
       const { query, k } = searchParams(c);
-      return c.json({ query, documents: memory.inspectDocuments(query, k) });
+      return c.json({ query, documents: await memory.inspectDocuments(query, k) });
     });
-    app.get("/api/memory/graph", (c) => {
+    app.get("/api/memory/graph", async (c) => {
       const { query } = searchParams(c);
-      return c.json({ entity: query, facts: memory.inspectGraph(query) });
+      return c.json({ entity: query, facts: await memory.inspectGraph(query) });
     });
   };
 }

@@ -55,6 +55,9 @@ export class MemoryService implements Service, PromptContributor {
   readonly name = "memory";
   #options: MemoryServiceOptions;
   #memory: Memory | undefined;
+  /** The facade being opened in the background (start does not wait for it, so the daemon listens first). */
+  #opening: Promise<Memory> | undefined;
+  #openError: string | undefined;
   #store: ContextStore;
   #restored: ContextEntry[] = [];
   #context: ContextWindow | undefined;
@@ -77,14 +80,29 @@ export class MemoryService implements Service, PromptContributor {
     this.#store = new ContextStore(join(options.dir, "context.json"), options.logger);
   }
 
-  get #open(): Memory {
-    if (!this.#memory) throw new RangeError("The memory service is not started");
-    return this.#memory;
+  /**
+   * The facade once it is open: every use waits for the background open (recall waits for the load, not the
+   * server); when opening failed, this rejects with why.
+   */
+  #ready(): Promise<Memory> {
+    if (!this.#opening) return Promise.reject(new RangeError("The memory service is not started"));
+    return this.#opening;
   }
 
+  /**
+   * Restores layer 1 (a small file) and starts opening the stores in the background; returns before they are
+   * loaded. A failed open is logged and shown in the status; the distill job tries again on its clock.
+   */
   async start(): Promise<void> {
+    this.#restored = await this.#store.load();
+    this.#openInBackground();
+  }
+
+  #openInBackground(): void {
     const { dir, clock, logger, provider, persona, coldAfterMs, selfNames } = this.#options;
-    this.#memory = await openMemory({
+    const started = performance.now();
+    this.#openError = undefined;
+    this.#opening = openMemory({
       dir,
       clock,
       logger,
@@ -92,9 +110,23 @@ export class MemoryService implements Service, PromptContributor {
       ...(selfNames ? { selfNames } : {}),
       ...(persona !== undefined ? { persona } : {}),
       ...(coldAfterMs !== undefined ? { coldAfterMs } : {}),
+    }).then((memory) => {
+      this.#memory = memory;
+      this.#refreshIndex();
+      const counts = memory.status() as { documents?: number; entities?: number };
+      logger.info("Memory open in {ms} ms: {documents} documents, {entities} entities", {
+        ms: Math.round(performance.now() - started),
+        documents: counts.documents ?? 0,
+        entities: counts.entities ?? 0,
+      });
+      return memory;
+    }, (error: unknown) => {
+      this.#openError = (error as Error).message;
+      logger.error("Memory could not be opened from {dir}: {error}; homed answers without it", { dir, error });
+      throw new Error(`Memory could not be opened: ${this.#openError}`, { cause: error });
     });
-    this.#restored = await this.#store.load();
-    this.#refreshIndex();
+    // Callers see the rejection through #ready; this keeps an unobserved one from being reported as unhandled.
+    this.#opening.catch(() => {});
   }
 
   /** The context saved by the last run (empty when there was none or it could not be used). */
@@ -119,19 +151,17 @@ export class MemoryService implements Service, PromptContributor {
         return [];
       });
       if (!lines.length) continue;
-      try {
-        this.#open.keepDocument({ lines, time: group[0]!.time, provenance: [eventId] });
-      } catch (error) {
-        this.#options.logger.error("Keeping an exchange as a document failed: {error}", { error });
-      }
+      // In eviction order: callbacks on one promise run in the order they were added.
+      this.#ready().then((memory) => memory.keepDocument({ lines, time: group[0]!.time, provenance: [eventId] }))
+        .catch((error) => this.#options.logger.error("Keeping an exchange as a document failed: {error}", { error }));
     }
   }
 
   /** Journals the exchange (the distiller's input) and marks the context for saving. */
   afterTurn(turn: TurnRecord): Promise<void> {
     const base = { eventId: turn.eventId, time: turn.time, source: turn.source };
-    const memory = this.#open;
     const observed = this.#observing.then(async () => {
+      const memory = await this.#ready();
       await memory.observe({ ...base, role: "user", sender: turn.sender, text: turn.text });
       await memory.observe({ ...base, role: "assistant", sender: "butler", text: turn.reply });
     });
@@ -143,13 +173,13 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   /** Facts, documents and recent context for a query, best first. */
-  recall(query: string, k = 5): Promise<RecallItem[]> {
-    return this.#open.recall(query, { k });
+  async recall(query: string, k = 5): Promise<RecallItem[]> {
+    return (await this.#ready()).recall(query, { k });
   }
 
   /** Documents matching a query, for `/api/memory/documents` (not counted as an access). */
-  inspectDocuments(query: string, k: number): Array<Record<string, unknown>> {
-    return this.#open.documents().search(query, k, false).map(({ document, score }) => ({
+  async inspectDocuments(query: string, k: number): Promise<Array<Record<string, unknown>>> {
+    return (await this.#ready()).documents().search(query, k, false).map(({ document, score }) => ({
       id: document.id,
       summary: document.summary,
       text: document.text,
@@ -162,8 +192,8 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   /** An entity's facts, holding ones first, for `/api/memory/graph`. */
-  inspectGraph(name: string): Array<Record<string, unknown>> {
-    return this.#open.graph().facts(name).map((fact) => ({
+  async inspectGraph(name: string): Promise<Array<Record<string, unknown>>> {
+    return (await this.#ready()).graph().facts(name).map((fact) => ({
       subject: fact.subject,
       type: fact.subjectType,
       predicate: fact.predicate,
@@ -183,7 +213,7 @@ export class MemoryService implements Service, PromptContributor {
     await this.#observing;
     const ids = new Set(eventIds);
     const context = this.#context?.forget(ids) ?? 0;
-    const removed = await this.#open.forget(eventIds);
+    const removed = await (await this.#ready()).forget(eventIds);
     if (this.#context) await this.#store.save(this.#context.records());
     this.#refreshIndex();
     return { context, ...removed };
@@ -246,13 +276,17 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   #refreshIndex(): void {
-    const entities = this.#open.graph().index(this.#options.indexEntities ?? 60);
+    if (!this.#memory) return;
+    const entities = this.#memory.graph().index(this.#options.indexEntities ?? 60);
     this.#graphIndex = entities.map((e) => `${e.name} (${e.type}) ×${e.mentions}`).join("; ");
   }
 
   /** The reference block's memory part: up to three documents that match the message, by summary. */
-  reference(input: PromptInput, _history: readonly HistoryEntry[]): PromptSection | undefined {
-    const hits = this.#open.documents().search(input.text, 3, false).filter((hit) => hit.score >= SUMMARY_MIN_SCORE);
+  async reference(input: PromptInput, _history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
+    // A memory that could not be opened leaves the turn without references rather than failing it.
+    const memory = await this.#ready().catch(() => undefined);
+    if (!memory) return undefined;
+    const hits = memory.documents().search(input.text, 3, false).filter((hit) => hit.score >= SUMMARY_MIN_SCORE);
     if (!hits.length) return undefined;
     return {
       title: "Earlier in this household (memory; memory_recall for more)",
@@ -266,9 +300,11 @@ export class MemoryService implements Service, PromptContributor {
       name: "distill",
       everyMs: this.#options.jobEveryMs ?? 1_800_000,
       run: async (signal) => {
-        this.#lastJob = await this.#open.runJobs(signal);
+        if (this.#openError !== undefined) this.#openInBackground();
+        const memory = await this.#ready();
+        this.#lastJob = await memory.runJobs(signal);
         this.#refreshIndex();
-        await this.#open.reindex();
+        await memory.reindex();
         if (this.#lastJob.error) throw new Error(this.#lastJob.error);
       },
     }];
@@ -283,6 +319,7 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   async stop(): Promise<void> {
+    await this.#opening?.catch(() => {});
     await this.#observing;
     if (this.#context) await this.#store.save(this.#context.records());
     await this.#store.flush();
@@ -290,6 +327,12 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   status(): Record<string, unknown> {
-    return { ...this.#memory?.status(), context_saves: this.#store.saves };
+    const state = this.#memory ? "open" : this.#openError !== undefined ? "failed" : "loading";
+    return {
+      state,
+      ...(this.#openError !== undefined ? { error: this.#openError } : {}),
+      ...this.#memory?.status(),
+      context_saves: this.#store.saves,
+    };
   }
 }

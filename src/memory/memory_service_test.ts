@@ -50,7 +50,7 @@ Deno.test("exchanges that leave layer 1 become documents, recalled with time and
   assert.match(recalled[0]!.text, /^20002000: The spare key is under the blue flowerpot\.\nbutler: Noted/);
   assert.deepEqual(recalled[0]!.provenance, ["e1"]);
   assert.equal(recalled[0]!.time, Date.UTC(2026, 10, 1, 9));
-  const section = memory.reference({ text: "spare key", source: "http", sender: "owner", time: clock.now() }, []);
+  const section = await memory.reference({ text: "spare key", source: "http", sender: "owner", time: clock.now() }, []);
   assert.match(
     section!.body,
     /^- 2026-11-01T09:00 20002000: The spare key is under the blue flowerpot\. \/ butler: Noted/,
@@ -76,4 +76,27 @@ Deno.test("extractive summaries: each speaker's first sentence", () => {
     }]),
     "owner: The bins go out on Tuesday. / butler: 好的。",
   );
+});
+
+Deno.test("start returns before the stores are open; a failed open is reported, leaves turns without references, and the job opens again", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-" });
+  await Deno.writeTextFile(`${dir}/memory.db`, "this is not a SQLite database, it is a text file".repeat(100));
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const memory = new MemoryService({ dir, clock, logger: getLogger(["test"]) });
+  await memory.start();
+  assert.equal((memory.status() as { state: string }).state, "loading", "start did not wait for the stores");
+  await assert.rejects(memory.recall("anything"), /^Error: Memory could not be opened: file is not a database/);
+  const failed = memory.status() as { state: string; error: string };
+  assert.equal(failed.state, "failed");
+  assert.match(failed.error, /file is not a database/);
+  const input = { text: "spare key", source: "http", sender: "owner", time: clock.now() };
+  assert.equal(await memory.reference(input, []), undefined, "the turn goes on without memory references");
+
+  await Deno.remove(`${dir}/memory.db`);
+  const [job] = memory.jobs();
+  await job!.run(new AbortController().signal);
+  assert.equal((memory.status() as { state: string }).state, "open", "the job's next run opened the memory");
+  assert.deepEqual(await memory.recall("anything"), []);
+  await memory.stop();
+  await Deno.remove(dir, { recursive: true });
 });

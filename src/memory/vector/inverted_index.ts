@@ -10,6 +10,8 @@
  * @module
  */
 
+import type { IndexSnapshot } from "./snapshot.ts";
+
 /** A stored document's metadata; `time` (ms since epoch) lets newer notes supersede older ones. */
 export type DocMeta = Record<string, string | number | boolean>;
 
@@ -60,8 +62,8 @@ class Growable {
   weights: Float32Array;
   length = 0;
   constructor(capacity = 4) {
-    this.slots = new Int32Array(capacity);
-    this.weights = new Float32Array(capacity);
+    this.slots = new Int32Array(Math.max(capacity, 1));
+    this.weights = new Float32Array(Math.max(capacity, 1));
   }
   push(slot: number, weight: number): void {
     if (this.length === this.slots.length) {
@@ -292,6 +294,103 @@ export class InvertedIndex {
     this.#live--;
     this.#docs.clear(slot);
     return true;
+  }
+
+  /**
+   * The live documents as flat arrays, in slot order, with only the terms they use (for a binary snapshot).
+   *
+   * @example
+   * ```ts
+   * const copy = InvertedIndex.fromSnapshot(index.snapshot());
+   * ```
+   */
+  snapshot(): IndexSnapshot {
+    const remap = new Int32Array(this.#terms.length).fill(-1);
+    const terms: string[] = [];
+    const ids: string[] = [];
+    const metas: DocMeta[] = [];
+    const lengths = new Int32Array(this.#live);
+    let pairs = 0;
+    for (const slot of this.#slotOf.values()) pairs += this.#docs.length[slot]!;
+    const termIds = new Int32Array(pairs);
+    const weights = new Float32Array(pairs);
+    let at = 0;
+    for (const [id, slot] of this.#slotOf) {
+      const slotTerms = this.#docs.termsOf(slot);
+      weights.set(this.#docs.weightsOf(slot), at);
+      for (const termId of slotTerms) {
+        if (remap[termId] === -1) {
+          remap[termId] = terms.length;
+          terms.push(this.#terms[termId]!);
+        }
+        termIds[at++] = remap[termId]!;
+      }
+      lengths[ids.length] = slotTerms.length;
+      ids.push(id);
+      metas.push(this.#meta[slot]!);
+    }
+    return { terms, ids, metas, lengths, termIds, weights };
+  }
+
+  /**
+   * Builds an index from a snapshot in one pass: postings are allocated at their final size and no per-document
+   * object is made beyond its id and metadata. Throws a `RangeError` when the snapshot holds an id twice.
+   *
+   * @example
+   * ```ts
+   * const index = InvertedIndex.fromSnapshot(decodeSnapshot(await Deno.readFile(path)));
+   * ```
+   */
+  static fromSnapshot(snapshot: IndexSnapshot, scoring: ScoringOptions = DEFAULT_SCORING): InvertedIndex {
+    const index = new InvertedIndex(scoring);
+    const { terms, ids, lengths, termIds, weights } = snapshot;
+    const df = new Int32Array(terms.length);
+    for (const termId of termIds) df[termId]!++;
+    terms.forEach((term, termId) => {
+      index.#termIds.set(term, termId);
+      index.#postings.push(new Growable(df[termId]!));
+      index.#df.push(df[termId]!);
+      index.#concept.push(term.startsWith("~"));
+      index.#context.push(term.startsWith(CONTEXT_FIELD));
+    });
+    index.#terms = terms;
+    const count = ids.length;
+    index.#ensureSlots(count);
+    const docs = index.#docs;
+    docs.terms = termIds;
+    docs.weights = weights;
+    docs.used = termIds.length;
+    docs.start = new Int32Array(Math.max(count, 1));
+    docs.length = new Int32Array(Math.max(count, 1));
+    let at = 0;
+    for (let slot = 0; slot < count; slot++) {
+      const length = lengths[slot]!;
+      docs.start[slot] = at;
+      docs.length[slot] = length;
+      let squares = 0;
+      for (let i = at; i < at + length; i++) {
+        const termId = termIds[i]!;
+        const weight = weights[i]!;
+        index.#postings[termId]!.push(slot, weight);
+        if (!index.#context[termId]) squares += weight * weight;
+      }
+      at += length;
+      const norm = Math.sqrt(squares) || 1;
+      index.#norms[slot] = norm;
+      index.#normSum += norm;
+      index.#alive[slot] = 1;
+      if (index.#slotOf.has(ids[slot]!)) throw new RangeError(`The snapshot holds the id "${ids[slot]}" twice`);
+      index.#slotOf.set(ids[slot]!, slot);
+    }
+    index.#ids = ids;
+    index.#meta = snapshot.metas;
+    index.#live = count;
+    return index;
+  }
+
+  /** Replaces this index's contents with another's (a loaded snapshot). */
+  adopt(other: InvertedIndex): void {
+    this.#replaceWith(other);
   }
 
   /** Drops deleted slots and unused terms, rebuilding the postings in one synchronous step (small indexes, tests). */

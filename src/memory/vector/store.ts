@@ -1,7 +1,8 @@
 /**
  * A persistent TF-IDF vector store: {@link InvertedIndex} in memory, a write-ahead log and snapshots on disk.
  *
- * On disk, in its folder: `snap-<g>.bin` (every document at the last compaction) and `wal-<g>.log` (every change
+ * On disk, in its folder: `snap-<g>.bin` (every document at the last compaction, as one checksummed binary
+ * snapshot, see `snapshot.ts`; older stores' record-format snapshots are still read) and `wal-<g>.log` (every change
  * since), as checksummed records. A write is acknowledged when its record is wholly written, so a crashed process
  * loses nothing it acknowledged. Compaction writes `snap-<g+1>` through a temporary file, fsync and rename, then
  * starts `wal-<g+1>`; the previous generation is kept until the next compaction. Compaction runs in slices that
@@ -25,6 +26,7 @@ import {
   type SearchOptions,
 } from "./inverted_index.ts";
 import { frameAll, readRecords } from "./record_file.ts";
+import { decodeSnapshot, encodeSnapshot, isBinarySnapshot, SnapshotError } from "./snapshot.ts";
 import { ANALYZER, HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
 /** The analyzer a store written before analyzers were named used. */
@@ -173,12 +175,22 @@ export class VectorStore {
     else if (record.op === "del") this.index.delete(record.id);
   }
 
-  /** Loads a snapshot; false when it is missing or not whole. */
+  /** Loads a snapshot (binary, or the older record format); false when it is missing or not whole. */
   async #loadSnapshot(generation: number): Promise<boolean> {
     if (generation === 0) return true;
     const path = this.#path("snap", generation);
     const bytes = await this.#readFile(path);
     if (!bytes) return false;
+    if (isBinarySnapshot(bytes)) {
+      try {
+        this.index.adopt(InvertedIndex.fromSnapshot(decodeSnapshot(bytes), this.index.scoring));
+        return true;
+      } catch (error) {
+        if (!(error instanceof SnapshotError || error instanceof RangeError)) throw error;
+        await this.#setAside(path, error instanceof SnapshotError ? error.message : `inconsistent (${error.message})`);
+        return false;
+      }
+    }
     const { records, problem } = readRecords(bytes);
     const end = records.at(-1) as StoreRecord | undefined;
     const puts = records.slice(0, -1) as StoreRecord[];
@@ -383,23 +395,13 @@ export class VectorStore {
     this.#carried = [];
     const next = this.#generation + 1;
     const temporary = `${this.#path("snap", next)}.tmp`;
+    // Encoded synchronously at the snapshot point; only the writing yields.
+    const bytes = encodeSnapshot(this.index.snapshot());
     try {
       await Deno.mkdir(this.dir, { recursive: true });
-      const ids = this.index.ids();
-      let count = 0;
       const file = await Deno.open(temporary, { write: true, create: true, truncate: true });
       try {
-        for (let i = 0; i < ids.length; i += 512) {
-          const records: StoreRecord[] = [];
-          for (const id of ids.slice(i, i + 512)) {
-            // A document deleted since the snapshot point is left out; its delete is among the carried records.
-            const doc = this.index.get(id);
-            if (doc) records.push({ op: "put", id, t: [...doc.terms], m: doc.meta });
-          }
-          count += records.length;
-          await writeAll(file, frameAll(records));
-        }
-        await writeAll(file, frameAll([{ op: "end", count }]));
+        for (let i = 0; i < bytes.length; i += 1 << 20) await writeAll(file, bytes.subarray(i, i + (1 << 20)));
         await file.sync();
       } finally {
         file.close();

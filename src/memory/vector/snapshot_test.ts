@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { InvertedIndex } from "./inverted_index.ts";
+import { frameAll } from "./record_file.ts";
+import { decodeSnapshot, encodeSnapshot, SnapshotError } from "./snapshot.ts";
+import { VectorStore } from "./store.ts";
+import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
+
+const analyze = (text: string) => termFrequencies(text, { lexicon: HOUSEHOLD });
+
+function sampleIndex(): InvertedIndex {
+  const index = new InvertedIndex();
+  index.put("lamp", analyze("客厅的灯每天 22:00 自动关闭"), { time: 1, topic: "smart_home" });
+  index.put("bins", analyze("The bins go out on Tuesday"), { time: 2 });
+  index.put("gone", analyze("a note that is deleted before the snapshot"), { time: 3 });
+  const withContext = analyze("Tuesday, every week");
+  withContext.set("^bins", 1);
+  index.put("reply", withContext, { time: 4 });
+  index.delete("gone");
+  return index;
+}
+
+Deno.test("a binary snapshot round-trips: same ids, metadata, scores and invariants, without deleted documents", () => {
+  const index = sampleIndex();
+  const copy = InvertedIndex.fromSnapshot(decodeSnapshot(encodeSnapshot(index.snapshot())));
+  assert.deepEqual(copy.verify(), []);
+  assert.deepEqual(copy.ids().sort(), ["bins", "lamp", "reply"]);
+  assert.equal(copy.has("gone"), false);
+  assert.deepEqual(copy.get("lamp"), index.get("lamp"));
+  for (const query of ["客厅灯几点关", "when do the bins go out", "every week"]) {
+    const expected = index.search(analyze(query), { k: 3 });
+    const actual = copy.search(analyze(query), { k: 3 });
+    assert.deepEqual(actual.map((hit) => hit.id), expected.map((hit) => hit.id), query);
+    actual.forEach((hit, i) => assert.ok(Math.abs(hit.score - expected[i]!.score) < 1e-6, query));
+  }
+  // The context term counts in no norm, loaded or built.
+  assert.deepEqual(copy.search(new Map([["^bins", 1]]), { k: 1 }).map((hit) => hit.id), ["reply"]);
+  copy.put("new", analyze("a document added after loading"), {});
+  copy.delete("bins");
+  assert.deepEqual(copy.verify(), []);
+  assert.equal(copy.size, 3);
+});
+
+Deno.test("a damaged binary snapshot is refused, naming where and what", () => {
+  const bytes = encodeSnapshot(sampleIndex().snapshot());
+  const flipped = bytes.slice();
+  flipped[20] = flipped[20]! ^ 0x01;
+  assert.throws(() => decodeSnapshot(flipped), (error: unknown) => {
+    assert.ok(error instanceof SnapshotError);
+    assert.equal(error.message, "corrupt at byte 4 (checksum mismatch)");
+    return true;
+  });
+  assert.throws(() => decodeSnapshot(bytes.subarray(0, 3)), /corrupt at byte 0 \(not a binary snapshot\)/);
+  // Whole and checksummed, but its parts disagree (written by a faulty encoder): still refused.
+  const snapshot = sampleIndex().snapshot();
+  const lying = encodeSnapshot({ ...snapshot, lengths: new Int32Array([1, 1, 1]) });
+  assert.throws(() => decodeSnapshot(lying), /the term counts add up to 3, not \d+/);
+  const unknownTerm = encodeSnapshot({ ...snapshot, termIds: snapshot.termIds.map(() => 999) });
+  assert.throws(() => decodeSnapshot(unknownTerm), /term id 999 is unknown/);
+  const twice = encodeSnapshot({ ...snapshot, ids: ["lamp", "lamp", "reply"] });
+  assert.throws(() => InvertedIndex.fromSnapshot(decodeSnapshot(twice)), /holds the id "lamp" twice/);
+});
+
+Deno.test("a store written with the older record-format snapshot still opens, and its next compaction writes binary", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-snapshot-" });
+  const index = sampleIndex();
+  const records = index.ids().map((id) => ({ op: "put", id, t: [...index.get(id)!.terms], m: index.get(id)!.meta }));
+  await Deno.writeFile(join(dir, "snap-1.bin"), frameAll([...records, { op: "end", count: records.length }]));
+  await Deno.writeFile(join(dir, "wal-1.log"), new Uint8Array());
+  await Deno.writeTextFile(join(dir, "analyzer"), "engine-3\n");
+  let store = await VectorStore.open(dir, { analyzer: "engine-3", analyze });
+  assert.deepEqual(store.report.recovered, []);
+  assert.equal(store.size, 3);
+  assert.equal(store.search("when do the bins go out", { k: 1 })[0]!.id, "bins");
+  await store.compact();
+  await store.close();
+  const written = await Deno.readFile(join(dir, "snap-2.bin"));
+  assert.equal(new TextDecoder().decode(written.subarray(0, 4)), "HVS2");
+  store = await VectorStore.open(dir, { analyzer: "engine-3", analyze });
+  assert.deepEqual(store.index.ids().sort(), ["bins", "lamp", "reply"]);
+  assert.equal(store.search("客厅灯几点关", { k: 1 })[0]!.id, "lamp");
+  await store.close();
+  await Deno.remove(dir, { recursive: true });
+});
