@@ -5,10 +5,7 @@
  */
 
 import { parseArgs } from "node:util";
-import { runChat } from "./cli/chat.ts";
 import { taskCommand } from "./cli/commands.ts";
-import { runDoctor } from "./cli/doctor.ts";
-import { runInit } from "./cli/init.ts";
 import { ConfigError } from "./config/config_error.ts";
 import { connectHost } from "./config/listen_addr.ts";
 import { type Layout, loadConfig, type LoadedConfig, safeEnvReader } from "./config/load.ts";
@@ -180,6 +177,8 @@ async function main(argv: string[]): Promise<void> {
       const { loaded, denied } = await load(values.config, layout);
       if (!values.url) checkRights(loaded, "chat", denied);
       const listen = loaded.config.daemon.listen_addr;
+      // Each command loads only what it uses: the daemon's start-up does not pay for the CLI clients.
+      const { runChat } = await import("./cli/chat.ts");
       const code = await runChat({
         url: values.url ?? `http://${connectHost(listen)}:${listen.port}`,
         token: loaded.config.daemon.api_token,
@@ -193,6 +192,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case "doctor": {
       const { loaded } = await load(values.config, layout);
+      const { runDoctor } = await import("./cli/doctor.ts");
       const checks = await runDoctor(loaded);
       for (const check of checks) print(`${check.ok ? "ok  " : "FAIL"} ${check.name.padEnd(12)} ${check.detail}\n`);
       return Deno.exit(checks.every((check) => check.ok) ? 0 : 1);
@@ -202,6 +202,7 @@ async function main(argv: string[]): Promise<void> {
       // HOMED_CONFIG may be unreadable (then it counts as unset); the files are what init must be able to write.
       reportMissing(missingPermissions({ ...initPermissions(configPath, Deno.cwd()), env: [] }), "init", []);
       try {
+        const { runInit } = await import("./cli/init.ts");
         const report = await runInit({ configPath, home: Deno.cwd(), force: values.force ?? false });
         return void print(`${report.join("\n")}\n`);
       } catch (error) {

@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { readSse } from "../src/cli/sse.ts";
+import { readSse } from "../src/net/sse.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { type HomedProcess, postJson, startHomed, workspace } from "./support/homed_process.ts";

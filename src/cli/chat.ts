@@ -5,7 +5,7 @@
  */
 
 import { taskCommand } from "./commands.ts";
-import { readSse } from "./sse.ts";
+import { readSse } from "../net/sse.ts";
 
 /** Options of {@link runChat}. */
 export interface ChatOptions {

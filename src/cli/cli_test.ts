@@ -3,7 +3,7 @@ import { parseConfig } from "../config/load.ts";
 import { CHAT_HELP, runChat } from "./chat.ts";
 import { taskCommand } from "./commands.ts";
 import { renderStarterConfig } from "./init.ts";
-import { readSse } from "./sse.ts";
+import { readSse } from "../net/sse.ts";
 
 Deno.test("the starter config is the documented example with paths for where it is written", () => {
   const text = renderStarterConfig("/srv/homed/config/homed.yaml", "/srv/homed");

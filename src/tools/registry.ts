@@ -5,14 +5,14 @@
  * @module
  */
 
-import Ajv, { type ErrorObject, type ValidateFunction } from "ajv";
 import { type Clock, systemClock } from "../clock.ts";
 import { describeRule, permits } from "../io/trust.ts";
+import { compileSchema, type SchemaCheck, type SchemaViolation } from "./json_schema.ts";
 import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
 
 interface Entry {
   tool: Tool;
-  validate: ValidateFunction;
+  validate: SchemaCheck;
   owner: string;
 }
 
@@ -23,17 +23,12 @@ export interface ToolRegistryOptions {
   defaultTimeoutMs?: number;
 }
 
-function describeErrors(errors: readonly ErrorObject[]): string {
-  return errors.map((error) => {
-    const field = error.instancePath ? error.instancePath.slice(1).replaceAll("/", ".") : "";
-    switch (error.keyword) {
-      case "required":
-        return `missing required field "${error.params.missingProperty as string}"`;
-      case "additionalProperties":
-        return `unknown field "${error.params.additionalProperty as string}"${field ? ` in "${field}"` : ""}`;
-      default:
-        return `${field ? `field "${field}"` : "the arguments"} ${error.message ?? "is invalid"}`;
+function describeErrors(violations: readonly SchemaViolation[]): string {
+  return violations.map(({ path, keyword, message }) => {
+    if (keyword === "required" || keyword === "additionalProperties") {
+      return path ? `${message} in "${path}"` : message;
     }
+    return `${path ? `field "${path}"` : "the arguments"} ${message}`;
   }).join("; ");
 }
 
@@ -48,7 +43,6 @@ function seconds(ms: number): string {
 /** Holds the tools, checks their declarations at registration and their arguments at every call. */
 export class ToolRegistry {
   #entries = new Map<string, Entry>();
-  #ajv = new Ajv.default({ allErrors: true, strict: false });
   #clock: Clock;
   #defaultTimeoutMs: number;
 
@@ -104,9 +98,9 @@ export class ToolRegistry {
         }; allowed: a JSON Schema with type "object"`,
       );
     }
-    let validate: ValidateFunction;
+    let validate: SchemaCheck;
     try {
-      validate = this.#ajv.compile(tool.parameters);
+      validate = compileSchema(tool.parameters);
     } catch (error) {
       throw new TypeError(
         `Tool "${tool.name}" (from ${owner}) has an invalid parameters schema: ${(error as Error).message}`,
@@ -181,10 +175,11 @@ export class ToolRegistry {
         }`,
       };
     }
-    if (!entry.validate(args)) {
+    const violations = entry.validate(args);
+    if (violations.length) {
       return {
         ok: false,
-        content: `Error: invalid arguments for tool "${name}": ${describeErrors(entry.validate.errors ?? [])}; got ${
+        content: `Error: invalid arguments for tool "${name}": ${describeErrors(violations)}; got ${
           JSON.stringify(args).slice(0, 200)
         }`,
       };

@@ -1,14 +1,16 @@
 /**
- * The OpenAI-compatible provider (DeepSeek, Ollama, vLLM, llama.cpp server …) on `npm:openai`.
+ * The OpenAI-compatible provider (DeepSeek, Ollama, vLLM, llama.cpp server …): `POST {base_url}/chat/completions`
+ * over `fetch`, JSON or a server-sent-event stream.
  *
- * Retries are homed's ({@link withRetry}); the SDK's are off so the two never stack. The API key is handed to the
- * SDK and nowhere else: it is never logged and never part of an error message.
+ * No SDK: the chat completions wire is one request shape and two answer shapes, and `npm:openai` cost ≈ 12 MB of
+ * resident memory and ≈ 50 ms of start-up on a machine whose whole budget is 64 MB. Retries are homed's
+ * ({@link withRetry}). The API key goes into the `Authorization` header and nowhere else: it is never logged and
+ * never part of an error message.
  *
  * @module
  */
 
 import type { Logger } from "@logtape/logtape";
-import OpenAI from "openai";
 import type { Clock } from "../../clock.ts";
 import type { ToolSpec } from "../../tools/tool.ts";
 import {
@@ -22,6 +24,7 @@ import {
   type Usage,
   type UsageTotals,
 } from "./provider.ts";
+import { readSse } from "../../net/sse.ts";
 import { ProviderError } from "./provider_error.ts";
 import { parseRetryAfter, withRetry } from "./retry.ts";
 
@@ -89,7 +92,7 @@ class IdleTimeout {
 export class OpenAIProvider implements Provider {
   readonly model: string;
   #options: OpenAIProviderOptions;
-  #client: OpenAI | undefined;
+  #endpoint: string;
   #totals: UsageTotals = emptyUsageTotals();
   #host: string;
 
@@ -104,19 +107,7 @@ export class OpenAIProvider implements Provider {
     this.model = options.model;
     this.#options = options;
     this.#host = new URL(options.baseUrl).host;
-    if (options.apiKey !== "") {
-      this.#client = new OpenAI({
-        apiKey: options.apiKey,
-        baseURL: options.baseUrl,
-        organization: null,
-        project: null,
-        webhookSecret: null,
-        maxRetries: 0,
-        // homed's own clock-driven idle timeout and the turn deadline decide; the SDK's real-time timeout is only a
-        // backstop far behind them.
-        timeout: Math.max(options.timeoutMs, 30 * 60_000),
-      });
-    }
+    this.#endpoint = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
   }
 
   /** Running token and request totals. */
@@ -126,8 +117,7 @@ export class OpenAIProvider implements Provider {
 
   /** Sends one request, streamed when `options.onDelta` is given. */
   async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
-    const client = this.#client;
-    if (!client) {
+    if (this.#options.apiKey === "") {
       this.#totals.errors++;
       throw new ProviderError("no_api_key", this.#options.missingKeyHint);
     }
@@ -143,7 +133,7 @@ export class OpenAIProvider implements Provider {
       const response = await withRetry(async () => {
         this.#totals.requests++;
         try {
-          return await this.#once(client, request, options.signal, onDelta);
+          return await this.#once(request, options.signal, onDelta);
         } catch (error) {
           const mapped = this.#mapError(error, options.signal);
           // Text already shown to the user cannot be taken back, so a stream that failed midway is not retried.
@@ -216,8 +206,24 @@ export class OpenAIProvider implements Provider {
     return rest;
   }
 
+  /** POSTs the request; a status other than 2xx becomes the matching {@link ProviderError}. */
+  async #post(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    const response = await fetch(this.#endpoint, {
+      method: "POST",
+      headers: {
+        "authorization": `Bearer ${this.#options.apiKey}`,
+        "content-type": "application/json",
+        "accept": body.stream ? "text/event-stream" : "application/json",
+      },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (response.ok) return response;
+    const text = await response.text().catch(() => "");
+    throw this.#httpError(response.status, response.headers, text);
+  }
+
   async #once(
-    client: OpenAI,
     request: ChatRequest,
     signal: AbortSignal | undefined,
     onDelta: ((text: string) => void) | undefined,
@@ -225,13 +231,9 @@ export class OpenAIProvider implements Provider {
     const idle = new IdleTimeout(this.#options.timeoutMs, this.#options.clock);
     const combined = signal ? AbortSignal.any([signal, idle.controller.signal]) : idle.controller.signal;
     try {
+      const response = await this.#post(this.#body(request, onDelta !== undefined), combined);
       if (!onDelta) {
         // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
-        const response = await client.chat.completions.create(
-          // deno-lint-ignore no-explicit-any
-          this.#body(request, false) as any,
-          { signal: combined },
-        ).asResponse();
         idle.clear();
         const text = await response.text();
         let raw: unknown;
@@ -243,13 +245,9 @@ export class OpenAIProvider implements Provider {
         if (raw === null || typeof raw !== "object") throw this.#badResponse("it is not a JSON object");
         return this.#parseCompletion(raw as Record<string, unknown>);
       }
-      const stream = await client.chat.completions.create(
-        // deno-lint-ignore no-explicit-any
-        this.#body(request, true) as any,
-        { signal: combined },
-      ) as unknown as AsyncIterable<Record<string, unknown>>;
-      const collected = await this.#collectStream(stream, idle, onDelta);
-      // An abort can end the SDK's stream iteration quietly; a cut-off stream is never a complete answer.
+      if (!response.body) throw this.#badResponse("the stream has no body");
+      const collected = await this.#collectStream(this.#chunks(response.body), idle, onDelta);
+      // A cut-off stream is never a complete answer.
       if (combined.aborted) throw combined.reason;
       return collected;
     } catch (error) {
@@ -263,6 +261,31 @@ export class OpenAIProvider implements Provider {
       throw error;
     } finally {
       idle.clear();
+    }
+  }
+
+  /** The JSON chunks of a chat completions stream, up to `[DONE]`; an `error` chunk ends it as a server error. */
+  async *#chunks(body: ReadableStream<Uint8Array>): AsyncGenerator<Record<string, unknown>> {
+    for await (const event of readSse(body)) {
+      if (event.data === "[DONE]") return;
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(event.data);
+      } catch {
+        throw this.#badResponse(`a streamed chunk is not JSON: ${event.data.slice(0, 120)}`);
+      }
+      if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) {
+        throw this.#badResponse(`a streamed chunk is not a JSON object: ${event.data.slice(0, 120)}`);
+      }
+      const failure = (chunk as { error?: unknown }).error;
+      if (failure !== undefined && failure !== null) {
+        throw new ProviderError(
+          "server",
+          `The LLM server at ${this.#host} failed midway through the answer: ${detailOf({ error: failure })}`,
+          { retryable: true },
+        );
+      }
+      yield chunk as Record<string, unknown>;
     }
   }
 
@@ -357,70 +380,65 @@ export class OpenAIProvider implements Provider {
     };
   }
 
+  /** An answer with an HTTP error status, as the error vocabulary names it. */
+  #httpError(status: number, headers: Headers, text: string): ProviderError {
+    const host = this.#host;
+    let detail = text.trim().slice(0, 300) || "no detail";
+    try {
+      detail = detailOf(JSON.parse(text)) ?? detail;
+    } catch { /* not JSON: the text itself */ }
+    const retryAfterMs = parseRetryAfter(headers, this.#options.clock.now());
+    const extra = { status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    if (status === 401 || status === 403) {
+      return new ProviderError(
+        "auth",
+        `The LLM server at ${host} refused the API key (HTTP ${status}: ${detail}); check llm.api_key`,
+        extra,
+      );
+    }
+    if (status === 429) {
+      return new ProviderError("rate_limited", `The LLM server at ${host} is rate limiting (HTTP 429: ${detail})`, {
+        ...extra,
+        retryable: true,
+      });
+    }
+    if (status >= 500) {
+      return new ProviderError("server", `The LLM server at ${host} failed (HTTP ${status}: ${detail})`, {
+        ...extra,
+        retryable: true,
+      });
+    }
+    return new ProviderError(
+      "bad_request",
+      `The LLM server at ${host} rejected the request (HTTP ${status}: ${detail})`,
+      extra,
+    );
+  }
+
   #mapError(error: unknown, signal: AbortSignal | undefined): ProviderError {
     if (error instanceof ProviderError) return error;
     const host = this.#host;
     if (signal?.aborted) return new ProviderError("cancelled", "The LLM call was cancelled", { cause: error });
-    if (error instanceof OpenAI.APIConnectionTimeoutError) {
-      return new ProviderError(
-        "timeout",
-        `The LLM server at ${host} did not answer within ${Math.round(this.#options.timeoutMs / 1000)}s`,
-        { retryable: true, cause: error },
-      );
-    }
-    if (error instanceof OpenAI.APIConnectionError) {
-      const cause = (error.cause as Error | undefined)?.message ?? error.message;
-      return new ProviderError("network", `Cannot reach the LLM server at ${host}: ${cause}`, {
-        retryable: true,
-        cause: error,
-      });
-    }
-    if (error instanceof OpenAI.APIError && typeof error.status === "number") {
-      const status = error.status;
-      const detail = serverMessage(error);
-      const retryAfterMs = parseRetryAfter(error.headers, this.#options.clock.now());
-      const extra = { status, cause: error, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-      if (status === 401 || status === 403) {
-        return new ProviderError(
-          "auth",
-          `The LLM server at ${host} refused the API key (HTTP ${status}: ${detail}); check llm.api_key`,
-          extra,
-        );
-      }
-      if (status === 429) {
-        return new ProviderError("rate_limited", `The LLM server at ${host} is rate limiting (HTTP 429: ${detail})`, {
-          ...extra,
-          retryable: true,
-        });
-      }
-      if (status >= 500) {
-        return new ProviderError("server", `The LLM server at ${host} failed (HTTP ${status}: ${detail})`, {
-          ...extra,
-          retryable: true,
-        });
-      }
-      return new ProviderError(
-        "bad_request",
-        `The LLM server at ${host} rejected the request (HTTP ${status}: ${detail})`,
-        extra,
-      );
-    }
     if (error instanceof SyntaxError) return this.#badResponse(`it is not valid JSON (${error.message})`);
+    // fetch rejects with a TypeError when the server cannot be reached or the connection breaks.
+    const cause = (error as Error)?.cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : "";
     return new ProviderError(
       "network",
-      `The LLM call to ${host} failed: ${(error as Error)?.message ?? String(error)}`,
-      {
-        retryable: true,
-        cause: error,
-      },
+      `Cannot reach the LLM server at ${host}: ${(error as Error)?.message ?? String(error)}${cause}`,
+      { retryable: true, cause: error },
     );
   }
 }
 
-function serverMessage(error: InstanceType<typeof OpenAI.APIError>): string {
-  const body = error.error as { message?: unknown } | undefined;
-  if (body && typeof body.message === "string") return body.message;
-  return error.message.replace(/^\d+\s*/, "") || "no detail";
+/** The server's own words from an error body (`{"error": {"message": …}}`, `{"error": "…"}`, `{"message": …}`). */
+function detailOf(body: unknown): string | undefined {
+  const record = body as { error?: unknown; message?: unknown } | null;
+  if (!record || typeof record !== "object") return undefined;
+  const error = record.error as { message?: unknown } | string | undefined;
+  if (typeof error === "string" && error !== "") return error;
+  if (error && typeof error === "object" && typeof error.message === "string") return error.message;
+  if (typeof record.message === "string") return record.message;
+  return undefined;
 }
 
 function readUsage(raw: unknown): Usage {

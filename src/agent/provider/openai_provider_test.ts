@@ -291,3 +291,37 @@ Deno.test("a cancelled call says so", async () => {
   assert.equal((await rejection(pending)).code, "cancelled");
   await fake.close();
 });
+
+Deno.test("no server, a plain-text error page, a broken or failing stream: each error names host and cause", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const fake = FakeLlm.start();
+  const { provider: nowhere } = provider(fake, { baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
+  const refused = await rejection(nowhere.chat(REQUEST));
+  assert.equal(refused.code, "network");
+  assert.equal(refused.retryable, true);
+  assert.match(refused.message, new RegExp(`^Cannot reach the LLM server at 127\\.0\\.0\\.1:${port}: .*refused`, "i"));
+
+  const { provider: p } = provider(fake, { maxRetries: 0 });
+  const host = new URL(fake.baseUrl).host;
+  fake.enqueue({ raw: () => new Response("upstream connect error", { status: 503 }) });
+  const page = await rejection(p.chat(REQUEST));
+  assert.equal(page.code, "server");
+  assert.equal(page.message, `The LLM server at ${host} failed (HTTP 503: upstream connect error)`);
+
+  const sse = (text: string) => () => new Response(text, { headers: { "content-type": "text/event-stream" } });
+  fake.enqueue({ raw: sse('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\ndata: {not json\n\n') });
+  const broken = await rejection(p.chat(REQUEST, { onDelta: () => {} }));
+  assert.equal(broken.code, "bad_response");
+  assert.match(broken.message, /a streamed chunk is not JSON: \{not json$/);
+  fake.enqueue({ raw: sse('data: {"error":{"message":"overloaded, try later"}}\n\n') });
+  const failing = await rejection(p.chat(REQUEST, { onDelta: () => {} }));
+  assert.equal(failing.code, "server");
+  assert.equal(failing.message, `The LLM server at ${host} failed midway through the answer: overloaded, try later`);
+  // The key goes in the Authorization header of every request, and into no error message.
+  assert.equal(fake.requests.length, 3);
+  for (const request of fake.requests) assert.equal(request.headers.get("authorization"), `Bearer ${KEY}`);
+  for (const error of [refused, page, broken, failing]) assert.ok(!error.message.includes(KEY));
+  await fake.close();
+});
