@@ -4,8 +4,9 @@
  * LLM server spent on the turn's requests.
  *
  * Setup as the issue asks: a full 30-entry context (warm-up first), every tool registered, one turn in five with
- * a tool round, 1,000 measured turns. The anchor, measured in the same run, is the bare provider call (OpenAI SDK
- * over loopback to the same fake, server time subtracted): what one LLM round costs with no agent around it.
+ * a tool round, 1,000 measured turns. The anchor, measured in the same run, is the bare provider call (over loopback
+ * to the same fake, server time subtracted): what one LLM round costs with no agent around it. Then the same turns
+ * on a daemon with a long past (issue 9): 100,000 memory documents and 50,000 graph entities loaded, 500 turns.
  *
  * The fake LLM runs in a Worker (its own thread and heap), as a remote server would: its work and its garbage
  * collection are not homed's overhead. Its server time per request is still subtracted.
@@ -27,18 +28,24 @@ import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import { startDaemon } from "../../src/daemon.ts";
 import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";
+import { seedMemory } from "../support/seed_memory.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 
 const TURNS = 1000;
+const PAST_TURNS = 500;
 const WARMUP = 60;
 const KEY = "sk-bench-000000000000";
 const OWNER = { name: "owner", trust: "owner" } as const;
 
 const fake = await RemoteFakeLlm.start();
 
-/** A daemon on its own temp folder with the starter knowledge, so every turn's knowledge lookup does real work. */
-async function benchDaemon() {
+/**
+ * A daemon on its own temp folder with the starter knowledge, so every turn's knowledge lookup does real work; with
+ * `past`, its memory first holds that many documents and entities, and the daemon is returned once they are loaded.
+ */
+async function benchDaemon(past?: { documents: number; entities: number }) {
   const dataDir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bench-" });
+  const seeded = past ? await seedMemory(`${dataDir}/memory`, past) : undefined;
   for (const topic of ["smart_home", "cooking"]) {
     await Deno.mkdir(`${dataDir}/knowledge/${topic}`, { recursive: true });
     await Deno.copyFile(
@@ -56,7 +63,11 @@ async function benchDaemon() {
     readEnv: () => undefined,
     cwd: dataDir,
   });
-  return { daemon: await startDaemon(loaded), dataDir, loaded };
+  const daemon = await startDaemon(loaded);
+  while (seeded && daemon.services.status().memory?.stores !== "open") {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return { daemon, dataDir, loaded, seeded };
 }
 
 let { daemon, dataDir, loaded } = await benchDaemon();
@@ -124,6 +135,19 @@ for (let n = 0; n < 300; n++) {
 }
 await Deno.remove(dataDir, { recursive: true });
 
+// The same turns with a long past: 100k memory documents and 50k graph entities loaded (every turn searches them for
+// its reference block, and exchanges leaving the context become documents).
+const PAST = { documents: 100_000, entities: 50_000 };
+let seeded;
+({ daemon, dataDir, loaded, seeded } = await benchDaemon(PAST));
+await fake.drain();
+for (let n = 0; n < WARMUP; n++) await turn(n);
+const pastSamples: number[] = [];
+for (let n = WARMUP; n < WARMUP + PAST_TURNS; n++) pastSamples.push((await turn(n)).overhead);
+const pastMemory = daemon.services.status().memory ?? {};
+await daemon.stop();
+await Deno.remove(dataDir, { recursive: true });
+
 // Prompt-prefix reuse over a 50-turn conversation on a fresh daemon.
 ({ daemon, dataDir, loaded } = await benchDaemon());
 await fake.drain();
@@ -180,6 +204,16 @@ const results = {
   prefix_reuse_mean_all: round(mean(shares)),
   prefix_reuse_target: 0.8,
   prefix_reuse_context_entries: prefixContextEntries,
+  with_past: {
+    documents: pastMemory.documents,
+    entities: pastMemory.entities,
+    seeded_in_ms: seeded?.ms,
+    turns: pastSamples.length,
+    p50_ms: round(percentile(pastSamples, 50)),
+    p99_ms: round(percentile(pastSamples, 99)),
+    max_ms: round(Math.max(...pastSamples)),
+    target_p99_ms: 20,
+  },
   daemon_v8_flags: DAEMON_V8_FLAGS,
   new_space_kb: newSpaceKb,
 };
@@ -191,6 +225,11 @@ console.table({
     p50_ms: round(percentile(toolSamples, 50)),
     p99_ms: results.tool_turn_p99_ms,
     n: toolSamples.length,
+  },
+  "with 100k documents + 50k entities": {
+    p50_ms: results.with_past.p50_ms,
+    p99_ms: results.with_past.p99_ms,
+    n: pastSamples.length,
   },
   "anchor: bare provider call": {
     p50_ms: results.anchor_provider_round_trip_p50_ms,

@@ -327,9 +327,10 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   status(): Record<string, unknown> {
-    const state = this.#memory ? "open" : this.#openError !== undefined ? "failed" : "loading";
+    // Not `state`: the service host reports the service's own state under that name.
+    const stores = this.#memory ? "open" : this.#openError !== undefined ? "failed" : "loading";
     return {
-      state,
+      stores,
       ...(this.#openError !== undefined ? { error: this.#openError } : {}),
       ...this.#memory?.status(),
       context_saves: this.#store.saves,

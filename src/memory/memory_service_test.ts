@@ -84,10 +84,10 @@ Deno.test("start returns before the stores are open; a failed open is reported, 
   const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
   const memory = new MemoryService({ dir, clock, logger: getLogger(["test"]) });
   await memory.start();
-  assert.equal((memory.status() as { state: string }).state, "loading", "start did not wait for the stores");
+  assert.equal((memory.status() as { stores: string }).stores, "loading", "start did not wait for the stores");
   await assert.rejects(memory.recall("anything"), /^Error: Memory could not be opened: file is not a database/);
-  const failed = memory.status() as { state: string; error: string };
-  assert.equal(failed.state, "failed");
+  const failed = memory.status() as { stores: string; error: string };
+  assert.equal(failed.stores, "failed");
   assert.match(failed.error, /file is not a database/);
   const input = { text: "spare key", source: "http", sender: "owner", time: clock.now() };
   assert.equal(await memory.reference(input, []), undefined, "the turn goes on without memory references");
@@ -95,7 +95,7 @@ Deno.test("start returns before the stores are open; a failed open is reported, 
   await Deno.remove(`${dir}/memory.db`);
   const [job] = memory.jobs();
   await job!.run(new AbortController().signal);
-  assert.equal((memory.status() as { state: string }).state, "open", "the job's next run opened the memory");
+  assert.equal((memory.status() as { stores: string }).stores, "open", "the job's next run opened the memory");
   assert.deepEqual(await memory.recall("anything"), []);
   await memory.stop();
   await Deno.remove(dir, { recursive: true });
