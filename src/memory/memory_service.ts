@@ -157,13 +157,16 @@ export class MemoryService implements Service, PromptContributor {
     }
   }
 
-  /** Journals the exchange (the distiller's input) and marks the context for saving. */
+  /** Journals the exchange (the distiller's input; an empty reply is left out) and marks the context for saving. */
   afterTurn(turn: TurnRecord): Promise<void> {
     const base = { eventId: turn.eventId, time: turn.time, source: turn.source };
     const observed = this.#observing.then(async () => {
       const memory = await this.#ready();
       await memory.observe({ ...base, role: "user", sender: turn.sender, text: turn.text });
-      await memory.observe({ ...base, role: "assistant", sender: "butler", text: turn.reply });
+      // A turn the butler did not answer (it only listened) journals no empty reply.
+      if (turn.reply.trim() !== "") {
+        await memory.observe({ ...base, role: "assistant", sender: "butler", text: turn.reply });
+      }
     });
     this.#observing = observed.catch(() => {});
     // Layer 1 is saved on the heartbeat, not per turn (an fsync per turn costs the turn's budget); the journal holds
