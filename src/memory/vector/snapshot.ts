@@ -34,25 +34,31 @@ export function isBinarySnapshot(bytes: Uint8Array): boolean {
   return bytes.length >= 4 && MAGIC.every((byte, i) => bytes[i] === byte);
 }
 
-/**
- * Encodes a snapshot.
- *
- * @example
- * ```ts
- * await Deno.writeFile(path, encodeSnapshot(index.snapshot()));
- * ```
- */
-export function encodeSnapshot(snapshot: IndexSnapshot): Uint8Array {
+/** Elements per slice when JSON-encoding a long list, and bytes per slice of the checksum. */
+const LIST_SLICE = 10_000;
+const CRC_SLICE = 1 << 20;
+
+/** The encoding, yielding between slices (a caller that must not block the event loop pauses there). */
+function* encodeSteps(snapshot: IndexSnapshot): Generator<void, Uint8Array> {
   const encoder = new TextEncoder();
+  const list = function* (items: readonly unknown[]): Generator<void, Uint8Array> {
+    const parts: string[] = [];
+    for (let i = 0; i < items.length; i += LIST_SLICE) {
+      parts.push(JSON.stringify(items.slice(i, i + LIST_SLICE)).slice(1, -1));
+      yield;
+    }
+    return encoder.encode(`[${parts.join(",")}]`);
+  };
   const header = { documents: snapshot.ids.length, terms: snapshot.terms.length, pairs: snapshot.termIds.length };
+  const bytes = (array: Int32Array | Float32Array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
   const sections: Uint8Array[] = [
     encoder.encode(JSON.stringify(header)),
-    encoder.encode(JSON.stringify(snapshot.terms)),
-    encoder.encode(JSON.stringify(snapshot.ids)),
-    encoder.encode(JSON.stringify(snapshot.metas)),
-    new Uint8Array(snapshot.lengths.buffer, snapshot.lengths.byteOffset, snapshot.lengths.byteLength),
-    new Uint8Array(snapshot.termIds.buffer, snapshot.termIds.byteOffset, snapshot.termIds.byteLength),
-    new Uint8Array(snapshot.weights.buffer, snapshot.weights.byteOffset, snapshot.weights.byteLength),
+    yield* list(snapshot.terms),
+    yield* list(snapshot.ids),
+    yield* list(snapshot.metas),
+    bytes(snapshot.lengths),
+    bytes(snapshot.termIds),
+    bytes(snapshot.weights),
   ];
   const padded = (length: number) => (length + 3) & ~3;
   const size = 8 + sections.reduce((sum, section) => sum + 4 + padded(section.length), 0);
@@ -65,8 +71,50 @@ export function encodeSnapshot(snapshot: IndexSnapshot): Uint8Array {
     out.set(section, offset + 4);
     offset += 4 + padded(section.length);
   }
-  view.setUint32(4, crc32(out.subarray(8)), true);
+  let crc = 0;
+  for (let i = 8; i < out.length; i += CRC_SLICE) {
+    crc = crc32(out.subarray(i, Math.min(i + CRC_SLICE, out.length)), crc);
+    yield;
+  }
+  view.setUint32(4, crc, true);
   return out;
+}
+
+/**
+ * Encodes a snapshot in one step.
+ *
+ * @example
+ * ```ts
+ * await Deno.writeFile(path, encodeSnapshot(index.snapshot()));
+ * ```
+ */
+export function encodeSnapshot(snapshot: IndexSnapshot): Uint8Array {
+  const steps = encodeSteps(snapshot);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * Encodes a snapshot in slices, awaiting `pause()` between them, so a large index (100k documents: ≈ 8 MB) does not
+ * hold the event loop. The snapshot must not change meanwhile ({@link InvertedIndex.snapshot} returns a copy).
+ *
+ * @example
+ * ```ts
+ * const bytes = await encodeSnapshotInSlices(index.snapshot(), () => new Promise((r) => setTimeout(r, 0)));
+ * ```
+ */
+export async function encodeSnapshotInSlices(
+  snapshot: IndexSnapshot,
+  pause: () => Promise<void>,
+): Promise<Uint8Array> {
+  const steps = encodeSteps(snapshot);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await pause();
+  }
 }
 
 /** A snapshot that cannot be used; `offset` is where reading found the problem. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { InvertedIndex } from "./inverted_index.ts";
 import { frameAll } from "./record_file.ts";
-import { decodeSnapshot, encodeSnapshot, SnapshotError } from "./snapshot.ts";
+import { decodeSnapshot, encodeSnapshot, encodeSnapshotInSlices, SnapshotError } from "./snapshot.ts";
 import { VectorStore } from "./store.ts";
 import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
@@ -81,4 +81,20 @@ Deno.test("a store written with the older record-format snapshot still opens, an
   assert.equal(store.search("客厅灯几点关", { k: 1 })[0]!.id, "lamp");
   await store.close();
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("encoding in slices yields to the caller and writes the same bytes as encoding at once", async () => {
+  const index = new InvertedIndex();
+  for (let i = 0; i < 25_000; i++) index.put(`n${i}`, new Map([[`t${i % 5000}`, 1], ["common", 2]]), { time: i });
+  const snapshot = index.snapshot();
+  let pauses = 0;
+  const sliced = await encodeSnapshotInSlices(snapshot, () => {
+    pauses++;
+    return Promise.resolve();
+  });
+  assert.ok(pauses >= 5, `paused ${pauses} times`);
+  assert.deepEqual(sliced, encodeSnapshot(snapshot));
+  const copy = InvertedIndex.fromSnapshot(decodeSnapshot(sliced));
+  assert.equal(copy.size, 25_000);
+  assert.deepEqual(copy.get("n24999"), index.get("n24999"));
 });

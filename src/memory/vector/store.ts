@@ -26,7 +26,7 @@ import {
   type SearchOptions,
 } from "./inverted_index.ts";
 import { frameAll, readRecords } from "./record_file.ts";
-import { decodeSnapshot, encodeSnapshot, isBinarySnapshot, SnapshotError } from "./snapshot.ts";
+import { decodeSnapshot, encodeSnapshotInSlices, isBinarySnapshot, SnapshotError } from "./snapshot.ts";
 import { ANALYZER, HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
 /** The analyzer a store written before analyzers were named used. */
@@ -395,9 +395,10 @@ export class VectorStore {
     this.#carried = [];
     const next = this.#generation + 1;
     const temporary = `${this.#path("snap", next)}.tmp`;
-    // Encoded synchronously at the snapshot point; only the writing yields.
-    const bytes = encodeSnapshot(this.index.snapshot());
+    // Copied synchronously at the snapshot point; encoding and writing yield.
+    const snapshot = this.index.snapshot();
     try {
+      const bytes = await encodeSnapshotInSlices(snapshot, pause);
       await Deno.mkdir(this.dir, { recursive: true });
       const file = await Deno.open(temporary, { write: true, create: true, truncate: true });
       try {
