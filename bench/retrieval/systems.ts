@@ -12,7 +12,8 @@
 
 import { DatabaseSync } from "node:sqlite";
 import { InvertedIndex } from "../../src/memory/vector/inverted_index.ts";
-import { HOUSEHOLD, termFrequencies, tokenize } from "../../src/memory/vector/tokenizer.ts";
+import { HOUSEHOLD_IDIOMS, HOUSEHOLD_LEXICON } from "../../src/memory/vector/lexicon.ts";
+import { compileLexicon, HOUSEHOLD, termFrequencies, tokenize } from "../../src/memory/vector/tokenizer.ts";
 
 /** A document of an eval corpus. */
 export interface EvalDoc {
@@ -30,12 +31,18 @@ export interface RetrievalSystem {
   close?(): void;
 }
 
-/** homed's engine. */
-export function engineSystem(): RetrievalSystem & { inner: InvertedIndex } {
+/**
+ * homed's engine; with `stem`, the same engine with another English stemmer (its lexicon compiled with it), for
+ * `eval:stemmers`.
+ */
+export function engineSystem(
+  variant?: { name: string; stem: (word: string) => string },
+): RetrievalSystem & { inner: InvertedIndex } {
   const inner = new InvertedIndex();
-  const analyze = (text: string) => termFrequencies(text, { lexicon: HOUSEHOLD });
+  const lexicon = variant ? compileLexicon(HOUSEHOLD_LEXICON, HOUSEHOLD_IDIOMS, variant.stem) : HOUSEHOLD;
+  const analyze = (text: string) => termFrequencies(text, { lexicon, stem: variant?.stem });
   return {
-    name: "engine",
+    name: variant?.name ?? "engine",
     inner,
     index(docs) {
       for (const doc of docs) inner.put(doc.id, analyze(doc.text), doc.time === undefined ? {} : { time: doc.time });

@@ -65,7 +65,14 @@ export function percentile(values: readonly number[], p: number): number {
 }
 
 /** Result files that `--record` updates in place (committed); they do not make the tree count as changed. */
-const RECORDED = ["results.json", "speed.json", "run.json", "conversation_fields.json", "recall_conversation.json"];
+const RECORDED = [
+  "results.json",
+  "speed.json",
+  "run.json",
+  "conversation_fields.json",
+  "recall_conversation.json",
+  "stemmers.json",
+];
 
 /** True when the run was asked to update the committed results (`--record`). */
 export const RECORD = Deno.args.includes("--record");

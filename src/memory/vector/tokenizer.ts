@@ -47,10 +47,11 @@ export interface Lexicon {
 export function compileLexicon(
   source: Readonly<Record<string, string>>,
   idioms: readonly string[] = [],
+  stemWord: (word: string) => string = stem,
 ): Lexicon {
   const lexicon: Lexicon = { cjk: new Map(), cjkMax: 0, latin: new Map(), latinMax: 0, idioms: new Set(), idiomMax: 0 };
   for (const idiom of idioms) {
-    const parts = idiom.normalize("NFKC").toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).map(stem);
+    const parts = idiom.normalize("NFKC").toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean).map(stemWord);
     lexicon.idioms.add(parts.join(" "));
     lexicon.idiomMax = Math.max(lexicon.idiomMax, parts.length);
   }
@@ -68,7 +69,7 @@ export function compileLexicon(
         add(lexicon.cjk, word, concept);
         lexicon.cjkMax = Math.max(lexicon.cjkMax, [...word].length);
       } else {
-        const parts = word.split(/[^\p{L}\p{N}]+/u).filter(Boolean).map(stem);
+        const parts = word.split(/[^\p{L}\p{N}]+/u).filter(Boolean).map(stemWord);
         if (!parts.length) continue;
         add(lexicon.latin, parts.join(" "), concept);
         lexicon.latinMax = Math.max(lexicon.latinMax, parts.length);
@@ -92,6 +93,11 @@ export const ANALYZER = "engine-3";
 export interface TokenizeOptions {
   /** Adds concept tokens; `undefined` for plain terms only. */
   lexicon?: Lexicon | undefined;
+  /**
+   * Stems an English word (default: the engine's own, `stem.ts`). Another stemmer needs a lexicon compiled with it;
+   * `eval:stemmers` compares them.
+   */
+  stem?: ((word: string) => string) | undefined;
 }
 
 /**
@@ -147,6 +153,7 @@ function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | un
 export function tokenize(text: string, options: TokenizeOptions = {}): string[] {
   const out: string[] = [];
   const lexicon = options.lexicon;
+  const stemWord = options.stem ?? stem;
   const normalized = text.normalize("NFKC").toLowerCase();
   const pieces: Array<{ cjk: boolean; text: string; start: number; end: number }> = [];
   for (const match of normalized.matchAll(RUN)) {
@@ -211,7 +218,7 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
     // A phrase ("living room") continues only across white space or simple joiners, not across CJK or sentences.
     if (words.length && !/^[\s\-'/]*$/.test(normalized.slice(pieces[i - 1]!.end, piece.start))) flushWords();
     stops.push(EN_STOPWORDS.has(piece.text));
-    words.push(/^\p{L}+$/u.test(piece.text) ? stem(piece.text) : piece.text);
+    words.push(/^\p{L}+$/u.test(piece.text) ? stemWord(piece.text) : piece.text);
     i++;
   }
   flushWords();
