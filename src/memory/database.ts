@@ -8,7 +8,7 @@
 import { DatabaseSync } from "node:sqlite";
 
 /** The schema version this homed writes. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 const MIGRATIONS: Record<number, string> = {
   1: `CREATE TABLE IF NOT EXISTS documents (
@@ -26,6 +26,8 @@ const MIGRATIONS: Record<number, string> = {
   // The turn said just before the document's (same chat, shortly before): its context field in the index.
   4: `ALTER TABLE documents ADD COLUMN context TEXT NOT NULL DEFAULT '';
       ALTER TABLE documents ADD COLUMN context_event TEXT NOT NULL DEFAULT '';`,
+  // The conversation a document belongs to (the first event of its run of turns): recall fuses its score in.
+  5: `ALTER TABLE documents ADD COLUMN session TEXT NOT NULL DEFAULT '';`,
 };
 
 /**

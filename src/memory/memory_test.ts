@@ -219,3 +219,24 @@ Deno.test("a when-question prefers what names a time over what only repeats its 
   await memory.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("recall prefers what was said in the month or on the day a query names, and counts only what it returns", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-dates-" });
+  const clock = new FakeClock({ start: new Date(2026, 8, 10, 12).getTime() });
+  const memory = await openMemory({ dir, clock, logger: getLogger(["test"]) });
+  const keep = (eventId: string, text: string) =>
+    memory.keepDocument({ lines: [{ speaker: "Anna", text }], time: clock.now(), provenance: [eventId] });
+  keep("sep", "The boiler man said the pressure is too low");
+  clock.advance(30 * DAY); // 10 October
+  keep("oct", "The boiler man said the pressure is fine now");
+  for (let i = 0; i < 40; i++) keep(`filler${i}`, `The boiler makes a noise again, note ${i}`);
+  clock.advance(DAY);
+  const top = async (query: string) => (await memory.recall(query, { k: 1 }))[0]!.provenance[0];
+  assert.equal(await top("what did the boiler man say about the pressure"), "oct", "no date: the newer");
+  assert.equal(await top("what did the boiler man say about the pressure in September"), "sep");
+  assert.equal(await top("9月10日锅炉 boiler man pressure"), "sep");
+  const hits = () => memory.documents().search("boiler pressure", 50, false).map((hit) => hit.document.hits);
+  assert.equal(hits().reduce((sum, n) => sum + n, 0), 3, "one hit per returned document, none for the wider pool");
+  await memory.close();
+  await Deno.remove(dir, { recursive: true });
+});

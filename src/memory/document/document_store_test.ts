@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { systemClock } from "../../clock.ts";
 import { openMemoryDb } from "../database.ts";
 import { VectorStore } from "../vector/store.ts";
-import { DocumentStore } from "./document_store.ts";
+import { DocumentStore, SESSION_WEIGHT } from "./document_store.ts";
 
 Deno.test("documents the index lost (killed before its write, or set aside) are indexed again at open", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-" });
@@ -65,5 +65,91 @@ Deno.test("a document's context field survives a lost index and leaves with the 
   assert.deepEqual(documents.search("hall desk", 3, false).map((hit) => hit.document.id), [reply.id]);
   await index.close();
   db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a person named in the query prefers that person's turns (each line carries its speaker's name)", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  const index = await VectorStore.open(join(dir, "documents-index"));
+  const documents = DocumentStore.over(db, index, systemClock);
+  const say = (speaker: string, text: string, time: number, session: string) =>
+    documents.add({ lines: [{ speaker, text }], time, provenance: [`e${time}`], session }).id;
+  const ben = say("Ben", "I booked the dentist for the kids", 1, "s1");
+  const anna = say("Anna", "I booked the dentist for the kids", 2, "s2");
+  // Same words: without a name the newer one comes first (supersession); naming Ben turns it round, since each
+  // line carries its speaker's name.
+  assert.deepEqual(documents.search("who booked the dentist", 2, false).map((hit) => hit.document.id), [anna, ben]);
+  assert.deepEqual(
+    documents.search("what did Ben say about the dentist", 2, false).map((hit) => hit.document.id),
+    [ben, anna],
+  );
+  // "Benjamin" is not Ben: names match as whole words.
+  assert.equal(documents.search("Benjamin dentist", 1, false)[0]!.document.id, anna);
+
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("documents indexed before sessions were index metadata are indexed again once", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-" });
+  let db = openMemoryDb(join(dir, "memory.db"));
+  let index = await VectorStore.open(join(dir, "documents-index"));
+  let documents = DocumentStore.over(db, index, systemClock);
+  documents.reconcile();
+  const kept = documents.add({
+    lines: [{ speaker: "Anna", text: "Spare key under the mat" }],
+    time: 5,
+    provenance: ["e5"],
+  });
+  // As an older homed left it: bare metadata, and no note that it was upgraded.
+  index.put(kept.id, "Anna: Spare key under the mat", { time: 5 });
+  db.prepare("DELETE FROM meta WHERE key = 'document_index_meta'").run();
+  await index.close();
+  db.close();
+
+  db = openMemoryDb(join(dir, "memory.db"));
+  index = await VectorStore.open(join(dir, "documents-index"));
+  documents = DocumentStore.over(db, index, systemClock);
+  assert.equal(documents.reconcile(), 1);
+  assert.deepEqual(index.index.get(kept.id)!.meta, { time: 5, session: "e5" });
+  assert.equal(documents.reconcile(), 0, "only once");
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a document's score gains a share of the best other hit of its conversation", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-" });
+  // The same three documents twice; only whether the question and the answer share a conversation differs.
+  const search = async (name: string, answerSession: string) => {
+    const db = openMemoryDb(join(dir, `${name}.db`));
+    const index = await VectorStore.open(join(dir, name));
+    const documents = DocumentStore.over(db, index, systemClock);
+    const say = (speaker: string, text: string, time: number, session: string) =>
+      documents.add({ lines: [{ speaker, text }], time, provenance: [`e${time}`], session }).id;
+    // Not alike enough (cosine < 0.2) for the newer to supersede the older.
+    say("Mia", "bike pump garage shelf paint tins window ladder drill box hammer nails", 1, "s1");
+    say("Leo", "bike pump hallway cupboard coats umbrellas boots scarf hats gloves socks", 2, "s2");
+    say("Leo", "has anyone seen the bike pump", 3, answerSession);
+    const hits = documents.search("bike pump", 3, false);
+    const byText = (start: string) => hits.find((hit) => hit.document.text.startsWith(start))!;
+    const result = {
+      mia: byText("Mia: bike").score,
+      answer: byText("Leo: bike").score,
+      question: byText("Leo: has").score,
+    };
+    await index.close();
+    db.close();
+    return result;
+  };
+  const apart = await search("apart", "s3");
+  const together = await search("together", "s2");
+  assert.equal(together.mia, apart.mia, "a document alone in its conversation keeps its score");
+  assert.ok(
+    Math.abs(together.answer - (apart.answer + SESSION_WEIGHT * apart.question)) < 1e-6,
+    `the answer gains ${SESSION_WEIGHT} × the question's score: ${apart.answer} → ${together.answer}`,
+  );
   await Deno.remove(dir, { recursive: true });
 });

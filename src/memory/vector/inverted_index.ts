@@ -38,6 +38,13 @@ export interface ScoringOptions {
 /** Search options. */
 export interface SearchOptions {
   k?: number;
+  /** How many of the best candidates `rerank` sees (default: `k`, at least 20 with supersession). */
+  pool?: number;
+  /**
+   * Adjusts the candidates' scores (in place) before they are ordered, superseded and cut to `k` — for what one
+   * document's score cannot say alone (its conversation's other turns, say).
+   */
+  rerank?: (candidates: Hit[]) => void;
   /** Keeps only documents whose metadata has these values, or for which the predicate is true. */
   filter?: DocMeta | ((meta: DocMeta) => boolean);
 }
@@ -573,7 +580,7 @@ export class InvertedIndex {
     const slope = this.scoring.slope;
     const pivot = this.#normSum / n;
     const heap: Array<[number, number]> = [];
-    const want = this.scoring.supersede ? Math.max(k, 20) : k;
+    const want = Math.max(options.pool ?? k, this.scoring.supersede ? Math.max(k, 20) : k);
     for (let i = 0; i < touchedCount; i++) {
       const slot = touched[i]!;
       const raw = accumulator[slot]!;
@@ -589,6 +596,11 @@ export class InvertedIndex {
           [heap[j], heap[j + 1]] = [heap[j + 1]!, heap[j]!];
         }
       }
+    }
+    if (options.rerank) {
+      const candidates = heap.map(([score, slot]) => ({ id: this.#ids[slot]!, score, meta: this.#meta[slot]! }));
+      options.rerank(candidates);
+      candidates.forEach((candidate, i) => heap[i]![0] = candidate.score);
     }
     heap.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
     if (this.scoring.supersede) {
