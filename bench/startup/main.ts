@@ -88,13 +88,20 @@ async function homedCase(documents: number): Promise<{ ms: number[]; rss: number
   return results;
 }
 
-async function anchorCase(): Promise<{ ms: number[]; rss: number[] }> {
+/**
+ * The stack's libraries that homed needs before it listens (config: yaml and zod; HTTP: hono; logging: logtape;
+ * node:sqlite), imported by a script that then listens like the anchor: the floor any homed stands on.
+ */
+const LIBRARIES = ["yaml", "zod", "hono", "@logtape/logtape", "node:sqlite"];
+
+async function anchorCase(libraries: readonly string[] = []): Promise<{ ms: number[]; rss: number[] }> {
   const results = { ms: [] as number[], rss: [] as number[] };
   for (let run = 0; run < RUNS; run++) {
     const port = freePort();
-    const code = `Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {} }, () => new Response("ok"));`;
+    const code = libraries.map((name) => `await import("${name}");`).join(" ") +
+      `Deno.serve({ hostname: "127.0.0.1", port: ${port}, onListen() {} }, () => new Response("ok"));`;
     const { ms, rss } = await measure(
-      ["eval", "--no-prompt", "--allow-net=127.0.0.1", code],
+      ["eval", "--no-prompt", "--allow-net=127.0.0.1", "--allow-read=.", "--allow-env", code],
       `http://127.0.0.1:${port}/`,
       {},
     );
@@ -111,6 +118,7 @@ const row = (result: { ms: number[]; rss: number[] }) => ({
   runs: result.ms.map((ms, i) => `${ms} ms / ${result.rss[i]} MB`).join(", "),
 });
 rows["anchor: empty Deno server"] = row(await anchorCase());
+rows["floor: the stack's libraries, listening"] = row(await anchorCase(LIBRARIES));
 rows["homed, empty data dir"] = row(await homedCase(0));
 rows["homed, 10k memory documents"] = row(await homedCase(10_000));
 
