@@ -16,7 +16,7 @@
  * turn id. (a), side by side: flat retrieval — the same engine over every raw turn, top 10, no budget. Target:
  * (b) ≥ 90% of (a), with ≤ 2,000 memory tokens per turn.
  *
- * Run: deno task bench:memory (writes bench/out/memory/results.json; --record: bench/memory/results.json).
+ * Run: deno task bench:memory (writes bench/out/memory/replay.json; --record: bench/memory/replay.json).
  */
 
 import { getLogger } from "@logtape/logtape";
@@ -165,7 +165,7 @@ const rows: Record<string, Row> = {
 };
 
 const env = await environment();
-await writeResults(new URL("./results.json", import.meta.url), {
+await writeResults(new URL("./replay.json", import.meta.url), {
   ...env,
   budget_tokens: BUDGET_TOKENS,
   k: K,

@@ -72,6 +72,7 @@ const RECORDED = [
   "conversation_fields.json",
   "recall_conversation.json",
   "stemmers.json",
+  "replay.json",
 ];
 
 /** True when the run was asked to update the committed results (`--record`). */
