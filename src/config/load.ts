@@ -215,6 +215,11 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
       );
     }
   }
+  if (config.llm.provider === "lua" && config.llm.adapter === "") {
+    problems.push(
+      'llm.adapter: got nothing; allowed: the path of a Lua adapter script, required because llm.provider is "lua"',
+    );
+  }
   const tokens = config.daemon.api_tokens;
   if ("owner" in tokens) {
     problems.push(
@@ -255,6 +260,7 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
   config.paths.personal = absolute(config.paths.personal);
   config.paths.knowledge = absolute(config.paths.knowledge);
   config.paths.plugins = absolute(config.paths.plugins);
+  if (config.llm.adapter !== "") config.llm.adapter = absolute(config.llm.adapter);
 
   return {
     config,

@@ -10,6 +10,7 @@
 import { dirname, join } from "node:path";
 import { DEFAULT_ENV_NAMES, type LoadedConfig } from "./load.ts";
 import { bindHost, connectHost } from "./listen_addr.ts";
+import { luaWasmPath } from "../lua/wasm_path.ts";
 
 /** The rights one homed command needs. */
 export interface PermissionSet {
@@ -55,8 +56,10 @@ export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode):
   if (mode === "init") return initPermissions(loaded.location.path ?? "", loaded.baseDir);
   const dirs = [config.paths.knowledge, config.paths.plugins, config.daemon.data_dir];
   const listenHost = bindHost(listen);
+  // A Lua adapter: its script, and the Lua VM's wasm — that one file, not the npm cache around it.
+  const lua = config.llm.provider === "lua" ? [config.llm.adapter, luaWasmPath()] : [];
   return {
-    read: unique([...configFile, config.paths.personal, ...dirs]),
+    read: unique([...configFile, config.paths.personal, ...dirs, ...lua]),
     write: unique(dirs),
     net: unique([
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,

@@ -141,6 +141,13 @@ export const configSchema = z.strictObject({
     timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("30s"),
     turn_timeout: duration(1_000, 3_600_000, "1s to 1h").prefault("90s"),
     max_retries: number(0, 10, true).default(2),
+    provider: z.enum(["openai", "lua"], { error: '"openai" (chat completions) or "lua" (an adapter script)' })
+      .default("openai"),
+    adapter: z.string({ error: "the path of a Lua adapter script (empty: none)" }).default(""),
+  }).prefault({}),
+  lua: z.strictObject({
+    time_limit: duration(10, 60_000, "10ms to 1m").prefault("1s"),
+    memory_limit: number(1_048_576, 1_073_741_824, true).default(16_777_216),
   }).prefault({}),
   onebot: z.strictObject({
     enabled: boolean().default(true),

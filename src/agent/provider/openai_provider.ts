@@ -13,20 +13,19 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import type { ToolSpec } from "../../tools/tool.ts";
-import {
-  type ChatMessage,
-  type ChatOptions,
-  type ChatRequest,
-  type ChatResponse,
-  emptyUsageTotals,
-  type Provider,
-  type ToolCall,
-  type Usage,
-  type UsageTotals,
+import type {
+  ChatMessage,
+  ChatOptions,
+  ChatRequest,
+  ChatResponse,
+  Provider,
+  ToolCall,
+  Usage,
+  UsageTotals,
 } from "./provider.ts";
 import { readSse } from "../../net/sse.ts";
+import { type Attempt, CallRunner, errorDetail, type IdleTimeout, postJson } from "./call_runner.ts";
 import { ProviderError } from "./provider_error.ts";
-import { parseRetryAfter, withRetry } from "./retry.ts";
 
 /** Options of {@link OpenAIProvider}. */
 export interface OpenAIProviderOptions {
@@ -55,46 +54,12 @@ interface WireToolCall {
   function?: { name?: string; arguments?: string | Record<string, unknown> };
 }
 
-/**
- * Aborts when nothing arrived for `ms` on the injected clock. `touch()` only records the time (it runs on every
- * streamed chunk); the one timer re-arms itself for the remainder when it fires early.
- */
-class IdleTimeout {
-  readonly controller = new AbortController();
-  fired = false;
-  #cancel: () => void = () => {};
-  #last: number;
-
-  constructor(private readonly ms: number, private readonly clock: Clock) {
-    this.#last = clock.monotonic();
-    this.#arm(ms);
-  }
-
-  #arm(delay: number): void {
-    this.#cancel = this.clock.after(delay, () => {
-      const idle = this.clock.monotonic() - this.#last;
-      if (idle < this.ms) return this.#arm(this.ms - idle);
-      this.fired = true;
-      this.controller.abort(new Error("timeout"));
-    });
-  }
-
-  touch(): void {
-    this.#last = this.clock.monotonic();
-  }
-
-  clear(): void {
-    this.#cancel();
-  }
-}
-
 /** Talks to `${base_url}/chat/completions`. */
 export class OpenAIProvider implements Provider {
   readonly model: string;
   #options: OpenAIProviderOptions;
   #endpoint: string;
-  #totals: UsageTotals = emptyUsageTotals();
-  #host: string;
+  #runner: CallRunner;
 
   /**
    * @example
@@ -106,79 +71,21 @@ export class OpenAIProvider implements Provider {
   constructor(options: OpenAIProviderOptions) {
     this.model = options.model;
     this.#options = options;
-    this.#host = new URL(options.baseUrl).host;
+    this.#runner = new CallRunner({ ...options, host: new URL(options.baseUrl).host });
     this.#endpoint = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
   }
 
   /** Running token and request totals. */
   usage(): UsageTotals {
-    return { ...this.#totals };
+    return this.#runner.usage();
   }
 
   /** Sends one request, streamed when `options.onDelta` is given. */
-  async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+  chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     if (this.#options.apiKey === "") {
-      this.#totals.errors++;
-      throw new ProviderError("no_api_key", this.#options.missingKeyHint);
+      return Promise.reject(this.#runner.refuseError(new ProviderError("no_api_key", this.#options.missingKeyHint)));
     }
-    let emitted = false;
-    const onDelta = options.onDelta
-      ? (text: string) => {
-        emitted = true;
-        options.onDelta!(text);
-      }
-      : undefined;
-    const started = this.#options.clock.monotonic();
-    try {
-      const response = await withRetry(async () => {
-        this.#totals.requests++;
-        try {
-          return await this.#once(request, options.signal, onDelta);
-        } catch (error) {
-          const mapped = this.#mapError(error, options.signal);
-          // Text already shown to the user cannot be taken back, so a stream that failed midway is not retried.
-          if (emitted && mapped.retryable) {
-            throw new ProviderError(mapped.code, `${mapped.message} (the answer was cut off midway)`, {
-              ...(mapped.status === undefined ? {} : { status: mapped.status }),
-              cause: error,
-            });
-          }
-          throw mapped;
-        }
-      }, {
-        maxRetries: this.#options.maxRetries,
-        clock: this.#options.clock,
-        random: this.#options.random,
-        signal: options.signal,
-        onRetry: (error, attempt, delayMs) => {
-          this.#totals.retries++;
-          this.#options.logger.warning("LLM call failed ({code}), retry {attempt} in {delayMs} ms", {
-            code: error.code,
-            attempt,
-            delayMs,
-          });
-        },
-      });
-      if (response.usage) this.#count(response.usage);
-      this.#options.logger.debug("LLM answered in {ms} ms: {tools} tool calls, {tokens} tokens", {
-        ms: Math.round(this.#options.clock.monotonic() - started),
-        tools: response.toolCalls.length,
-        tokens: response.usage?.totalTokens ?? 0,
-      });
-      return response;
-    } catch (error) {
-      this.#totals.errors++;
-      if (error instanceof ProviderError) throw error;
-      throw this.#mapError(error, options.signal);
-    }
-  }
-
-  #count(usage: Usage): void {
-    this.#totals.promptTokens += usage.promptTokens;
-    this.#totals.completionTokens += usage.completionTokens;
-    this.#totals.totalTokens += usage.totalTokens;
-    this.#totals.cacheHitTokens += usage.cacheHitTokens;
-    this.#totals.cacheMissTokens += usage.cacheMissTokens;
+    return this.#runner.run(options, (attempt) => this.#once(request, attempt));
   }
 
   #body(request: ChatRequest, stream: boolean): Record<string, unknown> {
@@ -206,62 +113,28 @@ export class OpenAIProvider implements Provider {
     return rest;
   }
 
-  /** POSTs the request; a status other than 2xx becomes the matching {@link ProviderError}. */
-  async #post(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
-    const response = await fetch(this.#endpoint, {
-      method: "POST",
-      headers: {
-        "authorization": `Bearer ${this.#options.apiKey}`,
-        "content-type": "application/json",
-        "accept": body.stream ? "text/event-stream" : "application/json",
-      },
-      body: JSON.stringify(body),
-      signal,
-    });
-    if (response.ok) return response;
-    const text = await response.text().catch(() => "");
-    throw this.#httpError(response.status, response.headers, text);
-  }
-
-  async #once(
-    request: ChatRequest,
-    signal: AbortSignal | undefined,
-    onDelta: ((text: string) => void) | undefined,
-  ): Promise<ChatResponse> {
-    const idle = new IdleTimeout(this.#options.timeoutMs, this.#options.clock);
-    const combined = signal ? AbortSignal.any([signal, idle.controller.signal]) : idle.controller.signal;
-    try {
-      const response = await this.#post(this.#body(request, onDelta !== undefined), combined);
-      if (!onDelta) {
-        // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
-        idle.clear();
-        const text = await response.text();
-        let raw: unknown;
-        try {
-          raw = JSON.parse(text);
-        } catch (error) {
-          throw this.#badResponse(`it is not valid JSON (${(error as Error).message}): ${text.slice(0, 120)}`);
-        }
-        if (raw === null || typeof raw !== "object") throw this.#badResponse("it is not a JSON object");
-        return this.#parseCompletion(raw as Record<string, unknown>);
-      }
-      if (!response.body) throw this.#badResponse("the stream has no body");
-      const collected = await this.#collectStream(this.#chunks(response.body), idle, onDelta);
-      // A cut-off stream is never a complete answer.
-      if (combined.aborted) throw combined.reason;
-      return collected;
-    } catch (error) {
-      if (idle.fired) {
-        throw new ProviderError(
-          "timeout",
-          `The LLM server at ${this.#host} did not answer within ${Math.round(this.#options.timeoutMs / 1000)}s`,
-          { retryable: true, cause: error },
-        );
-      }
-      throw error;
-    } finally {
+  async #once(request: ChatRequest, attempt: Attempt): Promise<ChatResponse> {
+    const { signal, idle, onDelta } = attempt;
+    const body = this.#body(request, onDelta !== undefined);
+    const response = await postJson(this.#runner, this.#endpoint, {
+      "authorization": `Bearer ${this.#options.apiKey}`,
+      "accept": onDelta ? "text/event-stream" : "application/json",
+    }, JSON.stringify(body), signal);
+    if (!onDelta) {
+      // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
       idle.clear();
+      const text = await response.text();
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch (error) {
+        throw this.#badResponse(`it is not valid JSON (${(error as Error).message}): ${text.slice(0, 120)}`);
+      }
+      if (raw === null || typeof raw !== "object") throw this.#badResponse("it is not a JSON object");
+      return this.#parseCompletion(raw as Record<string, unknown>);
     }
+    if (!response.body) throw this.#badResponse("the stream has no body");
+    return await this.#collectStream(this.#chunks(response.body), idle, onDelta);
   }
 
   /** The JSON chunks of a chat completions stream, up to `[DONE]`; an `error` chunk ends it as a server error. */
@@ -281,7 +154,7 @@ export class OpenAIProvider implements Provider {
       if (failure !== undefined && failure !== null) {
         throw new ProviderError(
           "server",
-          `The LLM server at ${this.#host} failed midway through the answer: ${detailOf({ error: failure })}`,
+          `The LLM server at ${this.#runner.host} failed midway through the answer: ${errorDetail({ error: failure })}`,
           { retryable: true },
         );
       }
@@ -290,10 +163,7 @@ export class OpenAIProvider implements Provider {
   }
 
   #badResponse(detail: string): ProviderError {
-    return new ProviderError(
-      "bad_response",
-      `The LLM server at ${this.#host} sent an answer homed cannot use: ${detail}`,
-    );
+    return this.#runner.badResponse(detail);
   }
 
   #parseCompletion(raw: Record<string, unknown>): ChatResponse {
@@ -380,65 +250,6 @@ export class OpenAIProvider implements Provider {
     };
   }
 
-  /** An answer with an HTTP error status, as the error vocabulary names it. */
-  #httpError(status: number, headers: Headers, text: string): ProviderError {
-    const host = this.#host;
-    let detail = text.trim().slice(0, 300) || "no detail";
-    try {
-      detail = detailOf(JSON.parse(text)) ?? detail;
-    } catch { /* not JSON: the text itself */ }
-    const retryAfterMs = parseRetryAfter(headers, this.#options.clock.now());
-    const extra = { status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-    if (status === 401 || status === 403) {
-      return new ProviderError(
-        "auth",
-        `The LLM server at ${host} refused the API key (HTTP ${status}: ${detail}); check llm.api_key`,
-        extra,
-      );
-    }
-    if (status === 429) {
-      return new ProviderError("rate_limited", `The LLM server at ${host} is rate limiting (HTTP 429: ${detail})`, {
-        ...extra,
-        retryable: true,
-      });
-    }
-    if (status >= 500) {
-      return new ProviderError("server", `The LLM server at ${host} failed (HTTP ${status}: ${detail})`, {
-        ...extra,
-        retryable: true,
-      });
-    }
-    return new ProviderError(
-      "bad_request",
-      `The LLM server at ${host} rejected the request (HTTP ${status}: ${detail})`,
-      extra,
-    );
-  }
-
-  #mapError(error: unknown, signal: AbortSignal | undefined): ProviderError {
-    if (error instanceof ProviderError) return error;
-    const host = this.#host;
-    if (signal?.aborted) return new ProviderError("cancelled", "The LLM call was cancelled", { cause: error });
-    if (error instanceof SyntaxError) return this.#badResponse(`it is not valid JSON (${error.message})`);
-    // fetch rejects with a TypeError when the server cannot be reached or the connection breaks.
-    const cause = (error as Error)?.cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : "";
-    return new ProviderError(
-      "network",
-      `Cannot reach the LLM server at ${host}: ${(error as Error)?.message ?? String(error)}${cause}`,
-      { retryable: true, cause: error },
-    );
-  }
-}
-
-/** The server's own words from an error body (`{"error": {"message": …}}`, `{"error": "…"}`, `{"message": …}`). */
-function detailOf(body: unknown): string | undefined {
-  const record = body as { error?: unknown; message?: unknown } | null;
-  if (!record || typeof record !== "object") return undefined;
-  const error = record.error as { message?: unknown } | string | undefined;
-  if (typeof error === "string" && error !== "") return error;
-  if (error && typeof error === "object" && typeof error.message === "string") return error.message;
-  if (typeof record.message === "string") return record.message;
-  return undefined;
 }
 
 function readUsage(raw: unknown): Usage {

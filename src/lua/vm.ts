@@ -1,0 +1,366 @@
+/**
+ * A sandboxed Lua 5.4 VM (wasmoon) for one script: only the base library (without `load`, `dofile`, `loadfile`),
+ * `table`, `string` (without `dump`), `math`, `utf8` and `coroutine` — no `io`, `os`, `package`, `require` or
+ * `debug`. Host functions are granted per script: `log` always; `json` (encode/decode, in Lua, see `json_lua.ts`);
+ * `http.request` to the hosts the script's config allows (the host performs it, asynchronously — Lua waits in its
+ * coroutine, the event loop does not); `kv` (a small key-value store in the data dir).
+ *
+ * Every call runs under a time limit and a memory cap. A count hook checks the deadline every 1,000 instructions and,
+ * every few milliseconds, yields the script's main coroutine so that the event loop serves others while a script
+ * computes: a `while true do end` holds the loop for one slice at a time, not for its whole limit. (Inside a
+ * coroutine the script made itself the hook cannot yield — that would resume the script's own `coroutine.resume` — so
+ * there it only enforces the deadline.) A script over a limit is stopped with a {@link LuaError} and the VM stays
+ * usable. Calls are serialised; values cross the boundary as strings, numbers and booleans only (JSON for the rest).
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import { LuaFactory, LuaLibraries } from "wasmoon";
+import type { LuaEngine } from "wasmoon";
+import { JSON_LUA } from "./json_lua.ts";
+import { LuaError, luaErrorFrom } from "./lua_error.ts";
+import { luaWasmPath } from "./wasm_path.ts";
+
+/** Limits of every call. */
+export interface LuaLimits {
+  /** Wall-clock time a call may take (`lua.time_limit`). */
+  timeMs: number;
+  /** Bytes the script's state may hold (`lua.memory_limit`). */
+  memoryBytes: number;
+}
+
+/** A granted `http.request`: the host performs it, only to these hosts. */
+export interface HttpGrant {
+  /** `host` or `host:port` entries; a request elsewhere fails naming the host. */
+  allowHosts: readonly string[];
+  /** Deadline of one request. */
+  timeoutMs: number;
+  /** Largest response body read, in bytes (1 MiB by default). */
+  maxBodyBytes?: number;
+}
+
+/** A granted key-value store: a JSON file. */
+export interface KvGrant {
+  path: string;
+  /** Most bytes the store's JSON may take (64 KiB by default). */
+  maxBytes?: number;
+}
+
+/** What a script is granted beyond the sandboxed libraries. */
+export interface LuaGrants {
+  json?: boolean;
+  http?: HttpGrant;
+  kv?: KvGrant;
+}
+
+/** Options of {@link LuaVm.open}. */
+export interface LuaVmOptions {
+  /** The script's name, as errors show it (`ollama.lua`). */
+  name: string;
+  source: string;
+  limits: LuaLimits;
+  grants?: LuaGrants;
+  logger: Logger;
+}
+
+/** Instructions between two checks of the deadline. */
+const HOOK_COUNT = 1_000;
+/** How long a script computes before it lets the event loop run. */
+const SLICE_MS = 4;
+const COUNT_MASK = 8;
+
+let factory: LuaFactory | undefined;
+
+/** One factory per process: the wasm is compiled once (≈ 12 ms); each VM is a fresh state (≈ 1 ms). */
+function luaFactory(): LuaFactory {
+  factory ??= new LuaFactory(luaWasmPath());
+  return factory;
+}
+
+/** Globals of the base library a script must not have. */
+const REMOVED = ["load", "dofile", "loadfile", "require", "warn"];
+
+/** A script's VM. */
+export class LuaVm {
+  readonly name: string;
+  #engine: LuaEngine;
+  #limits: LuaLimits;
+  #logger: Logger;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  #collect: () => void = () => {};
+
+  private constructor(engine: LuaEngine, options: LuaVmOptions) {
+    this.#engine = engine;
+    this.name = options.name;
+    this.#limits = options.limits;
+    this.#logger = options.logger;
+  }
+
+  /**
+   * Creates the VM and runs the script's chunk (which defines its functions) under the limits. A script that does
+   * not compile fails with a {@link LuaError} of kind `syntax` naming the file and line.
+   *
+   * @example
+   * ```ts
+   * const vm = await LuaVm.open({ name: "a.lua", source: "function twice(x) return x * 2 end", limits, logger });
+   * await vm.call("twice", 21); // 42
+   * ```
+   */
+  static async open(options: LuaVmOptions): Promise<LuaVm> {
+    const engine = await luaFactory().createEngine({
+      openStandardLibs: false,
+      injectObjects: false,
+      enableProxy: false,
+      traceAllocations: true,
+    });
+    const vm = new LuaVm(engine, options);
+    try {
+      vm.#sandbox(options.grants ?? {});
+      await vm.#run(options.source, "chunk");
+    } catch (error) {
+      vm.close();
+      throw error;
+    }
+    return vm;
+  }
+
+  #sandbox(grants: LuaGrants): void {
+    const global = this.#engine.global;
+    for (
+      const library of [
+        LuaLibraries.Base,
+        LuaLibraries.Table,
+        LuaLibraries.String,
+        LuaLibraries.Math,
+        LuaLibraries.Coroutine,
+      ]
+    ) global.loadLibrary(library);
+    // wasmoon 1.16's loadLibrary(UTF8) opens the string library under the name utf8; open the real one.
+    global.lua.luaopen_utf8(global.address);
+    global.lua.lua_setglobal(global.address, "utf8");
+    // Kept before the script can replace it: the host collects garbage between calls with the real one.
+    this.#collect = global.get("collectgarbage") as () => void;
+    for (const name of REMOVED) global.set(name, undefined);
+    this.#engine.doStringSync("string.dump = nil");
+    const log = (level: string, message: string) => {
+      const text = `${this.name}: ${message}`;
+      if (level === "error") this.#logger.error("{text}", { text });
+      else if (level === "warning") this.#logger.warning("{text}", { text });
+      else if (level === "debug") this.#logger.debug("{text}", { text });
+      else this.#logger.info("{text}", { text });
+    };
+    global.set("__homed_log", (level: unknown, message: unknown) => log(String(level), String(message)));
+    this.#engine.doStringSync(`
+      local host_log = __homed_log
+      __homed_log = nil
+      log = setmetatable({}, { __call = function(_, ...) host_log("info", table.concat({ ... }, " ")) end })
+      for _, level in ipairs({ "debug", "info", "warning", "error" }) do
+        log[level] = function(...)
+          local parts = {}
+          for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+          host_log(level, table.concat(parts, " "))
+        end
+      end
+      print = function(...) log.info(...) end
+    `);
+    if (grants.json || grants.http || grants.kv) this.#engine.doStringSync(`json = (function() ${JSON_LUA} end)()`);
+    if (grants.http) this.#grantHttp(grants.http);
+    if (grants.kv) this.#grantKv(grants.kv);
+  }
+
+  #grantHttp(grant: HttpGrant): void {
+    const maxBody = grant.maxBodyBytes ?? 1 << 20;
+    const request = async (raw: unknown): Promise<string> => {
+      const spec = JSON.parse(String(raw)) as { url?: unknown; method?: unknown; headers?: unknown; body?: unknown };
+      if (typeof spec.url !== "string") throw new TypeError("http.request: url must be a string");
+      let url: URL;
+      try {
+        url = new URL(spec.url);
+      } catch {
+        throw new TypeError(`http.request: url ${JSON.stringify(spec.url)} is not a URL`);
+      }
+      if (!grant.allowHosts.includes(url.host) && !grant.allowHosts.includes(url.hostname)) {
+        throw new Error(`http.request: ${url.host} is not an allowed host (allowed: ${grant.allowHosts.join(", ")})`);
+      }
+      const response = await fetch(url, {
+        method: typeof spec.method === "string" ? spec.method : "GET",
+        headers: (spec.headers ?? {}) as Record<string, string>,
+        ...(typeof spec.body === "string" ? { body: spec.body } : {}),
+        signal: AbortSignal.timeout(grant.timeoutMs),
+      });
+      const body = new Uint8Array(await response.arrayBuffer());
+      if (body.length > maxBody) throw new Error(`http.request: the response of ${url.host} exceeds ${maxBody} bytes`);
+      return JSON.stringify({
+        status: response.status,
+        headers: Object.fromEntries(response.headers),
+        body: new TextDecoder().decode(body),
+      });
+    };
+    this.#engine.global.set("__homed_http", request);
+    this.#engine.doStringSync(`
+      local host_request = __homed_http
+      __homed_http = nil
+      http = { request = function(spec) return json.decode(host_request(json.encode(spec)):await()) end }
+    `);
+  }
+
+  #grantKv(grant: KvGrant): void {
+    const maxBytes = grant.maxBytes ?? 64 * 1024;
+    let store: Record<string, string> = {};
+    try {
+      store = JSON.parse(Deno.readTextFileSync(grant.path)) as Record<string, string>;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) {
+        this.#logger.warning("{script}: its key-value store {path} is unreadable; starting empty: {error}", {
+          script: this.name,
+          path: grant.path,
+          error,
+        });
+      }
+    }
+    const save = () => {
+      const text = JSON.stringify(store);
+      if (text.length > maxBytes) throw new Error(`kv.set: the store would exceed ${maxBytes} bytes`);
+      Deno.writeTextFileSync(`${grant.path}.tmp`, text);
+      Deno.renameSync(`${grant.path}.tmp`, grant.path);
+    };
+    this.#engine.global.set("__homed_kv", (op: unknown, key: unknown, value: unknown) => {
+      const name = String(key);
+      if (name.length === 0 || name.length > 200) throw new Error("kv: a key is 1 to 200 characters");
+      if (op === "get") return store[name];
+      if (op === "delete") delete store[name];
+      else store[name] = String(value);
+      save();
+      return undefined;
+    });
+    this.#engine.doStringSync(`
+      local host_kv = __homed_kv
+      __homed_kv = nil
+      kv = {
+        get = function(key) return host_kv("get", key) end,
+        set = function(key, value) assert(type(value) == "string", "kv.set: the value must be a string") host_kv("set", key, value) end,
+        delete = function(key) host_kv("delete", key) end,
+      }
+    `);
+  }
+
+  /** True when the script defines a global function `name`. */
+  has(name: string): boolean {
+    return typeof this.#engine.global.get(name) === "function";
+  }
+
+  /**
+   * Calls the script's global function `name` with string, number or boolean arguments; resolves to its first
+   * result (a string, number, boolean or `undefined`). Serialised with other calls; under the limits.
+   *
+   * @example
+   * ```ts
+   * const body = await vm.call("build_request", JSON.stringify(request));
+   * ```
+   */
+  call(name: string, ...args: Array<string | number | boolean>): Promise<unknown> {
+    const run = this.#queue.then(() => this.#run(name, "call", args));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Memory the script's state holds now, in bytes. */
+  get memoryUsed(): number {
+    return this.#engine.global.getMemoryUsed();
+  }
+
+  async #run(
+    code: string,
+    mode: "chunk" | "call",
+    args: ReadonlyArray<string | number | boolean> = [],
+  ): Promise<unknown> {
+    if (this.#closed) throw new RangeError(`The Lua VM of ${this.name} is closed`);
+    const global = this.#engine.global;
+    const lua = global.lua;
+    const top = lua.lua_gettop(global.address);
+    const thread = global.newThread();
+    const main = thread.address;
+    const started = performance.now();
+    const deadline = started + this.#limits.timeMs;
+    let slice = started;
+    let stop: "time_limit" | undefined;
+    const hook = lua.module.addFunction((state: number) => {
+      const now = performance.now();
+      if (now > deadline) {
+        if (!stop) {
+          stop = "time_limit";
+          // From now on the hook fires on every instruction, so a script that catches the error with pcall meets it
+          // again at once, outside its pcall soon enough.
+          lua.lua_sethook(main, hook, COUNT_MASK, 1);
+        }
+        lua.lua_pushstring(state, `stopped after ${this.#limits.timeMs} ms (lua.time_limit)`);
+        lua.lua_error(state);
+        return;
+      }
+      if (now - slice > SLICE_MS && state === main && lua.lua_isyieldable(state)) {
+        slice = now;
+        lua.lua_yield(state, 0);
+      }
+    }, "vii");
+    try {
+      if (mode === "chunk") {
+        try {
+          thread.loadString(code, `=${this.name}`);
+        } catch (error) {
+          throw luaErrorFrom("syntax", this.name, (error as Error).message);
+        }
+      } else {
+        if (lua.lua_getglobal(main, code) !== 6 /* LUA_TFUNCTION */) {
+          throw new LuaError("runtime", this.name, undefined, `the script defines no function ${code}()`);
+        }
+        for (const arg of args) thread.pushValue(arg);
+      }
+      lua.lua_sethook(main, hook, COUNT_MASK, HOOK_COUNT);
+      global.setMemoryMax(global.getMemoryUsed() + this.#limits.memoryBytes);
+      try {
+        const results = await thread.run(mode === "chunk" ? 0 : args.length);
+        return results[0];
+      } catch (error) {
+        const message = (error as Error)?.message ?? String(error);
+        if (stop === "time_limit") {
+          throw new LuaError(
+            "time_limit",
+            this.name,
+            undefined,
+            `stopped after ${this.#limits.timeMs} ms (lua.time_limit)`,
+          );
+        }
+        if (/not enough memory/.test(message)) {
+          throw new LuaError(
+            "memory_limit",
+            this.name,
+            undefined,
+            `used more than ${this.#limits.memoryBytes} bytes (lua.memory_limit)`,
+          );
+        }
+        if (/stack overflow/.test(message)) {
+          throw luaErrorFrom("runtime", this.name, message.replace(/\n.*$/s, ""));
+        }
+        throw luaErrorFrom("runtime", this.name, message);
+      } finally {
+        global.setMemoryMax(undefined);
+        lua.lua_sethook(main, null, 0, 0);
+      }
+    } finally {
+      lua.module.removeFunction(hook);
+      thread.close();
+      // The thread was left on the main state's stack by newThread; dropping it lets the collector take it.
+      lua.lua_settop(global.address, top);
+      if (global.getMemoryUsed() > this.#limits.memoryBytes / 2) this.#collect();
+    }
+  }
+
+  /** Frees the VM; later calls fail. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#engine.global.close();
+  }
+}
