@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Agent } from "./agent/core/agent.ts";
 import { ContextWindow } from "./agent/core/context.ts";
 import { loadPersona, type Persona, personaNames } from "./agent/personal.ts";
-import { OpenAIProvider } from "./agent/provider/openai_provider.ts";
+import { createProvider } from "./agent/provider/create_provider.ts";
 import type { Provider, UsageTotals } from "./agent/provider/provider.ts";
 import { createApi } from "./api/app.ts";
 import { HttpDevice } from "./api/http_device.ts";
@@ -143,6 +143,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   logger.info("Persona from {source} ({chars} characters)", { source: persona.source, chars: persona.text.length });
 
   const services = new ServiceHost({ clock, logger: log("service"), heartbeatMs: config.daemon.heartbeat_interval });
+  let closeProvider = () => {};
   try {
     const tools = new ToolRegistry({ clock, defaultTimeoutMs: config.agent.tool_timeout });
     const knowledgeService = await services.start(
@@ -156,23 +157,19 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       }),
     );
     const knowledge = knowledgeService.base;
-    const provider = options.provider ?? new OpenAIProvider({
-      model: config.llm.model,
-      baseUrl: config.llm.base_url,
-      apiKey: config.llm.api_key,
-      temperature: config.llm.temperature,
-      maxTokens: config.llm.max_tokens,
-      thinking: config.llm.thinking,
-      timeoutMs: config.llm.timeout,
-      maxRetries: config.llm.max_retries,
+    const provider: Provider & { close?(): void } = options.provider ?? await createProvider(config, {
       clock,
       random: options.random ?? Math.random,
       logger: log("llm"),
       missingKeyHint: missingKeyHint(loaded),
     });
-    if (config.llm.api_key === "" && !options.provider) logger.warning("{hint}", { hint: missingKeyHint(loaded) });
+    closeProvider = () => provider.close?.();
+    if (config.llm.provider === "openai" && config.llm.api_key === "" && !options.provider) {
+      logger.warning("{hint}", { hint: missingKeyHint(loaded) });
+    }
     // The distiller uses the LLM only when one can answer; otherwise its rule-based fallback.
-    const distillerProvider = options.provider ?? (config.llm.api_key === "" ? undefined : provider);
+    const distillerProvider = options.provider ??
+      (config.llm.provider === "openai" && config.llm.api_key === "" ? undefined : provider);
     const memory = await services.start(
       new MemoryService({
         dir: join(config.daemon.data_dir, "memory"),
@@ -325,6 +322,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         stopping ??= (async () => {
           logger.info("Stopping (the turn in flight gets {graceMs} ms)", { graceMs });
           await services.stop(graceMs + 1_500);
+          closeProvider();
           logger.info("Stopped");
         })();
         return stopping;
@@ -332,6 +330,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     };
   } catch (error) {
     await services.stop();
+    closeProvider();
     if (error instanceof StartupError) throw error;
     throw new StartupError((error as Error).message, { cause: error });
   }

@@ -246,6 +246,12 @@ export class LuaVm {
     `);
   }
 
+  /** A global's value when it is a string, number or boolean (a setting the script declares); else `undefined`. */
+  read(name: string): string | number | boolean | undefined {
+    const value: unknown = this.#engine.global.get(name);
+    return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? value : undefined;
+  }
+
   /** True when the script defines a global function `name`. */
   has(name: string): boolean {
     return typeof this.#engine.global.get(name) === "function";

@@ -203,7 +203,10 @@ export class CallRunner {
 
   /** An answer homed cannot use; `detail` says what is wrong with it. */
   badResponse(detail: string): ProviderError {
-    return new ProviderError("bad_response", `The LLM server at ${this.host} sent an answer homed cannot use: ${detail}`);
+    return new ProviderError(
+      "bad_response",
+      `The LLM server at ${this.host} sent an answer homed cannot use: ${detail}`,
+    );
   }
 
   /**

@@ -116,10 +116,16 @@ export class OpenAIProvider implements Provider {
   async #once(request: ChatRequest, attempt: Attempt): Promise<ChatResponse> {
     const { signal, idle, onDelta } = attempt;
     const body = this.#body(request, onDelta !== undefined);
-    const response = await postJson(this.#runner, this.#endpoint, {
-      "authorization": `Bearer ${this.#options.apiKey}`,
-      "accept": onDelta ? "text/event-stream" : "application/json",
-    }, JSON.stringify(body), signal);
+    const response = await postJson(
+      this.#runner,
+      this.#endpoint,
+      {
+        "authorization": `Bearer ${this.#options.apiKey}`,
+        "accept": onDelta ? "text/event-stream" : "application/json",
+      },
+      JSON.stringify(body),
+      signal,
+    );
     if (!onDelta) {
       // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
       idle.clear();
@@ -249,7 +255,6 @@ export class OpenAIProvider implements Provider {
       ...(usage ? { usage } : {}),
     };
   }
-
 }
 
 function readUsage(raw: unknown): Usage {

@@ -14,6 +14,7 @@ export type ProviderErrorCode =
   | "timeout"
   | "bad_request"
   | "bad_response"
+  | "adapter"
   | "cancelled";
 
 /** An LLM call that failed, with a message fit to show the user. */
