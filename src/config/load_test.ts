@@ -65,7 +65,10 @@ Deno.test("no config at all gives every default", () => {
     timeout: 30_000,
     turn_timeout: 90_000,
     max_retries: 2,
+    provider: "openai",
+    adapter: "",
   });
+  assert.deepEqual(config.lua, { time_limit: 1_000, memory_limit: 16_777_216 });
   assert.deepEqual(config.onebot, {
     enabled: true,
     path: "/onebot/v11/ws",
@@ -126,6 +129,10 @@ Deno.test("relative paths resolve against the config file's folder; absolute one
   assert.equal(config.paths.knowledge, "/etc/homed/knowledge");
   assert.ok(explicitKeys.has("paths.personal"));
   assert.ok(!explicitKeys.has("paths.knowledge"));
+  const lua = parse("llm:\n  provider: lua\n  adapter: adapters/ollama.lua\n").config;
+  assert.equal(lua.llm.adapter, "/etc/homed/adapters/ollama.lua");
+  assert.deepEqual(lua.lua, { time_limit: 1_000, memory_limit: 16_777_216 });
+  assert.equal(parse("").config.llm.provider, "openai");
 });
 
 Deno.test("the standard layout puts data in /var/lib/homed unless the file says otherwise", () => {
@@ -218,10 +225,26 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     ["llm: 5\n", /^llm: got 5; allowed: a mapping of keys$/],
     [
+      "llm:\n  provider: gemini\n",
+      /^llm\.provider: got "gemini"; allowed: "openai" \(chat completions\) or "lua" \(an adapter script\)$/,
+    ],
+    [
+      "llm:\n  provider: lua\n",
+      /^llm\.adapter: got nothing; allowed: the path of a Lua adapter script, required because llm\.provider is "lua"$/,
+    ],
+    ["lua:\n  time_limit: 5ms\n", /^lua\.time_limit: got "5ms"; allowed: a duration such as .*, from 10ms to 1m$/],
+    [
+      "lua:\n  memory_limit: 1000\n",
+      /^lua\.memory_limit: got 1000; allowed: a whole number from 1048576 to 1073741824$/,
+    ],
+    [
       "daemon:\n  listen_adr: x\n",
       /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, data_dir, heartbeat_interval, api_token, api_tokens, public_hosts, allowed_origins, max_body_bytes, shutdown_grace$/,
     ],
-    ["lm:\n  model: x\n", /^lm: unknown key; allowed keys here: daemon, llm, onebot, io, agent, memory, paths, log$/],
+    [
+      "lm:\n  model: x\n",
+      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, io, agent, memory, paths, log$/,
+    ],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
     ["llm: [\n", /^the file is not valid YAML: /],
   ];

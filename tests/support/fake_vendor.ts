@@ -14,8 +14,7 @@ import assert from "node:assert/strict";
 export type VendorStep =
   | { reply?: string; toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }>; chunks?: number }
   | { status: number; body: unknown; headers?: Record<string, string> }
-  | { errorMidStream: string; after?: string }
-  | { spin: true };
+  | { errorMidStream: string; after?: string };
 
 /** A request the fake received. */
 export interface VendorRequest {
@@ -24,8 +23,6 @@ export interface VendorRequest {
 }
 
 type Kind = "ollama" | "anthropic";
-
-const encoder = new TextEncoder();
 
 /** A fake vendor server. */
 export class FakeVendor {
@@ -96,7 +93,6 @@ export class FakeVendor {
     if (problem) return this.#refuse(problem.status, problem.message);
     const step = this.#steps.shift() ?? { reply: "(no scripted answer)" };
     if ("status" in step) return Response.json(step.body, { status: step.status, headers: step.headers ?? {} });
-    if ("spin" in step) return Response.json({ unused: true });
     const stream = this.kind === "ollama" ? body.stream !== false : body.stream === true;
     if (this.kind === "ollama") return stream ? this.#ollamaStream(body, step) : this.#ollamaJson(body, step);
     return stream ? this.#anthropicStream(body, step) : this.#anthropicJson(body, step);
@@ -108,7 +104,7 @@ export class FakeVendor {
     return anthropicProblem(body);
   }
 
-  #ollamaJson(body: Record<string, unknown>, step: Exclude<VendorStep, { status: number } | { spin: true }>): Response {
+  #ollamaJson(body: Record<string, unknown>, step: Exclude<VendorStep, { status: number }>): Response {
     if ("errorMidStream" in step) return Response.json({ error: step.errorMidStream }, { status: 500 });
     return Response.json({
       model: body.model,
@@ -133,7 +129,7 @@ export class FakeVendor {
 
   #ollamaStream(
     body: Record<string, unknown>,
-    step: Exclude<VendorStep, { status: number } | { spin: true }>,
+    step: Exclude<VendorStep, { status: number }>,
   ): Response {
     const lines: string[] = [];
     const line = (message: Record<string, unknown>, done: Record<string, unknown> = { done: false }) =>
@@ -172,7 +168,7 @@ export class FakeVendor {
 
   #anthropicJson(
     body: Record<string, unknown>,
-    step: Exclude<VendorStep, { status: number } | { spin: true }>,
+    step: Exclude<VendorStep, { status: number }>,
   ): Response {
     if ("errorMidStream" in step) {
       return Response.json({ type: "error", error: { type: "overloaded_error", message: step.errorMidStream } }, {
@@ -194,7 +190,7 @@ export class FakeVendor {
 
   #anthropicStream(
     body: Record<string, unknown>,
-    step: Exclude<VendorStep, { status: number } | { spin: true }>,
+    step: Exclude<VendorStep, { status: number }>,
   ): Response {
     const events: string[] = [];
     const event = (type: string, data: Record<string, unknown>) =>
