@@ -178,7 +178,7 @@ export class LuaProvider implements Provider {
     if (typeof raw !== "string") {
       throw this.#contract(
         fn,
-        `it returned ${raw === undefined ? "nothing" : typeof raw}, not a json.encode(...) text`,
+        `it returned ${raw === undefined || raw === null ? "nothing" : typeof raw}, not a json.encode(...) text`,
       );
     }
     let value: unknown;

@@ -219,6 +219,11 @@ Deno.test("adapter failures: syntax error at open names file and line; runtime e
           "end",
           "function parse_response(status, text)",
           "  local r = json.decode(text)",
+          "  local said = r.message.content",
+          "  if said == 'nothing' then return nil end",
+          "  if said == 'not json' then return 'hello' end",
+          "  if said == 'no name' then return json.encode({ tool_calls = { { arguments = '{}' } } }) end",
+          "  if said == 'number' then return json.encode({ content = 5 }) end",
           "  return json.encode({ content = r.message.missing.field })",
           "end",
         ].join("\n"),
@@ -230,8 +235,20 @@ Deno.test("adapter failures: syntax error at open names file and line; runtime e
   assert.equal(runtime.code, "adapter");
   assert.equal(
     runtime.message,
-    "The LLM adapter faulty.lua failed in parse_response(): faulty.lua:10: attempt to index a nil value (field 'missing')",
+    "The LLM adapter faulty.lua failed in parse_response(): faulty.lua:15: attempt to index a nil value (field 'missing')",
   );
+  const broken: Array<[string, string]> = [
+    ["nothing", "it returned nothing, not a json.encode(...) text"],
+    ["not json", "it returned text that is not JSON: hello"],
+    ["no name", "tool_calls[0].name is missing"],
+    ["number", "content is number, not text"],
+  ];
+  for (const [reply, detail] of broken) {
+    vendor.enqueue({ reply });
+    const error = await rejection(faulty.chat(say("hi")));
+    assert.equal(error.code, "adapter", reply);
+    assert.equal(error.message, `The LLM adapter faulty.lua broke its contract in parse_response(): ${detail}`);
+  }
   const elsewhere = await rejection(faulty.chat(say("elsewhere")));
   assert.equal(elsewhere.code, "adapter");
   assert.match(
