@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { rejection } from "../../tests/support/rejection.ts";
 import { getLogger } from "@logtape/logtape";
 import { LuaError } from "./lua_error.ts";
 import { type LuaGrants, LuaVm } from "./vm.ts";
@@ -7,16 +8,6 @@ const logger = getLogger(["test", "lua"]);
 const LIMITS = { timeMs: 300, memoryBytes: 4 * 1024 * 1024 };
 const open = (source: string, grants: LuaGrants = {}, limits = LIMITS) =>
   LuaVm.open({ name: "probe.lua", source, limits, grants, logger });
-
-async function failure(promise: Promise<unknown>): Promise<LuaError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof LuaError, String(error));
-    return error;
-  }
-  assert.fail("expected a LuaError");
-}
 
 Deno.test("escapes are refused, limits stop runaway scripts, and the VM runs a normal script after each", async () => {
   const vm = await open(`
@@ -43,7 +34,7 @@ Deno.test("escapes are refused, limits stop runaway scripts, and the VM runs a n
   ];
   for (const [what, source, pattern] of cases) {
     const attacker = await open(source);
-    const error = await failure(attacker.call("attack"));
+    const error = await rejection(attacker.call("attack"), LuaError);
     assert.equal(error.kind, "runtime", what);
     assert.match(error.message, pattern, what);
     attacker.close();
@@ -95,7 +86,7 @@ Deno.test("escapes are refused, limits stop runaway scripts, and the VM runs a n
   for (const [what, source, kind, pattern] of runaway) {
     const attacker = await open(`${source}\nfunction normal(n) local s = 0 for i = 1, n do s = s + i end return s end`);
     const started = performance.now();
-    const error = await failure(attacker.call("attack"));
+    const error = await rejection(attacker.call("attack"), LuaError);
     assert.ok(
       error.kind === kind || (what === "deep recursion" && error.kind === "memory_limit"),
       `${what}: ${error.kind}`,
@@ -110,18 +101,21 @@ Deno.test("escapes are refused, limits stop runaway scripts, and the VM runs a n
 });
 
 Deno.test("errors name the script and line; a syntax error fails at open", async () => {
-  const syntax = await failure(open("function broken(\n  return 1\nend"));
+  const syntax = await rejection(open("function broken(\n  return 1\nend"), LuaError);
   assert.equal(syntax.kind, "syntax");
   assert.equal(syntax.line, 2);
   assert.match(syntax.message, /^probe\.lua:2: /);
   const vm = await open(
     "function f(t)\n  local x = nil\n  return x.field\nend\nfunction g() error('custom failure') end",
   );
-  const runtime = await failure(vm.call("f"));
+  const runtime = await rejection(vm.call("f"), LuaError);
   assert.deepEqual([runtime.kind, runtime.line], ["runtime", 3]);
   assert.match(runtime.message, /^probe\.lua:3: attempt to index a nil value \(local 'x'\)$/);
-  assert.equal((await failure(vm.call("g"))).message, "probe.lua:5: custom failure");
-  assert.equal((await failure(vm.call("missing"))).message, "probe.lua: the script defines no function missing()");
+  assert.equal((await rejection(vm.call("g"), LuaError)).message, "probe.lua:5: custom failure");
+  assert.equal(
+    (await rejection(vm.call("missing"), LuaError)).message,
+    "probe.lua: the script defines no function missing()",
+  );
   vm.close();
 });
 
@@ -152,7 +146,7 @@ Deno.test("json: round trip with empty arrays and objects, unicode, numbers; err
       ['"\\q"', /bad escape at character 2/],
     ] as const
   ) {
-    assert.match((await failure(vm.call("bad", text))).message, pattern);
+    assert.match((await rejection(vm.call("bad", text), LuaError)).message, pattern);
   }
   vm.close();
 });
@@ -174,7 +168,7 @@ Deno.test("http.request reaches only allowed hosts, asynchronously; kv persists 
     grants,
   );
   assert.equal(await vm.call("fetch_it", `http://${host}/echo`), "ping 200");
-  const refused = await failure(vm.call("fetch_it", "http://127.0.0.2:9/x"));
+  const refused = await rejection(vm.call("fetch_it", "http://127.0.0.2:9/x"), LuaError);
   assert.match(refused.message, /http\.request: 127\.0\.0\.2:9 is not an allowed host \(allowed: 127\.0\.0\.1:\d+\)/);
   assert.equal(await vm.call("remember", "blue"), "blue");
   vm.close();
@@ -189,7 +183,7 @@ Deno.test("a script spinning until its limit lets the event loop run meanwhile",
   const vm = await open("function spin() while true do end end", {}, { timeMs: 400, memoryBytes: 1 << 22 });
   let ticks = 0;
   const timer = setInterval(() => ticks++, 20);
-  await failure(vm.call("spin"));
+  await rejection(vm.call("spin"), LuaError);
   clearInterval(timer);
   assert.ok(ticks >= 10, `the event loop ran ${ticks} timer ticks during 400 ms of Lua`);
   vm.close();

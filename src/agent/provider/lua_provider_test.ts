@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { rejection } from "../../../tests/support/rejection.ts";
 import { getLogger } from "@logtape/logtape";
 import { fileURLToPath } from "node:url";
 import { FakeClock } from "../../../tests/support/fake_clock.ts";
@@ -36,16 +37,6 @@ async function open(vendor: FakeVendor, extra: Partial<LuaProviderOptions> = {})
     logger: getLogger(["test"]),
     ...extra,
   });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof ProviderError, String(error));
-    return error;
-  }
-  assert.fail("expected a ProviderError");
 }
 
 /** A conversation with a finished tool round: two calls answered, then the user speaks again. */
@@ -159,15 +150,15 @@ for (const kind of ["ollama", "anthropic"] as const) {
       { status: 404, body: body("model 'x' not found", "not_found_error") },
       { errorMidStream: "overloaded, try later", after: "Part" },
     );
-    const limited = await rejection(provider.chat(HISTORY));
+    const limited = await rejection(provider.chat(HISTORY), ProviderError);
     assert.equal(limited.code, "rate_limited");
     assert.equal(limited.message, `The LLM server at ${host} is rate limiting (HTTP 429: slow down)`);
     assert.equal(limited.retryAfterMs, 3_000);
-    const missing = await rejection(provider.chat(HISTORY));
+    const missing = await rejection(provider.chat(HISTORY), ProviderError);
     assert.equal(missing.code, "bad_request");
     assert.match(missing.message, /rejected the request \(HTTP 404: model 'x' not found\)$/);
     const deltas: string[] = [];
-    const broken = await rejection(provider.chat(HISTORY, { onDelta: (piece) => deltas.push(piece) }));
+    const broken = await rejection(provider.chat(HISTORY, { onDelta: (piece) => deltas.push(piece) }), ProviderError);
     assert.equal(broken.code, "server");
     assert.equal(
       broken.message,
@@ -231,7 +222,7 @@ Deno.test("adapter failures: syntax error at open names file and line; runtime e
     ),
   );
   const say = (content: string): ChatRequest => ({ messages: [{ role: "user", content }] });
-  const runtime = await rejection(faulty.chat(say("hi")));
+  const runtime = await rejection(faulty.chat(say("hi")), ProviderError);
   assert.equal(runtime.code, "adapter");
   assert.equal(
     runtime.message,
@@ -245,11 +236,11 @@ Deno.test("adapter failures: syntax error at open names file and line; runtime e
   ];
   for (const [reply, detail] of broken) {
     vendor.enqueue({ reply });
-    const error = await rejection(faulty.chat(say("hi")));
+    const error = await rejection(faulty.chat(say("hi")), ProviderError);
     assert.equal(error.code, "adapter", reply);
     assert.equal(error.message, `The LLM adapter faulty.lua broke its contract in parse_response(): ${detail}`);
   }
-  const elsewhere = await rejection(faulty.chat(say("elsewhere")));
+  const elsewhere = await rejection(faulty.chat(say("elsewhere")), ProviderError);
   assert.equal(elsewhere.code, "adapter");
   assert.match(
     elsewhere.message,

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { rejection } from "../../../tests/support/rejection.ts";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { FakeLlm } from "../../../tests/support/fake_llm.ts";
@@ -32,16 +33,6 @@ function provider(fake: FakeLlm, extra: Partial<OpenAIProviderOptions> = {}) {
       ...extra,
     }),
   };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof ProviderError, String(error));
-    return error;
-  }
-  assert.fail("expected a ProviderError");
 }
 
 Deno.test("sends model, temperature, max_tokens, tools and thinking as configured", async () => {
@@ -129,7 +120,7 @@ Deno.test("429 and 5xx are retried with Retry-After and backoff; auth errors are
   assert.equal(p.usage().retries, 2);
 
   fake.enqueue({ status: 401, body: { error: { message: "Authentication Fails, Your api key is invalid" } } });
-  const auth = await rejection(p.chat(REQUEST));
+  const auth = await rejection(p.chat(REQUEST), ProviderError);
   assert.equal(auth.code, "auth");
   assert.equal(
     auth.message,
@@ -139,7 +130,7 @@ Deno.test("429 and 5xx are retried with Retry-After and backoff; auth errors are
   );
   assert.ok(!auth.message.includes(KEY));
   fake.enqueue({ status: 400, body: { error: { message: "Model Not Exist" } } });
-  const bad = await rejection(p.chat(REQUEST));
+  const bad = await rejection(p.chat(REQUEST), ProviderError);
   assert.equal(bad.code, "bad_request");
   assert.match(bad.message, /rejected the request \(HTTP 400: Model Not Exist\)/);
   assert.equal(fake.requests.length, 5);
@@ -163,7 +154,7 @@ Deno.test("answers homed cannot use are errors that say what is wrong", async ()
   const { provider: p } = provider(fake);
   for (const [body, pattern] of cases) {
     fake.enqueue({ raw: () => Response.json(body) });
-    const error = await rejection(p.chat(REQUEST));
+    const error = await rejection(p.chat(REQUEST), ProviderError);
     assert.equal(error.code, "bad_response");
     assert.ok(error.message.startsWith(`The LLM server at ${host} sent an answer homed cannot use: `), error.message);
     assert.match(error.message, pattern);
@@ -171,10 +162,10 @@ Deno.test("answers homed cannot use are errors that say what is wrong", async ()
   fake.enqueue({
     raw: () => new Response("<html>gateway</html>", { headers: { "content-type": "application/json" } }),
   });
-  assert.equal((await rejection(p.chat(REQUEST))).code, "bad_response");
+  assert.equal((await rejection(p.chat(REQUEST), ProviderError)).code, "bad_response");
   fake.enqueue({ raw: () => new Response("data: [DONE]\n\n", { headers: { "content-type": "text/event-stream" } }) });
   assert.match(
-    (await rejection(p.chat(REQUEST, { onDelta: () => {} }))).message,
+    (await rejection(p.chat(REQUEST, { onDelta: () => {} }), ProviderError)).message,
     /the stream ended without any choice/,
   );
   // Object arguments (some servers send them) are accepted and serialised.
@@ -199,7 +190,7 @@ Deno.test("a silent server times out on the injected clock with a message naming
     },
   });
   const { provider: p, clock } = provider(fake, { timeoutMs: 30_000, maxRetries: 0 });
-  const pending = rejection(p.chat(REQUEST));
+  const pending = rejection(p.chat(REQUEST), ProviderError);
   await fake.received(1);
   clock.advance(29_999);
   clock.advance(1);
@@ -234,7 +225,7 @@ Deno.test("a stream that stalls between chunks times out; steady chunks keep it 
   });
   const { provider: p, clock } = provider(fake, { timeoutMs: 10_000, maxRetries: 0 });
   const deltas: string[] = [];
-  const pending = rejection(p.chat(REQUEST, { onDelta: (text) => deltas.push(text) }));
+  const pending = rejection(p.chat(REQUEST, { onDelta: (text) => deltas.push(text) }), ProviderError);
   await waitFor(() => deltas.length === 1, "the first delta");
   clock.advance(9_000);
   sendMore("lo");
@@ -274,7 +265,7 @@ Deno.test("DeepSeek's prompt cache counts are added up", async () => {
 Deno.test("no key: a clear error with the hint, and no request is sent", async () => {
   const fake = FakeLlm.start();
   const { provider: p } = provider(fake, { apiKey: "" });
-  const error = await rejection(p.chat(REQUEST));
+  const error = await rejection(p.chat(REQUEST), ProviderError);
   assert.equal(error.code, "no_api_key");
   assert.equal(error.message, "set DEEPSEEK_API_KEY");
   assert.equal(fake.requests.length, 0);
@@ -288,7 +279,7 @@ Deno.test("a cancelled call says so", async () => {
   const controller = new AbortController();
   const pending = p.chat(REQUEST, { signal: controller.signal });
   setTimeout(() => controller.abort(new Error("shutdown")), 20);
-  assert.equal((await rejection(pending)).code, "cancelled");
+  assert.equal((await rejection(pending, ProviderError)).code, "cancelled");
   await fake.close();
 });
 
@@ -298,7 +289,7 @@ Deno.test("no server, a plain-text error page, a broken or failing stream: each 
   listener.close();
   const fake = FakeLlm.start();
   const { provider: nowhere } = provider(fake, { baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
-  const refused = await rejection(nowhere.chat(REQUEST));
+  const refused = await rejection(nowhere.chat(REQUEST), ProviderError);
   assert.equal(refused.code, "network");
   assert.equal(refused.retryable, true);
   assert.match(refused.message, new RegExp(`^Cannot reach the LLM server at 127\\.0\\.0\\.1:${port}: .*refused`, "i"));
@@ -306,17 +297,17 @@ Deno.test("no server, a plain-text error page, a broken or failing stream: each 
   const { provider: p } = provider(fake, { maxRetries: 0 });
   const host = new URL(fake.baseUrl).host;
   fake.enqueue({ raw: () => new Response("upstream connect error", { status: 503 }) });
-  const page = await rejection(p.chat(REQUEST));
+  const page = await rejection(p.chat(REQUEST), ProviderError);
   assert.equal(page.code, "server");
   assert.equal(page.message, `The LLM server at ${host} failed (HTTP 503: upstream connect error)`);
 
   const sse = (text: string) => () => new Response(text, { headers: { "content-type": "text/event-stream" } });
   fake.enqueue({ raw: sse('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\ndata: {not json\n\n') });
-  const broken = await rejection(p.chat(REQUEST, { onDelta: () => {} }));
+  const broken = await rejection(p.chat(REQUEST, { onDelta: () => {} }), ProviderError);
   assert.equal(broken.code, "bad_response");
   assert.match(broken.message, /a streamed chunk is not JSON: \{not json$/);
   fake.enqueue({ raw: sse('data: {"error":{"message":"overloaded, try later"}}\n\n') });
-  const failing = await rejection(p.chat(REQUEST, { onDelta: () => {} }));
+  const failing = await rejection(p.chat(REQUEST, { onDelta: () => {} }), ProviderError);
   assert.equal(failing.code, "server");
   assert.equal(failing.message, `The LLM server at ${host} failed midway through the answer: overloaded, try later`);
   // The key goes in the Authorization header of every request, and into no error message.
