@@ -1,0 +1,163 @@
+/**
+ * Finds skills the way OpenClaw walks a root (`src/agents/skills/local-loader.ts`): a root holding `SKILL.md` is one
+ * skill; a root with `skills/*\/SKILL.md` is read from `skills/`; otherwise its child folders, sorted, skipping names
+ * starting with `.` and `node_modules`, and for a child without `SKILL.md` one level deeper (grouped layouts). Finding a
+ * `SKILL.md` stops the descent. Every folder and file must stay inside the root once symlinks are resolved (no
+ * escape); `SKILL.md` files over the size cap are skipped; a root yields at most `maxCandidates` skills. Then skills are
+ * merged by name, a later root winning (precedence: `plugins.extra_dirs` < `plugins/`).
+ *
+ * @module
+ */
+
+import { join, relative, resolve } from "node:path";
+import { FrontmatterError, parseSkillFile } from "./frontmatter.ts";
+import { readSkill, type Skill } from "./skill.ts";
+
+/** Caps, as OpenClaw's defaults. */
+export interface DiscoveryLimits {
+  maxSkillFileBytes: number;
+  maxCandidatesPerRoot: number;
+  maxSkillsPerSource: number;
+}
+
+/** OpenClaw's defaults (`workspace.ts`). */
+export const DEFAULT_LIMITS: DiscoveryLimits = {
+  maxSkillFileBytes: 256_000,
+  maxCandidatesPerRoot: 300,
+  maxSkillsPerSource: 200,
+};
+
+/** A root to scan, lowest precedence first. */
+export interface SkillRoot {
+  dir: string;
+  /** Where it comes from (`plugins`, `extra_dirs[0]`, …), for the status. */
+  source: string;
+}
+
+/** A skill found, with where it came from. */
+export interface FoundSkill {
+  skill: Skill;
+  source: string;
+}
+
+/** What a scan found: skills by name, and one line per skipped folder or file. */
+export interface Discovery {
+  skills: FoundSkill[];
+  problems: string[];
+}
+
+async function realPath(path: string): Promise<string | undefined> {
+  try {
+    return await Deno.realPath(path);
+  } catch {
+    return undefined;
+  }
+}
+
+const inside = (child: string, parent: string) => child === parent || !relative(parent, child).startsWith("..");
+
+async function hasFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch {
+    return false;
+  }
+}
+
+async function children(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
+      if (entry.isDirectory || entry.isSymlink) names.push(entry.name);
+    }
+  } catch { /* unreadable: nothing below */ }
+  return names.sort();
+}
+
+/** The skill folders under one root, in OpenClaw's order. */
+async function skillDirs(root: string): Promise<string[]> {
+  if (await hasFile(join(root, "SKILL.md"))) return [root];
+  const skillsDir = join(root, "skills");
+  const grouped = await Promise.all(
+    (await children(skillsDir)).map((name) => hasFile(join(skillsDir, name, "SKILL.md"))),
+  );
+  const base = grouped.some(Boolean) ? skillsDir : root;
+  const found: string[] = [];
+  for (const name of await children(base)) {
+    const dir = join(base, name);
+    if (await hasFile(join(dir, "SKILL.md"))) {
+      found.push(dir);
+      continue;
+    }
+    for (const inner of await children(dir)) {
+      if (await hasFile(join(dir, inner, "SKILL.md"))) found.push(join(dir, inner));
+    }
+  }
+  return found;
+}
+
+/**
+ * Scans `roots` (lowest precedence first) and returns the skills by name, sorted, with the problems met.
+ *
+ * @example
+ * ```ts
+ * const { skills, problems } = await discoverSkills([{ dir: "/srv/homed/plugins", source: "plugins" }]);
+ * ```
+ */
+export async function discoverSkills(
+  roots: readonly SkillRoot[],
+  limits: DiscoveryLimits = DEFAULT_LIMITS,
+): Promise<Discovery> {
+  const byName = new Map<string, FoundSkill>();
+  const problems: string[] = [];
+  for (const root of roots) {
+    const rootReal = await realPath(resolve(root.dir));
+    if (!rootReal) continue; // a root that does not exist (yet) holds no skills
+    let dirs = await skillDirs(rootReal);
+    if (dirs.length > limits.maxCandidatesPerRoot) {
+      problems.push(
+        `${root.dir}: ${dirs.length} skill folders; only the first ${limits.maxCandidatesPerRoot} are read`,
+      );
+      dirs = dirs.slice(0, limits.maxCandidatesPerRoot);
+    }
+    let loaded = 0;
+    for (const dir of dirs) {
+      const dirReal = await realPath(dir);
+      const fileReal = await realPath(join(dir, "SKILL.md"));
+      if (!dirReal || !fileReal || !inside(dirReal, rootReal) || !inside(fileReal, dirReal)) {
+        problems.push(`${dir}: skipped, it leads outside ${root.dir} (symlink to ${fileReal ?? dirReal ?? "nowhere"})`);
+        continue;
+      }
+      const size = (await Deno.stat(fileReal)).size;
+      if (size > limits.maxSkillFileBytes) {
+        problems.push(`${fileReal}: skipped, ${size} bytes (more than ${limits.maxSkillFileBytes})`);
+        continue;
+      }
+      if (loaded >= limits.maxSkillsPerSource) {
+        problems.push(`${dir}: skipped, ${root.source} already gave ${limits.maxSkillsPerSource} skills`);
+        continue;
+      }
+      let skill: Skill | string;
+      try {
+        skill = readSkill(parseSkillFile(await Deno.readTextFile(fileReal)), dirReal, fileReal);
+      } catch (error) {
+        if (!(error instanceof FrontmatterError)) throw error;
+        problems.push(`${fileReal}: skipped, ${error.message}`);
+        continue;
+      }
+      if (typeof skill === "string") {
+        problems.push(`${skill}; skipped`);
+        continue;
+      }
+      const earlier = byName.get(skill.name);
+      if (earlier) problems.push(`${skill.name}: ${fileReal} (${root.source}) replaces ${earlier.skill.file}`);
+      byName.set(skill.name, { skill, source: root.source });
+      loaded++;
+    }
+  }
+  return {
+    skills: [...byName.values()].sort((a, b) => a.skill.name.localeCompare(b.skill.name)),
+    problems,
+  };
+}
