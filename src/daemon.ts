@@ -33,6 +33,9 @@ import { ForwardClient } from "./onebot/forward_client.ts";
 import { QqDevice } from "./onebot/qq_device.ts";
 import { onebotRoutes } from "./onebot/reverse_ws.ts";
 import { ServiceHost } from "./service/service_host.ts";
+import { platformOf } from "./plugin/gating.ts";
+import { PluginService } from "./plugin/plugin_service.ts";
+import { pluginRoutes } from "./api/plugin_routes.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { VERSION } from "./version.ts";
 
@@ -99,6 +102,16 @@ async function ensureDataDir(path: string): Promise<void> {
   } catch (error) {
     throw new StartupError(`daemon.data_dir: ${path} is not writable: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/** The value at a dotted path of the config (`onebot.enabled`), for skills' `requires.config`. */
+function dottedValue(config: unknown, dotted: string): unknown {
+  let node = config;
+  for (const part of dotted.split(".")) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
 }
 
 /** Token usage as `/api/status` shows it. */
@@ -191,6 +204,31 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     for (const tool of memory.tools()) tools.register(tool);
     memory.keep(context);
     for (const tool of knowledgeTools(knowledge)) tools.register(tool);
+    const readEnv = (name: string) => {
+      try {
+        return Deno.env.get(name);
+      } catch {
+        return undefined; // a variable homed may not read counts as unset; `homed flags` grants the ones skills need
+      }
+    };
+    const plugins = await services.start(
+      new PluginService({
+        roots: [
+          ...config.plugins.extra_dirs.map((dir, i) => ({ dir, source: `plugins.extra_dirs[${i}]` })),
+          { dir: config.paths.plugins, source: "paths.plugins" },
+        ],
+        gate: {
+          os: platformOf(Deno.build.os),
+          path: (readEnv("PATH") ?? "").split(":").filter(Boolean),
+          env: readEnv,
+          entry: (key) => config.plugins.entries[key],
+          config: (dotted) => Boolean(dottedValue(config, dotted)),
+        },
+        promptChars: config.plugins.skills_prompt_chars,
+        logger: log("plugins"),
+      }),
+    );
+    for (const tool of plugins.tools()) tools.register(tool);
     logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
 
     const routes = await RouteTable.open(
@@ -240,7 +278,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       turnTimeoutMs: config.llm.turn_timeout,
       shutdownGraceMs: graceMs,
       keepReasoning: config.llm.thinking === true,
-      promptContributors: [knowledgePrompt(knowledge), memory],
+      promptContributors: [knowledgePrompt(knowledge), plugins, memory],
     });
 
     // The guard needs the real port, known once listening (listen_addr may ask for port 0).
@@ -284,6 +322,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       routes: [
         knowledgeRoutes(knowledge),
         memoryRoutes(memory),
+        pluginRoutes(plugins),
         ...(qq ? [onebotRoutes({ path: onebot.path, accessToken: onebot.access_token, device: qq })] : []),
       ],
     });

@@ -141,7 +141,7 @@ function collectKeys(value: unknown, prefix: string, into: Set<string>): void {
   for (const [key, item] of Object.entries(value)) {
     const dotted = prefix ? `${prefix}.${key}` : key;
     into.add(dotted);
-    if (dotted !== "io.routes") collectKeys(item, dotted, into);
+    if (dotted !== "io.routes" && dotted !== "plugins.entries") collectKeys(item, dotted, into);
   }
 }
 
@@ -261,6 +261,7 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
   config.paths.knowledge = absolute(config.paths.knowledge);
   config.paths.plugins = absolute(config.paths.plugins);
   if (config.llm.adapter !== "") config.llm.adapter = absolute(config.llm.adapter);
+  config.plugins.extra_dirs = config.plugins.extra_dirs.map(absolute);
 
   return {
     config,

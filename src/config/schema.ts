@@ -192,6 +192,20 @@ export const configSchema = z.strictObject({
     cold_after: duration(60_000, 365 * 86_400_000, "1m to 365d").prefault("72h"),
     distill_interval: duration(60_000, 7 * 86_400_000, "1m to 7d").prefault("30m"),
   }).prefault({}),
+  plugins: z.strictObject({
+    extra_dirs: z.array(path(), { error: "a list of folders" }).default([]),
+    entries: z.record(
+      text("a skill's name or skillKey", /^[A-Za-z0-9_.-]{1,64}$/),
+      z.strictObject({
+        enabled: boolean().optional(),
+        env: z.record(text("an environment variable name", /^[A-Za-z_][A-Za-z0-9_]*$/), z.string({ error: "a text" }))
+          .optional(),
+        apiKey: z.string({ error: "a text" }).optional(),
+      }),
+    ).default({}),
+    allow_exec: boolean().default(false),
+    skills_prompt_chars: number(1_000, 200_000, true).default(18_000),
+  }).prefault({}),
   paths: z.strictObject({
     personal: path().default("./personal.md"),
     knowledge: path().default("./knowledge"),

@@ -13,9 +13,9 @@ import type { Skill } from "./skill.ts";
 
 /** A skill's config entry (`plugins.entries.<skillKey ?? name>`). */
 export interface SkillEntry {
-  enabled?: boolean;
-  env?: Record<string, string>;
-  apiKey?: string;
+  enabled?: boolean | undefined;
+  env?: Record<string, string> | undefined;
+  apiKey?: string | undefined;
 }
 
 /** What gating looks at. */

@@ -24,6 +24,11 @@ function context(path: string, extra: Partial<GateContext> = {}): GateContext {
 }
 
 Deno.test("the four OpenClaw fixtures give their documented outcomes on Linux with curl on PATH", async () => {
+  // The fixtures are the published files byte for byte (deno fmt leaves tests/fixtures alone).
+  const sizes = { weather: 1185, openhue: 1160, "apple-reminders": 2519, "1password": 2388 };
+  for (const [name, size] of Object.entries(sizes)) {
+    assert.equal((await Deno.stat(`${FIXTURES}${name}/SKILL.md`)).size, size, name);
+  }
   const { skills, problems } = await discoverSkills([{ dir: FIXTURES, source: "plugins" }]);
   assert.deepEqual(problems, []);
   assert.deepEqual(skills.map((found) => found.skill.name), ["1password", "apple-reminders", "openhue", "weather"]);
