@@ -12,6 +12,7 @@ import { resolve } from "node:path";
 import { referencedVariables } from "./config/expand.ts";
 import { DEFAULT_ENV_NAMES, loadConfig, locateConfig, safeEnvReader } from "./config/load.ts";
 import { commandFlags } from "./config/command_flags.ts";
+import { pluginRights } from "./plugin/rights.ts";
 import {
   initPermissions,
   LIBRARY_ENV_NAMES,
@@ -54,7 +55,9 @@ export async function flagsFor(
   }
   try {
     const loaded = await loadConfig({ flag: options.flag, readEnv, cwd: options.cwd });
-    return commandFlags(loaded, mode);
+    // The daemon (and doctor, which checks the same) look for skills' binaries and variables.
+    const extra = mode === "run" || mode === "doctor" ? await pluginRights(loaded.config, readEnv) : undefined;
+    return commandFlags(loaded, mode, extra);
   } catch {
     const location = locateConfig({
       flag: options.flag,

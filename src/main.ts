@@ -10,6 +10,7 @@ import { ConfigError } from "./config/config_error.ts";
 import { connectHost } from "./config/listen_addr.ts";
 import { type Layout, loadConfig, type LoadedConfig, safeEnvReader } from "./config/load.ts";
 import { commandFlags } from "./config/command_flags.ts";
+import { pluginRights } from "./plugin/rights.ts";
 import {
   initPermissions,
   missingPermissions,
@@ -171,7 +172,10 @@ async function main(argv: string[]): Promise<void> {
         return void print(`${toFlags(initPermissions(target, Deno.cwd())).join(" ")}\n`);
       }
       const { loaded } = await load(values.config, layout);
-      return void print(`${commandFlags(loaded, mode).join(" ")}\n`);
+      const extra = mode === "run" || mode === "doctor"
+        ? await pluginRights(loaded.config, safeEnvReader(new Set()))
+        : undefined;
+      return void print(`${commandFlags(loaded, mode, extra).join(" ")}\n`);
     }
     case "chat": {
       const { loaded, denied } = await load(values.config, layout);

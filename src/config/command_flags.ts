@@ -20,9 +20,20 @@ export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
  * @example
  * ```ts
  * commandFlags(loaded, "run"); // ["--no-prompt", "--allow-read=…", …, "--v8-flags=--max-semi-space-size=1"]
+ * commandFlags(loaded, "run", await pluginRights(loaded.config, readEnv)); // plus what skills' gates need
  * ```
  */
-export function commandFlags(loaded: LoadedConfig, mode: PermissionMode): string[] {
-  const flags = toFlags(requiredPermissions(loaded, mode));
+export function commandFlags(
+  loaded: LoadedConfig,
+  mode: PermissionMode,
+  extra: { read: readonly string[]; env: readonly string[] } = { read: [], env: [] },
+): string[] {
+  const rights = requiredPermissions(loaded, mode);
+  const merged = {
+    ...rights,
+    read: [...new Set([...rights.read, ...extra.read])],
+    env: [...new Set([...rights.env, ...extra.env])],
+  };
+  const flags = toFlags(merged);
   return mode === "run" ? [...flags, DAEMON_V8_FLAGS] : flags;
 }

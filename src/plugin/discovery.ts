@@ -40,10 +40,12 @@ export interface FoundSkill {
   source: string;
 }
 
-/** What a scan found: skills by name, and one line per skipped folder or file. */
+/** What a scan found: skills by name, one line per skipped folder or file, and the skill folders that failed to load. */
 export interface Discovery {
   skills: FoundSkill[];
   problems: string[];
+  /** Folders holding a SKILL.md that could not be used (unreadable frontmatter, no description, too large). */
+  failed: Array<{ dir: string; problem: string }>;
 }
 
 async function realPath(path: string): Promise<string | undefined> {
@@ -111,6 +113,7 @@ export async function discoverSkills(
 ): Promise<Discovery> {
   const byName = new Map<string, FoundSkill>();
   const problems: string[] = [];
+  const failed: Discovery["failed"] = [];
   for (const root of roots) {
     const rootReal = await realPath(resolve(root.dir));
     if (!rootReal) continue; // a root that does not exist (yet) holds no skills
@@ -132,6 +135,7 @@ export async function discoverSkills(
       const size = (await Deno.stat(fileReal)).size;
       if (size > limits.maxSkillFileBytes) {
         problems.push(`${fileReal}: skipped, ${size} bytes (more than ${limits.maxSkillFileBytes})`);
+        failed.push({ dir: dirReal, problem: `${size} bytes (more than ${limits.maxSkillFileBytes})` });
         continue;
       }
       if (loaded >= limits.maxSkillsPerSource) {
@@ -144,10 +148,12 @@ export async function discoverSkills(
       } catch (error) {
         if (!(error instanceof FrontmatterError)) throw error;
         problems.push(`${fileReal}: skipped, ${error.message}`);
+        failed.push({ dir: dirReal, problem: error.message });
         continue;
       }
       if (typeof skill === "string") {
         problems.push(`${skill}; skipped`);
+        failed.push({ dir: dirReal, problem: skill });
         continue;
       }
       const earlier = byName.get(skill.name);
@@ -159,5 +165,6 @@ export async function discoverSkills(
   return {
     skills: [...byName.values()].sort((a, b) => a.skill.name.localeCompare(b.skill.name)),
     problems,
+    failed,
   };
 }

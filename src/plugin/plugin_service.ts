@@ -89,8 +89,16 @@ export class PluginService implements Service, PromptContributor {
 
   async #scan(): Promise<Snapshot> {
     const { roots, gate, logger } = this.#options;
-    const { skills, problems } = await discoverSkills(roots);
-    const states = skills.map(({ skill, source }) => ({ skill, source, ...gateSkill(skill, gate) }));
+    const { skills, problems, failed } = await discoverSkills(roots);
+    const states: SkillState[] = skills.map(({ skill, source }) => ({ skill, source, ...gateSkill(skill, gate) }));
+    // A skill whose new version cannot be read keeps serving in the version it had.
+    for (const { dir, problem } of failed) {
+      const previous = this.#snapshot.skills.find((state) => state.skill.dir === dir);
+      if (!previous || states.some((state) => state.skill.name === previous.skill.name)) continue;
+      states.push(previous);
+      problems.push(`${previous.skill.name}: its new version cannot be used (${problem}); the previous version stays`);
+    }
+    states.sort((a, b) => a.skill.name.localeCompare(b.skill.name));
     const eligible = states.filter((state) => state.eligible).map((state) => state.skill);
     const snapshot: Snapshot = {
       skills: states,
@@ -169,15 +177,16 @@ export class PluginService implements Service, PromptContributor {
     }
     const { skill } = state;
     if (path === undefined || path === "SKILL.md") return skill.body.replaceAll("{baseDir}", skill.dir);
+    // Outside by its name, or through a symlink once resolved: refused either way.
+    const outside = new Error(`path ${JSON.stringify(path)} is outside the folder of the skill ${name}`);
+    if (!resolve(skill.dir, path).startsWith(`${skill.dir}/`)) throw outside;
     let real: string;
     try {
       real = await Deno.realPath(resolve(skill.dir, path));
     } catch {
       throw new Error(`the skill ${name} has no file ${JSON.stringify(path)}`);
     }
-    if (!real.startsWith(`${skill.dir}/`)) {
-      throw new Error(`path ${JSON.stringify(path)} is outside the folder of the skill ${name}`);
-    }
+    if (!real.startsWith(`${skill.dir}/`)) throw outside;
     const info = await Deno.stat(real);
     if (!info.isFile) throw new Error(`${JSON.stringify(path)} in the skill ${name} is not a file`);
     if (info.size > MAX_READ_BYTES) {

@@ -92,7 +92,7 @@ export function skillsPromptBody(
     if (text.length <= options.budget) return text;
   }
   // Not even names and locations of all fit: as many skills as do.
-  let count = offered.length;
+  let count = offered.length - 1;
   const note = (n: number) => `(Only ${n} of ${offered.length} skills fit the prompt budget.)`;
   while (count > 0 && render(0, count, note(count)).length > options.budget) count--;
   return count ? render(0, count, note(count)) : undefined;

@@ -1,0 +1,76 @@
+/**
+ * End to end with OpenClaw skills: a real homed process whose flags come from src/flags.ts (which grant exactly the
+ * binaries and variables the skills' gates look for), the four published fixtures in its plugins folder, a PATH that
+ * holds `curl` only, and the fake OpenAI-compatible server.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
+import { FakeLlm } from "./support/fake_llm.ts";
+import { postJson, startHomed, workspace } from "./support/homed_process.ts";
+import { teardown } from "./support/teardown.ts";
+
+const FIXTURES = fileURLToPath(new URL("./fixtures/skills/", import.meta.url));
+
+Deno.test("OpenClaw fixtures: gated as documented, listed by /api/plugins, offered in the system message, read through the tool loop", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const bin = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bin-" });
+  await Deno.writeTextFile(join(bin, "curl"), "#!/bin/sh\n");
+  await Deno.chmod(join(bin, "curl"), 0o755);
+  const ws = await workspace(
+    { llm: { base_url: fake.baseUrl, api_key: TEST_KEY, max_retries: 0 }, onebot: { enabled: false } },
+    { PATH: bin },
+  );
+  for (const name of ["weather", "openhue", "apple-reminders", "1password"]) {
+    await Deno.mkdir(join(ws.dir, "plugins", name), { recursive: true });
+    await Deno.copyFile(join(FIXTURES, name, "SKILL.md"), join(ws.dir, "plugins", name, "SKILL.md"));
+  }
+  await Deno.writeTextFile(join(ws.dir, "plugins", "weather", "notes.md"), "Use {baseDir}/notes.md for more.\n");
+  fake.enqueue(
+    { toolCalls: [{ name: "skill_read", arguments: { name: "weather" } }] },
+    { toolCalls: [{ name: "skill_read", arguments: { name: "weather", path: "../openhue/SKILL.md" } }] },
+    { reply: "wttr.in says it is sunny." },
+  );
+  const homed = await startHomed(ws);
+  try {
+    const response = await fetch(`${homed.url}/api/plugins`);
+    const { plugins, problems } = await response.json();
+    assert.deepEqual(problems, []);
+    const byName = Object.fromEntries(
+      (plugins as Array<{ name: string; eligible: boolean; reasons: string[]; kind: string }>).map((p) => [p.name, p]),
+    );
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(byName).map(([name, p]) => [name, [p.kind, p.eligible, p.reasons]])),
+      {
+        "1password": ["skill", true, ["no OpenClaw metadata: no gates"]],
+        "apple-reminders": ["skill", false, ["os: needs darwin, this is linux"]],
+        openhue: ["skill", false, ["requires.bins: openhue is not on PATH"]],
+        weather: ["skill", true, [`requires.bins: curl at ${bin}/curl`]],
+      },
+    );
+    const { status, body } = await postJson(`${homed.url}/api/chat`, { text: "What's the weather in Hangzhou?" });
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.equal((body as { reply: string }).reply, "wttr.in says it is sunny.");
+    const system = (fake.requests[0]!.body.messages as Array<{ content: string }>)[0]!.content;
+    const section = system.indexOf("## [homed] Skills (mandatory)");
+    assert.ok(section > 0, "the skills section follows the persona");
+    assert.match(system, /<available_skills>\n {2}<skill>\n {4}<name>1password<\/name>/);
+    assert.match(
+      system,
+      /<name>weather<\/name>\n {4}<description>Get current weather and forecasts \(no API key required\)\.<\/description>/,
+    );
+    assert.ok(!system.includes("<name>openhue</name>") && !system.includes("<name>apple-reminders</name>"));
+    const toolResults = (fake.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>)
+      .filter((message) => message.role === "tool").map((message) => message.content);
+    assert.match(toolResults[0]!, /^\n?# Weather\n\nTwo free services, no API keys needed\./);
+    assert.match(toolResults[1]!, /path "\.\.\/openhue\/SKILL\.md" is outside the folder of the skill weather/);
+  } finally {
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+      () => Deno.remove(bin, { recursive: true }),
+    );
+  }
+});
