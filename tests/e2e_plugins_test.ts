@@ -74,3 +74,48 @@ Deno.test("OpenClaw fixtures: gated as documented, listed by /api/plugins, offer
     );
   }
 });
+
+Deno.test("a skill's /command with command-dispatch: tool answers without the model; POST /api/plugins/reload adds a skill", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({
+    llm: { base_url: fake.baseUrl, api_key: TEST_KEY, max_retries: 0 },
+    onebot: { enabled: false },
+  });
+  const skill = async (name: string, extra = "") => {
+    await Deno.mkdir(join(ws.dir, "plugins", name), { recursive: true });
+    await Deno.writeTextFile(
+      join(ws.dir, "plugins", name, "SKILL.md"),
+      `---\nname: ${name}\ndescription: The ${name} skill\n${extra}---\nBody of ${name}\n`,
+    );
+  };
+  await skill("channels", "command-dispatch: tool\ncommand-tool: output_list_channels\n");
+  fake.enqueue({ reply: "ok" });
+  const homed = await startHomed(ws);
+  try {
+    const direct = await postJson(`${homed.url}/api/chat`, { text: "/channels all" });
+    assert.equal(direct.status, 200, JSON.stringify(direct.body));
+    assert.equal((direct.body as { rounds: number }).rounds, 0);
+    // OpenClaw's dispatch arguments reached the tool through the registry, which checked them against its schema
+    // (output_list_channels takes none): proof of the direct call, and of the checks it keeps.
+    assert.equal(
+      (direct.body as { reply: string }).reply,
+      'Error: invalid arguments for tool "output_list_channels": unknown field "command"; unknown field "commandName"; ' +
+        'unknown field "skillName"; got {"command":"all","commandName":"channels","skillName":"channels"}',
+    );
+    assert.equal(fake.requests.length, 0, "the model was not asked");
+
+    await skill("kettle");
+    const reload = await postJson(`${homed.url}/api/plugins/reload`, {});
+    assert.equal(reload.status, 200, JSON.stringify(reload.body));
+    assert.deepEqual(reload.body, { skills: 2, eligible: 2, problems: [] });
+    const hello = await postJson(`${homed.url}/api/chat`, { text: "hello" });
+    assert.equal(hello.status, 200, JSON.stringify(hello.body));
+    const system = (fake.requests[0]!.body.messages as Array<{ content: string }>)[0]!.content;
+    assert.match(system, /<name>kettle<\/name>/);
+  } finally {
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+    );
+  }
+});

@@ -10,7 +10,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import { resolve } from "node:path";
-import type { PromptContributor, PromptSection } from "../prompt/contributor.ts";
+import type { Dispatch, PromptContributor, PromptInput, PromptSection } from "../prompt/contributor.ts";
 import type { Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
 import { DEFAULT_LIMITS, discoverSkills, type SkillRoot } from "./discovery.ts";
@@ -123,6 +123,40 @@ export class PluginService implements Service, PromptContributor {
     return body ? { title: "Skills (mandatory)", body } : undefined;
   }
 
+  /** `/name args` of a user-invocable skill: which skill, and the raw arguments. */
+  #command(text: string): { state: SkillState; args: string } | undefined {
+    const match = /^\/([a-z0-9][a-z0-9_-]{0,63})(?:\s+([\s\S]*))?$/i.exec(text.trim());
+    if (!match) return undefined;
+    const wanted = match[1]!.toLowerCase().replaceAll("_", "-");
+    const state = this.#snapshot.skills.find((candidate) =>
+      candidate.eligible && candidate.skill.userInvocable && candidate.skill.name.toLowerCase() === wanted
+    );
+    return state ? { state, args: (match[2] ?? "").trim() } : undefined;
+  }
+
+  /** `/name args` of a skill with `command-dispatch: tool`: its tool, called directly. */
+  dispatch(input: PromptInput): Dispatch | undefined {
+    const command = this.#command(input.text);
+    const tool = command?.state.skill.commandTool;
+    if (!command || !tool) return undefined;
+    return {
+      tool,
+      args: { command: command.args, commandName: command.state.skill.name, skillName: command.state.skill.name },
+    };
+  }
+
+  /** `/name args` of any other user-invocable skill: the turn is told which skill the user asked for. */
+  reference(input: PromptInput): PromptSection | undefined {
+    const command = this.#command(input.text);
+    if (!command || command.state.skill.commandTool) return undefined;
+    const { name } = command.state.skill;
+    return {
+      title: "Skill invoked by the user",
+      body: `The user typed /${name}${command.args ? ` with the arguments: ${command.args}` : ""}. ` +
+        `Read the skill with skill_read (name "${name}") and follow it.`,
+    };
+  }
+
   /** Every skill found, for `GET /api/plugins`. */
   list(): Array<Record<string, unknown>> {
     return this.#snapshot.skills.map(({ skill, source, eligible, reasons }) => ({
@@ -145,9 +179,20 @@ export class PluginService implements Service, PromptContributor {
     return [...this.#snapshot.problems];
   }
 
-  /** The tools: `skill_read`. */
+  /** The tools: `skill_read`, and `plgreload` (owner only). */
   tools(): Tool[] {
     return [{
+      name: "plgreload",
+      description:
+        "Reload the plugins (skills) from their folders: new, changed and removed ones take effect from the next message. Only when the owner asks.",
+      parameters: { type: "object", properties: {}, additionalProperties: false },
+      allow: "owner",
+      execute: async () => {
+        const report = await this.reload();
+        return `Reloaded: ${report.eligible} of ${report.skills} skills offered` +
+          (report.problems.length ? `; problems: ${report.problems.join("; ")}` : "");
+      },
+    }, {
       name: "skill_read",
       description:
         "Read an available skill's instructions (its SKILL.md, with {baseDir} filled in) or, with path, a file of the skill's folder it refers to (references/x.md). Only skills listed in <available_skills>.",

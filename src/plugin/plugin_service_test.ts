@@ -59,3 +59,49 @@ Deno.test("skill_read gives the body with {baseDir} and files inside the skill o
   await plugins.stop();
   await Deno.remove(root, { recursive: true });
 });
+
+Deno.test("slash commands: /name points the turn at the skill; command-dispatch: tool calls the tool directly; plgreload", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-skills-" }));
+  const write = async (name: string, extra: string) => {
+    await Deno.mkdir(join(root, name));
+    await Deno.writeTextFile(
+      join(root, name, "SKILL.md"),
+      `---\nname: ${name}\ndescription: The ${name} skill\n${extra}---\nBody\n`,
+    );
+  };
+  await write("release-notes", "");
+  await write("lights", "command-dispatch: tool\ncommand-tool: lights_set\n");
+  await write("quiet", "user-invocable: false\n");
+  const plugins = new PluginService({
+    roots: [{ dir: root, source: "plugins" }],
+    gate: { os: "linux", path: [], env: () => undefined, entry: () => undefined, config: () => false },
+    promptChars: 18_000,
+    logger: getLogger(["test"]),
+  });
+  await plugins.start();
+  const input = (text: string) => ({ text, source: "http", sender: "owner", time: 0 });
+  assert.deepEqual(plugins.reference(input("/release_notes v2.1 please")), {
+    title: "Skill invoked by the user",
+    body:
+      'The user typed /release-notes with the arguments: v2.1 please. Read the skill with skill_read (name "release-notes") and follow it.',
+  });
+  assert.equal(plugins.dispatch(input("/release-notes")), undefined, "no dispatch: the model follows the skill");
+  assert.deepEqual(plugins.dispatch(input("/lights kitchen off")), {
+    tool: "lights_set",
+    args: { command: "kitchen off", commandName: "lights", skillName: "lights" },
+  });
+  assert.equal(plugins.reference(input("/lights kitchen off")), undefined);
+  for (const text of ["/quiet", "/unknown", "release-notes", "please /lights"]) {
+    assert.equal(plugins.reference(input(text)), undefined, text);
+    assert.equal(plugins.dispatch(input(text)), undefined, text);
+  }
+  const tools = new ToolRegistry();
+  for (const tool of plugins.tools()) tools.register(tool);
+  await write("kettle", "");
+  const guest = await tools.call("plgreload", "{}", testToolContext("http", "household"));
+  assert.equal(guest.ok, false, "owner only");
+  const reloaded = await tools.call("plgreload", "{}", testToolContext("http", "owner"));
+  assert.equal(reloaded.content, "Reloaded: 4 of 4 skills offered");
+  await plugins.stop();
+  await Deno.remove(root, { recursive: true });
+});

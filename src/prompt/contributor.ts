@@ -64,4 +64,15 @@ export interface PromptContributor {
   ): PromptSection | undefined | Promise<PromptSection | undefined>;
   /** Called after each successful turn (memory candidates are written here); a throw is logged, never fatal. */
   afterTurn?(turn: TurnRecord): void | Promise<void>;
+  /**
+   * A message this contributor answers without the model: a tool to call directly (a skill's `/name args` with
+   * `command-dispatch: tool`). The call goes through the tool registry with the sender's trust, like any other.
+   */
+  dispatch?(input: PromptInput): Dispatch | undefined;
+}
+
+/** A tool call that answers a message without the model. */
+export interface Dispatch {
+  tool: string;
+  args: Record<string, unknown>;
 }

@@ -368,6 +368,30 @@ export class Agent implements Service {
       replyChannel: route.current,
       setReplyChannel: route.set,
     };
+    const input: PromptInput = { text, source: event.source, sender: event.sender, time: event.time };
+    for (const contributor of this.#options.promptContributors ?? []) {
+      const dispatch = contributor.dispatch?.(input);
+      if (!dispatch) continue;
+      // A command that bypasses the model: its tool's result is the reply.
+      const outcome = await tools.call(dispatch.tool, JSON.stringify(dispatch.args), toolContext);
+      const reply = outcome.content.trim() === "" ? "(The command gave no output.)" : outcome.content;
+      this.#context.appendTurn([...turn, { role: "assistant", content: reply }], {
+        eventId: event.id,
+        time: event.time,
+        source: event.source,
+        sender: event.sender,
+      });
+      this.#afterTurn({
+        eventId: event.id,
+        time: event.time,
+        source: event.source,
+        sender: event.sender,
+        trust: event.trust,
+        text,
+        reply,
+      });
+      return { reply, rounds: 0 };
+    }
     // Streaming costs more per call than a plain answer, so it is asked for only when the input's device shows
     // the reply as it is produced (`payload.stream`, e.g. /api/chat/stream).
     const streaming = event.payload.stream === true;
