@@ -226,6 +226,9 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         },
         promptChars: config.plugins.skills_prompt_chars,
         logger: log("plugins"),
+        tools,
+        luaLimits: { timeMs: config.lua.time_limit, memoryBytes: config.lua.memory_limit },
+        dataDir: join(config.daemon.data_dir, "plugins"),
       }),
     );
     for (const tool of plugins.tools()) tools.register(tool);

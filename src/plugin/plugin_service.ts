@@ -12,7 +12,11 @@ import type { Logger } from "@logtape/logtape";
 import { resolve } from "node:path";
 import type { Dispatch, PromptContributor, PromptInput, PromptSection } from "../prompt/contributor.ts";
 import type { Service } from "../service/service.ts";
+import { LuaError } from "../lua/lua_error.ts";
+import { type LuaLimits, LuaVm } from "../lua/vm.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
+import { type Manifest, ManifestError, readManifest } from "./manifest.ts";
 import { DEFAULT_LIMITS, discoverSkills, type SkillRoot } from "./discovery.ts";
 import { type GateContext, gateSkill } from "./gating.ts";
 import type { Skill } from "./skill.ts";
@@ -28,6 +32,23 @@ export interface PluginServiceOptions {
   logger: Logger;
   /** Shortens skill locations in the prompt to `~/…`. */
   home?: string | undefined;
+  /** Where manifest plugins' tools are registered (as owner `plugin:<name>`); without it, manifests are not loaded. */
+  tools?: ToolRegistry;
+  /** Limits of the plugins' Lua calls (`lua.*`). */
+  luaLimits?: LuaLimits;
+  /** Folder for the plugins' key-value stores (`data_dir/plugins`). */
+  dataDir?: string;
+}
+
+/** A manifest plugin as loaded: its VM serves its tools until a reload retires it. */
+interface LoadedPlugin {
+  manifest: Manifest;
+  dir: string;
+  source: string;
+  vm: LuaVm | undefined;
+  /** Calls running in its VM; a retired VM closes when the last one ends. */
+  inFlight: number;
+  retired: boolean;
 }
 
 /** One skill as the snapshot holds it. */
@@ -55,6 +76,8 @@ export class PluginService implements Service, PromptContributor {
   #snapshot: Snapshot = { skills: [], problems: [], prompt: undefined, loadedAt: 0 };
   #reloading: Promise<Snapshot> | undefined;
   #reloads = 0;
+  #plugins = new Map<string, LoadedPlugin>();
+  #pluginErrors = new Map<string, string[]>();
 
   /**
    * @example
@@ -99,6 +122,7 @@ export class PluginService implements Service, PromptContributor {
       problems.push(`${previous.skill.name}: its new version cannot be used (${problem}); the previous version stays`);
     }
     states.sort((a, b) => a.skill.name.localeCompare(b.skill.name));
+    if (this.#options.tools) problems.push(...await this.#loadManifests());
     const eligible = states.filter((state) => state.eligible).map((state) => state.skill);
     const snapshot: Snapshot = {
       skills: states,
@@ -115,6 +139,145 @@ export class PluginService implements Service, PromptContributor {
       names: eligible.map((skill) => skill.name).join(", ") || "none",
     });
     return snapshot;
+  }
+
+  /** Finds `skill.json` folders, loads each (VM, tools) and swaps their tools in; a broken one keeps its old version. */
+  async #loadManifests(): Promise<string[]> {
+    const problems: string[] = [];
+    const found = new Map<string, { manifest: Manifest; dir: string; source: string }>();
+    this.#pluginErrors.clear();
+    for (const root of this.#options.roots) {
+      let rootReal: string;
+      try {
+        rootReal = await Deno.realPath(root.dir);
+      } catch {
+        continue;
+      }
+      const entries: string[] = [];
+      try {
+        for await (const entry of Deno.readDir(rootReal)) {
+          if (!entry.name.startsWith(".") && entry.name !== "node_modules") entries.push(entry.name);
+        }
+      } catch { /* unreadable root: nothing */ }
+      for (const name of entries.sort()) {
+        const path = `${rootReal}/${name}/skill.json`;
+        let text: string;
+        try {
+          const real = await Deno.realPath(path);
+          if (!real.startsWith(`${rootReal}/${name}/`)) {
+            problems.push(`${path}: skipped, it leads outside ${root.dir}`);
+            continue;
+          }
+          text = await Deno.readTextFile(real);
+        } catch {
+          continue; // no manifest here
+        }
+        try {
+          const manifest = readManifest(text, `${rootReal}/${name}`, path);
+          found.set(manifest.name, { manifest, dir: `${rootReal}/${name}`, source: root.source });
+        } catch (error) {
+          if (!(error instanceof ManifestError)) throw error;
+          problems.push(error.message);
+          this.#pluginErrors.set(name, error.problems);
+        }
+      }
+    }
+    const next = new Map<string, LoadedPlugin>();
+    for (const [name, { manifest, dir, source }] of found) {
+      try {
+        next.set(name, await this.#openPlugin(manifest, dir, source));
+      } catch (error) {
+        const message = (error as Error).message;
+        const previous = this.#plugins.get(name);
+        problems.push(`${name}: ${message}${previous ? "; the previous version stays" : ""}`);
+        this.#pluginErrors.set(name, [message]);
+        if (previous) next.set(name, previous);
+      }
+    }
+    // Plugins whose manifest broke keep their previous version.
+    for (const [name, previous] of this.#plugins) {
+      if (!next.has(name) && this.#pluginErrors.has(name)) next.set(name, previous);
+    }
+    const registry = this.#options.tools!;
+    for (const [name, plugin] of next) {
+      if (this.#plugins.get(name) === plugin) continue;
+      try {
+        registry.replaceOwner(`plugin:${name}`, this.#toolsOf(plugin));
+      } catch (error) {
+        problems.push(`${name}: ${(error as Error).message}`);
+        this.#pluginErrors.set(name, [(error as Error).message]);
+        this.#retire(plugin);
+        const previous = this.#plugins.get(name);
+        if (previous) next.set(name, previous);
+        else next.delete(name);
+      }
+    }
+    for (const [name, previous] of this.#plugins) {
+      if (next.get(name) === previous) continue;
+      if (!next.has(name)) registry.replaceOwner(`plugin:${name}`, []);
+      this.#retire(previous);
+    }
+    this.#plugins = next;
+    return problems;
+  }
+
+  async #openPlugin(manifest: Manifest, dir: string, source: string): Promise<LoadedPlugin> {
+    let vm: LuaVm | undefined;
+    if (manifest.lua) {
+      const real = await Deno.realPath(manifest.lua).catch(() => undefined);
+      if (!real) throw new Error(`lua: ${manifest.lua} does not exist`);
+      if (!real.startsWith(`${dir}/`)) throw new Error(`lua: ${manifest.lua} leads outside the plugin's folder`);
+      const dataDir = this.#options.dataDir;
+      if (manifest.grants.kv && dataDir) await Deno.mkdir(dataDir, { recursive: true });
+      vm = await LuaVm.open({
+        name: `${manifest.name}/${real.slice(dir.length + 1)}`,
+        source: await Deno.readTextFile(real),
+        limits: this.#options.luaLimits ?? { timeMs: 1_000, memoryBytes: 16 * 1024 * 1024 },
+        grants: {
+          json: true,
+          ...(manifest.grants.http.length ? { http: { allowHosts: manifest.grants.http, timeoutMs: 30_000 } } : {}),
+          ...(manifest.grants.kv && dataDir ? { kv: { path: `${dataDir}/${manifest.name}.kv.json` } } : {}),
+        },
+        logger: this.#options.logger,
+      });
+      for (const tool of manifest.tools) {
+        if (!vm.has(tool.lua)) {
+          vm.close();
+          throw new Error(`tool ${tool.name}: the script defines no function ${tool.lua}()`);
+        }
+      }
+    }
+    return { manifest, dir, source, vm, inFlight: 0, retired: false };
+  }
+
+  #toolsOf(plugin: LoadedPlugin): Tool[] {
+    return plugin.manifest.tools.map((spec) => ({
+      name: spec.name,
+      description: spec.description,
+      parameters: spec.parameters,
+      allow: spec.allow,
+      ...(spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs }),
+      execute: async (args: Record<string, unknown>) => {
+        const vm = plugin.vm!;
+        plugin.inFlight++;
+        try {
+          const result = await vm.call(spec.lua, JSON.stringify(args));
+          return result === undefined || result === null ? "" : String(result);
+        } catch (error) {
+          if (error instanceof LuaError) throw new Error(error.message);
+          throw error;
+        } finally {
+          plugin.inFlight--;
+          if (plugin.retired && plugin.inFlight === 0) plugin.vm?.close();
+        }
+      },
+    }));
+  }
+
+  /** A plugin replaced or removed: its VM closes once no call of a turn in flight uses it. */
+  #retire(plugin: LoadedPlugin): void {
+    plugin.retired = true;
+    if (plugin.inFlight === 0) plugin.vm?.close();
   }
 
   /** The skills section of the system message (after the persona). */
@@ -157,9 +320,34 @@ export class PluginService implements Service, PromptContributor {
     };
   }
 
-  /** Every skill found, for `GET /api/plugins`. */
+  /** Every plugin found — skills and manifests — for `GET /api/plugins`. */
   list(): Array<Record<string, unknown>> {
-    return this.#snapshot.skills.map(({ skill, source, eligible, reasons }) => ({
+    const manifests = [...this.#plugins.values()].map(({ manifest, source, dir }) => ({
+      name: manifest.name,
+      source,
+      kind: "manifest",
+      path: `${dir}/skill.json`,
+      description: manifest.description,
+      version: manifest.version,
+      eligible: true,
+      reasons: [`${manifest.tools.length} tools from ${manifest.lua ? "Lua" : "no script"}`],
+      tools: manifest.tools.map((tool) => tool.name),
+      commands: [],
+      install: [],
+      errors: this.#pluginErrors.get(manifest.name) ?? [],
+    }));
+    const failed = [...this.#pluginErrors].filter(([name]) => !this.#plugins.has(name)).map(([name, errors]) => ({
+      name,
+      source: "",
+      kind: "manifest",
+      eligible: false,
+      reasons: ["its skill.json cannot be used"],
+      tools: [],
+      commands: [],
+      install: [],
+      errors,
+    }));
+    const skills = this.#snapshot.skills.map(({ skill, source, eligible, reasons }) => ({
       name: skill.name,
       source,
       kind: "skill",
@@ -172,6 +360,7 @@ export class PluginService implements Service, PromptContributor {
       install: skill.install,
       errors: skill.warnings,
     }));
+    return [...skills, ...manifests, ...failed];
   }
 
   /** What the last scan skipped, for `GET /api/plugins`. */
@@ -246,6 +435,7 @@ export class PluginService implements Service, PromptContributor {
 
   async stop(): Promise<void> {
     await this.#reloading?.catch(() => {});
+    for (const plugin of this.#plugins.values()) this.#retire(plugin);
   }
 
   status(): Record<string, unknown> {
@@ -254,6 +444,7 @@ export class PluginService implements Service, PromptContributor {
       skills: skills.length,
       eligible: skills.filter((state) => state.eligible).length,
       problems: this.#snapshot.problems.length,
+      manifests: this.#plugins.size,
       reloads: this.#reloads,
     };
   }

@@ -55,7 +55,7 @@ Deno.test("skill_read gives the body with {baseDir} and files inside the skill o
   assert.equal(await read({ name: "lamp" }), `Read ${root}/lamp/references/howto.md\n`);
   assert.equal(await read({ name: "kettle" }), "Boil.\n");
   assert.match(plugins.system()!.body, /<name>kettle<\/name>[\s\S]*<name>lamp<\/name>/);
-  assert.deepEqual(plugins.status(), { skills: 2, eligible: 2, problems: 2, reloads: 2 });
+  assert.deepEqual(plugins.status(), { skills: 2, eligible: 2, problems: 2, manifests: 0, reloads: 2 });
   await plugins.stop();
   await Deno.remove(root, { recursive: true });
 });
@@ -104,4 +104,102 @@ Deno.test("slash commands: /name points the turn at the skill; command-dispatch:
   assert.equal(reloaded.content, "Reloaded: 4 of 4 skills offered");
   await plugins.stop();
   await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("skill.json: Lua tools through the registry, grants enforced, problems named, a broken new version keeps the old", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-manifests-" }));
+  const data = `${root}/../${root.split("/").at(-1)}-data`;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("hall: 21 °C"));
+  const allowed = `127.0.0.1:${server.addr.port}`;
+  const plugin = async (name: string, manifest: Record<string, unknown>, lua?: string) => {
+    await Deno.mkdir(join(root, name), { recursive: true });
+    await Deno.writeTextFile(join(root, name, "skill.json"), JSON.stringify(manifest));
+    if (lua !== undefined) await Deno.writeTextFile(join(root, name, "main.lua"), lua);
+  };
+  const temperature = {
+    name: "thermo",
+    version: "1.0.0",
+    description: "Room temperatures",
+    lua: "main.lua",
+    grants: { http: [allowed], kv: true },
+    tools: [{
+      name: "room_temperature",
+      description: "The temperature of a room",
+      parameters: {
+        type: "object",
+        properties: { room: { type: "string" } },
+        required: ["room"],
+        additionalProperties: false,
+      },
+      handler: { lua: "room_temperature" },
+    }, {
+      name: "fetch_elsewhere",
+      description: "Tries a host it was not granted",
+      parameters: { type: "object", properties: {} },
+      handler: { lua: "fetch_elsewhere" },
+    }],
+  };
+  await plugin(
+    "thermo",
+    temperature,
+    `function room_temperature(text)
+       local args = json.decode(text)
+       local answer = http.request({ url = "http://${allowed}/t?room=" .. args.room })
+       kv.set("last", args.room)
+       return answer.body .. " (asked for " .. args.room .. ")"
+     end
+     function fetch_elsewhere() return http.request({ url = "http://127.0.0.9:1/" }).body end`,
+  );
+  await plugin("escape", { name: "escape", version: "1.0.0", description: "d", lua: "../thermo/main.lua" });
+  await plugin("bad", { name: "Bad Name", version: "one", description: "", tools: [{ name: "x" }] });
+  const tools = new ToolRegistry();
+  const plugins = new PluginService({
+    roots: [{ dir: root, source: "plugins" }],
+    gate: { os: "linux", path: [], env: () => undefined, entry: () => undefined, config: () => false },
+    promptChars: 18_000,
+    logger: getLogger(["test"]),
+    tools,
+    luaLimits: { timeMs: 2_000, memoryBytes: 8 << 20 },
+    dataDir: data,
+  });
+  await plugins.start();
+  const call = async (name: string, args: Record<string, unknown>) =>
+    await tools.call(name, JSON.stringify(args), testToolContext());
+  assert.deepEqual(await call("room_temperature", { room: "hall" }), {
+    ok: true,
+    content: "hall: 21 °C (asked for hall)",
+  });
+  assert.equal(JSON.parse(await Deno.readTextFile(`${data}/thermo.kv.json`)).last, "hall");
+  const denied = await call("fetch_elsewhere", {});
+  assert.equal(denied.ok, false);
+  assert.match(denied.content, /http\.request: 127\.0\.0\.9:1 is not an allowed host \(allowed: 127\.0\.0\.1:\d+\)/);
+  const problems = plugins.problems().join("\n");
+  assert.match(problems, /escape\/skill\.json: lua: "\.\.\/thermo\/main\.lua" is outside the plugin's folder/);
+  assert.match(problems, /bad\/skill\.json: name: must match pattern/);
+  assert.match(problems, /version: must match pattern/);
+  assert.match(problems, /tools\.0: missing required field "description"/);
+  const listed = plugins.list().find((p) => p.name === "thermo")!;
+  assert.deepEqual([listed.kind, listed.eligible, listed.tools], ["manifest", true, [
+    "room_temperature",
+    "fetch_elsewhere",
+  ]]);
+
+  // A broken new version (Lua syntax error) leaves the old one serving; a fixed one replaces it.
+  await Deno.writeTextFile(join(root, "thermo", "main.lua"), "function room_temperature(\n");
+  await plugins.reload();
+  assert.match(plugins.problems().join("\n"), /thermo: thermo\/main\.lua:2: .*; the previous version stays/);
+  assert.equal((await call("room_temperature", { room: "study" })).content, "hall: 21 °C (asked for study)");
+  await Deno.writeTextFile(
+    join(root, "thermo", "main.lua"),
+    "function room_temperature() return 'v2' end\nfunction fetch_elsewhere() return '' end",
+  );
+  await plugins.reload();
+  assert.equal((await call("room_temperature", { room: "x" })).content, "v2");
+  await Deno.remove(join(root, "thermo"), { recursive: true });
+  await plugins.reload();
+  assert.equal(tools.has("room_temperature"), false, "a removed plugin's tools are gone");
+  await plugins.stop();
+  await server.shutdown();
+  await Deno.remove(root, { recursive: true });
+  await Deno.remove(data, { recursive: true });
 });

@@ -1,0 +1,179 @@
+/**
+ * `skill.json`, HomeAgent's plugin manifest (schema in DESIGN.md, "skill.json"), checked by the same JSON Schema
+ * validator as tool arguments: identity (name, version, author, description), the Lua script that holds the tools'
+ * handlers and what it is granted (hosts for `http.request`, a key-value store), and the tools, each with a JSON Schema
+ * and a handler — a Lua function for now; exec templates, an IO device and native factories come with later steps
+ * and are refused clearly until then. Every path stays inside the plugin's folder.
+ *
+ * @module
+ */
+
+import { relative, resolve } from "node:path";
+import { compileSchema } from "../tools/json_schema.ts";
+
+/** One tool a manifest declares. */
+export interface ManifestTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  /** Who may cause it (default `household`). */
+  allow: "anyone" | "household" | "owner";
+  /** The Lua function that handles it. */
+  lua: string;
+  /** Milliseconds one call may take (default: the registry's). */
+  timeoutMs?: number;
+}
+
+/** A checked manifest. */
+export interface Manifest {
+  name: string;
+  version: string;
+  author?: string;
+  description: string;
+  /** Absolute path of the Lua script, inside the plugin folder. */
+  lua?: string;
+  grants: { http: string[]; kv: boolean };
+  tools: ManifestTool[];
+}
+
+const TOOL = {
+  type: "object",
+  properties: {
+    name: { type: "string", pattern: "^[a-zA-Z0-9_-]{1,64}$" },
+    description: { type: "string", minLength: 1, maxLength: 1024 },
+    parameters: { type: "object", properties: { type: { const: "object" } }, required: ["type"] },
+    allow: { enum: ["anyone", "household", "owner"] },
+    timeout_ms: { type: "integer", minimum: 100, maximum: 600_000 },
+    handler: {
+      type: "object",
+      properties: {
+        lua: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
+        exec: { type: "object" },
+      },
+      minProperties: 1,
+      maxProperties: 1,
+      additionalProperties: false,
+    },
+  },
+  required: ["name", "description", "parameters", "handler"],
+  additionalProperties: false,
+};
+
+/** The manifest's JSON Schema (documented in DESIGN.md). */
+export const MANIFEST_SCHEMA = {
+  type: "object",
+  properties: {
+    name: { type: "string", pattern: "^[a-z0-9]+(-[a-z0-9]+)*$", maxLength: 64 },
+    version: { type: "string", pattern: "^\\d+\\.\\d+\\.\\d+([-+][0-9A-Za-z.-]+)?$" },
+    author: { type: "string", maxLength: 200 },
+    description: { type: "string", minLength: 1, maxLength: 1024 },
+    lua: { type: "string", minLength: 1, maxLength: 300 },
+    grants: {
+      type: "object",
+      properties: {
+        http: { type: "array", items: { type: "string", pattern: "^[A-Za-z0-9.-]+(:\\d{1,5})?$" }, maxItems: 50 },
+        kv: { type: "boolean" },
+      },
+      additionalProperties: false,
+    },
+    tools: { type: "array", items: TOOL, maxItems: 100 },
+    io: { type: "object" },
+    native: { type: "string" },
+  },
+  required: ["name", "version", "description"],
+  additionalProperties: false,
+};
+
+const check = compileSchema(MANIFEST_SCHEMA);
+
+/** A manifest that cannot be used; each problem names the field. */
+export class ManifestError extends Error {
+  readonly problems: string[];
+  /**
+   * @example
+   * ```ts
+   * throw new ManifestError("/srv/plugins/lamp/skill.json", ['tools.0.name: must match pattern "^[a-zA-Z0-9_-]{1,64}$"']);
+   * ```
+   */
+  constructor(path: string, problems: string[]) {
+    super(`${path}: ${problems.join("; ")}`);
+    this.name = "ManifestError";
+    this.problems = problems;
+  }
+}
+
+/**
+ * Parses and checks a `skill.json` of the plugin in `dir`.
+ *
+ * @example
+ * ```ts
+ * const manifest = readManifest(await Deno.readTextFile(`${dir}/skill.json`), dir, `${dir}/skill.json`);
+ * ```
+ */
+export function readManifest(text: string, dir: string, path: string): Manifest {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ManifestError(path, [`not JSON (${(error as Error).message})`]);
+  }
+  const violations = check(raw);
+  if (violations.length) {
+    throw new ManifestError(path, violations.map((v) => `${v.path || "(top level)"}: ${v.message}`));
+  }
+  const manifest = raw as {
+    name: string;
+    version: string;
+    author?: string;
+    description: string;
+    lua?: string;
+    grants?: { http?: string[]; kv?: boolean };
+    tools?: Array<typeof TOOL & Record<string, unknown>>;
+    io?: unknown;
+    native?: string;
+  };
+  const problems: string[] = [];
+  if (manifest.io !== undefined) problems.push("io: plugin devices are not supported yet");
+  if (manifest.native !== undefined) problems.push(`native: the factory ${JSON.stringify(manifest.native)} is unknown`);
+  let lua: string | undefined;
+  if (manifest.lua !== undefined) {
+    lua = resolve(dir, manifest.lua);
+    if (relative(dir, lua).startsWith("..") || relative(dir, lua) === "") {
+      problems.push(`lua: ${JSON.stringify(manifest.lua)} is outside the plugin's folder`);
+    }
+  }
+  const tools: ManifestTool[] = [];
+  (manifest.tools ?? []).forEach((tool, index) => {
+    const spec = tool as unknown as {
+      name: string;
+      description: string;
+      parameters: Record<string, unknown>;
+      allow?: ManifestTool["allow"];
+      timeout_ms?: number;
+      handler: { lua?: string; exec?: unknown };
+    };
+    if (spec.handler.exec !== undefined) {
+      problems.push(`tools.${index}.handler.exec: exec tools are not supported yet`);
+      return;
+    }
+    if (lua === undefined) problems.push(`tools.${index}.handler.lua: the manifest names no lua script`);
+    tools.push({
+      name: spec.name,
+      description: spec.description,
+      parameters: spec.parameters,
+      allow: spec.allow ?? "household",
+      lua: spec.handler.lua!,
+      ...(spec.timeout_ms === undefined ? {} : { timeoutMs: spec.timeout_ms }),
+    });
+  });
+  if (problems.length) throw new ManifestError(path, problems);
+  return {
+    name: manifest.name,
+    version: manifest.version,
+    ...(manifest.author === undefined ? {} : { author: manifest.author }),
+    description: manifest.description,
+    ...(lua === undefined ? {} : { lua }),
+    grants: { http: manifest.grants?.http ?? [], kv: manifest.grants?.kv ?? false },
+    tools,
+  };
+}
