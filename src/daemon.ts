@@ -229,6 +229,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         tools,
         luaLimits: { timeMs: config.lua.time_limit, memoryBytes: config.lua.memory_limit },
         dataDir: join(config.daemon.data_dir, "plugins"),
+        ...(config.plugins.watch ? { watch: { debounceMs: 250 } } : {}),
       }),
     );
     for (const tool of plugins.tools()) tools.register(tool);

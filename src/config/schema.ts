@@ -205,6 +205,7 @@ export const configSchema = z.strictObject({
     ).default({}),
     allow_exec: boolean().default(false),
     skills_prompt_chars: number(1_000, 200_000, true).default(18_000),
+    watch: boolean().default(true),
   }).prefault({}),
   paths: z.strictObject({
     personal: path().default("./personal.md"),

@@ -38,6 +38,8 @@ export interface PluginServiceOptions {
   luaLimits?: LuaLimits;
   /** Folder for the plugins' key-value stores (`data_dir/plugins`). */
   dataDir?: string;
+  /** Reload when files under the roots change (`plugins.watch`), after this quiet time (250 ms, as OpenClaw). */
+  watch?: { debounceMs: number };
 }
 
 /** A manifest plugin as loaded: its VM serves its tools until a reload retires it. */
@@ -77,6 +79,8 @@ export class PluginService implements Service, PromptContributor {
   #reloading: Promise<Snapshot> | undefined;
   #reloads = 0;
   #plugins = new Map<string, LoadedPlugin>();
+  #watcher: Deno.FsWatcher | undefined;
+  #debounce: ReturnType<typeof setTimeout> | undefined;
   #pluginErrors = new Map<string, string[]>();
 
   /**
@@ -91,6 +95,30 @@ export class PluginService implements Service, PromptContributor {
 
   async start(): Promise<void> {
     await this.reload();
+    if (this.#options.watch) this.#watch(this.#options.watch.debounceMs);
+  }
+
+  /** Reloads after files under the roots changed and then stayed quiet for `debounceMs`. */
+  #watch(debounceMs: number): void {
+    const roots: string[] = [];
+    for (const root of this.#options.roots) {
+      try {
+        if (Deno.statSync(root.dir).isDirectory) roots.push(root.dir);
+      } catch { /* a root that does not exist yet is not watched; plgreload picks it up */ }
+    }
+    if (!roots.length) return;
+    const watcher = Deno.watchFs(roots, { recursive: true });
+    this.#watcher = watcher;
+    (async () => {
+      for await (const event of watcher) {
+        if (event.kind === "access") continue;
+        clearTimeout(this.#debounce);
+        this.#debounce = setTimeout(() => {
+          this.#debounce = undefined;
+          this.reload().catch((error) => this.#options.logger.error("Plugins: reload failed: {error}", { error }));
+        }, debounceMs);
+      }
+    })().catch((error) => this.#options.logger.warning("Plugins: the file watch stopped: {error}", { error }));
   }
 
   /**
@@ -111,8 +139,10 @@ export class PluginService implements Service, PromptContributor {
   }
 
   async #scan(): Promise<Snapshot> {
-    const { roots, gate, logger } = this.#options;
-    const { skills, problems, failed } = await discoverSkills(roots);
+    const { gate, logger } = this.#options;
+    const openclaw = await this.#openclawPlugins();
+    const { skills, problems, failed } = await discoverSkills([...openclaw.roots, ...this.#options.roots]);
+    problems.unshift(...openclaw.problems);
     const states: SkillState[] = skills.map(({ skill, source }) => ({ skill, source, ...gateSkill(skill, gate) }));
     // A skill whose new version cannot be read keeps serving in the version it had.
     for (const { dir, problem } of failed) {
@@ -139,6 +169,56 @@ export class PluginService implements Service, PromptContributor {
       names: eligible.map((skill) => skill.name).join(", ") || "none",
     });
     return snapshot;
+  }
+
+  /**
+   * OpenClaw plugin folders (`openclaw.plugin.json`): their `skills[]` folders are read as skill roots, below every
+   * other root; their code cannot run in homed, and saying so is part of the report.
+   */
+  async #openclawPlugins(): Promise<{ roots: SkillRoot[]; problems: string[] }> {
+    const roots: SkillRoot[] = [];
+    const problems: string[] = [];
+    for (const root of this.#options.roots) {
+      let names: string[] = [];
+      try {
+        for await (const entry of Deno.readDir(root.dir)) if (entry.isDirectory) names.push(entry.name);
+      } catch {
+        continue;
+      }
+      for (const name of names.sort()) {
+        const dir = resolve(root.dir, name);
+        let manifest: { id?: unknown; skills?: unknown };
+        try {
+          manifest = JSON.parse(await Deno.readTextFile(`${dir}/openclaw.plugin.json`));
+        } catch (error) {
+          if (!(error instanceof Deno.errors.NotFound)) {
+            problems.push(`${dir}/openclaw.plugin.json: not readable JSON (${(error as Error).message})`);
+          }
+          continue;
+        }
+        const id = typeof manifest.id === "string" ? manifest.id : name;
+        const skills = Array.isArray(manifest.skills) ? manifest.skills.filter((s) => typeof s === "string") : [];
+        for (const skillDir of skills as string[]) {
+          const target = resolve(dir, skillDir);
+          if (!target.startsWith(`${dir}/`)) {
+            problems.push(
+              `${dir}/openclaw.plugin.json: skills entry ${JSON.stringify(skillDir)} leads outside the plugin`,
+            );
+            continue;
+          }
+          roots.push({ dir: target, source: `openclaw plugin ${id}` });
+        }
+        problems.push(
+          `${id} (${dir}): an OpenClaw plugin; its code (JavaScript/TypeScript) cannot run in homed — ` +
+            `${
+              skills.length
+                ? `only its ${skills.length} skill folder(s) are read`
+                : "it declares no skills[], so nothing of it is used"
+            }`,
+        );
+      }
+    }
+    return { roots, problems };
   }
 
   /** Finds `skill.json` folders, loads each (VM, tools) and swaps their tools in; a broken one keeps its old version. */
@@ -434,6 +514,8 @@ export class PluginService implements Service, PromptContributor {
   }
 
   async stop(): Promise<void> {
+    this.#watcher?.close();
+    clearTimeout(this.#debounce);
     await this.#reloading?.catch(() => {});
     for (const plugin of this.#plugins.values()) this.#retire(plugin);
   }

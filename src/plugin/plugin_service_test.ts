@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { symlink } from "../../tests/support/links.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { ToolRegistry } from "../tools/registry.ts";
+import { waitFor } from "../../tests/support/wait.ts";
 import { PluginService } from "./plugin_service.ts";
 
 const skillText = (name: string, body: string) => `---\nname: ${name}\ndescription: The ${name} skill\n---\n${body}`;
@@ -202,4 +203,34 @@ Deno.test("skill.json: Lua tools through the registry, grants enforced, problems
   await server.shutdown();
   await Deno.remove(root, { recursive: true });
   await Deno.remove(data, { recursive: true });
+});
+
+Deno.test("watched folders reload on their own after a quiet spell; OpenClaw plugin folders give their skills[] and a note", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-watch-" }));
+  await Deno.mkdir(join(root, "voice-call", "skills", "dial"), { recursive: true });
+  await Deno.writeTextFile(
+    join(root, "voice-call", "openclaw.plugin.json"),
+    JSON.stringify({ id: "voice-call", configSchema: { type: "object" }, skills: ["skills"] }),
+  );
+  await Deno.writeTextFile(join(root, "voice-call", "skills", "dial", "SKILL.md"), skillText("dial", "Dial.\n"));
+  await Deno.writeTextFile(join(root, "voice-call", "index.ts"), "export default {};\n");
+  const plugins = new PluginService({
+    roots: [{ dir: root, source: "plugins" }],
+    gate: { os: "linux", path: [], env: () => undefined, entry: () => undefined, config: () => false },
+    promptChars: 18_000,
+    logger: getLogger(["test"]),
+    watch: { debounceMs: 50 },
+  });
+  await plugins.start();
+  assert.deepEqual(plugins.list().map((p) => [p.name, p.source]), [["dial", "openclaw plugin voice-call"]]);
+  assert.match(
+    plugins.problems()[0]!,
+    /^voice-call \(.*\): an OpenClaw plugin; its code \(JavaScript\/TypeScript\) cannot run in homed — only its 1 skill folder\(s\) are read$/,
+  );
+  await Deno.mkdir(join(root, "kettle"));
+  await Deno.writeTextFile(join(root, "kettle", "SKILL.md"), skillText("kettle", "Boil.\n"));
+  await waitFor(() => plugins.list().some((p) => p.name === "kettle"), "the watcher's reload");
+  assert.equal(plugins.status().reloads, 2, "one reload for the burst of changes");
+  await plugins.stop();
+  await Deno.remove(root, { recursive: true });
 });
