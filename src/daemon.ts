@@ -230,6 +230,16 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         luaLimits: { timeMs: config.lua.time_limit, memoryBytes: config.lua.memory_limit },
         dataDir: join(config.daemon.data_dir, "plugins"),
         ...(config.plugins.watch ? { watch: { debounceMs: 250 } } : {}),
+        exec: {
+          allowed: config.plugins.allow_exec,
+          allowlist: config.plugins.exec_allowlist,
+          // A scrubbed environment: PATH, a UTF-8 locale, and what the plugin's entry gives it.
+          env: (name) => ({
+            PATH: readEnv("PATH") ?? "/usr/bin:/bin",
+            LANG: "C.UTF-8",
+            ...config.plugins.entries[name]?.env,
+          }),
+        },
       }),
     );
     for (const tool of plugins.tools()) tools.register(tool);

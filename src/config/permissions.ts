@@ -18,6 +18,8 @@ export interface PermissionSet {
   write: string[];
   net: string[];
   env: string[];
+  /** Programs homed may start: only plugins' exec tools, when `plugins.allow_exec` is on. */
+  run?: string[];
 }
 
 /** Variables that libraries read on their own: npm:yaml checks LOG_TOKENS and LOG_STREAM on every parse. */
@@ -67,6 +69,9 @@ export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode):
       ...(config.onebot.enabled && config.onebot.forward_url !== "" ? [llmHost(config.onebot.forward_url)] : []),
     ]),
     env,
+    ...(mode === "run" && config.plugins.allow_exec && config.plugins.exec_allowlist.length
+      ? { run: [...config.plugins.exec_allowlist] }
+      : {}),
   };
 }
 
@@ -99,8 +104,9 @@ function unique(items: string[]): string[] {
  */
 export function toFlags(rights: PermissionSet): string[] {
   const flags = ["--no-prompt"];
-  for (const name of ["read", "write", "net", "env"] as const) {
-    if (rights[name].length) flags.push(`--allow-${name}=${rights[name].join(",")}`);
+  for (const name of ["read", "write", "net", "env", "run"] as const) {
+    const list = rights[name] ?? [];
+    if (list.length) flags.push(`--allow-${name}=${list.join(",")}`);
   }
   return flags;
 }
@@ -122,6 +128,7 @@ export function missingPermissions(rights: PermissionSet): string[] {
   for (const path of rights.write) check({ name: "write", path }, `write access to ${path}`);
   for (const host of rights.net) check({ name: "net", host }, `net access to ${host}`);
   for (const variable of rights.env) check({ name: "env", variable }, `env access to ${variable}`);
+  for (const command of rights.run ?? []) check({ name: "run", command }, `run access to ${command}`);
   return missing;
 }
 

@@ -91,3 +91,22 @@ Deno.test("a OneBot forward URL's host joins the daemon's net rights", () => {
   });
   assert.deepEqual(requiredPermissions(secure, "run").net, ["127.0.0.1:8080", "api.deepseek.com:443"], "not when off");
 });
+
+Deno.test("exec tools: --allow-run names exactly the allowlisted programs, only with plugins.allow_exec", () => {
+  const parse = (plugins: string) =>
+    parseConfig({
+      text: `plugins:\n${plugins}`,
+      location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+      readEnv: () => undefined,
+      cwd: "/",
+    });
+  const on = requiredPermissions(parse("  allow_exec: true\n  exec_allowlist: [curl, /usr/bin/jq]\n"), "run");
+  assert.deepEqual(on.run, ["curl", "/usr/bin/jq"]);
+  assert.ok(toFlags(on).includes("--allow-run=curl,/usr/bin/jq"));
+  for (const text of ["  allow_exec: false\n  exec_allowlist: [curl]\n", "  allow_exec: true\n"]) {
+    const rights = requiredPermissions(parse(text), "run");
+    assert.equal(rights.run, undefined, text);
+    assert.ok(!toFlags(rights).some((flag) => flag.startsWith("--allow-run")), text);
+  }
+  assert.equal(requiredPermissions(parse("  allow_exec: true\n  exec_allowlist: [curl]\n"), "doctor").run, undefined);
+});

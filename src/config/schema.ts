@@ -204,6 +204,10 @@ export const configSchema = z.strictObject({
       }),
     ).default({}),
     allow_exec: boolean().default(false),
+    exec_allowlist: z.array(
+      text("a program name or an absolute path", /^(\/[^\0,]+|[\w.+-]+)$/),
+      { error: "a list of program names or absolute paths" },
+    ).default([]),
     skills_prompt_chars: number(1_000, 200_000, true).default(18_000),
     watch: boolean().default(true),
   }).prefault({}),

@@ -11,6 +11,14 @@
 import { relative, resolve } from "node:path";
 import { compileSchema } from "../tools/json_schema.ts";
 
+/** An exec handler: a program run with arguments filled from the call, no shell. */
+export interface ExecHandler {
+  /** The program (a name on PATH or an absolute path) and its arguments; `{field}` is replaced by that argument. */
+  argv: string[];
+  /** Most bytes of output kept (64 KiB by default); more stops the program. */
+  maxOutputBytes: number;
+}
+
 /** One tool a manifest declares. */
 export interface ManifestTool {
   name: string;
@@ -18,8 +26,9 @@ export interface ManifestTool {
   parameters: Record<string, unknown>;
   /** Who may cause it (default `household`). */
   allow: "anyone" | "household" | "owner";
-  /** The Lua function that handles it. */
-  lua: string;
+  /** The Lua function that handles it, or the program to run. */
+  lua?: string;
+  exec?: ExecHandler;
   /** Milliseconds one call may take (default: the registry's). */
   timeoutMs?: number;
 }
@@ -48,7 +57,15 @@ const TOOL = {
       type: "object",
       properties: {
         lua: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
-        exec: { type: "object" },
+        exec: {
+          type: "object",
+          properties: {
+            argv: { type: "array", items: { type: "string", maxLength: 1000 }, minItems: 1, maxItems: 64 },
+            max_output_bytes: { type: "integer", minimum: 1, maximum: 16_777_216 },
+          },
+          required: ["argv"],
+          additionalProperties: false,
+        },
       },
       minProperties: 1,
       maxProperties: 1,
@@ -150,19 +167,27 @@ export function readManifest(text: string, dir: string, path: string): Manifest 
       parameters: Record<string, unknown>;
       allow?: ManifestTool["allow"];
       timeout_ms?: number;
-      handler: { lua?: string; exec?: unknown };
+      handler: { lua?: string; exec?: { argv: string[]; max_output_bytes?: number } };
     };
-    if (spec.handler.exec !== undefined) {
-      problems.push(`tools.${index}.handler.exec: exec tools are not supported yet`);
-      return;
-    }
-    if (lua === undefined) problems.push(`tools.${index}.handler.lua: the manifest names no lua script`);
+    const { exec } = spec.handler;
+    if (exec) {
+      const program = exec.argv[0]!;
+      if (program.includes("{") || !/^(\/[^\0]+|[\w.+-]+)$/.test(program)) {
+        problems.push(
+          `tools.${index}.handler.exec.argv.0: ${
+            JSON.stringify(program)
+          } must be a program name or an absolute path, without {placeholders}`,
+        );
+      }
+    } else if (lua === undefined) problems.push(`tools.${index}.handler.lua: the manifest names no lua script`);
     tools.push({
       name: spec.name,
       description: spec.description,
       parameters: spec.parameters,
       allow: spec.allow ?? "household",
-      lua: spec.handler.lua!,
+      ...(exec
+        ? { exec: { argv: exec.argv, maxOutputBytes: exec.max_output_bytes ?? 65_536 } }
+        : { lua: spec.handler.lua! }),
       ...(spec.timeout_ms === undefined ? {} : { timeoutMs: spec.timeout_ms }),
     });
   });

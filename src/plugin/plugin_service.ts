@@ -15,7 +15,8 @@ import type { Service } from "../service/service.ts";
 import { LuaError } from "../lua/lua_error.ts";
 import { type LuaLimits, LuaVm } from "../lua/vm.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
-import type { Tool } from "../tools/tool.ts";
+import type { Tool, ToolContext } from "../tools/tool.ts";
+import { runExec } from "./exec_tool.ts";
 import { type Manifest, ManifestError, readManifest } from "./manifest.ts";
 import { DEFAULT_LIMITS, discoverSkills, type SkillRoot } from "./discovery.ts";
 import { type GateContext, gateSkill } from "./gating.ts";
@@ -40,6 +41,8 @@ export interface PluginServiceOptions {
   dataDir?: string;
   /** Reload when files under the roots change (`plugins.watch`), after this quiet time (250 ms, as OpenClaw). */
   watch?: { debounceMs: number };
+  /** Exec tools: allowed at all (`plugins.allow_exec`), which programs (`plugins.exec_allowlist`), their environment. */
+  exec?: { allowed: boolean; allowlist: readonly string[]; env: (plugin: string) => Record<string, string> };
 }
 
 /** A manifest plugin as loaded: its VM serves its tools until a reload retires it. */
@@ -321,10 +324,25 @@ export class PluginService implements Service, PromptContributor {
         logger: this.#options.logger,
       });
       for (const tool of manifest.tools) {
-        if (!vm.has(tool.lua)) {
+        if (tool.lua !== undefined && !vm.has(tool.lua)) {
           vm.close();
           throw new Error(`tool ${tool.name}: the script defines no function ${tool.lua}()`);
         }
+      }
+    }
+    for (const tool of manifest.tools) {
+      const program = tool.exec?.argv[0];
+      if (program === undefined) continue;
+      const exec = this.#options.exec;
+      let refusal: string | undefined;
+      if (!exec?.allowed) refusal = "exec tools are off (plugins.allow_exec: false)";
+      else if (!exec.allowlist.includes(program)) refusal = `${program} is not in plugins.exec_allowlist`;
+      else if (Deno.permissions.querySync({ name: "run", command: program }).state !== "granted") {
+        refusal = `homed may not run ${program}; restart it with the flags \`homed flags\` prints`;
+      }
+      if (refusal) {
+        vm?.close();
+        throw new Error(`tool ${tool.name}: ${refusal}`);
       }
     }
     return { manifest, dir, source, vm, inFlight: 0, retired: false };
@@ -337,11 +355,14 @@ export class PluginService implements Service, PromptContributor {
       parameters: spec.parameters,
       allow: spec.allow,
       ...(spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs }),
-      execute: async (args: Record<string, unknown>) => {
+      execute: async (args: Record<string, unknown>, context: ToolContext) => {
+        if (spec.exec) {
+          return await runExec(spec.exec, args, this.#options.exec!.env(plugin.manifest.name), context.signal);
+        }
         const vm = plugin.vm!;
         plugin.inFlight++;
         try {
-          const result = await vm.call(spec.lua, JSON.stringify(args));
+          const result = await vm.call(spec.lua!, JSON.stringify(args));
           return result === undefined || result === null ? "" : String(result);
         } catch (error) {
           if (error instanceof LuaError) throw new Error(error.message);
