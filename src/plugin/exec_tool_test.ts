@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { getLogger } from "@logtape/logtape";
+import { testPlugins } from "../../tests/support/plugins.ts";
 import { join } from "node:path";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { fillArgv } from "./exec_tool.ts";
-import { PluginService } from "./plugin_service.ts";
 
 Deno.test("argv templates fill fields as whole values and refuse what could become an option or is not a value", () => {
   assert.deepEqual(fillArgv(["curl", "-s", "wttr.in/{city}?format={n}"], { city: "Hang zhou; rm -rf /", n: 3 }), [
@@ -58,11 +57,7 @@ Deno.test("exec tools run only when allowed and listed, with a scrubbed environm
   );
   const open = async (exec: { allowed: boolean; allowlist: string[] }) => {
     const tools = new ToolRegistry();
-    const plugins = new PluginService({
-      roots: [{ dir: root, source: "plugins" }],
-      gate: { os: "linux", path: [], env: () => undefined, entry: () => undefined, config: () => false },
-      promptChars: 18_000,
-      logger: getLogger(["test"]),
+    const plugins = testPlugins(root, {
       tools,
       exec: { ...exec, env: () => ({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8", WEATHER_KEY: "k" }) },
     });

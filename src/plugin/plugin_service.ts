@@ -182,7 +182,7 @@ export class PluginService implements Service, PromptContributor {
     const roots: SkillRoot[] = [];
     const problems: string[] = [];
     for (const root of this.#options.roots) {
-      let names: string[] = [];
+      const names: string[] = [];
       try {
         for await (const entry of Deno.readDir(root.dir)) if (entry.isDirectory) names.push(entry.name);
       } catch {

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { getLogger } from "@logtape/logtape";
+import { testPlugins } from "../../tests/support/plugins.ts";
 import { join } from "node:path";
 import { symlink } from "../../tests/support/links.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { waitFor } from "../../tests/support/wait.ts";
-import { PluginService } from "./plugin_service.ts";
 
 const skillText = (name: string, body: string) => `---\nname: ${name}\ndescription: The ${name} skill\n---\n${body}`;
 
@@ -17,12 +16,7 @@ Deno.test("skill_read gives the body with {baseDir} and files inside the skill o
   await Deno.writeFile(join(root, "lamp", "blob.bin"), new Uint8Array([1, 0, 2]));
   await Deno.writeTextFile(join(root, "secret.txt"), "not yours");
   await symlink(join(root, "secret.txt"), join(root, "lamp", "link.md"));
-  const plugins = new PluginService({
-    roots: [{ dir: root, source: "plugins" }],
-    gate: { os: "linux", path: [], env: () => undefined, entry: () => undefined, config: () => false },
-    promptChars: 18_000,
-    logger: getLogger(["test"]),
-  });
+  const plugins = testPlugins(root);
   await plugins.start();
   const tools = new ToolRegistry();
   for (const tool of plugins.tools()) tools.register(tool);
@@ -73,12 +67,7 @@ Deno.test("slash commands: /name points the turn at the skill; command-dispatch:
   await write("release-notes", "");
   await write("lights", "command-dispatch: tool\ncommand-tool: lights_set\n");
   await write("quiet", "user-invocable: false\n");
-  const plugins = new PluginService({
-    roots: [{ dir: root, source: "plugins" }],
-    gate: { os: "linux", path: [], env: () => undefined, entry: () => undefined, config: () => false },
-    promptChars: 18_000,
-    logger: getLogger(["test"]),
-  });
+  const plugins = testPlugins(root);
   await plugins.start();
   const input = (text: string) => ({ text, source: "http", sender: "owner", time: 0 });
   assert.deepEqual(plugins.reference(input("/release_notes v2.1 please")), {
@@ -154,15 +143,7 @@ Deno.test("skill.json: Lua tools through the registry, grants enforced, problems
   await plugin("escape", { name: "escape", version: "1.0.0", description: "d", lua: "../thermo/main.lua" });
   await plugin("bad", { name: "Bad Name", version: "one", description: "", tools: [{ name: "x" }] });
   const tools = new ToolRegistry();
-  const plugins = new PluginService({
-    roots: [{ dir: root, source: "plugins" }],
-    gate: { os: "linux", path: [], env: () => undefined, entry: () => undefined, config: () => false },
-    promptChars: 18_000,
-    logger: getLogger(["test"]),
-    tools,
-    luaLimits: { timeMs: 2_000, memoryBytes: 8 << 20 },
-    dataDir: data,
-  });
+  const plugins = testPlugins(root, { tools, luaLimits: { timeMs: 2_000, memoryBytes: 8 << 20 }, dataDir: data });
   await plugins.start();
   const call = async (name: string, args: Record<string, unknown>) =>
     await tools.call(name, JSON.stringify(args), testToolContext());
@@ -214,13 +195,7 @@ Deno.test("watched folders reload on their own after a quiet spell; OpenClaw plu
   );
   await Deno.writeTextFile(join(root, "voice-call", "skills", "dial", "SKILL.md"), skillText("dial", "Dial.\n"));
   await Deno.writeTextFile(join(root, "voice-call", "index.ts"), "export default {};\n");
-  const plugins = new PluginService({
-    roots: [{ dir: root, source: "plugins" }],
-    gate: { os: "linux", path: [], env: () => undefined, entry: () => undefined, config: () => false },
-    promptChars: 18_000,
-    logger: getLogger(["test"]),
-    watch: { debounceMs: 50 },
-  });
+  const plugins = testPlugins(root, { watch: { debounceMs: 50 } });
   await plugins.start();
   assert.deepEqual(plugins.list().map((p) => [p.name, p.source]), [["dial", "openclaw plugin voice-call"]]);
   assert.match(

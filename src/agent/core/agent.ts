@@ -277,6 +277,13 @@ export class Agent implements Service {
     }
   }
 
+  /** A finished turn enters layer 1, and the after-turn hooks learn of it. */
+  #remember(event: InputEvent, turn: ChatMessage[], text: string, reply: string): void {
+    const origin = { eventId: event.id, time: event.time, source: event.source, sender: event.sender };
+    this.#context.appendTurn(turn, origin);
+    this.#afterTurn({ ...origin, trust: event.trust, text, reply });
+  }
+
   /** The one system message: persona, then what changes rarely. Identical from turn to turn. */
   async #systemPrompt(): Promise<string> {
     const sections: PromptSection[] = [{ title: "Tools and channels", body: TOOL_GUIDANCE }];
@@ -375,21 +382,8 @@ export class Agent implements Service {
       // A command that bypasses the model: its tool's result is the reply.
       const outcome = await tools.call(dispatch.tool, JSON.stringify(dispatch.args), toolContext);
       const reply = outcome.content.trim() === "" ? "(The command gave no output.)" : outcome.content;
-      this.#context.appendTurn([...turn, { role: "assistant", content: reply }], {
-        eventId: event.id,
-        time: event.time,
-        source: event.source,
-        sender: event.sender,
-      });
-      this.#afterTurn({
-        eventId: event.id,
-        time: event.time,
-        source: event.source,
-        sender: event.sender,
-        trust: event.trust,
-        text,
-        reply,
-      });
+      turn.push({ role: "assistant", content: reply });
+      this.#remember(event, turn, text, reply);
       return { reply, rounds: 0 };
     }
     // Streaming costs more per call than a plain answer, so it is asked for only when the input's device shows
@@ -419,21 +413,7 @@ export class Agent implements Service {
         }
         if (reply.trim() === "") reply = "(The model returned an empty answer.)";
         turn.push({ role: "assistant", content: reply });
-        this.#context.appendTurn(turn, {
-          eventId: event.id,
-          time: event.time,
-          source: event.source,
-          sender: event.sender,
-        });
-        this.#afterTurn({
-          eventId: event.id,
-          time: event.time,
-          source: event.source,
-          sender: event.sender,
-          trust: event.trust,
-          text,
-          reply,
-        });
+        this.#remember(event, turn, text, reply);
         return { reply, rounds: round };
       }
       const calls = uniqueIds(response.toolCalls);
