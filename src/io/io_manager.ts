@@ -45,6 +45,10 @@ export interface IOManagerOptions {
 export class IOManager implements Service {
   readonly name = "io";
   #devices: ReadonlyMap<string, Device> = new Map();
+  /** The device set by owner (`core`: the daemon's own; `plugins`: the plugin service's), composed on each change. */
+  #groups = new Map<string, readonly Device[]>();
+  /** Device-table changes run one after the other: a second waits for the first's awaited starts and stops. */
+  #changes: Promise<unknown> = Promise.resolve();
   #outboxes = new Map<Device, Outbox>();
   #routes: RouteTable;
   #inputs = new AsyncQueue<InputEvent>();
@@ -79,9 +83,33 @@ export class IOManager implements Service {
     return this.#inputs.size;
   }
 
-  /** Starts the initial devices. */
+  /** Starts the initial devices (the `core` group). */
   async start(): Promise<void> {
-    await this.replaceDevices(this.#options.devices ?? []);
+    await this.setDevices("core", this.#options.devices ?? []);
+  }
+
+  /**
+   * Replaces the devices of one owner (`group`), keeping every other owner's, as one serialised change of the whole
+   * table (see {@link IOManager.replaceDevices}); on failure nothing changes.
+   *
+   * @example
+   * ```ts
+   * await io.setDevices("plugins", [thermoDevice]);
+   * ```
+   */
+  setDevices(group: string, devices: readonly Device[], routes?: RouteTable): Promise<void> {
+    return this.#serialised(async () => {
+      const groups = new Map(this.#groups);
+      groups.set(group, [...devices]);
+      await this.#replace([...groups.values()].flat(), routes);
+      this.#groups = groups;
+    });
+  }
+
+  #serialised(change: () => Promise<void>): Promise<void> {
+    const run = this.#changes.then(change);
+    this.#changes = run.catch(() => {});
+    return run;
   }
 
   /** Stops every device (bounded); see {@link IOManager.close}. */
@@ -148,14 +176,22 @@ export class IOManager implements Service {
   /**
    * Swaps the device table (and, when given, the route table) atomically: devices not yet running are started
    * first, their tools registered, then both tables are swapped in one step, then the devices that left are
-   * stopped. If a new device fails to start, the ones started are stopped again and the old tables stay.
+   * stopped. If a new device fails to start, the ones started are stopped again and the old tables stay. Changes are
+   * serialised: one that arrives while another awaits a device's start runs after it, never interleaved.
    *
    * @example
    * ```ts
    * await io.replaceDevices([httpDevice, qqDevice], newRoutes);
    * ```
    */
-  async replaceDevices(devices: readonly Device[], routes?: RouteTable): Promise<void> {
+  replaceDevices(devices: readonly Device[], routes?: RouteTable): Promise<void> {
+    return this.#serialised(async () => {
+      await this.#replace(devices, routes);
+      this.#groups = new Map([["core", [...devices]]]);
+    });
+  }
+
+  async #replace(devices: readonly Device[], routes?: RouteTable): Promise<void> {
     const next = new Map<string, Device>();
     for (const device of devices) {
       if (!/^[A-Za-z0-9_-]+$/.test(device.name)) {

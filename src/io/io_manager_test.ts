@@ -196,3 +196,33 @@ Deno.test("output tools list, switch and send, refusing what a channel cannot ca
   await io.close();
   assert.deepEqual(lamp.sent, [{ target: "lamp", type: "structured", payload: { data: { a: 1 } }, replyTo: "e1" }]);
 });
+
+Deno.test("device owners: each group is replaced alone, changes are serialised, a failed change leaves the table", async () => {
+  const { io, tools } = setup();
+  const http = new RecordingDevice("http");
+  await io.setDevices("core", [http]);
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const slow = new RecordingDevice("slow", {
+    startGate: gate,
+    tools: [{ name: "slow_tool", description: "s", parameters: { type: "object" } }],
+  });
+  const quick = new RecordingDevice("quick");
+  const order: string[] = [];
+  const first = io.setDevices("plugins", [slow]).then(() => order.push("plugins"));
+  const second = io.setDevices("extra", [quick]).then(() => order.push("extra"));
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(quick.started, 0, "the second change waits while the first awaits its device's start");
+  open();
+  await Promise.all([first, second]);
+  assert.deepEqual(order, ["plugins", "extra"]);
+  assert.deepEqual(io.channels().map((channel) => channel.name).sort(), ["http", "quick", "slow"]);
+  assert.ok(tools.has("slow_tool"));
+  await io.setDevices("plugins", []);
+  assert.deepEqual(io.channels().map((channel) => channel.name).sort(), ["http", "quick"]);
+  assert.equal(tools.has("slow_tool"), false);
+  assert.equal(slow.stopped, 1);
+  await assert.rejects(io.setDevices("plugins", [new RecordingDevice("broken", { failStart: "no bulb" })]), /no bulb/);
+  assert.deepEqual(io.channels().map((channel) => channel.name).sort(), ["http", "quick"], "unchanged");
+  await io.close();
+});

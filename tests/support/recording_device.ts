@@ -21,6 +21,8 @@ export interface RecordingOptions {
   hangSend?: boolean;
   /** Declares the device a request/response channel whose replies come inline in `done`. */
   answersInline?: boolean;
+  /** `start()` waits for this promise (a slow device). */
+  startGate?: Promise<void>;
 }
 
 /** Records sends, turn events, starts and stops. */
@@ -52,11 +54,11 @@ export class RecordingDevice implements Device {
     return `${this.name} ran ${name}`;
   }
 
-  start(context: DeviceContext): Promise<void> {
-    if (this.options.failStart) return Promise.reject(new Error(this.options.failStart));
+  async start(context: DeviceContext): Promise<void> {
+    await this.options.startGate;
+    if (this.options.failStart) throw new Error(this.options.failStart);
     this.started++;
     this.#context = context;
-    return Promise.resolve();
   }
 
   stop(): Promise<void> {
