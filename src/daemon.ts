@@ -129,7 +129,7 @@ function usageJson(usage: UsageTotals): Record<string, number> {
 }
 
 /**
- * Starts homed: each long-lived part is a service started in order (knowledge, io, http, agent) and stopped in
+ * Starts homed: each long-lived part is a service started in order (knowledge, memory, io, plugins, http, agent) and stopped in
  * reverse; their heartbeats and jobs run isolated once all are up.
  *
  * @example
@@ -204,45 +204,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     for (const tool of memory.tools()) tools.register(tool);
     memory.keep(context);
     for (const tool of knowledgeTools(knowledge)) tools.register(tool);
-    const readEnv = (name: string) => {
-      try {
-        return Deno.env.get(name);
-      } catch {
-        return undefined; // a variable homed may not read counts as unset; `homed flags` grants the ones skills need
-      }
-    };
-    const plugins = await services.start(
-      new PluginService({
-        roots: [
-          ...config.plugins.extra_dirs.map((dir, i) => ({ dir, source: `plugins.extra_dirs[${i}]` })),
-          { dir: config.paths.plugins, source: "paths.plugins" },
-        ],
-        gate: {
-          os: platformOf(Deno.build.os),
-          path: (readEnv("PATH") ?? "").split(":").filter(Boolean),
-          env: readEnv,
-          entry: (key) => config.plugins.entries[key],
-          config: (dotted) => Boolean(dottedValue(config, dotted)),
-        },
-        promptChars: config.plugins.skills_prompt_chars,
-        logger: log("plugins"),
-        tools,
-        luaLimits: { timeMs: config.lua.time_limit, memoryBytes: config.lua.memory_limit },
-        dataDir: join(config.daemon.data_dir, "plugins"),
-        ...(config.plugins.watch ? { watch: { debounceMs: 250 } } : {}),
-        exec: {
-          allowed: config.plugins.allow_exec,
-          allowlist: config.plugins.exec_allowlist,
-          // A scrubbed environment: PATH, a UTF-8 locale, and what the plugin's entry gives it.
-          env: (name) => ({
-            PATH: readEnv("PATH") ?? "/usr/bin:/bin",
-            LANG: "C.UTF-8",
-            ...config.plugins.entries[name]?.env,
-          }),
-        },
-      }),
-    );
-    for (const tool of plugins.tools()) tools.register(tool);
+
     logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
 
     const routes = await RouteTable.open(
@@ -279,6 +241,45 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     });
     for (const tool of outputTools(io, log("io"))) tools.register(tool);
     await services.start(io);
+    const readEnv = (name: string) => {
+      try {
+        return Deno.env.get(name);
+      } catch {
+        return undefined; // a variable homed may not read counts as unset; `homed flags` grants the ones skills need
+      }
+    };
+    const plugins = await services.start(
+      new PluginService({
+        roots: [
+          ...config.plugins.extra_dirs.map((dir, i) => ({ dir, source: `plugins.extra_dirs[${i}]` })),
+          { dir: config.paths.plugins, source: "paths.plugins" },
+        ],
+        gate: {
+          os: platformOf(Deno.build.os),
+          path: (readEnv("PATH") ?? "").split(":").filter(Boolean),
+          env: readEnv,
+          entry: (key) => config.plugins.entries[key],
+          config: (dotted) => Boolean(dottedValue(config, dotted)),
+        },
+        promptChars: config.plugins.skills_prompt_chars,
+        logger: log("plugins"),
+        devices: io,
+        luaLimits: { timeMs: config.lua.time_limit, memoryBytes: config.lua.memory_limit },
+        dataDir: join(config.daemon.data_dir, "plugins"),
+        ...(config.plugins.watch ? { watch: { debounceMs: 250 } } : {}),
+        exec: {
+          allowed: config.plugins.allow_exec,
+          allowlist: config.plugins.exec_allowlist,
+          // A scrubbed environment: PATH, a UTF-8 locale, and what the plugin's entry gives it.
+          env: (name) => ({
+            PATH: readEnv("PATH") ?? "/usr/bin:/bin",
+            LANG: "C.UTF-8",
+            ...config.plugins.entries[name]?.env,
+          }),
+        },
+      }),
+    );
+    for (const tool of plugins.tools()) tools.register(tool);
 
     const agent = new Agent({
       io,

@@ -4,6 +4,7 @@
  */
 
 import assert from "node:assert/strict";
+import { luaWasmPath } from "../src/lua/wasm_path.ts";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { DEFAULT_PERSONA_TEXT } from "../src/agent/personal.ts";
@@ -128,7 +129,7 @@ Deno.test("flags are narrow: config and data anywhere, no -A, no run or ffi", as
   const flags = await taskFlags("run", ws.env);
   assert.deepEqual(flags, [
     "--no-prompt",
-    `--allow-read=${ws.configPath},${ws.dir}/personal.md,${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data`,
+    `--allow-read=${ws.configPath},${ws.dir}/personal.md,${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data,${luaWasmPath()}`,
     `--allow-write=${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data`,
     `--allow-net=127.0.0.1:${ws.port},llm.example:8443`,
     "--allow-env=HOMED_CONFIG,HOMED_API_TOKEN,DEEPSEEK_API_KEY,ONEBOT_ACCESS_TOKEN,LOG_TOKENS,LOG_STREAM",

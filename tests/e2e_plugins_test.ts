@@ -119,3 +119,76 @@ Deno.test("a skill's /command with command-dispatch: tool answers without the mo
     );
   }
 });
+
+Deno.test("a Lua tool plugin through the tool loop; reload while 20 turns are queued and running: none fails", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({
+    llm: { base_url: fake.baseUrl, api_key: TEST_KEY, max_retries: 0 },
+    onebot: { enabled: false },
+    plugins: { watch: false },
+  });
+  const dir = join(ws.dir, "plugins", "thermo");
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(
+    join(dir, "skill.json"),
+    JSON.stringify({
+      name: "thermo",
+      version: "1.0.0",
+      description: "Room temperatures",
+      lua: "main.lua",
+      tools: [{
+        name: "room_temperature",
+        description: "The temperature of a room",
+        parameters: { type: "object", properties: { room: { type: "string" } }, required: ["room"] },
+        handler: { lua: "room_temperature" },
+      }],
+    }),
+  );
+  const version = (v: string) =>
+    Deno.writeTextFile(
+      join(dir, "main.lua"),
+      `function room_temperature(text) return "${v}: " .. json.decode(text).room .. " is 21 degrees" end`,
+    );
+  await version("v1");
+  const TURNS = 20;
+  for (let i = 0; i < TURNS; i++) {
+    fake.enqueue(
+      { toolCalls: [{ name: "room_temperature", arguments: { room: `room-${i}` } }], delayMs: 20 },
+      { reply: `Turn ${i} done.` },
+    );
+  }
+  const homed = await startHomed(ws);
+  try {
+    const channels = await (await fetch(`${homed.url}/api/channels`)).json();
+    assert.ok(
+      (channels.channels as Array<{ name: string }>).some((channel) => channel.name === "plugin-thermo"),
+      "the plugin is a device",
+    );
+    const turns = Array.from({ length: TURNS }, (_, i) => postJson(`${homed.url}/api/chat`, { text: `Turn ${i}?` }));
+    await fake.received(6);
+    await version("v2");
+    const reloaded = await postJson(`${homed.url}/api/plugins/reload`, {});
+    assert.equal(reloaded.status, 200, JSON.stringify(reloaded.body));
+    await Deno.writeTextFile(join(dir, "main.lua"), "function room_temperature(\n"); // a broken v3
+    const broken = await postJson(`${homed.url}/api/plugins/reload`, {});
+    assert.equal(broken.status, 200);
+    assert.match(JSON.stringify(broken.body), /thermo: .*main\.lua:2: .*the previous version stays/);
+    const results = await Promise.all(turns);
+    for (const [i, result] of results.entries()) {
+      assert.equal(result.status, 200, JSON.stringify(result.body));
+      assert.equal((result.body as { reply: string }).reply, `Turn ${i} done.`);
+    }
+    const outputs = fake.requests.flatMap((request) =>
+      (request.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === "tool")
+        .map((m) => m.content)
+    );
+    const distinct = new Set(outputs.map((output) => output.split(":")[0]));
+    assert.ok(outputs.every((output) => /^v[12]: room-\d+ is 21 degrees$/.test(output)), outputs.join("\n"));
+    assert.deepEqual([...distinct].sort(), ["v1", "v2"], "both versions served, nothing half-swapped");
+  } finally {
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+    );
+  }
+});

@@ -58,8 +58,8 @@ export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode):
   if (mode === "init") return initPermissions(loaded.location.path ?? "", loaded.baseDir);
   const dirs = [config.paths.knowledge, config.paths.plugins, config.daemon.data_dir];
   const listenHost = bindHost(listen);
-  // A Lua adapter: its script, and the Lua VM's wasm — that one file, not the npm cache around it.
-  const lua = config.llm.provider === "lua" ? [config.llm.adapter, luaWasmPath()] : [];
+  // The Lua VM's wasm (adapters and plugins' Lua tools) — that one file, not the npm cache around it — and the adapter.
+  const lua = [...(config.llm.provider === "lua" ? [config.llm.adapter] : []), luaWasmPath()];
   return {
     read: unique([...configFile, config.paths.personal, ...dirs, ...lua]),
     write: unique(dirs),

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { luaWasmPath } from "../lua/wasm_path.ts";
 import { parseConfig } from "./load.ts";
 import { initPermissions, missingPermissions, requiredPermissions, toFlags, unsplittablePaths } from "./permissions.ts";
 
@@ -10,7 +11,7 @@ const loaded = parseConfig({
   cwd: "/",
 });
 
-Deno.test("run rights cover exactly the config, persona, knowledge, plugins, data, listener and LLM host", () => {
+Deno.test("run rights cover exactly the config, persona, knowledge, plugins, data, the Lua wasm, listener and LLM host", () => {
   const rights = requiredPermissions(loaded, "run");
   assert.deepEqual(rights.read, [
     "/etc/homed/homed.yaml",
@@ -18,6 +19,7 @@ Deno.test("run rights cover exactly the config, persona, knowledge, plugins, dat
     "/etc/homed/knowledge",
     "/etc/homed/plugins",
     "/var/lib/homed",
+    luaWasmPath(),
   ]);
   assert.deepEqual(rights.write, ["/etc/homed/knowledge", "/etc/homed/plugins", "/var/lib/homed"]);
   assert.deepEqual(rights.net, ["[::1]:9000", "10.0.0.5:11434"]);

@@ -17,7 +17,9 @@ import { type LuaLimits, LuaVm } from "../lua/vm.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import { runExec } from "./exec_tool.ts";
+import type { Device } from "../io/device.ts";
 import { type Manifest, ManifestError, readManifest } from "./manifest.ts";
+import { PluginDevice } from "./plugin_device.ts";
 import { DEFAULT_LIMITS, discoverSkills, type SkillRoot } from "./discovery.ts";
 import { type GateContext, gateSkill } from "./gating.ts";
 import type { Skill } from "./skill.ts";
@@ -33,8 +35,13 @@ export interface PluginServiceOptions {
   logger: Logger;
   /** Shortens skill locations in the prompt to `~/…`. */
   home?: string | undefined;
-  /** Where manifest plugins' tools are registered (as owner `plugin:<name>`); without it, manifests are not loaded. */
+  /** Where manifest plugins' tools are registered (as owner `plugin:<name>`) when there is no device table. */
   tools?: ToolRegistry;
+  /**
+   * The device table (the IOManager): each manifest plugin becomes a {@link PluginDevice} of the `plugins` group, and
+   * a reload swaps the group in one serialised change. Without it (and without `tools`), manifests are not loaded.
+   */
+  devices?: { setDevices(group: string, devices: readonly Device[]): Promise<void> };
   /** Limits of the plugins' Lua calls (`lua.*`). */
   luaLimits?: LuaLimits;
   /** Folder for the plugins' key-value stores (`data_dir/plugins`). */
@@ -155,7 +162,7 @@ export class PluginService implements Service, PromptContributor {
       problems.push(`${previous.skill.name}: its new version cannot be used (${problem}); the previous version stays`);
     }
     states.sort((a, b) => a.skill.name.localeCompare(b.skill.name));
-    if (this.#options.tools) problems.push(...await this.#loadManifests());
+    if (this.#options.tools || this.#options.devices) problems.push(...await this.#loadManifests());
     const eligible = states.filter((state) => state.eligible).map((state) => state.skill);
     const snapshot: Snapshot = {
       skills: states,
@@ -281,6 +288,14 @@ export class PluginService implements Service, PromptContributor {
     for (const [name, previous] of this.#plugins) {
       if (!next.has(name) && this.#pluginErrors.has(name)) next.set(name, previous);
     }
+    if (this.#options.devices) await this.#swapDevices(next, problems);
+    else this.#swapTools(next, problems);
+    this.#plugins = next;
+    return problems;
+  }
+
+  /** Registry path: each plugin's tools swapped as owner `plugin:<name>`. */
+  #swapTools(next: Map<string, LoadedPlugin>, problems: string[]): void {
     const registry = this.#options.tools!;
     for (const [name, plugin] of next) {
       if (this.#plugins.get(name) === plugin) continue;
@@ -295,13 +310,53 @@ export class PluginService implements Service, PromptContributor {
         else next.delete(name);
       }
     }
-    for (const [name, previous] of this.#plugins) {
-      if (next.get(name) === previous) continue;
-      if (!next.has(name)) registry.replaceOwner(`plugin:${name}`, []);
-      this.#retire(previous);
+    this.#retireReplaced(next);
+    for (const name of this.#plugins.keys()) if (!next.has(name)) registry.replaceOwner(`plugin:${name}`, []);
+  }
+
+  /**
+   * Device path: the whole `plugins` group in one change of the device table. If the new set is refused (a tool name
+   * another device has, say), the changed plugins fall back to their previous versions; if that is refused too, the
+   * table stays as it was.
+   */
+  async #swapDevices(next: Map<string, LoadedPlugin>, problems: string[]): Promise<void> {
+    const devices = (set: Map<string, LoadedPlugin>) =>
+      [...set.values()].map((plugin) =>
+        new PluginDevice(plugin.manifest.name, plugin.manifest.description, this.#toolsOf(plugin))
+      );
+    try {
+      await this.#options.devices!.setDevices("plugins", devices(next));
+    } catch (error) {
+      const message = (error as Error).message;
+      problems.push(
+        `plugins: the new set of plugin devices was refused (${message}); changed plugins keep their previous version`,
+      );
+      const fallback = new Map<string, LoadedPlugin>();
+      for (const [name, plugin] of next) {
+        const previous = this.#plugins.get(name);
+        if (previous && previous !== plugin) {
+          this.#pluginErrors.set(name, [message]);
+          this.#retire(plugin);
+          fallback.set(name, previous);
+        } else fallback.set(name, plugin);
+      }
+      try {
+        await this.#options.devices!.setDevices("plugins", devices(fallback));
+        next.clear();
+        for (const [name, plugin] of fallback) next.set(name, plugin);
+      } catch {
+        for (const plugin of fallback.values()) if (![...this.#plugins.values()].includes(plugin)) this.#retire(plugin);
+        next.clear();
+        for (const [name, plugin] of this.#plugins) next.set(name, plugin);
+        return;
+      }
     }
-    this.#plugins = next;
-    return problems;
+    this.#retireReplaced(next);
+  }
+
+  /** Retires the loaded plugins the new set no longer holds. */
+  #retireReplaced(next: Map<string, LoadedPlugin>): void {
+    for (const [name, previous] of this.#plugins) if (next.get(name) !== previous) this.#retire(previous);
   }
 
   async #openPlugin(manifest: Manifest, dir: string, source: string): Promise<LoadedPlugin> {

@@ -209,3 +209,59 @@ Deno.test("watched folders reload on their own after a quiet spell; OpenClaw plu
   await plugins.stop();
   await Deno.remove(root, { recursive: true });
 });
+
+Deno.test("with the device table: each skill.json is a plugin device; a reload swaps the group at once", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-devices-" }));
+  const manifest = (name: string, tool: string) => ({
+    name,
+    version: "1.0.0",
+    description: `The ${name} plugin`,
+    lua: "main.lua",
+    tools: [{ name: tool, description: tool, parameters: { type: "object", properties: {} }, handler: { lua: "run" } }],
+  });
+  const write = async (name: string, tool: string, reply: string) => {
+    await Deno.mkdir(join(root, name), { recursive: true });
+    await Deno.writeTextFile(join(root, name, "skill.json"), JSON.stringify(manifest(name, tool)));
+    await Deno.writeTextFile(join(root, name, "main.lua"), `function run() return "${reply}" end`);
+  };
+  await write("alpha", "alpha_go", "alpha v1");
+  const changes: string[][] = [];
+  let refuse = "";
+  const table = new Map<
+    string,
+    { execute: (n: string, a: Record<string, unknown>, c: ReturnType<typeof testToolContext>) => unknown }
+  >();
+  const plugins = testPlugins(root, {
+    devices: {
+      setDevices(group, devices) {
+        if (refuse) return Promise.reject(new Error(refuse));
+        assert.equal(group, "plugins");
+        changes.push(devices.map((device) => device.name));
+        table.clear();
+        for (const device of devices) for (const spec of device.tools()) table.set(spec.name, device as never);
+        return Promise.resolve();
+      },
+    },
+  });
+  await plugins.start();
+  assert.deepEqual(changes, [["plugin-alpha"]]);
+  const run = (tool: string) => table.get(tool)!.execute(tool, {}, testToolContext());
+  assert.equal(await run("alpha_go"), "alpha v1");
+  await write("beta", "beta_go", "beta v1");
+  await write("alpha", "alpha_go", "alpha v2");
+  await plugins.reload();
+  assert.deepEqual(changes.at(-1), ["plugin-alpha", "plugin-beta"]);
+  assert.equal(await run("alpha_go"), "alpha v2");
+  // The table refuses the next set: the changed plugin keeps serving in its previous version.
+  await write("alpha", "alpha_go", "alpha v3");
+  refuse = 'Tool "alpha_go" is already registered by core';
+  await plugins.reload();
+  assert.match(
+    plugins.problems().join("\n"),
+    /the new set of plugin devices was refused \(Tool "alpha_go" is already registered by core\)/,
+  );
+  assert.equal(await run("alpha_go"), "alpha v2");
+  refuse = "";
+  await plugins.stop();
+  await Deno.remove(root, { recursive: true });
+});
