@@ -16,8 +16,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import { LuaFactory, LuaLibraries } from "wasmoon";
-import type { LuaEngine } from "wasmoon";
+import type { LuaEngine, LuaFactory } from "wasmoon";
 import { JSON_LUA } from "./json_lua.ts";
 import { LuaError, luaErrorFrom } from "./lua_error.ts";
 import { luaWasmPath } from "./wasm_path.ts";
@@ -70,13 +69,19 @@ const HOOK_COUNT = 1_000;
 const SLICE_MS = 4;
 const COUNT_MASK = 8;
 
-let factory: LuaFactory | undefined;
+let factory: Promise<LuaFactory> | undefined;
 
-/** One factory per process: the wasm is compiled once (≈ 12 ms); each VM is a fresh state (≈ 1 ms). */
-function luaFactory(): LuaFactory {
-  factory ??= new LuaFactory(luaWasmPath());
+/**
+ * One factory per process: the wasm is compiled once (≈ 12 ms); each VM is a fresh state (≈ 1 ms). wasmoon itself is
+ * loaded on the first VM, so a daemon that runs no Lua never pays for it.
+ */
+function luaFactory(): Promise<LuaFactory> {
+  factory ??= import("wasmoon").then(({ LuaFactory }) => new LuaFactory(luaWasmPath()));
   return factory;
 }
+
+/** wasmoon's names of the libraries a sandbox opens. */
+const LIBRARIES = ["_G", "table", "string", "math", "coroutine"] as const;
 
 /** Globals of the base library a script must not have. */
 const REMOVED = ["load", "dofile", "loadfile", "require", "warn"];
@@ -109,7 +114,7 @@ export class LuaVm {
    * ```
    */
   static async open(options: LuaVmOptions): Promise<LuaVm> {
-    const engine = await luaFactory().createEngine({
+    const engine = await (await luaFactory()).createEngine({
       openStandardLibs: false,
       injectObjects: false,
       enableProxy: false,
@@ -128,15 +133,7 @@ export class LuaVm {
 
   #sandbox(grants: LuaGrants): void {
     const global = this.#engine.global;
-    for (
-      const library of [
-        LuaLibraries.Base,
-        LuaLibraries.Table,
-        LuaLibraries.String,
-        LuaLibraries.Math,
-        LuaLibraries.Coroutine,
-      ]
-    ) global.loadLibrary(library);
+    for (const library of LIBRARIES) global.loadLibrary(library as Parameters<typeof global.loadLibrary>[0]);
     // wasmoon 1.16's loadLibrary(UTF8) opens the string library under the name utf8; open the real one.
     global.lua.luaopen_utf8(global.address);
     global.lua.lua_setglobal(global.address, "utf8");
