@@ -213,8 +213,8 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     );
     const http = new HttpDevice();
     const { onebot } = config;
-    const qq = onebot.enabled
-      ? new QqDevice({
+    const makeQq = () =>
+      new QqDevice({
         settings: {
           owner: onebot.owner,
           allowUsers: onebot.allow_users,
@@ -229,8 +229,19 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         },
         clock,
         logger: log("qq"),
-      })
-      : undefined;
+      });
+    const qq = onebot.enabled ? makeQq() : undefined;
+    // With onebot.enabled: false, a plugin with native: "onebot" (plugins/qq) may provide the QQ device instead.
+    let pluginQq: QqDevice | undefined;
+    const natives = {
+      onebot: () => {
+        if (qq) {
+          throw new Error("QQ is already on through onebot.enabled; set it to false to let this plugin provide it");
+        }
+        pluginQq = makeQq();
+        return pluginQq;
+      },
+    };
     const io = new IOManager({
       clock,
       routes,
@@ -264,6 +275,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         promptChars: config.plugins.skills_prompt_chars,
         logger: log("plugins"),
         devices: io,
+        natives,
         luaLimits: { timeMs: config.lua.time_limit, memoryBytes: config.lua.memory_limit },
         dataDir: join(config.daemon.data_dir, "plugins"),
         ...(config.plugins.watch ? { watch: { debounceMs: 250 } } : {}),
@@ -338,7 +350,13 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         knowledgeRoutes(knowledge),
         memoryRoutes(memory),
         pluginRoutes(plugins),
-        ...(qq ? [onebotRoutes({ path: onebot.path, accessToken: onebot.access_token, device: qq })] : []),
+        onebotRoutes({
+          path: onebot.path,
+          accessToken: onebot.access_token,
+          // The core QQ device, or the one a plugin provides while it is in the device table.
+          device: () =>
+            qq ?? (pluginQq && io.channels().some((channel) => channel.name === pluginQq!.name) ? pluginQq : undefined),
+        }),
       ],
     });
     const server = await services.start(

@@ -257,3 +257,57 @@ Deno.test("forward WebSocket: homed dials an implementation that only serves, co
     );
   }
 });
+
+Deno.test("QQ from a plugin: onebot.enabled false, plugins/qq with native onebot provides the device; removed, it is gone", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({
+    llm: { base_url: fake.baseUrl, api_key: TEST_KEY },
+    onebot: { enabled: false, owner: OWNER, min_send_interval: "0s" },
+    plugins: { watch: false },
+  });
+  const homed = await startHomed(ws);
+  const sims: OneBotSim[] = [];
+  try {
+    const off = await handshakeStatus(wsUrl(homed), handshakeHeaders("napcat", "10001000", ""));
+    assert.deepEqual(off, {
+      status: 503,
+      message: 'QQ is not on: set onebot.enabled: true, or add a plugin with native: "onebot" (plugins/qq)',
+    });
+    await Deno.mkdir(`${ws.dir}/plugins/qq`, { recursive: true });
+    await Deno.writeTextFile(
+      `${ws.dir}/plugins/qq/skill.json`,
+      JSON.stringify({ name: "qq", version: "1.0.0", description: "QQ through OneBot V11", native: "onebot" }),
+    );
+    const reload = await fetch(`${homed.url}/api/plugins/reload`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    assert.deepEqual(await reload.json(), { skills: 0, eligible: 0, problems: [] });
+    const channels = await (await fetch(`${homed.url}/api/channels`)).json();
+    assert.ok((channels.channels as Array<{ name: string }>).some((channel) => channel.name === "qq"));
+    const sim = await OneBotSim.connect(wsUrl(homed), { flavour: "napcat" });
+    sims.push(sim);
+    fake.enqueue({ reply: "QQ works through the plugin." });
+    sim.privateMessage(OWNER, "hello from QQ");
+    const [reply] = await sim.waitForActions("send_private_msg");
+    assert.deepEqual(reply!.params, {
+      user_id: Number(OWNER),
+      message: [{ type: "text", data: { text: "QQ works through the plugin." } }],
+    });
+    await Deno.remove(`${ws.dir}/plugins/qq`, { recursive: true });
+    await fetch(`${homed.url}/api/plugins/reload`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    const gone = await handshakeStatus(wsUrl(homed), handshakeHeaders("napcat", "10001000", ""));
+    assert.equal(gone.status, 503, "the plugin's device left the table");
+  } finally {
+    await teardown(
+      ...sims.map((sim) => () => sim.close()),
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+    );
+  }
+});

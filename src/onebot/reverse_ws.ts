@@ -17,7 +17,8 @@ export interface ReverseWsOptions {
   path: string;
   /** `onebot.access_token`; empty: no check at all (a bare `Bearer ` from NapCat passes). */
   accessToken: string;
-  device: QqDevice;
+  /** The QQ device, or where to find it now (a plugin may provide it, or not, after a reload). */
+  device: QqDevice | (() => QqDevice | undefined);
   /** Seconds without a pong before Deno closes the socket (server-side pings). */
   idleTimeoutSeconds?: number;
 }
@@ -66,7 +67,12 @@ function refuse(status: number, message: string): Response {
  * ```
  */
 export function onebotRoutes(options: ReverseWsOptions): (app: Hono<{ Variables: ApiVariables }>) => void {
+  const current = typeof options.device === "function" ? options.device : () => options.device as QqDevice;
   const handle = async (request: Request): Promise<Response> => {
+    const device = current();
+    if (!device) {
+      return refuse(503, 'QQ is not on: set onebot.enabled: true, or add a plugin with native: "onebot" (plugins/qq)');
+    }
     // Browsers always send Origin on a WebSocket handshake and let any page open one cross-site; QQ implementations
     // never send it. Without this, a web page could pose as an implementation on a token-less loopback setup.
     const origin = request.headers.get("origin");
@@ -103,7 +109,7 @@ export function onebotRoutes(options: ReverseWsOptions): (app: Hono<{ Variables:
       return refuse(400, "This is homed's OneBot V11 reverse WebSocket: connect with a WebSocket client");
     }
     const { socket, response } = Deno.upgradeWebSocket(request, { idleTimeout: options.idleTimeoutSeconds ?? 60 });
-    options.device.attach(socket, selfId, role);
+    device.attach(socket, selfId, role);
     return response;
   };
   return (app) => {

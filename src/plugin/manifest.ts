@@ -43,6 +43,8 @@ export interface Manifest {
   lua?: string;
   grants: { http: string[]; kv: boolean };
   tools: ManifestTool[];
+  /** A device factory compiled into homed (`onebot`), which builds this plugin's device. */
+  native?: string;
 }
 
 const TOOL = {
@@ -151,7 +153,6 @@ export function readManifest(text: string, dir: string, path: string): Manifest 
   };
   const problems: string[] = [];
   if (manifest.io !== undefined) problems.push("io: plugin devices are not supported yet");
-  if (manifest.native !== undefined) problems.push(`native: the factory ${JSON.stringify(manifest.native)} is unknown`);
   let lua: string | undefined;
   if (manifest.lua !== undefined) {
     lua = resolve(dir, manifest.lua);
@@ -200,5 +201,6 @@ export function readManifest(text: string, dir: string, path: string): Manifest 
     ...(lua === undefined ? {} : { lua }),
     grants: { http: manifest.grants?.http ?? [], kv: manifest.grants?.kv ?? false },
     tools,
+    ...(manifest.native === undefined ? {} : { native: manifest.native }),
   };
 }

@@ -48,6 +48,11 @@ export interface PluginServiceOptions {
   dataDir?: string;
   /** Reload when files under the roots change (`plugins.watch`), after this quiet time (250 ms, as OpenClaw). */
   watch?: { debounceMs: number };
+  /**
+   * Device factories compiled into homed, by name (`onebot`), for manifests with `native`; a factory throws when it
+   * cannot provide its device (QQ already on through `onebot.enabled`, say). Injected by the daemon.
+   */
+  natives?: Readonly<Record<string, () => Device>>;
   /** Exec tools: allowed at all (`plugins.allow_exec`), which programs (`plugins.exec_allowlist`), their environment. */
   exec?: { allowed: boolean; allowlist: readonly string[]; env: (plugin: string) => Record<string, string> };
 }
@@ -61,6 +66,8 @@ interface LoadedPlugin {
   /** Calls running in its VM; a retired VM closes when the last one ends. */
   inFlight: number;
   retired: boolean;
+  /** The device a native factory built (kept across reloads while the plugin stays). */
+  native?: Device;
 }
 
 /** One skill as the snapshot holds it. */
@@ -321,9 +328,12 @@ export class PluginService implements Service, PromptContributor {
    */
   async #swapDevices(next: Map<string, LoadedPlugin>, problems: string[]): Promise<void> {
     const devices = (set: Map<string, LoadedPlugin>) =>
-      [...set.values()].map((plugin) =>
-        new PluginDevice(plugin.manifest.name, plugin.manifest.description, this.#toolsOf(plugin))
-      );
+      [...set.values()].flatMap((plugin) => [
+        ...(plugin.native ? [plugin.native] : []),
+        ...(plugin.manifest.tools.length || !plugin.native
+          ? [new PluginDevice(plugin.manifest.name, plugin.manifest.description, this.#toolsOf(plugin))]
+          : []),
+      ]);
     try {
       await this.#options.devices!.setDevices("plugins", devices(next));
     } catch (error) {
@@ -400,7 +410,23 @@ export class PluginService implements Service, PromptContributor {
         throw new Error(`tool ${tool.name}: ${refusal}`);
       }
     }
-    return { manifest, dir, source, vm, inFlight: 0, retired: false };
+    let native: Device | undefined;
+    if (manifest.native !== undefined) {
+      const factory = this.#options.natives?.[manifest.native];
+      if (!factory) {
+        vm?.close();
+        const known = Object.keys(this.#options.natives ?? {}).join(", ") || "none";
+        throw new Error(`native: the factory ${JSON.stringify(manifest.native)} is unknown (known: ${known})`);
+      }
+      const previous = this.#plugins.get(manifest.name);
+      try {
+        native = previous?.manifest.native === manifest.native && previous.native ? previous.native : factory();
+      } catch (error) {
+        vm?.close();
+        throw new Error(`native ${manifest.native}: ${(error as Error).message}`);
+      }
+    }
+    return { manifest, dir, source, vm, inFlight: 0, retired: false, ...(native ? { native } : {}) };
   }
 
   #toolsOf(plugin: LoadedPlugin): Tool[] {

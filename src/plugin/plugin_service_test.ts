@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { RecordingDevice } from "../../tests/support/recording_device.ts";
 import { testPlugins } from "../../tests/support/plugins.ts";
 import { join } from "node:path";
 import { symlink } from "../../tests/support/links.ts";
@@ -262,6 +263,52 @@ Deno.test("with the device table: each skill.json is a plugin device; a reload s
   );
   assert.equal(await run("alpha_go"), "alpha v2");
   refuse = "";
+  await plugins.stop();
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("native factories: a manifest's native device joins the group and stays the same across reloads; unknown or refusing factories are named", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-native-" }));
+  const manifest = async (name: string, native: string) => {
+    await Deno.mkdir(join(root, name), { recursive: true });
+    await Deno.writeTextFile(
+      join(root, name, "skill.json"),
+      JSON.stringify({ name, version: "1.0.0", description: `The ${name} plugin`, native }),
+    );
+  };
+  await manifest("qq", "onebot");
+  await manifest("fax", "fax");
+  await manifest("radio", "radio");
+  const built: RecordingDevice[] = [];
+  const groups: string[][] = [];
+  const seen: unknown[][] = [];
+  const plugins = testPlugins(root, {
+    devices: {
+      setDevices(_group, devices) {
+        groups.push(devices.map((device) => device.name));
+        seen.push([...devices]);
+        return Promise.resolve();
+      },
+    },
+    natives: {
+      onebot: () => {
+        const device = new RecordingDevice("qq");
+        built.push(device);
+        return device;
+      },
+      radio: () => {
+        throw new Error("QQ is already on through onebot.enabled; set it to false to let this plugin provide it");
+      },
+    },
+  });
+  await plugins.start();
+  assert.deepEqual(groups, [["qq"]]);
+  const problems = plugins.problems().join("\n");
+  assert.match(problems, /fax: native: the factory "fax" is unknown \(known: onebot, radio\)/);
+  assert.match(problems, /radio: native radio: QQ is already on through onebot\.enabled/);
+  await plugins.reload();
+  assert.equal(built.length, 1, "the same device across reloads: it is not restarted");
+  assert.equal(seen.at(-1)![0], built[0]);
   await plugins.stop();
   await Deno.remove(root, { recursive: true });
 });
