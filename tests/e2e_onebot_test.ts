@@ -296,11 +296,12 @@ Deno.test("QQ from a plugin: onebot.enabled false, plugins/qq with native onebot
       message: [{ type: "text", data: { text: "QQ works through the plugin." } }],
     });
     await Deno.remove(`${ws.dir}/plugins/qq`, { recursive: true });
-    await fetch(`${homed.url}/api/plugins/reload`, {
+    const removed = await fetch(`${homed.url}/api/plugins/reload`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{}",
     });
+    assert.equal(removed.status, 200, await removed.text());
     const gone = await handshakeStatus(wsUrl(homed), handshakeHeaders("napcat", "10001000", ""));
     assert.equal(gone.status, 503, "the plugin's device left the table");
   } finally {
