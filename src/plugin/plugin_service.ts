@@ -97,6 +97,8 @@ export class PluginService implements Service, PromptContributor {
   #reloads = 0;
   #plugins = new Map<string, LoadedPlugin>();
   #watcher: Deno.FsWatcher | undefined;
+  /** The roots the watcher covers; a root created later is noticed on the heartbeat. */
+  #watched: string[] = [];
   #debounce: ReturnType<typeof setTimeout> | undefined;
   #pluginErrors = new Map<string, string[]>();
 
@@ -115,14 +117,21 @@ export class PluginService implements Service, PromptContributor {
     if (this.#options.watch) this.#watch(this.#options.watch.debounceMs);
   }
 
+  /** The roots that exist now. */
+  #existingRoots(): string[] {
+    return this.#options.roots.flatMap((root) => {
+      try {
+        return Deno.statSync(root.dir).isDirectory ? [root.dir] : [];
+      } catch {
+        return [];
+      }
+    });
+  }
+
   /** Reloads after files under the roots changed and then stayed quiet for `debounceMs`. */
   #watch(debounceMs: number): void {
-    const roots: string[] = [];
-    for (const root of this.#options.roots) {
-      try {
-        if (Deno.statSync(root.dir).isDirectory) roots.push(root.dir);
-      } catch { /* a root that does not exist yet is not watched; plgreload picks it up */ }
-    }
+    const roots = this.#existingRoots();
+    this.#watched = roots;
     if (!roots.length) return;
     const watcher = Deno.watchFs(roots, { recursive: true });
     this.#watcher = watcher;
@@ -460,6 +469,16 @@ export class PluginService implements Service, PromptContributor {
   #retire(plugin: LoadedPlugin): void {
     plugin.retired = true;
     if (plugin.inFlight === 0) plugin.vm?.close();
+  }
+
+  /** A plugin root created (or removed) since the watch began: watch again, and reload. */
+  async heartbeat(): Promise<void> {
+    if (!this.#options.watch) return;
+    const roots = this.#existingRoots();
+    if (roots.join("\n") === this.#watched.join("\n")) return;
+    this.#watcher?.close();
+    this.#watch(this.#options.watch.debounceMs);
+    await this.reload();
   }
 
   /** The skills section of the system message (after the persona). */

@@ -312,3 +312,20 @@ Deno.test("native factories: a manifest's native device joins the group and stay
   await plugins.stop();
   await Deno.remove(root, { recursive: true });
 });
+
+Deno.test("a plugin folder created after start-up is watched from the next heartbeat on", async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-late-" }));
+  const root = join(base, "plugins");
+  const plugins = testPlugins(root, { watch: { debounceMs: 50 } });
+  await plugins.start();
+  assert.equal(plugins.list().length, 0);
+  await Deno.mkdir(join(root, "lamp"), { recursive: true });
+  await Deno.writeTextFile(join(root, "lamp", "SKILL.md"), skillText("lamp", "Light.\n"));
+  await plugins.heartbeat();
+  assert.deepEqual(plugins.list().map((p) => p.name), ["lamp"]);
+  await Deno.mkdir(join(root, "kettle"));
+  await Deno.writeTextFile(join(root, "kettle", "SKILL.md"), skillText("kettle", "Boil.\n"));
+  await waitFor(() => plugins.list().some((p) => p.name === "kettle"), "the new folder's watcher");
+  await plugins.stop();
+  await Deno.remove(base, { recursive: true });
+});
