@@ -51,6 +51,11 @@ export interface LuaGrants {
   json?: boolean;
   http?: HttpGrant;
   kv?: KvGrant;
+  /**
+   * `channel.emit(text [, type [, payload]])`: the script's plugin device turns it into an input (a message to answer,
+   * or another type to record). Throws when the device cannot take it (not started).
+   */
+  emit?: (type: string, text: string, payload: Record<string, unknown>) => void;
 }
 
 /** Options of {@link LuaVm.open}. */
@@ -162,8 +167,11 @@ export class LuaVm {
       end
       print = function(...) log.info(...) end
     `);
-    if (grants.json || grants.http || grants.kv) this.#engine.doStringSync(`json = (function() ${JSON_LUA} end)()`);
+    if (grants.json || grants.http || grants.kv || grants.emit) {
+      this.#engine.doStringSync(`json = (function() ${JSON_LUA} end)()`);
+    }
     if (grants.http) this.#grantHttp(grants.http);
+    if (grants.emit) this.#grantEmit(grants.emit);
     if (grants.kv) this.#grantKv(grants.kv);
   }
 
@@ -200,6 +208,35 @@ export class LuaVm {
       local host_request = __homed_http
       __homed_http = nil
       http = { request = function(spec) return json.decode(host_request(json.encode(spec)):await()) end }
+    `);
+  }
+
+  #grantEmit(emit: NonNullable<LuaGrants["emit"]>): void {
+    this.#engine.global.set("__homed_emit", (type: unknown, text: unknown, payload: unknown) => {
+      const kind = String(type);
+      if (!/^[a-z][a-z0-9_.-]{0,40}$/.test(kind)) {
+        throw new Error(`channel.emit: type ${JSON.stringify(kind)} is not a name`);
+      }
+      let extra: unknown = {};
+      try {
+        extra = JSON.parse(String(payload));
+      } catch {
+        throw new Error("channel.emit: the payload is not JSON");
+      }
+      if (extra === null || typeof extra !== "object" || Array.isArray(extra)) {
+        throw new Error("channel.emit: the payload must be a table of fields");
+      }
+      emit(kind, String(text), extra as Record<string, unknown>);
+    });
+    this.#engine.doStringSync(`
+      local host_emit = __homed_emit
+      __homed_emit = nil
+      channel = {
+        emit = function(text, kind, payload)
+          assert(type(text) == "string", "channel.emit: the text must be a string")
+          host_emit(kind or "message", text, json.encode(payload or {}))
+        end,
+      }
     `);
   }
 

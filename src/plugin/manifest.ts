@@ -33,6 +33,16 @@ export interface ManifestTool {
   timeoutMs?: number;
 }
 
+/** A plugin's own channel: what it can show, the Lua function that shows it, and a poll that may emit inputs. */
+export interface ManifestIo {
+  /** Capability names (`text`, `file`, `image`, `audio`, `structured`). */
+  capabilities: string[];
+  /** The Lua function an output goes to (the output event as JSON text). */
+  onOutput?: string;
+  /** A Lua function run every `everyMs` (it may call `io.emit`). */
+  poll?: { lua: string; everyMs: number };
+}
+
 /** A checked manifest. */
 export interface Manifest {
   name: string;
@@ -45,6 +55,7 @@ export interface Manifest {
   tools: ManifestTool[];
   /** A device factory compiled into homed (`onebot`), which builds this plugin's device. */
   native?: string;
+  io?: ManifestIo;
 }
 
 const TOOL = {
@@ -96,7 +107,27 @@ export const MANIFEST_SCHEMA = {
       additionalProperties: false,
     },
     tools: { type: "array", items: TOOL, maxItems: 100 },
-    io: { type: "object" },
+    io: {
+      type: "object",
+      properties: {
+        capabilities: {
+          type: "array",
+          items: { enum: ["text", "file", "image", "audio", "structured"] },
+          uniqueItems: true,
+        },
+        on_output: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
+        poll: {
+          type: "object",
+          properties: {
+            lua: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" },
+            every_ms: { type: "integer", minimum: 1_000, maximum: 86_400_000 },
+          },
+          required: ["lua", "every_ms"],
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
     native: { type: "string" },
   },
   required: ["name", "version", "description"],
@@ -148,11 +179,20 @@ export function readManifest(text: string, dir: string, path: string): Manifest 
     lua?: string;
     grants?: { http?: string[]; kv?: boolean };
     tools?: Array<typeof TOOL & Record<string, unknown>>;
-    io?: unknown;
+    io?: { capabilities?: string[]; on_output?: string; poll?: { lua: string; every_ms: number } };
     native?: string;
   };
   const problems: string[] = [];
-  if (manifest.io !== undefined) problems.push("io: plugin devices are not supported yet");
+  const io = manifest.io;
+  if (io) {
+    if (manifest.lua === undefined) problems.push("io: a plugin's channel needs the lua script that serves it");
+    if ((io.capabilities ?? []).length && !io.on_output) {
+      problems.push("io.on_output: a channel that shows output needs the Lua function that shows it");
+    }
+    if (manifest.native !== undefined) {
+      problems.push("io: a native plugin's device comes from its factory, not from io");
+    }
+  }
   let lua: string | undefined;
   if (manifest.lua !== undefined) {
     lua = resolve(dir, manifest.lua);
@@ -202,5 +242,14 @@ export function readManifest(text: string, dir: string, path: string): Manifest 
     grants: { http: manifest.grants?.http ?? [], kv: manifest.grants?.kv ?? false },
     tools,
     ...(manifest.native === undefined ? {} : { native: manifest.native }),
+    ...(io
+      ? {
+        io: {
+          capabilities: io.capabilities ?? [],
+          ...(io.on_output ? { onOutput: io.on_output } : {}),
+          ...(io.poll ? { poll: { lua: io.poll.lua, everyMs: io.poll.every_ms } } : {}),
+        },
+      }
+      : {}),
   };
 }

@@ -1,6 +1,8 @@
 /**
- * A plugin as an IO device: it offers its tools through the device table (so a reload swaps them together with the
- * devices, in the IOManager's one serialised change) and has no output channel of its own yet.
+ * A plugin as an IO device (`plugin-<name>`): it offers its tools through the device table (so a reload swaps them
+ * together with the devices, in the IOManager's one serialised change) and, when its manifest declares `io`, is a
+ * channel of its own — outputs go to a Lua function, and its script may emit inputs (`channel.emit`), from a tool, an
+ * output or a periodic poll. Inputs from a plugin are trusted as `guest`: a script's words are never the household's.
  *
  * @module
  */
@@ -9,12 +11,29 @@ import type { Device, DeviceContext } from "../io/device.ts";
 import type { OutputEvent } from "../io/event.ts";
 import type { Tool, ToolContext, ToolSpec } from "../tools/tool.ts";
 
-/** The device of one plugin (`plugin-<name>`). */
+/** What a plugin's channel does; all optional (a plugin with only tools has none). */
+export interface PluginChannel {
+  /** Bitmask of `Capability`. */
+  capabilities: number;
+  /** Shows one output (a call into the plugin's Lua). */
+  onOutput?: (event: OutputEvent) => Promise<void>;
+  /** Runs every `everyMs` while the device is started; a failure is logged, never fatal. */
+  poll?: { run: () => Promise<void>; everyMs: number };
+  /** Told when the device starts and stops (the script's `channel.emit` needs the context). */
+  onStart?: (context: DeviceContext) => void;
+  onStop?: () => void;
+}
+
+/** The device of one plugin. */
 export class PluginDevice implements Device {
   readonly type = "plugin";
   readonly name: string;
   readonly description: string;
   #tools: readonly Tool[];
+  #channel: PluginChannel;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #polling = false;
+  #polls = { runs: 0, failures: 0 };
 
   /**
    * @example
@@ -23,10 +42,16 @@ export class PluginDevice implements Device {
    * await io.setDevices("plugins", [device]);
    * ```
    */
-  constructor(plugin: string, description: string, tools: readonly Tool[]) {
+  constructor(
+    plugin: string,
+    description: string,
+    tools: readonly Tool[],
+    channel: PluginChannel = { capabilities: 0 },
+  ) {
     this.name = `plugin-${plugin}`;
     this.description = description;
     this.#tools = tools;
+    this.#channel = channel;
   }
 
   tools(): ToolSpec[] {
@@ -39,23 +64,47 @@ export class PluginDevice implements Device {
     return tool.execute(args, context);
   }
 
-  start(_context: DeviceContext): Promise<void> {
+  start(context: DeviceContext): Promise<void> {
+    this.#channel.onStart?.(context);
+    const poll = this.#channel.poll;
+    if (poll) {
+      this.#timer = setInterval(() => {
+        if (this.#polling) return; // one poll at a time
+        this.#polling = true;
+        this.#polls.runs++;
+        poll.run().catch((error) => {
+          this.#polls.failures++;
+          context.log.warning("{device}: its poll failed: {error}", {
+            device: this.name,
+            error: (error as Error).message,
+          });
+        }).finally(() => (this.#polling = false));
+      }, poll.everyMs);
+    }
     return Promise.resolve();
   }
 
   stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#channel.onStop?.();
     return Promise.resolve();
   }
 
   outputCapabilities(): number {
-    return 0;
+    return this.#channel.capabilities;
   }
 
-  send(_event: OutputEvent): Promise<void> {
-    return Promise.reject(new Error(`${this.name} has no output channel`));
+  send(event: OutputEvent): Promise<void> {
+    const show = this.#channel.onOutput;
+    if (!show) return Promise.reject(new Error(`${this.name} has no output channel`));
+    return show(event);
   }
 
   status(): Record<string, unknown> {
-    return { tools: this.#tools.map((tool) => tool.name) };
+    return {
+      tools: this.#tools.map((tool) => tool.name),
+      ...(this.#channel.poll ? { polls: { ...this.#polls } } : {}),
+    };
   }
 }

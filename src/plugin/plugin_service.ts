@@ -17,7 +17,8 @@ import { type LuaLimits, LuaVm } from "../lua/vm.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import { runExec } from "./exec_tool.ts";
-import type { Device } from "../io/device.ts";
+import type { Device, DeviceContext } from "../io/device.ts";
+import { Capability, type OutputEvent } from "../io/event.ts";
 import { type Manifest, ManifestError, readManifest } from "./manifest.ts";
 import { PluginDevice } from "./plugin_device.ts";
 import { DEFAULT_LIMITS, discoverSkills, type SkillRoot } from "./discovery.ts";
@@ -68,6 +69,10 @@ interface LoadedPlugin {
   retired: boolean;
   /** The device a native factory built (kept across reloads while the plugin stays). */
   native?: Device;
+  /** Its own device, made once (a reload that keeps the plugin keeps the device, which is not restarted). */
+  device?: PluginDevice;
+  /** The started device's context, for the script's `channel.emit`. */
+  channel: { context?: DeviceContext | undefined };
 }
 
 /** One skill as the snapshot holds it. */
@@ -339,9 +344,7 @@ export class PluginService implements Service, PromptContributor {
     const devices = (set: Map<string, LoadedPlugin>) =>
       [...set.values()].flatMap((plugin) => [
         ...(plugin.native ? [plugin.native] : []),
-        ...(plugin.manifest.tools.length || !plugin.native
-          ? [new PluginDevice(plugin.manifest.name, plugin.manifest.description, this.#toolsOf(plugin))]
-          : []),
+        ...(plugin.manifest.tools.length || plugin.manifest.io || !plugin.native ? [this.#deviceOf(plugin)] : []),
       ]);
     try {
       await this.#options.devices!.setDevices("plugins", devices(next));
@@ -373,6 +376,37 @@ export class PluginService implements Service, PromptContributor {
     this.#retireReplaced(next);
   }
 
+  /** The plugin's own device, made once: tools, and the channel its manifest declares. */
+  #deviceOf(plugin: LoadedPlugin): PluginDevice {
+    if (plugin.device) return plugin.device;
+    const { manifest } = plugin;
+    const call = async (fn: string, ...args: string[]) => {
+      plugin.inFlight++;
+      try {
+        await plugin.vm!.call(fn, ...args);
+      } catch (error) {
+        if (error instanceof LuaError) throw new Error(error.message);
+        throw error;
+      } finally {
+        plugin.inFlight--;
+        if (plugin.retired && plugin.inFlight === 0) plugin.vm?.close();
+      }
+    };
+    const io = manifest.io;
+    const capabilities = (io?.capabilities ?? []).reduce(
+      (mask, name) => mask | Capability[(name.charAt(0).toUpperCase() + name.slice(1)) as keyof typeof Capability],
+      0,
+    );
+    plugin.device = new PluginDevice(manifest.name, manifest.description, this.#toolsOf(plugin), {
+      capabilities,
+      ...(io?.onOutput ? { onOutput: (event: OutputEvent) => call(io.onOutput!, JSON.stringify(event)) } : {}),
+      ...(io?.poll ? { poll: { run: () => call(io.poll!.lua), everyMs: io.poll.everyMs } } : {}),
+      onStart: (context) => (plugin.channel.context = context),
+      onStop: () => (plugin.channel.context = undefined),
+    });
+    return plugin.device;
+  }
+
   /** Retires the loaded plugins the new set no longer holds. */
   #retireReplaced(next: Map<string, LoadedPlugin>): void {
     for (const [name, previous] of this.#plugins) if (next.get(name) !== previous) this.#retire(previous);
@@ -380,12 +414,24 @@ export class PluginService implements Service, PromptContributor {
 
   async #openPlugin(manifest: Manifest, dir: string, source: string): Promise<LoadedPlugin> {
     let vm: LuaVm | undefined;
+    const channel: LoadedPlugin["channel"] = {};
     if (manifest.lua) {
       const real = await Deno.realPath(manifest.lua).catch(() => undefined);
       if (!real) throw new Error(`lua: ${manifest.lua} does not exist`);
       if (!real.startsWith(`${dir}/`)) throw new Error(`lua: ${manifest.lua} leads outside the plugin's folder`);
       const dataDir = this.#options.dataDir;
       if (manifest.grants.kv && dataDir) await Deno.mkdir(dataDir, { recursive: true });
+      const emit = (type: string, text: string, payload: Record<string, unknown>) => {
+        const context = channel.context;
+        if (!context) throw new Error("channel.emit: the plugin's device is not started");
+        context.emit({
+          source: `plugin-${manifest.name}`,
+          sender: manifest.name,
+          trust: "guest",
+          type,
+          payload: { ...payload, text },
+        });
+      };
       vm = await LuaVm.open({
         name: `${manifest.name}/${real.slice(dir.length + 1)}`,
         source: await Deno.readTextFile(real),
@@ -394,13 +440,19 @@ export class PluginService implements Service, PromptContributor {
           json: true,
           ...(manifest.grants.http.length ? { http: { allowHosts: manifest.grants.http, timeoutMs: 30_000 } } : {}),
           ...(manifest.grants.kv && dataDir ? { kv: { path: `${dataDir}/${manifest.name}.kv.json` } } : {}),
+          ...(manifest.io ? { emit } : {}),
         },
         logger: this.#options.logger,
       });
-      for (const tool of manifest.tools) {
-        if (tool.lua !== undefined && !vm.has(tool.lua)) {
+      const needed = [
+        ...manifest.tools.flatMap((tool) => tool.lua === undefined ? [] : [[`tool ${tool.name}`, tool.lua]]),
+        ...(manifest.io?.onOutput ? [["io.on_output", manifest.io.onOutput]] : []),
+        ...(manifest.io?.poll ? [["io.poll", manifest.io.poll.lua]] : []),
+      ];
+      for (const [what, fn] of needed) {
+        if (!vm.has(fn!)) {
           vm.close();
-          throw new Error(`tool ${tool.name}: the script defines no function ${tool.lua}()`);
+          throw new Error(`${what}: the script defines no function ${fn}()`);
         }
       }
     }
@@ -435,7 +487,7 @@ export class PluginService implements Service, PromptContributor {
         throw new Error(`native ${manifest.native}: ${(error as Error).message}`);
       }
     }
-    return { manifest, dir, source, vm, inFlight: 0, retired: false, ...(native ? { native } : {}) };
+    return { manifest, dir, source, vm, inFlight: 0, retired: false, channel, ...(native ? { native } : {}) };
   }
 
   #toolsOf(plugin: LoadedPlugin): Tool[] {

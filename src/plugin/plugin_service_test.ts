@@ -4,6 +4,10 @@ import { testPlugins } from "../../tests/support/plugins.ts";
 import { join } from "node:path";
 import { symlink } from "../../tests/support/links.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
+import { getLogger } from "@logtape/logtape";
+import { systemClock } from "../clock.ts";
+import { IOManager } from "../io/io_manager.ts";
+import { RouteTable } from "../io/route_table.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { waitFor } from "../../tests/support/wait.ts";
 
@@ -328,4 +332,56 @@ Deno.test("a plugin folder created after start-up is watched from the next heart
   await waitFor(() => plugins.list().some((p) => p.name === "kettle"), "the new folder's watcher");
   await plugins.stop();
   await Deno.remove(base, { recursive: true });
+});
+
+Deno.test("a plugin's own channel: outputs reach its Lua, its poll and tools emit inputs as guest, through a real IOManager", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-channel-" }));
+  await Deno.mkdir(join(root, "pager"));
+  await Deno.writeTextFile(
+    join(root, "pager", "skill.json"),
+    JSON.stringify({
+      name: "pager",
+      version: "1.0.0",
+      description: "A pager",
+      lua: "main.lua",
+      io: { capabilities: ["text"], on_output: "show", poll: { lua: "poll", every_ms: 1_000 } },
+      tools: [{
+        name: "pager_last",
+        description: "What the pager showed last",
+        parameters: { type: "object", properties: {} },
+        handler: { lua: "last" },
+      }],
+    }),
+  );
+  await Deno.writeTextFile(
+    join(root, "pager", "main.lua"),
+    `local shown = {}
+     function show(text) local event = json.decode(text) shown[#shown + 1] = event.payload.text
+       channel.emit("seen: " .. event.payload.text, "receipt") end
+     function poll() channel.emit("page from the door") end
+     function last() return shown[#shown] or "nothing" end`,
+  );
+  const tools = new ToolRegistry();
+  const io = new IOManager({
+    clock: systemClock,
+    routes: new RouteTable({}, {}, undefined),
+    tools,
+    logger: getLogger(["test"]),
+  });
+  await io.start();
+  const plugins = testPlugins(root, { devices: io });
+  await plugins.start();
+  assert.deepEqual(io.channels().find((channel) => channel.name === "plugin-pager")?.capabilities, ["text"]);
+  await io.send({ target: "plugin-pager", type: "message", payload: { text: "Dinner is ready" } });
+  const receipt = await io.next();
+  assert.deepEqual(
+    [receipt?.source, receipt?.sender, receipt?.trust, receipt?.type, receipt?.payload],
+    ["plugin-pager", "pager", "guest", "receipt", { text: "seen: Dinner is ready" }],
+  );
+  assert.equal((await tools.call("pager_last", "{}", testToolContext())).content, "Dinner is ready");
+  const polled = await io.next(AbortSignal.timeout(3_000));
+  assert.deepEqual([polled?.type, polled?.payload], ["message", { text: "page from the door" }]);
+  await plugins.stop();
+  await io.close();
+  await Deno.remove(root, { recursive: true });
 });
