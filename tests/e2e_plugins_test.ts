@@ -50,6 +50,14 @@ Deno.test("OpenClaw fixtures: gated as documented, listed by /api/plugins, offer
         weather: ["skill", true, [`requires.bins: curl at ${bin}/curl`]],
       },
     );
+    const channels = await (await fetch(`${homed.url}/api/channels`)).json();
+    assert.deepEqual(
+      (channels.channels as Array<{ name: string; type: string }>).filter((c) => c.type === "plugin").map((c) =>
+        c.name
+      ),
+      ["plugin-1password", "plugin-weather"],
+      "each offered skill is a plugin device",
+    );
     const { status, body } = await postJson(`${homed.url}/api/chat`, { text: "What's the weather in Hangzhou?" });
     assert.equal(status, 200, JSON.stringify(body));
     assert.equal((body as { reply: string }).reply, "wttr.in says it is sunny.");

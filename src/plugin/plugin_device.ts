@@ -11,6 +11,19 @@ import type { Device, DeviceContext } from "../io/device.ts";
 import type { OutputEvent } from "../io/event.ts";
 import type { Tool, ToolContext, ToolSpec } from "../tools/tool.ts";
 
+/**
+ * The device name of a plugin: `plugin-` and its name, with what a device name cannot hold (a skill named by its
+ * folder may have dots or spaces) as `_`.
+ *
+ * @example
+ * ```ts
+ * pluginDeviceName("My Notes.v2"); // "plugin-My_Notes_v2"
+ * ```
+ */
+export function pluginDeviceName(plugin: string): string {
+  return `plugin-${plugin.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+}
+
 /** What a plugin's channel does; all optional (a plugin with only tools has none). */
 export interface PluginChannel {
   /** Bitmask of `Capability`. */
@@ -48,7 +61,7 @@ export class PluginDevice implements Device {
     tools: readonly Tool[],
     channel: PluginChannel = { capabilities: 0 },
   ) {
-    this.name = `plugin-${plugin}`;
+    this.name = pluginDeviceName(plugin);
     this.description = description;
     this.#tools = tools;
     this.#channel = channel;

@@ -20,7 +20,7 @@ import { runExec } from "./exec_tool.ts";
 import type { Device, DeviceContext } from "../io/device.ts";
 import { Capability, type OutputEvent } from "../io/event.ts";
 import { type Manifest, ManifestError, readManifest } from "./manifest.ts";
-import { PluginDevice } from "./plugin_device.ts";
+import { PluginDevice, pluginDeviceName } from "./plugin_device.ts";
 import { DEFAULT_LIMITS, discoverSkills, type SkillRoot } from "./discovery.ts";
 import { type GateContext, gateSkill } from "./gating.ts";
 import type { Skill } from "./skill.ts";
@@ -88,6 +88,19 @@ interface Snapshot {
   problems: string[];
   prompt: string | undefined;
   loadedAt: number;
+}
+
+/** The first of each key. */
+function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  for (const item of items) {
+    const k = key(item);
+    if (seen.has(k)) continue;
+    seen.add(k);
+    out.push(item);
+  }
+  return out;
 }
 
 /** Largest file `skill_read` returns. */
@@ -183,7 +196,10 @@ export class PluginService implements Service, PromptContributor {
       problems.push(`${previous.skill.name}: its new version cannot be used (${problem}); the previous version stays`);
     }
     states.sort((a, b) => a.skill.name.localeCompare(b.skill.name));
-    if (this.#options.tools || this.#options.devices) problems.push(...await this.#loadManifests());
+    if (this.#options.tools || this.#options.devices) {
+      const skillsOnly = states.filter((state) => state.eligible).map((state) => state.skill);
+      problems.push(...await this.#loadManifests(skillsOnly));
+    }
     const eligible = states.filter((state) => state.eligible).map((state) => state.skill);
     const snapshot: Snapshot = {
       skills: states,
@@ -253,7 +269,7 @@ export class PluginService implements Service, PromptContributor {
   }
 
   /** Finds `skill.json` folders, loads each (VM, tools) and swaps their tools in; a broken one keeps its old version. */
-  async #loadManifests(): Promise<string[]> {
+  async #loadManifests(skills: readonly Skill[]): Promise<string[]> {
     const problems: string[] = [];
     const found = new Map<string, { manifest: Manifest; dir: string; source: string }>();
     this.#pluginErrors.clear();
@@ -309,7 +325,7 @@ export class PluginService implements Service, PromptContributor {
     for (const [name, previous] of this.#plugins) {
       if (!next.has(name) && this.#pluginErrors.has(name)) next.set(name, previous);
     }
-    if (this.#options.devices) await this.#swapDevices(next, problems);
+    if (this.#options.devices) await this.#swapDevices(next, problems, skills);
     else this.#swapTools(next, problems);
     this.#plugins = next;
     return problems;
@@ -340,12 +356,17 @@ export class PluginService implements Service, PromptContributor {
    * another device has, say), the changed plugins fall back to their previous versions; if that is refused too, the
    * table stays as it was.
    */
-  async #swapDevices(next: Map<string, LoadedPlugin>, problems: string[]): Promise<void> {
-    const devices = (set: Map<string, LoadedPlugin>) =>
-      [...set.values()].flatMap((plugin) => [
+  async #swapDevices(next: Map<string, LoadedPlugin>, problems: string[], skills: readonly Skill[]): Promise<void> {
+    // A pure SKILL.md plugin is a device too (no tools of its own, no output): the channel list shows what is installed.
+    const skillDevice = (skill: Skill) => new PluginDevice(skill.name, skill.description, [], { capabilities: 0 });
+    const devices = (set: Map<string, LoadedPlugin>) => [
+      ...[...set.values()].flatMap((plugin) => [
         ...(plugin.native ? [plugin.native] : []),
         ...(plugin.manifest.tools.length || plugin.manifest.io || !plugin.native ? [this.#deviceOf(plugin)] : []),
-      ]);
+      ]),
+      ...uniqueBy(skills.filter((skill) => !set.has(skill.name)), (skill) => pluginDeviceName(skill.name))
+        .map(skillDevice),
+    ];
     try {
       await this.#options.devices!.setDevices("plugins", devices(next));
     } catch (error) {
