@@ -276,6 +276,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         logger: log("plugins"),
         devices: io,
         natives,
+        retireGraceMs: config.llm.turn_timeout + 10_000,
         luaLimits: { timeMs: config.lua.time_limit, memoryBytes: config.lua.memory_limit },
         dataDir: join(config.daemon.data_dir, "plugins"),
         ...(config.plugins.watch ? { watch: { debounceMs: 250 } } : {}),

@@ -45,6 +45,8 @@ export interface PluginServiceOptions {
   devices?: { setDevices(group: string, devices: readonly Device[]): Promise<void> };
   /** Limits of the plugins' Lua calls (`lua.*`). */
   luaLimits?: LuaLimits;
+  /** How long a replaced plugin's VM stays open for turns that started before the reload (the turn deadline). */
+  retireGraceMs?: number;
   /** Folder for the plugins' key-value stores (`data_dir/plugins`). */
   dataDir?: string;
   /** Reload when files under the roots change (`plugins.watch`), after this quiet time (250 ms, as OpenClaw). */
@@ -67,6 +69,8 @@ interface LoadedPlugin {
   /** Calls running in its VM; a retired VM closes when the last one ends. */
   inFlight: number;
   retired: boolean;
+  /** Retired and past the grace a turn in flight may still need it for. */
+  graceOver?: boolean;
   /** The device a native factory built (kept across reloads while the plugin stays). */
   native?: Device;
   /** Its own device, made once (a reload that keeps the plugin keeps the device, which is not restarted). */
@@ -114,6 +118,7 @@ export class PluginService implements Service, PromptContributor {
   #reloading: Promise<Snapshot> | undefined;
   #reloads = 0;
   #plugins = new Map<string, LoadedPlugin>();
+  #retiring = new Map<ReturnType<typeof setTimeout>, LoadedPlugin>();
   #watcher: Deno.FsWatcher | undefined;
   /** The roots the watcher covers; a root created later is noticed on the heartbeat. */
   #watched: string[] = [];
@@ -410,7 +415,7 @@ export class PluginService implements Service, PromptContributor {
         throw error;
       } finally {
         plugin.inFlight--;
-        if (plugin.retired && plugin.inFlight === 0) plugin.vm?.close();
+        if (plugin.graceOver && plugin.inFlight === 0) plugin.vm?.close();
       }
     };
     const io = manifest.io;
@@ -532,7 +537,7 @@ export class PluginService implements Service, PromptContributor {
           throw error;
         } finally {
           plugin.inFlight--;
-          if (plugin.retired && plugin.inFlight === 0) plugin.vm?.close();
+          if (plugin.graceOver && plugin.inFlight === 0) plugin.vm?.close();
         }
       },
     }));
@@ -540,8 +545,17 @@ export class PluginService implements Service, PromptContributor {
 
   /** A plugin replaced or removed: its VM closes once no call of a turn in flight uses it. */
   #retire(plugin: LoadedPlugin): void {
+    if (plugin.retired) return;
     plugin.retired = true;
-    if (plugin.inFlight === 0) plugin.vm?.close();
+    // A turn that started before the reload keeps its view of the tools until it ends: the old VM stays open for
+    // the turn's longest life, and past that until its last call returns.
+    const timer = setTimeout(() => {
+      this.#retiring.delete(timer);
+      plugin.graceOver = true;
+      if (plugin.inFlight === 0) plugin.vm?.close();
+    }, this.#options.retireGraceMs ?? 120_000);
+    Deno.unrefTimer(timer);
+    this.#retiring.set(timer, plugin);
   }
 
   /** A plugin root created (or removed) since the watch began: watch again, and reload. */
@@ -711,7 +725,12 @@ export class PluginService implements Service, PromptContributor {
     this.#watcher?.close();
     clearTimeout(this.#debounce);
     await this.#reloading?.catch(() => {});
-    for (const plugin of this.#plugins.values()) this.#retire(plugin);
+    for (const [timer, plugin] of this.#retiring) {
+      clearTimeout(timer);
+      plugin.vm?.close();
+    }
+    this.#retiring.clear();
+    for (const plugin of this.#plugins.values()) plugin.vm?.close();
   }
 
   status(): Record<string, unknown> {

@@ -176,12 +176,18 @@ Deno.test("skill.json: Lua tools through the registry, grants enforced, problems
   await plugins.reload();
   assert.match(plugins.problems().join("\n"), /thermo: thermo\/main\.lua:2: .*; the previous version stays/);
   assert.equal((await call("room_temperature", { room: "study" })).content, "hall: 21 °C (asked for study)");
+  const turnBefore = tools.view(); // a turn that started before the next reload
   await Deno.writeTextFile(
     join(root, "thermo", "main.lua"),
     "function room_temperature() return 'v2' end\nfunction fetch_elsewhere() return '' end",
   );
   await plugins.reload();
   assert.equal((await call("room_temperature", { room: "x" })).content, "v2");
+  assert.equal(
+    (await turnBefore.call("room_temperature", JSON.stringify({ room: "den" }), testToolContext())).content,
+    "hall: 21 °C (asked for den)",
+    "the turn in flight finishes on the version it started with (its VM stays open for the grace)",
+  );
   await Deno.remove(join(root, "thermo"), { recursive: true });
   await plugins.reload();
   assert.equal(tools.has("room_temperature"), false, "a removed plugin's tools are gone");

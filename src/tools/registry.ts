@@ -32,6 +32,13 @@ function describeErrors(violations: readonly SchemaViolation[]): string {
   }).join("; ");
 }
 
+/** Every tool of a table as the LLM sees it, sorted by name so the prompt is stable. */
+function specsOf(entries: ReadonlyMap<string, Entry>): ToolSpec[] {
+  return [...entries.values()]
+    .map(({ tool }) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
 function render(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value) ?? "null";
 }
@@ -71,7 +78,11 @@ export class ToolRegistry {
    * ```
    */
   register(tool: Tool, owner = "core"): void {
-    this.#entries.set(tool.name, this.#prepare(tool, owner));
+    const entry = this.#prepare(tool, owner);
+    // Copy on write: a view taken by a turn keeps the table it started with.
+    const next = new Map(this.#entries);
+    next.set(tool.name, entry);
+    this.#entries = next;
   }
 
   #prepare(tool: Tool, owner: string, replacing?: ReadonlySet<string>): Entry {
@@ -125,8 +136,29 @@ export class ToolRegistry {
       if (prepared.has(tool.name)) throw new TypeError(`Tool name "${tool.name}" appears twice in ${owner}`);
       prepared.set(tool.name, this.#prepare(tool, owner, mine));
     }
-    for (const name of mine) this.#entries.delete(name);
-    for (const [name, entry] of prepared) this.#entries.set(name, entry);
+    const next = new Map(this.#entries);
+    for (const name of mine) next.delete(name);
+    for (const [name, entry] of prepared) next.set(name, entry);
+    this.#entries = next;
+  }
+
+  /**
+   * The tools as they are now, for one turn: a reload that swaps tools meanwhile does not change what this turn
+   * sees or calls — it finishes on the set it started with.
+   *
+   * @example
+   * ```ts
+   * const tools = registry.view();
+   * const specs = tools.specs(); // … later in the same turn
+   * await tools.call("clock_now", "{}", context);
+   * ```
+   */
+  view(): Pick<ToolRegistry, "specs" | "call"> {
+    const entries = this.#entries;
+    return {
+      specs: () => specsOf(entries),
+      call: (name, rawArguments, context) => this.#callIn(entries, name, rawArguments, context),
+    };
   }
 
   /** True when a tool of that name is registered. */
@@ -136,9 +168,7 @@ export class ToolRegistry {
 
   /** Every tool as the LLM sees it, sorted by name so the prompt is stable. */
   specs(): ToolSpec[] {
-    return [...this.#entries.values()]
-      .map(({ tool }) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))
-      .sort((a, b) => a.name.localeCompare(b.name));
+    return specsOf(this.#entries);
   }
 
   /**
@@ -150,10 +180,19 @@ export class ToolRegistry {
    * await registry.call("clock_now", "{}", context); // { ok: true, content: "2026-11-30T…" }
    * ```
    */
-  async call(name: string, rawArguments: string, context: ToolContext): Promise<ToolOutcome> {
-    const entry = this.#entries.get(name);
+  call(name: string, rawArguments: string, context: ToolContext): Promise<ToolOutcome> {
+    return this.#callIn(this.#entries, name, rawArguments, context);
+  }
+
+  async #callIn(
+    entries: ReadonlyMap<string, Entry>,
+    name: string,
+    rawArguments: string,
+    context: ToolContext,
+  ): Promise<ToolOutcome> {
+    const entry = entries.get(name);
     if (!entry) {
-      const known = [...this.#entries.keys()].sort().join(", ") || "none";
+      const known = [...entries.keys()].sort().join(", ") || "none";
       return { ok: false, content: `Error: unknown tool ${JSON.stringify(name)}; available tools: ${known}` };
     }
     if (!permits(entry.tool.allow, context.trust)) {

@@ -180,3 +180,25 @@ Deno.test("each tool's rule decides who may cause it, before its arguments are e
       "was not run. Tell them you cannot do that for them.",
   );
 });
+
+Deno.test("a view keeps the table it was taken from: a turn finishes on the tools it started with", async () => {
+  const registry = new ToolRegistry();
+  const version = (v: string) => ({
+    name: "thermo_read",
+    description: "Reads the thermometer",
+    parameters: { type: "object", properties: {} },
+    allow: "anyone" as const,
+    execute: () => v,
+  });
+  registry.replaceOwner("plugin:thermo", [version("v1")]);
+  const turn = registry.view();
+  registry.replaceOwner("plugin:thermo", [version("v2")]);
+  registry.register({ ...version("x"), name: "later_tool" });
+  assert.equal((await turn.call("thermo_read", "{}", context)).content, "v1");
+  assert.equal((await registry.call("thermo_read", "{}", context)).content, "v2");
+  assert.deepEqual(turn.specs().map((spec) => spec.name), ["thermo_read"]);
+  assert.deepEqual(registry.specs().map((spec) => spec.name), ["later_tool", "thermo_read"]);
+  registry.replaceOwner("plugin:thermo", []);
+  assert.equal((await turn.call("thermo_read", "{}", context)).content, "v1", "even once removed");
+  assert.match((await registry.call("thermo_read", "{}", context)).content, /^Error: unknown tool "thermo_read"/);
+});

@@ -356,7 +356,9 @@ export class Agent implements Service {
     text: string,
     route: { current(): string; set(channel: string): void },
   ): Promise<{ reply: string; rounds: number }> {
-    const { provider, tools, io, maxToolRounds, keepReasoning, clock } = this.#options;
+    const { provider, io, maxToolRounds, keepReasoning, clock } = this.#options;
+    // One view of the tools for the whole turn: a plugin reload meanwhile does not change this turn's tools.
+    const tools = this.#options.tools.view();
     this.#turn = new AbortController();
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
