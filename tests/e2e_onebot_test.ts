@@ -286,6 +286,11 @@ Deno.test("QQ from a plugin: onebot.enabled false, plugins/qq with native onebot
     assert.deepEqual(await reload.json(), { skills: 0, eligible: 0, problems: [] });
     const channels = await (await fetch(`${homed.url}/api/channels`)).json();
     assert.ok((channels.channels as Array<{ name: string }>).some((channel) => channel.name === "qq"));
+    const listed = (await (await fetch(`${homed.url}/api/plugins`)).json()).plugins as Array<Record<string, unknown>>;
+    assert.deepEqual(
+      listed.map((p) => [p.name, p.kind, p.eligible, p.reasons]),
+      [["qq", "native", true, ["its device comes from the onebot factory"]]],
+    );
     const sim = await OneBotSim.connect(wsUrl(homed), { flavour: "napcat" });
     sims.push(sim);
     fake.enqueue({ reply: "QQ works through the plugin." });

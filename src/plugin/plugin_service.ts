@@ -613,12 +613,16 @@ export class PluginService implements Service, PromptContributor {
     const manifests = [...this.#plugins.values()].map(({ manifest, source, dir }) => ({
       name: manifest.name,
       source,
-      kind: "manifest",
+      kind: manifest.native ? "native" : "manifest",
       path: `${dir}/skill.json`,
       description: manifest.description,
       version: manifest.version,
       eligible: true,
-      reasons: [`${manifest.tools.length} tools from ${manifest.lua ? "Lua" : "no script"}`],
+      reasons: [
+        manifest.native
+          ? `its device comes from the ${manifest.native} factory`
+          : `${manifest.tools.length} tools from ${manifest.lua ? "Lua" : "no script"}`,
+      ],
       tools: manifest.tools.map((tool) => tool.name),
       commands: [],
       install: [],
