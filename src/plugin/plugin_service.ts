@@ -402,22 +402,25 @@ export class PluginService implements Service, PromptContributor {
     this.#retireReplaced(next);
   }
 
+  /** Calls into a plugin's VM, counted so a retired VM closes only after its last call; Lua errors as plain errors. */
+  async #callLua(plugin: LoadedPlugin, fn: string, ...args: string[]): Promise<unknown> {
+    plugin.inFlight++;
+    try {
+      return await plugin.vm!.call(fn, ...args);
+    } catch (error) {
+      if (error instanceof LuaError) throw new Error(error.message);
+      throw error;
+    } finally {
+      plugin.inFlight--;
+      if (plugin.graceOver && plugin.inFlight === 0) plugin.vm?.close();
+    }
+  }
+
   /** The plugin's own device, made once: tools, and the channel its manifest declares. */
   #deviceOf(plugin: LoadedPlugin): PluginDevice {
     if (plugin.device) return plugin.device;
     const { manifest } = plugin;
-    const call = async (fn: string, ...args: string[]) => {
-      plugin.inFlight++;
-      try {
-        await plugin.vm!.call(fn, ...args);
-      } catch (error) {
-        if (error instanceof LuaError) throw new Error(error.message);
-        throw error;
-      } finally {
-        plugin.inFlight--;
-        if (plugin.graceOver && plugin.inFlight === 0) plugin.vm?.close();
-      }
-    };
+    const call = async (fn: string, ...args: string[]) => void await this.#callLua(plugin, fn, ...args);
     const io = manifest.io;
     const capabilities = (io?.capabilities ?? []).reduce(
       (mask, name) => mask | Capability[(name.charAt(0).toUpperCase() + name.slice(1)) as keyof typeof Capability],
@@ -527,18 +530,8 @@ export class PluginService implements Service, PromptContributor {
         if (spec.exec) {
           return await runExec(spec.exec, args, this.#options.exec!.env(plugin.manifest.name), context.signal);
         }
-        const vm = plugin.vm!;
-        plugin.inFlight++;
-        try {
-          const result = await vm.call(spec.lua!, JSON.stringify(args));
-          return result === undefined || result === null ? "" : String(result);
-        } catch (error) {
-          if (error instanceof LuaError) throw new Error(error.message);
-          throw error;
-        } finally {
-          plugin.inFlight--;
-          if (plugin.graceOver && plugin.inFlight === 0) plugin.vm?.close();
-        }
+        const result = await this.#callLua(plugin, spec.lua!, JSON.stringify(args));
+        return result === undefined || result === null ? "" : String(result);
       },
     }));
   }
