@@ -23,6 +23,7 @@ import {
 import { initTarget } from "./flags.ts";
 import { startDaemon, StartupError } from "./daemon.ts";
 import { log, setupLogging, stopLogging } from "./log/logging.ts";
+import { COMMIT } from "./build_info.ts";
 import { VERSION } from "./version.ts";
 
 const USAGE = `homed ${VERSION}: a 24/7 butler for one household
@@ -35,6 +36,7 @@ Commands:
   doctor   Check config, rights, data dir, LLM   [--config FILE]
   init     Write a starter config and persona    [--config FILE (default config/homed.yaml)] [--force]
   flags    Print the deno permission flags       [--config FILE] [--mode run|chat|doctor|init]
+  version  Print the version, commit and Deno version
 
 Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
 /etc/homed/homed.yaml and data in /var/lib/homed), then the embedded defaults.`;
@@ -128,6 +130,19 @@ async function run(flag: string | undefined, layout: Layout): Promise<void> {
   Deno.addSignalListener("SIGTERM", onSignal);
 }
 
+/**
+ * `homed version`: homed's version, the commit it was built from, and the Deno, V8 and TypeScript it runs on.
+ *
+ * @example
+ * ```ts
+ * versionLine(); // "homed 0.1.0 (commit dev; deno 2.9.6, v8 15.0.245.2, typescript 6.0.3)"
+ * ```
+ */
+export function versionLine(): string {
+  const { deno, v8, typescript } = Deno.version;
+  return `homed ${VERSION} (commit ${COMMIT}; deno ${deno}, v8 ${v8}, typescript ${typescript})`;
+}
+
 async function main(argv: string[]): Promise<void> {
   let layout: Layout = "repo";
   if (argv[0] === "--standard-layout") {
@@ -157,7 +172,7 @@ async function main(argv: string[]): Promise<void> {
     return fail(`${(error as Error).message}\n\n${USAGE}`);
   }
   if (values.help || command === "help") return void print(`${USAGE}\n`);
-  if (values.version) return void print(`homed ${VERSION}\n`);
+  if (values.version || command === "version") return void print(`${versionLine()}\n`);
 
   switch (command) {
     case "run":

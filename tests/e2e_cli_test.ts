@@ -302,3 +302,18 @@ Deno.test("homed init writes a config outside config/ with flags naming that pat
   assert.match(refused.stderr, /name the config through HOMED_CONFIG/);
   await Deno.remove(home, { recursive: true });
 });
+
+Deno.test("homed version names the version, the commit and the Deno it runs on", async () => {
+  for (const args of [["version"], ["--version"]]) {
+    const result = await deno(["run", "--no-prompt", "src/main.ts", ...args]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout.trim(),
+      new RegExp(
+        `^homed \\d+\\.\\d+\\.\\d+ \\(commit (dev|[0-9a-f]{7,40}); deno ${
+          Deno.version.deno.replaceAll(".", "\\.")
+        }, v8 \\S+, typescript \\S+\\)$`,
+      ),
+    );
+  }
+});
