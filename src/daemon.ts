@@ -62,6 +62,8 @@ export interface Daemon {
   http: HttpDevice;
   knowledge: KnowledgeBase;
   services: ServiceHost;
+  /** Rescans the plugins (SIGHUP, `plgreload`, `POST /api/plugins/reload`). */
+  reloadPlugins(): Promise<{ skills: number; eligible: number; problems: string[] }>;
   /**
    * Stops every service in reverse order within the shutdown grace plus 1.5 s: queued messages are answered with
    * 503, the turn in flight gets the grace, then devices, the listener and the stores stop. Idempotent.
@@ -391,6 +393,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       http,
       knowledge,
       services,
+      reloadPlugins: () => plugins.reload(),
       stop() {
         stopping ??= (async () => {
           logger.info("Stopping (the turn in flight gets {graceMs} ms)", { graceMs });

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { taskCommand } from "./cli/commands.ts";
 import { ConfigError } from "./config/config_error.ts";
@@ -37,6 +38,7 @@ Commands:
   init     Write a starter config and persona    [--config FILE (default config/homed.yaml)] [--force]
   flags    Print the deno permission flags       [--config FILE] [--mode run|chat|doctor|init]
   version  Print the version, commit and Deno version
+  supervise  Run the daemon and restart it when it crashes (no systemd)  [--config FILE] [--pid-file FILE]
 
 Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
 /etc/homed/homed.yaml and data in /var/lib/homed), then the embedded defaults.`;
@@ -128,6 +130,13 @@ async function run(flag: string | undefined, layout: Layout): Promise<void> {
   };
   Deno.addSignalListener("SIGINT", onSignal);
   Deno.addSignalListener("SIGTERM", onSignal);
+  // SIGHUP (from `homed supervise` or `kill -HUP`): rescan the plugins; the config is read at start only.
+  Deno.addSignalListener("SIGHUP", () => {
+    daemon.reloadPlugins().then(
+      (report) => log().info("SIGHUP: plugins reloaded, {eligible} of {skills} skills offered", report),
+      (error) => log().error("SIGHUP: the plugin reload failed: {error}", { error }),
+    );
+  });
 }
 
 /**
@@ -162,6 +171,7 @@ async function main(argv: string[]): Promise<void> {
         url: { type: "string" },
         mode: { type: "string" },
         force: { type: "boolean" },
+        "pid-file": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
       },
@@ -207,6 +217,26 @@ async function main(argv: string[]): Promise<void> {
         write: print,
         interactive: Deno.stdin.isTerminal(),
       });
+      return Deno.exit(code);
+    }
+    case "supervise": {
+      const { loaded, denied } = await load(values.config, layout);
+      checkRights(loaded, "supervise", denied);
+      setupLogging({ level: loaded.config.log.level, format: loaded.config.log.format, secrets: [] });
+      const { superviseDaemon } = await import("./supervise/supervise_command.ts");
+      let code: number;
+      try {
+        code = await superviseDaemon({
+          loaded,
+          layout,
+          config: values.config,
+          pidFile: values["pid-file"] ?? join(loaded.config.daemon.data_dir, "homed.pid"),
+        });
+      } catch (error) {
+        stopLogging();
+        return fail(`supervise: ${(error as Error).message}`, 1);
+      }
+      stopLogging();
       return Deno.exit(code);
     }
     case "doctor": {

@@ -26,10 +26,10 @@ export interface PermissionSet {
 export const LIBRARY_ENV_NAMES = ["LOG_TOKENS", "LOG_STREAM"] as const;
 
 /** Which command the rights are for. */
-export type PermissionMode = "run" | "chat" | "doctor" | "init";
+export type PermissionMode = "run" | "chat" | "doctor" | "init" | "supervise";
 
 /** The modes, for argument checks. */
-export const PERMISSION_MODES: readonly PermissionMode[] = ["run", "chat", "doctor", "init"];
+export const PERMISSION_MODES: readonly PermissionMode[] = ["run", "chat", "doctor", "init", "supervise"];
 
 /** `host:port` of a URL, with the scheme's default port (https/wss 443, http/ws 80). */
 function llmHost(baseUrl: string): string {
@@ -56,6 +56,17 @@ export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode):
     return { read: configFile, write: [], net: [`${connectHost(listen)}:${listen.port}`], env };
   }
   if (mode === "init") return initPermissions(loaded.location.path ?? "", loaded.baseDir);
+  if (mode === "supervise") {
+    // The supervisor reads the config and the plugin folders (to compute the daemon's flags), writes its pid file in
+    // the data dir, and may start one program: the Deno (or homed binary) it runs on. Nothing else.
+    return {
+      read: unique([...configFile, config.paths.plugins, ...config.plugins.extra_dirs]),
+      write: [config.daemon.data_dir],
+      net: [],
+      env: unique([...env, "PATH"]),
+      run: [Deno.execPath()],
+    };
+  }
   const dirs = [config.paths.knowledge, config.paths.plugins, config.daemon.data_dir];
   const listenHost = bindHost(listen);
   // The Lua VM's wasm (adapters and plugins' Lua tools) — that one file, not the npm cache around it — and the adapter.

@@ -47,7 +47,10 @@ export async function deno(
 }
 
 /** The flags `deno task <mode>` would splice in for this environment. */
-export async function taskFlags(mode: "run" | "chat" | "doctor", env: Record<string, string>): Promise<string[]> {
+export async function taskFlags(
+  mode: "run" | "chat" | "doctor" | "supervise",
+  env: Record<string, string>,
+): Promise<string[]> {
   const result = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/flags.ts", mode], { env });
   assert.equal(result.code, 0, result.stderr);
   return result.stdout.trim().split(/\s+/).filter(Boolean);

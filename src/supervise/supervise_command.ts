@@ -1,0 +1,77 @@
+/**
+ * `homed supervise`: the daemon as a child process of a {@link Supervisor}, started exactly as `homed flags` says (a
+ * `deno run` of this checkout with the daemon's computed flags, or this binary's own `run`), with SIGTERM, SIGINT and
+ * SIGHUP passed on.
+ *
+ * @module
+ */
+
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { systemClock } from "../clock.ts";
+import { commandFlags } from "../config/command_flags.ts";
+import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
+import { log } from "../log/logging.ts";
+import { pluginRights } from "../plugin/rights.ts";
+import { type Child, Supervisor } from "./supervisor.ts";
+
+/**
+ * The daemon's command line: the Deno this runs on with the daemon's flags and this main module, or — in a compiled
+ * binary, whose rights are built in — the binary itself.
+ *
+ * @example
+ * ```ts
+ * await daemonCommand(loaded, "repo", undefined); // ["/…/deno", ["run", "--no-prompt", …, "/…/src/main.ts", "run"]]
+ * ```
+ */
+export async function daemonCommand(
+  loaded: LoadedConfig,
+  layout: Layout,
+  config: string | undefined,
+): Promise<[string, string[]]> {
+  const tail = [
+    ...(layout === "standard" ? ["--standard-layout"] : []),
+    "run",
+    ...(config ? ["--config", config] : []),
+  ];
+  const program = Deno.execPath();
+  if (!/(^|[/\\])deno(\.exe)?$/.test(program)) return [program, tail];
+  const flags = commandFlags(loaded, "run", await pluginRights(loaded.config, safeEnvReader(new Set())));
+  return [program, ["run", ...flags, fileURLToPath(Deno.mainModule), ...tail]];
+}
+
+/**
+ * Supervises the daemon until it is stopped, exits cleanly or crash-loops; resolves to the exit code.
+ *
+ * @example
+ * ```ts
+ * Deno.exit(await superviseDaemon({ loaded, layout: "repo", config: undefined, pidFile: "/var/lib/homed/homed.pid" }));
+ * ```
+ */
+export async function superviseDaemon(
+  options: { loaded: LoadedConfig; layout: Layout; config: string | undefined; pidFile: string },
+): Promise<number> {
+  const [program, args] = await daemonCommand(options.loaded, options.layout, options.config);
+  try {
+    await Deno.mkdir(dirname(options.pidFile), { recursive: true });
+  } catch (error) {
+    throw new Error(`cannot make the folder of the pid file ${options.pidFile}: ${(error as Error).message}`);
+  }
+  const spawn = (): Child => {
+    const child = new Deno.Command(program, { args, stdin: "null" }).spawn();
+    return {
+      pid: child.pid,
+      status: child.status.then((status) => ({ code: status.code, signal: status.signal })),
+      kill: (signal) => child.kill(signal),
+    };
+  };
+  const supervisor = new Supervisor({ spawn, clock: systemClock, logger: log("supervisor"), pidFile: options.pidFile });
+  const signals: Deno.Signal[] = ["SIGTERM", "SIGINT", "SIGHUP"];
+  const handlers = signals.map((signal) => [signal, () => supervisor.signal(signal)] as const);
+  for (const [signal, handler] of handlers) Deno.addSignalListener(signal, handler);
+  try {
+    return (await supervisor.run()).code;
+  } finally {
+    for (const [signal, handler] of handlers) Deno.removeSignalListener(signal, handler);
+  }
+}
