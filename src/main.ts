@@ -39,6 +39,7 @@ Commands:
   flags    Print the deno permission flags       [--config FILE] [--mode run|chat|doctor|init]
   version  Print the version, commit and Deno version
   supervise  Run the daemon and restart it when it crashes (no systemd)  [--config FILE] [--pid-file FILE]
+  service  install|uninstall|status|unit — the systemd unit     [--config FILE] [--unit-dir DIR]
 
 Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
 /etc/homed/homed.yaml and data in /var/lib/homed), then the embedded defaults.`;
@@ -61,8 +62,12 @@ async function load(flag: string | undefined, layout: Layout): Promise<{ loaded:
   }
 }
 
-function checkRights(loaded: LoadedConfig, mode: PermissionMode, denied: Set<string>): void {
-  const rights = requiredPermissions(loaded, mode);
+function checkRights(
+  loaded: LoadedConfig,
+  mode: PermissionMode,
+  denied: Set<string>,
+  rights = requiredPermissions(loaded, mode),
+): void {
   const missing = missingPermissions(rights);
   for (const name of denied) {
     const line = `env access to ${name}`;
@@ -159,7 +164,10 @@ async function main(argv: string[]): Promise<void> {
     argv = argv.slice(1);
   }
   const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "run";
-  const rest = argv[0] === command ? argv.slice(1) : argv;
+  let rest = argv[0] === command ? argv.slice(1) : argv;
+  // `service` takes an action word first: homed service install|uninstall|status|unit.
+  let action = "";
+  if (command === "service" && rest[0] && !rest[0].startsWith("-")) [action, rest] = [rest[0], rest.slice(1)];
   let values;
   try {
     ({ values } = parseArgs({
@@ -172,6 +180,7 @@ async function main(argv: string[]): Promise<void> {
         mode: { type: "string" },
         force: { type: "boolean" },
         "pid-file": { type: "string" },
+        "unit-dir": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
       },
@@ -218,6 +227,19 @@ async function main(argv: string[]): Promise<void> {
         interactive: Deno.stdin.isTerminal(),
       });
       return Deno.exit(code);
+    }
+    case "service": {
+      const { loaded, denied } = await load(values.config, layout);
+      const { serviceAction, UNIT_DIR } = await import("./cli/service.ts");
+      const unitDir = values["unit-dir"] ?? UNIT_DIR;
+      if (action !== "unit") {
+        checkRights(loaded, "service", denied, requiredPermissions(loaded, "service", { unitDir }));
+      }
+      try {
+        return void print(`${await serviceAction(action || "status", { loaded, layout, unitDir })}\n`);
+      } catch (error) {
+        return fail(`service: ${(error as Error).message}`, error instanceof TypeError ? 2 : 1);
+      }
     }
     case "supervise": {
       const { loaded, denied } = await load(values.config, layout);

@@ -26,10 +26,10 @@ export interface PermissionSet {
 export const LIBRARY_ENV_NAMES = ["LOG_TOKENS", "LOG_STREAM"] as const;
 
 /** Which command the rights are for. */
-export type PermissionMode = "run" | "chat" | "doctor" | "init" | "supervise";
+export type PermissionMode = "run" | "chat" | "doctor" | "init" | "supervise" | "service";
 
 /** The modes, for argument checks. */
-export const PERMISSION_MODES: readonly PermissionMode[] = ["run", "chat", "doctor", "init", "supervise"];
+export const PERMISSION_MODES: readonly PermissionMode[] = ["run", "chat", "doctor", "init", "supervise", "service"];
 
 /** `host:port` of a URL, with the scheme's default port (https/wss 443, http/ws 80). */
 function llmHost(baseUrl: string): string {
@@ -47,7 +47,11 @@ function llmHost(baseUrl: string): string {
  * rights.net; // ["127.0.0.1:8080", "api.deepseek.com:443"]
  * ```
  */
-export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode): PermissionSet {
+export function requiredPermissions(
+  loaded: LoadedConfig,
+  mode: PermissionMode,
+  options: { unitDir?: string } = {},
+): PermissionSet {
   const { config } = loaded;
   const env = unique(["HOMED_CONFIG", ...DEFAULT_ENV_NAMES, ...LIBRARY_ENV_NAMES, ...loaded.envNames]);
   const configFile = loaded.location.path ? [loaded.location.path] : [];
@@ -56,6 +60,17 @@ export function requiredPermissions(loaded: LoadedConfig, mode: PermissionMode):
     return { read: configFile, write: [], net: [`${connectHost(listen)}:${listen.port}`], env };
   }
   if (mode === "init") return initPermissions(loaded.location.path ?? "", loaded.baseDir);
+  if (mode === "service") {
+    // Writing the unit and the env file beside the config; reading what the daemon's flags are computed from.
+    const configDir = loaded.location.path ? dirname(loaded.location.path) : "/etc/homed";
+    const unitDir = options.unitDir ?? "/etc/systemd/system";
+    return {
+      read: unique([...configFile, config.paths.plugins, ...config.plugins.extra_dirs, unitDir, configDir]),
+      write: unique([unitDir, configDir]),
+      net: [],
+      env: unique([...env, "PATH"]),
+    };
+  }
   if (mode === "supervise") {
     // The supervisor reads the config and the plugin folders (to compute the daemon's flags), writes its pid file in
     // the data dir, and may start one program: the Deno (or homed binary) it runs on. Nothing else.

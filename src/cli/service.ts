@@ -1,0 +1,232 @@
+/**
+ * `homed service install|uninstall|status|unit`: a systemd unit that runs the daemon directly with its computed flags
+ * (never through `npx` or `deno task`, which do not pass signals on), hardened (`NoNewPrivileges`,
+ * `ProtectSystem=strict`, `ReadWritePaths=` only what the daemon writes, `PrivateTmp`), its secrets in an
+ * `EnvironmentFile` of mode 0600, logs to journald, restarted on failure.
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { commandFlags } from "../config/command_flags.ts";
+import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
+import { requiredPermissions } from "../config/permissions.ts";
+import { pluginRights } from "../plugin/rights.ts";
+
+/** Where units go unless told otherwise. */
+export const UNIT_DIR = "/etc/systemd/system";
+
+/**
+ * One argument as systemd reads `ExecStart=`: quoted when it holds white space or quotes, `%` doubled, `\` and `"`
+ * escaped.
+ *
+ * @example
+ * ```ts
+ * systemdQuote("/srv/my homed/main.ts"); // "\"/srv/my homed/main.ts\""
+ * ```
+ */
+export function systemdQuote(arg: string): string {
+  // systemd expands `%` specifiers everywhere: doubled to stay literal.
+  const escaped = arg.replaceAll("%", "%%");
+  if (!/[\s"'\\]/.test(escaped) && escaped !== "") return escaped;
+  return `"${escaped.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
+/** What the unit needs. */
+export interface UnitOptions {
+  execStart: string[];
+  workingDirectory?: string;
+  environment: Record<string, string>;
+  envFile: string;
+  readWritePaths: string[];
+  /** A `file://` or `https://` URL of the docs. */
+  documentation?: string;
+  /** How long systemd waits after SIGTERM (the daemon's shutdown grace and some). */
+  stopTimeoutSec: number;
+}
+
+/**
+ * The unit's text.
+ *
+ * @example
+ * ```ts
+ * serviceUnit({ execStart: ["/usr/local/bin/homed", "--standard-layout", "run"], environment: {}, … });
+ * ```
+ */
+export function serviceUnit(options: UnitOptions): string {
+  const lines = [
+    "[Unit]",
+    "Description=homed, the household butler",
+    ...(options.documentation ? [`Documentation=${options.documentation}`] : []),
+    "After=network-online.target",
+    "Wants=network-online.target",
+    "",
+    "[Service]",
+    "Type=simple",
+    // ExecStart also expands `$NAME`: `$$` keeps a dollar literal.
+    `ExecStart=${options.execStart.map((arg) => systemdQuote(arg.replaceAll("$", "$$$$"))).join(" ")}`,
+    ...(options.workingDirectory ? [`WorkingDirectory=${systemdQuote(options.workingDirectory)}`] : []),
+    ...Object.entries(options.environment).map(([name, value]) => `Environment=${systemdQuote(`${name}=${value}`)}`),
+    `EnvironmentFile=-${options.envFile}`,
+    "Restart=on-failure",
+    "RestartSec=5",
+    "KillSignal=SIGTERM",
+    `TimeoutStopSec=${options.stopTimeoutSec}`,
+    "NoNewPrivileges=yes",
+    "ProtectSystem=strict",
+    "ProtectHome=read-only",
+    "PrivateTmp=yes",
+    "PrivateDevices=yes",
+    "ProtectKernelTunables=yes",
+    "ProtectControlGroups=yes",
+    "RestrictSUIDSGID=yes",
+    // "-": a folder that does not exist yet (plugins before the first install) must not stop the unit from starting.
+    `ReadWritePaths=${options.readWritePaths.map((path) => systemdQuote(`-${path}`)).join(" ")}`,
+    "StandardOutput=journal",
+    "StandardError=journal",
+    "SyslogIdentifier=homed",
+    "",
+    "[Install]",
+    "WantedBy=multi-user.target",
+    "",
+  ];
+  return lines.join("\n");
+}
+
+/** Where the env file goes: beside the config, or in `/etc/homed` on the embedded defaults. */
+export function envFileOf(loaded: LoadedConfig): string {
+  return join(loaded.location.path ? dirname(loaded.location.path) : "/etc/homed", "homed.env");
+}
+
+/**
+ * The unit for this config: the daemon started as `homed flags` says — this checkout's `deno run` with the computed
+ * flags, or a compiled binary's own `run`.
+ *
+ * @example
+ * ```ts
+ * const text = await unitFor(loaded, "repo");
+ * ```
+ */
+export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<string> {
+  const program = Deno.execPath();
+  const compiled = !/(^|[/\\])deno(\.exe)?$/.test(program);
+  const tail = [...(layout === "standard" ? ["--standard-layout"] : []), "run"];
+  const execStart = compiled ? [program, ...tail] : [
+    program,
+    "run",
+    ...commandFlags(loaded, "run", await pluginRights(loaded.config, safeEnvReader(new Set()))),
+    fileURLToPath(Deno.mainModule),
+    ...tail,
+  ];
+  return serviceUnit({
+    execStart,
+    ...(compiled ? {} : {
+      workingDirectory: fileURLToPath(new URL("../", Deno.mainModule)),
+      documentation: new URL("../README.md", Deno.mainModule).href,
+    }),
+    environment: loaded.location.path ? { HOMED_CONFIG: loaded.location.path } : {},
+    envFile: envFileOf(loaded),
+    readWritePaths: requiredPermissions(loaded, "run").write,
+    stopTimeoutSec: Math.ceil(loaded.config.daemon.shutdown_grace / 1000) + 5,
+  });
+}
+
+/**
+ * One `NAME=value` line as systemd's `EnvironmentFile=` reads it: plain when the value is plain, else double-quoted
+ * with `\\` and `"` escaped. A value with a line break cannot be written and is refused by name.
+ */
+export function envFileLine(name: string, value: string): string {
+  if (/[\r\n]/.test(value)) throw new TypeError(`${name}: the value has a line break, which an env file cannot hold`);
+  if (/^[\w@%+=:,./-]*$/.test(value)) return `${name}=${value}`;
+  return `${name}="${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
+}
+
+/** The secrets the config reads from the environment, as they are set now: the env file's text. */
+function envFileText(loaded: LoadedConfig): { text: string; names: string[] } {
+  const read = safeEnvReader(new Set());
+  const names = loaded.envNames.filter((name) => read(name) !== undefined);
+  const text = names.map((name) => envFileLine(name, read(name) ?? "")).join("\n");
+  return { text: text ? `${text}\n` : "", names };
+}
+
+/**
+ * Runs one action; resolves to what to print (secrets never appear in it).
+ *
+ * @example
+ * ```ts
+ * console.log(await serviceAction("install", { loaded, layout: "repo", unitDir: UNIT_DIR }));
+ * ```
+ */
+export async function serviceAction(
+  action: string,
+  options: { loaded: LoadedConfig; layout: Layout; unitDir: string },
+): Promise<string> {
+  const unitPath = join(options.unitDir, "homed.service");
+  const envFile = envFileOf(options.loaded);
+  switch (action) {
+    case "unit":
+      return await unitFor(options.loaded, options.layout);
+    case "install": {
+      await Deno.writeTextFile(unitPath, await unitFor(options.loaded, options.layout), { mode: 0o644 });
+      let envNote: string;
+      try {
+        await Deno.stat(envFile);
+        envNote = `kept ${envFile} as it is`;
+      } catch {
+        const { text, names } = envFileText(options.loaded);
+        await Deno.writeTextFile(envFile, text, { mode: 0o600 });
+        await Deno.chmod(envFile, 0o600);
+        envNote = `wrote ${envFile} (mode 0600) with ${names.length ? names.join(", ") : "no variables yet"}`;
+      }
+      const program = Deno.execPath();
+      return [
+        `Wrote ${unitPath}; ${envNote}.`,
+        // npx keeps Deno in a cache that `npm cache clean` or a Node upgrade removes; the unit would then fail to start.
+        ...(/[/\\]_npx[/\\]/.test(program)
+          ? [
+            `Note: the unit runs ${program}, from npx's cache. Copy it somewhere lasting (sudo install -m 755 ` +
+            `"${program}" /usr/local/bin/deno) and install again from \`/usr/local/bin/deno task service install\`.`,
+          ]
+          : []),
+        "Next: sudo systemctl daemon-reload && sudo systemctl enable --now homed",
+        "Logs: journalctl -u homed -f    Status: systemctl status homed    Restart: sudo systemctl restart homed",
+      ].join("\n");
+    }
+    case "uninstall": {
+      try {
+        await Deno.remove(unitPath);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+        return `No unit at ${unitPath}; nothing to remove.`;
+      }
+      return `Removed ${unitPath} (kept ${envFile}). Run: sudo systemctl disable --now homed; sudo systemctl daemon-reload`;
+    }
+    case "status": {
+      const lines: string[] = [];
+      try {
+        const current = await Deno.readTextFile(unitPath);
+        const wanted = await unitFor(options.loaded, options.layout);
+        lines.push(
+          `${unitPath}: installed${
+            current === wanted ? ", up to date" : ", differs from this config (run install again)"
+          }`,
+        );
+      } catch {
+        lines.push(`${unitPath}: not installed (homed service install)`);
+      }
+      try {
+        const mode = (await Deno.stat(envFile)).mode ?? 0;
+        lines.push(`${envFile}: mode ${(mode & 0o777).toString(8)}${(mode & 0o077) ? " — too open: chmod 600" : ""}`);
+      } catch {
+        lines.push(`${envFile}: missing`);
+      }
+      lines.push("Running state: systemctl status homed; logs: journalctl -u homed");
+      return lines.join("\n");
+    }
+    default:
+      throw new TypeError(
+        `service: unknown action ${JSON.stringify(action)}; allowed: install, uninstall, status, unit`,
+      );
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * End to end: `homed service install|status|uninstall` writes a hardened unit whose ExecStart runs the daemon with
+ * exactly the flags `homed flags` prints, and the secret into a 0600 env file without ever printing it. Where
+ * `systemd-analyze` exists the unit must pass `systemd-analyze verify`.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { deno, taskFlags, workspace } from "./support/homed_process.ts";
+
+const SECRET = "sk-test-e2e-Service-7f3a";
+
+/** `systemd-analyze`, or why it cannot be used here. */
+async function systemdAnalyze(): Promise<string | undefined> {
+  try {
+    const { code } = await new Deno.Command("systemd-analyze", { args: ["--version"], stdout: "null", stderr: "null" })
+      .output();
+    return code === 0 ? undefined : "systemd-analyze --version failed";
+  } catch (error) {
+    return `systemd-analyze is not available (${(error as Error).message})`;
+  }
+}
+
+/** Splits an ExecStart= value written by systemdQuote (plain words, or double-quoted with \\ and \" escapes). */
+function execWords(line: string): string[] {
+  const words: string[] = [];
+  for (const match of line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)) {
+    words.push(match[1] !== undefined ? match[1].replace(/\\(.)/g, "$1") : match[2]!);
+  }
+  return words.map((word) => word.replaceAll("$$", "$").replaceAll("%%", "%"));
+}
+
+Deno.test("homed service install writes a unit running the daemon with `homed flags`, and a 0600 secret file", async () => {
+  const ws = await workspace({ llm: { api_key: "${DEEPSEEK_API_KEY}" } }, { DEEPSEEK_API_KEY: SECRET });
+  const unitDir = join(ws.dir, "units");
+  await Deno.mkdir(unitDir);
+  try {
+    const serviceFlags = await taskFlags("service", ws.env);
+    const install = await deno([
+      "run",
+      ...serviceFlags.map((flag) =>
+        // The test writes its unit into a temp folder instead of /etc/systemd/system.
+        flag.replaceAll("/etc/systemd/system", unitDir)
+      ),
+      "src/main.ts",
+      "service",
+      "install",
+      "--unit-dir",
+      unitDir,
+    ], { env: ws.env });
+    assert.equal(install.code, 0, install.stderr);
+    assert.match(install.stdout, /homed\.env \(mode 0600\) with DEEPSEEK_API_KEY/);
+    assert.ok(!`${install.stdout}${install.stderr}`.includes(SECRET), "the secret is never printed");
+
+    const unitPath = join(unitDir, "homed.service");
+    const unit = await Deno.readTextFile(unitPath);
+    assert.equal((await Deno.stat(unitPath)).mode! & 0o777, 0o644);
+    const envFile = join(ws.dir, "homed.env");
+    assert.equal((await Deno.stat(envFile)).mode! & 0o777, 0o600);
+    assert.equal(await Deno.readTextFile(envFile), `DEEPSEEK_API_KEY=${SECRET}\n`);
+    assert.ok(!unit.includes(SECRET), "the secret stays out of the world-readable unit");
+
+    for (
+      const line of [
+        "NoNewPrivileges=yes",
+        "ProtectSystem=strict",
+        "PrivateTmp=yes",
+        `EnvironmentFile=-${envFile}`,
+        "Restart=on-failure",
+        "StandardError=journal",
+        `Environment=HOMED_CONFIG=${ws.configPath}`,
+      ]
+    ) assert.ok(unit.split("\n").includes(line), `${line} in\n${unit}`);
+    const readWrite = unit.match(/^ReadWritePaths=(.*)$/m)?.[1] ?? "";
+    assert.deepEqual(
+      readWrite.split(" ").sort(),
+      ["-" + join(ws.dir, "data"), "-" + join(ws.dir, "knowledge"), "-" + join(ws.dir, "plugins")].sort(),
+    );
+
+    // ExecStart runs Deno directly (no npx, no deno task) with exactly the flags `homed flags` prints.
+    const execStart = execWords(unit.match(/^ExecStart=(.*)$/m)?.[1] ?? "");
+    const printed = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/main.ts", "flags"], {
+      env: ws.env,
+    });
+    assert.equal(printed.code, 0, printed.stderr);
+    assert.deepEqual(execStart, [
+      Deno.execPath(),
+      "run",
+      ...printed.stdout.trim().split(" "),
+      join(Deno.cwd(), "src", "main.ts"),
+      "run",
+    ]);
+    assert.match(unit, /^TimeoutStopSec=15$/m, "the daemon's 10 s shutdown grace and 5 s more");
+
+    const why = await systemdAnalyze();
+    if (why) console.log(`skipped systemd-analyze verify: ${why}`);
+    else {
+      const verify = await new Deno.Command("systemd-analyze", {
+        args: ["verify", unitPath],
+        stdout: "piped",
+        stderr: "piped",
+      })
+        .output();
+      const said = new TextDecoder().decode(verify.stderr) + new TextDecoder().decode(verify.stdout);
+      assert.equal(verify.code, 0, said);
+      assert.ok(!said.includes(unitPath), `systemd-analyze has no remark on the unit:\n${said}`);
+    }
+
+    const status = await deno([
+      "run",
+      ...serviceFlags.map((flag) => flag.replaceAll("/etc/systemd/system", unitDir)),
+      "src/main.ts",
+      "service",
+      "status",
+      "--unit-dir",
+      unitDir,
+    ], { env: ws.env });
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /installed, up to date/);
+    assert.match(status.stdout, /homed\.env: mode 600\n/);
+
+    const uninstall = await deno([
+      "run",
+      ...serviceFlags.map((flag) => flag.replaceAll("/etc/systemd/system", unitDir)),
+      "src/main.ts",
+      "service",
+      "uninstall",
+      "--unit-dir",
+      unitDir,
+    ], { env: ws.env });
+    assert.equal(uninstall.code, 0, uninstall.stderr);
+    await assert.rejects(Deno.stat(unitPath), Deno.errors.NotFound);
+    assert.equal((await Deno.stat(envFile)).isFile, true, "the secret file is kept for a later install");
+  } finally {
+    await Deno.remove(ws.dir, { recursive: true });
+  }
+});
+
+Deno.test("homed service refuses an unknown action by name, and install without write access says which folder", async () => {
+  const ws = await workspace({});
+  try {
+    const serviceFlags = await taskFlags("service", ws.env);
+    const bad = await deno(["run", ...serviceFlags, "src/main.ts", "service", "instal"], { env: ws.env });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /service: unknown action "instal"; allowed: install, uninstall, status, unit/);
+    const denied = await deno([
+      "run",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-env",
+      "src/main.ts",
+      "service",
+      "install",
+    ], {
+      env: ws.env,
+    });
+    assert.notEqual(denied.code, 0);
+    assert.match(denied.stderr, /write access to \/etc\/systemd\/system/);
+    assert.match(denied.stderr, /homed flags --mode service/);
+  } finally {
+    await Deno.remove(ws.dir, { recursive: true });
+  }
+});
