@@ -36,10 +36,12 @@ Commands:
   chat     Chat with a running daemon            [--config FILE] [--user NAME] [--message TEXT] [--url URL]
   doctor   Check config, rights, data dir, LLM   [--config FILE]
   init     Write a starter config and persona    [--config FILE (default config/homed.yaml)] [--force]
-  flags    Print the deno permission flags       [--config FILE] [--mode run|chat|doctor|init]
+  flags    Print the deno permission flags       [--config FILE] [--mode MODE] [--file ARCHIVE]
   version  Print the version, commit and Deno version
   supervise  Run the daemon and restart it when it crashes (no systemd)  [--config FILE] [--pid-file FILE]
   service  install|uninstall|status|unit — the systemd unit     [--config FILE] [--unit-dir DIR]
+  backup   [FILE|-] — data, knowledge, plugins, config and persona in one .tar.gz (default data/backups/)
+  restore  FILE|- — check a backup whole, then put it in place (homed stopped; the old files are kept)
 
 Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
 /etc/homed/homed.yaml and data in /var/lib/homed), then the embedded defaults.`;
@@ -81,7 +83,9 @@ function reportMissing(missing: string[], mode: PermissionMode, spaced: string[]
   fail(
     [
       `homed lacks rights its config needs: ${missing.join("; ")}.`,
-      `Run it with the flags \`homed flags --mode ${mode}\` prints (${taskCommand(mode === "run" ? "start" : mode)}`,
+      `Run it with the flags \`homed flags --mode ${mode}${
+        mode === "backup" || mode === "restore" ? " --file ARCHIVE" : ""
+      }\` prints (${taskCommand(mode === "run" ? "start" : mode)}`,
       "does this; with deno task, name the config through HOMED_CONFIG rather than --config).",
       spaced.length ? `Paths with spaces or commas cannot pass through deno task: ${spaced.join(", ")}.` : "",
     ].filter(Boolean).join("\n"),
@@ -168,6 +172,10 @@ async function main(argv: string[]): Promise<void> {
   // `service` takes an action word first: homed service install|uninstall|status|unit.
   let action = "";
   if (command === "service" && rest[0] && !rest[0].startsWith("-")) [action, rest] = [rest[0], rest.slice(1)];
+  // `backup` and `restore` take the archive first; `-` is standard output or input.
+  if ((command === "backup" || command === "restore") && rest[0] && (rest[0] === "-" || !rest[0].startsWith("-"))) {
+    [action, rest] = [rest[0], rest.slice(1)];
+  }
   let values;
   try {
     ({ values } = parseArgs({
@@ -181,6 +189,7 @@ async function main(argv: string[]): Promise<void> {
         force: { type: "boolean" },
         "pid-file": { type: "string" },
         "unit-dir": { type: "string" },
+        file: { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
       },
@@ -209,7 +218,8 @@ async function main(argv: string[]): Promise<void> {
       const extra = mode === "run" || mode === "doctor"
         ? await pluginRights(loaded.config, safeEnvReader(new Set()))
         : undefined;
-      return void print(`${commandFlags(loaded, mode, extra).join(" ")}\n`);
+      const file = values.file === undefined ? {} : { file: values.file };
+      return void print(`${commandFlags(loaded, mode, extra, file).join(" ")}\n`);
     }
     case "chat": {
       const { loaded, denied } = await load(values.config, layout);
@@ -239,6 +249,27 @@ async function main(argv: string[]): Promise<void> {
         return void print(`${await serviceAction(action || "status", { loaded, layout, unitDir })}\n`);
       } catch (error) {
         return fail(`service: ${(error as Error).message}`, error instanceof TypeError ? 2 : 1);
+      }
+    }
+    case "backup":
+    case "restore": {
+      const { loaded, denied } = await load(values.config, layout);
+      const archive = action === "" ? undefined : action;
+      checkRights(
+        loaded,
+        command,
+        denied,
+        requiredPermissions(loaded, command, archive === undefined ? {} : { file: archive }),
+      );
+      const { runBackup, runRestore } = await import("./cli/backup_command.ts");
+      try {
+        return void print(
+          command === "backup"
+            ? await runBackup({ loaded, file: archive })
+            : await runRestore({ loaded, file: archive }),
+        );
+      } catch (error) {
+        return fail(`${command}: ${(error as Error).message}`, error instanceof TypeError ? 2 : 1);
       }
     }
     case "supervise": {

@@ -27,8 +27,9 @@ export function commandFlags(
   loaded: LoadedConfig,
   mode: PermissionMode,
   extra: { read: readonly string[]; env: readonly string[] } = { read: [], env: [] },
+  options: { file?: string } = {},
 ): string[] {
-  const rights = requiredPermissions(loaded, mode);
+  const rights = requiredPermissions(loaded, mode, options);
   const merged = {
     ...rights,
     read: [...new Set([...rights.read, ...extra.read])],

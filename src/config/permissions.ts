@@ -7,7 +7,7 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { DEFAULT_ENV_NAMES, type LoadedConfig } from "./load.ts";
 import { bindHost, connectHost } from "./listen_addr.ts";
 import { luaWasmPath } from "../lua/wasm_path.ts";
@@ -26,10 +26,19 @@ export interface PermissionSet {
 export const LIBRARY_ENV_NAMES = ["LOG_TOKENS", "LOG_STREAM"] as const;
 
 /** Which command the rights are for. */
-export type PermissionMode = "run" | "chat" | "doctor" | "init" | "supervise" | "service";
+export type PermissionMode = "run" | "chat" | "doctor" | "init" | "supervise" | "service" | "backup" | "restore";
 
 /** The modes, for argument checks. */
-export const PERMISSION_MODES: readonly PermissionMode[] = ["run", "chat", "doctor", "init", "supervise", "service"];
+export const PERMISSION_MODES: readonly PermissionMode[] = [
+  "run",
+  "chat",
+  "doctor",
+  "init",
+  "supervise",
+  "service",
+  "backup",
+  "restore",
+];
 
 /** `host:port` of a URL, with the scheme's default port (https/wss 443, http/ws 80). */
 function llmHost(baseUrl: string): string {
@@ -50,7 +59,7 @@ function llmHost(baseUrl: string): string {
 export function requiredPermissions(
   loaded: LoadedConfig,
   mode: PermissionMode,
-  options: { unitDir?: string } = {},
+  options: { unitDir?: string; file?: string } = {},
 ): PermissionSet {
   const { config } = loaded;
   const env = unique(["HOMED_CONFIG", ...DEFAULT_ENV_NAMES, ...LIBRARY_ENV_NAMES, ...loaded.envNames]);
@@ -70,6 +79,27 @@ export function requiredPermissions(
       net: [],
       env: unique([...env, "PATH"]),
     };
+  }
+  if (mode === "backup" || mode === "restore") {
+    // Backup reads every part and writes its staging folder and default archives in the data dir (plus the folder of
+    // an archive named with --file); restore also writes every part back and asks the listen address whether homed
+    // still runs there.
+    const parts = [config.daemon.data_dir, config.paths.knowledge, config.paths.plugins];
+    const file = options.file && options.file !== "-" ? resolve(options.file) : undefined;
+    const own = unique([...configFile, config.paths.personal, ...parts]);
+    return mode === "backup"
+      ? {
+        read: unique([...own, ...(file ? [dirname(file)] : [])]),
+        write: unique([config.daemon.data_dir, ...(file ? [dirname(file)] : [])]),
+        net: [],
+        env,
+      }
+      : {
+        read: unique([...own, ...(file ? [file] : [])]),
+        write: own,
+        net: [`${connectHost(listen)}:${listen.port}`],
+        env,
+      };
   }
   if (mode === "supervise") {
     // The supervisor reads the config and the plugin folders (to compute the daemon's flags), writes its pid file in

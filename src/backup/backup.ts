@@ -1,0 +1,197 @@
+/**
+ * `homed backup`: one `.tar.gz` of the data dir, knowledge, plugins, the config and the persona, consistent while the
+ * daemon writes. SQLite files go through SQLite's online backup (a transaction-consistent copy, taken first so the
+ * journal copied after it holds at least everything the database refers to); append-only journals (`.jsonl`) are cut
+ * at their last whole line; indexes are left out (the daemon rebuilds them from the store on start). The manifest
+ * comes first, the checksums of every file last, so a restore can refuse a foreign or damaged archive.
+ *
+ * @module
+ */
+
+import { backup as sqliteBackup, DatabaseSync } from "node:sqlite";
+import { join, relative, resolve } from "node:path";
+import type { LoadedConfig } from "../config/load.ts";
+import {
+  BACKUP_FORMAT,
+  BACKUP_VERSION,
+  type BackupRoot,
+  backupRoots,
+  CHECKSUMS,
+  MANIFEST,
+  skippedInData,
+} from "./backup_layout.ts";
+import { TAR_END, tarBlocks, type TarEntry } from "./tar.ts";
+import { sha256Hex } from "./sha256.ts";
+
+/** What {@link createBackup} wrote. */
+export interface BackupSummary {
+  files: number;
+  /** Bytes of file content before compression. */
+  bytes: number;
+  /** Files per root (`data`: 12, …). */
+  perRoot: Record<string, number>;
+}
+
+/** Options of {@link createBackup}. */
+export interface BackupOptions {
+  loaded: LoadedConfig;
+  /** Where the compressed archive goes. */
+  out: WritableStream<Uint8Array>;
+  /** homed's version, recorded in the manifest. */
+  version: string;
+  now: () => number;
+}
+
+interface Found {
+  root: BackupRoot;
+  /** Archive path. */
+  name: string;
+  /** Path on disk. */
+  path: string;
+  mode: number;
+  mtime: number;
+}
+
+/** Files under `root`, folders first-come; other roots nested inside it (knowledge in the data dir) are left to them. */
+async function collect(root: BackupRoot, otherRoots: string[]): Promise<Found[]> {
+  const found: Found[] = [];
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(root.path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return found;
+    throw error;
+  }
+  const stamp = (stat: Deno.FileInfo) => ({
+    mode: (stat.mode ?? 0o644) & 0o777,
+    mtime: Math.floor((stat.mtime?.getTime() ?? 0) / 1000),
+  });
+  if (root.kind === "file") {
+    if (info.isFile) found.push({ root, name: root.name, path: root.path, ...stamp(info) });
+    return found;
+  }
+  const walk = async (dir: string): Promise<void> => {
+    const names: string[] = [];
+    for await (const entry of Deno.readDir(dir)) names.push(entry.name);
+    for (const name of names.sort()) {
+      const path = join(dir, name);
+      const inside = relative(root.path, path).split("\\").join("/");
+      if (otherRoots.includes(resolve(path))) continue;
+      if (root.name === "data" && skippedInData(inside)) continue;
+      const stat = await Deno.lstat(path).catch(() => undefined);
+      if (!stat || stat.isSymlink) continue;
+      if (stat.isDirectory) await walk(path);
+      else if (stat.isFile) found.push({ root, name: `${root.name}/${inside}`, path, ...stamp(stat) });
+    }
+  };
+  await walk(root.path);
+  return found;
+}
+
+/** The bytes to archive for one file: SQLite through its online backup, journals up to their last whole line. */
+async function snapshot(file: Found, staging: string): Promise<Uint8Array> {
+  if (file.path.endsWith(".db")) {
+    const copy = join(staging, `${crypto.randomUUID()}.db`);
+    const db = new DatabaseSync(file.path, { readOnly: true });
+    try {
+      await sqliteBackup(db, copy);
+    } finally {
+      db.close();
+    }
+    try {
+      return await Deno.readFile(copy);
+    } finally {
+      await Deno.remove(copy).catch(() => {});
+    }
+  }
+  const bytes = await Deno.readFile(file.path);
+  if (file.path.endsWith(".jsonl")) {
+    // A line being appended right now is left for the next backup; every whole line is in this one.
+    const end = bytes.lastIndexOf(0x0a);
+    return bytes.subarray(0, end + 1);
+  }
+  return bytes;
+}
+
+/**
+ * Writes the archive of `options.loaded`'s data, knowledge, plugins, config and persona to `options.out`.
+ *
+ * @example
+ * ```ts
+ * const file = await Deno.open("homed.tar.gz", { write: true, create: true });
+ * await createBackup({ loaded, out: file.writable, version: VERSION, now: Date.now });
+ * ```
+ */
+export async function createBackup(options: BackupOptions): Promise<BackupSummary> {
+  const { loaded } = options;
+  const roots = backupRoots(loaded);
+  const staging = join(loaded.config.daemon.data_dir, `.backup-${crypto.randomUUID().slice(0, 8)}`);
+  const summary: BackupSummary = { files: 0, bytes: 0, perRoot: {} };
+  const files: Found[] = [];
+  for (const root of roots) {
+    const others = roots.filter((other) => other !== root).map((other) => resolve(other.path));
+    files.push(...await collect(root, others));
+  }
+  // Databases first: the journals copied after them hold at least every line a database row points at.
+  files.sort((a, b) => Number(b.path.endsWith(".db")) - Number(a.path.endsWith(".db")));
+  const compressor = new CompressionStream("gzip");
+  const piped = compressor.readable.pipeTo(options.out);
+  const writer = compressor.writable.getWriter();
+  const write = async (entry: TarEntry) => {
+    for (const block of tarBlocks(entry)) await writer.write(block as Uint8Array<ArrayBuffer>);
+  };
+  const mtime = Math.floor(options.now() / 1000);
+  const text = (path: string, value: string): TarEntry => ({
+    path,
+    type: "file",
+    mode: 0o644,
+    mtime,
+    data: new TextEncoder().encode(value),
+  });
+  try {
+    await Deno.mkdir(staging, { recursive: true });
+    await write(text(
+      MANIFEST,
+      `${
+        JSON.stringify(
+          {
+            format: BACKUP_FORMAT,
+            version: BACKUP_VERSION,
+            created: new Date(options.now()).toISOString(),
+            homed: options.version,
+            roots: roots.map((root) => root.name),
+          },
+          null,
+          2,
+        )
+      }\n`,
+    ));
+    const sums: string[] = [];
+    for (const file of files) {
+      let data: Uint8Array;
+      try {
+        data = await snapshot(file, staging);
+      } catch (error) {
+        // A file removed between the listing and the copy (a rotated journal, a deleted note) is simply not in it.
+        if (error instanceof Deno.errors.NotFound) continue;
+        throw new Error(`${file.path}: ${(error as Error).message}`, { cause: error });
+      }
+      await write({ path: file.name, type: "file", mode: file.mode, mtime: file.mtime, data });
+      sums.push(`${await sha256Hex(data)}  ${file.name}`);
+      summary.files++;
+      summary.bytes += data.length;
+      summary.perRoot[file.root.name] = (summary.perRoot[file.root.name] ?? 0) + 1;
+    }
+    await write(text(CHECKSUMS, sums.length ? `${sums.join("\n")}\n` : ""));
+    await writer.write(TAR_END as Uint8Array<ArrayBuffer>);
+    await writer.close();
+    await piped;
+  } catch (error) {
+    await writer.abort(error).catch(() => {});
+    await piped.catch(() => {});
+    throw error;
+  } finally {
+    await Deno.remove(staging, { recursive: true }).catch(() => {});
+  }
+  return summary;
+}

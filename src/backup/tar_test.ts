@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { ArchiveError, readTar, TAR_END, tarBlocks, type TarEntry } from "./tar.ts";
+
+function stream(parts: Uint8Array[], chunk = 100): ReadableStream<Uint8Array> {
+  const whole = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) whole.set(part, (offset += part.length) - part.length);
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      // Odd-sized chunks: the reader must not rely on block-aligned reads.
+      if (at >= whole.length) return controller.close();
+      controller.enqueue(whole.slice(at, at += chunk));
+    },
+  });
+}
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+Deno.test("tar: files, folders and a 150-byte path (pax) come back as written, across odd chunk sizes", async () => {
+  const long = `knowledge/${"深".repeat(30)}/${"a".repeat(50)}.md`;
+  const entries: TarEntry[] = [
+    { path: "data", type: "dir", mode: 0o755, mtime: 1_700_000_000, data: new Uint8Array() },
+    { path: "data/routes.json", type: "file", mode: 0o600, mtime: 1_700_000_001, data: bytes('{"a":1}') },
+    { path: long, type: "file", mode: 0o644, mtime: 1_700_000_002, data: new Uint8Array(1025).fill(7) },
+  ];
+  const read: TarEntry[] = [];
+  for await (const entry of readTar(stream([...entries.flatMap(tarBlocks), TAR_END], 333))) read.push(entry);
+  assert.deepEqual(read, entries);
+});
+
+Deno.test("tar: a truncated archive, a bad header checksum and a symlink member are refused by name", async () => {
+  const file = tarBlocks({ path: "a.txt", type: "file", mode: 0o644, mtime: 0, data: bytes("hello") });
+  const drain = async (parts: Uint8Array[]) => {
+    for await (const _ of readTar(stream(parts))) { /* read all */ }
+  };
+  await assert.rejects(
+    drain(file),
+    (error) => error instanceof ArchiveError && /ends early.*truncated/.test(error.message),
+  );
+  await assert.rejects(
+    drain([file[0]!.slice(0, 300)]),
+    (error) => error instanceof ArchiveError && /ends early/.test(error.message),
+  );
+  const damaged = file[0]!.slice();
+  damaged[0] = "b".charCodeAt(0);
+  await assert.rejects(
+    drain([damaged, ...file.slice(1), TAR_END]),
+    (error) => error instanceof ArchiveError && /bad tar header checksum at "b\.txt"/.test(error.message),
+  );
+  const link = file[0]!.slice();
+  link[156] = "2".charCodeAt(0);
+  let sum = 0;
+  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : link[i]!;
+  link.set(bytes(sum.toString(8).padStart(6, "0") + "\0 "), 148);
+  await assert.rejects(
+    drain([link, ...file.slice(1), TAR_END]),
+    (error) => error instanceof ArchiveError && /"a\.txt" is not a file or folder \(tar type "2"\)/.test(error.message),
+  );
+});

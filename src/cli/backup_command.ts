@@ -1,0 +1,114 @@
+/**
+ * The `backup` and `restore` commands: where the archive goes or comes from (a file, `-` for standard output or
+ * input, or by default `data/backups/homed-<time>.tar.gz`), a refusal to restore under a running daemon, and what to
+ * print.
+ *
+ * @module
+ */
+
+import { join, resolve } from "node:path";
+import { connectHost } from "../config/listen_addr.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import { createBackup } from "../backup/backup.ts";
+import { restoreBackup } from "../backup/restore.ts";
+import { VERSION } from "../version.ts";
+
+/** Options of {@link runBackup} and {@link runRestore}. */
+export interface ArchiveCommandOptions {
+  loaded: LoadedConfig;
+  /** The archive: a path, `-` (stdout / stdin), or undefined for the default place. */
+  file: string | undefined;
+  now?: () => number;
+}
+
+function sizeText(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * Writes a backup; resolves to what to print on stdout (nothing when the archive itself goes there).
+ *
+ * @example
+ * ```ts
+ * console.log(await runBackup({ loaded, file: "/mnt/usb/homed.tar.gz" }));
+ * ```
+ */
+export async function runBackup(options: ArchiveCommandOptions): Promise<string> {
+  const now = options.now ?? Date.now;
+  const { loaded } = options;
+  if (options.file === "-") {
+    const summary = await createBackup({ loaded, out: Deno.stdout.writable, version: VERSION, now });
+    console.error(`Backed up ${summary.files} files (${sizeText(summary.bytes)}) to standard output.`);
+    return "";
+  }
+  const stamp = new Date(now()).toISOString().replace(/[:.]/g, "-").replace(/Z$/, "");
+  const target = options.file === undefined
+    ? join(loaded.config.daemon.data_dir, "backups", `homed-${stamp}.tar.gz`)
+    : resolve(options.file);
+  if (options.file === undefined) await Deno.mkdir(join(loaded.config.daemon.data_dir, "backups"), { recursive: true });
+  // Written beside the target and renamed when complete: a crash never leaves a half archive under the real name.
+  const partial = `${target}.partial`;
+  const file = await Deno.open(partial, { write: true, create: true, truncate: true, mode: 0o600 });
+  try {
+    const summary = await createBackup({ loaded, out: file.writable, version: VERSION, now });
+    await Deno.rename(partial, target);
+    const size = (await Deno.stat(target)).size;
+    const parts = Object.entries(summary.perRoot).map(([root, count]) => `${root} ${count}`).join(", ");
+    return `Backed up ${summary.files} files (${parts || "nothing yet"}; ${sizeText(summary.bytes)}) to ${target} ` +
+      `(${sizeText(size)}, mode 0600: it holds the config and memory).\nRestore with: homed restore ${target}\n`;
+  } catch (error) {
+    await Deno.remove(partial).catch(() => {});
+    throw error;
+  }
+}
+
+/** Whether a homed answers at the config's listen address now. */
+async function daemonRunning(loaded: LoadedConfig): Promise<string | undefined> {
+  const listen = loaded.config.daemon.listen_addr;
+  if (listen.port === 0) return undefined;
+  const url = `http://${connectHost(listen)}:${listen.port}`;
+  try {
+    const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+    await response.body?.cancel();
+    return url;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Restores a backup; resolves to what to print. Refuses while homed runs on the config's address.
+ *
+ * @example
+ * ```ts
+ * console.log(await runRestore({ loaded, file: "/mnt/usb/homed.tar.gz" }));
+ * ```
+ */
+export async function runRestore(options: ArchiveCommandOptions): Promise<string> {
+  const { loaded } = options;
+  if (options.file === undefined) {
+    throw new TypeError("restore: name the archive (homed restore FILE, or - to read standard input)");
+  }
+  const running = await daemonRunning(loaded);
+  if (running) {
+    throw new Error(`homed is running at ${running}; stop it first (systemctl stop homed), then restore`);
+  }
+  const label = options.file === "-" ? "standard input" : resolve(options.file);
+  let input: ReadableStream<Uint8Array>;
+  if (options.file === "-") input = Deno.stdin.readable;
+  else {
+    try {
+      input = (await Deno.open(label)).readable;
+    } catch (error) {
+      throw new Error(`cannot open ${label}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  const summary = await restoreBackup({ loaded, input, label, now: options.now ?? Date.now });
+  return [
+    `Restored ${summary.files} files from ${label} (backup of ${summary.created}).`,
+    `What was there before is in ${summary.previous}; delete it once homed runs well.`,
+    ...summary.skipped.map((line) => `Not restored: ${line}`),
+    "Indexes are rebuilt on the next start. Start homed again (systemctl start homed).",
+    "",
+  ].join("\n");
+}

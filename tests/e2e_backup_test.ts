@@ -1,0 +1,146 @@
+/**
+ * End to end: `homed backup` while the daemon writes memory, then `homed restore` after more writes. The restored
+ * store passes SQLite's integrity check, its journal and documents are a prefix of everything written that holds
+ * every write already on disk when the backup began, and homed starts on it with its indexes rebuilt.
+ */
+
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
+import { FakeLlm } from "./support/fake_llm.ts";
+import { deno, postJson, startHomed, workspace } from "./support/homed_process.ts";
+import { teardown } from "./support/teardown.ts";
+
+async function journalLines(path: string): Promise<string[]> {
+  try {
+    const text = await Deno.readTextFile(path);
+    return text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+function documentIds(path: string): string[] {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return (db.prepare("SELECT id FROM documents ORDER BY rowid").all() as Array<{ id: string }>).map((row) => row.id);
+  } finally {
+    db.close();
+  }
+}
+
+/** Flags `homed flags --mode <mode> --file <file>` prints for `env`'s config. */
+async function flagsFor(mode: string, file: string, env: Record<string, string>): Promise<string[]> {
+  const result = await deno([
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-env",
+    "src/main.ts",
+    "flags",
+    "--mode",
+    mode,
+    "--file",
+    file,
+  ], { env });
+  assert.equal(result.code, 0, result.stderr);
+  return result.stdout.trim().split(" ");
+}
+
+Deno.test("a backup taken while homed writes restores to a sound prefix holding every write made before it", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({
+    llm: { base_url: fake.baseUrl, api_key: TEST_KEY },
+    memory: { context_size: 4, distill_interval: "7d" },
+  });
+  const journal = join(ws.dir, "data", "memory", "candidates.jsonl");
+  const dbPath = join(ws.dir, "data", "memory", "memory.db");
+  const archive = join(ws.dir, "out", "homed.tar.gz");
+  await Deno.mkdir(join(ws.dir, "out"));
+  let homed = await startHomed(ws);
+  let writing = true;
+  let sent = 0;
+  const writer = (async () => {
+    while (writing) {
+      fake.enqueue({ reply: `Noted ${sent}.` });
+      const answer = await postJson(`${homed.url}/api/chat`, { text: `Remember item ${sent}` });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      sent++;
+    }
+  })();
+  try {
+    while ((await journalLines(journal)).length < 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    const onDisk = await journalLines(journal);
+    const backup = await deno(["run", ...await flagsFor("backup", archive, ws.env), "src/main.ts", "backup", archive], {
+      env: ws.env,
+    });
+    assert.equal(backup.code, 0, backup.stderr);
+    assert.match(backup.stdout, /Backed up \d+ files \(data \d+, config\/homed\.yaml 1\b/);
+    const busy = await deno(["run", ...await flagsFor("restore", archive, ws.env), "src/main.ts", "restore", archive], {
+      env: ws.env,
+    });
+    assert.equal(busy.code, 1);
+    assert.match(busy.stderr, /restore: homed is running at http:\/\/127\.0\.0\.1:\d+; stop it first/);
+    const sentAtBackupEnd = sent;
+    while (sent < sentAtBackupEnd + 5) await new Promise((resolve) => setTimeout(resolve, 20));
+    writing = false;
+    await writer;
+    assert.equal(await homed.stop({ keep: true }), 0, homed.stderr());
+    const finalLines = await journalLines(journal);
+    const finalDocs = documentIds(dbPath);
+    assert.ok(finalDocs.length > 0, "exchanges left the 4-entry context and became documents");
+
+    const missing = join(ws.dir, "out", "missing.tar.gz");
+    const refused = await deno([
+      "run",
+      ...await flagsFor("restore", missing, ws.env),
+      "src/main.ts",
+      "restore",
+      missing,
+    ], {
+      env: ws.env,
+    });
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /cannot open .*missing\.tar\.gz/);
+
+    const restore = await deno([
+      "run",
+      ...await flagsFor("restore", archive, ws.env),
+      "src/main.ts",
+      "restore",
+      archive,
+    ], {
+      env: ws.env,
+    });
+    assert.equal(restore.code, 0, restore.stderr);
+    assert.match(restore.stdout, /Restored \d+ files from .*homed\.tar\.gz/);
+
+    const db = new DatabaseSync(dbPath, { readOnly: true });
+    assert.equal((db.prepare("PRAGMA integrity_check").get() as { integrity_check: string }).integrity_check, "ok");
+    db.close();
+    const restoredLines = await journalLines(journal);
+    assert.deepEqual(restoredLines, finalLines.slice(0, restoredLines.length), "the journal is a prefix of the writes");
+    assert.ok(restoredLines.length >= onDisk.length, `${restoredLines.length} ≥ ${onDisk.length} lines on disk before`);
+    assert.ok(restoredLines.length < finalLines.length, "the writes after the backup are not in it");
+    const restoredDocs = documentIds(dbPath);
+    assert.ok(restoredDocs.length > 0, "documents written before the backup are in it");
+    assert.deepEqual(restoredDocs, finalDocs.slice(0, restoredDocs.length), "the documents are a prefix too");
+
+    homed = await startHomed(ws);
+    const status = await (await fetch(`${homed.url}/api/status`)).json();
+    for (let i = 0; i < 100 && status.services?.memory?.stores !== "open"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      Object.assign(status, await (await fetch(`${homed.url}/api/status`)).json());
+    }
+    assert.equal(status.services.memory.documents, restoredDocs.length, JSON.stringify(status.services.memory));
+  } finally {
+    writing = false;
+    await teardown(
+      () => writer.catch(() => {}),
+      () => homed.stop(),
+      () => fake.close(),
+      () => Deno.remove(ws.dir, { recursive: true }).catch(() => {}),
+    );
+  }
+});
