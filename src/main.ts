@@ -35,7 +35,8 @@ Commands:
   run      Run the daemon (default)             [--config FILE]
   chat     Chat with a running daemon            [--config FILE] [--user NAME] [--message TEXT] [--url URL]
   doctor   Check config, rights, data dir, LLM   [--config FILE]
-  init     Write a starter config and persona    [--config FILE (default config/homed.yaml)] [--force]
+  init     Ask for the LLM, key and LAN; write the config, persona and homed.env; run doctor
+           [--config FILE (default config/homed.yaml)] [--force] [--provider deepseek|ollama|URL] [--model M] [--lan] [--port N]
   flags    Print the deno permission flags       [--config FILE] [--mode MODE] [--file ARCHIVE]
   version  Print the version, commit and Deno version
   supervise  Run the daemon and restart it when it crashes (no systemd)  [--config FILE] [--pid-file FILE]
@@ -61,6 +62,15 @@ async function load(flag: string | undefined, layout: Layout): Promise<{ loaded:
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message);
     throw error;
+  }
+}
+
+function pathExists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -190,6 +200,10 @@ async function main(argv: string[]): Promise<void> {
         "pid-file": { type: "string" },
         "unit-dir": { type: "string" },
         file: { type: "string" },
+        provider: { type: "string" },
+        model: { type: "string" },
+        lan: { type: "boolean" },
+        port: { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
       },
@@ -302,13 +316,42 @@ async function main(argv: string[]): Promise<void> {
     case "init": {
       const configPath = initTarget({ flag: values.config, cwd: Deno.cwd(), readEnv: safeEnvReader(new Set()) });
       // HOMED_CONFIG may be unreadable (then it counts as unset); the files are what init must be able to write.
-      reportMissing(missingPermissions({ ...initPermissions(configPath, Deno.cwd()), env: [] }), "init", []);
+      const initRights = initPermissions(configPath, Deno.cwd());
+      reportMissing(missingPermissions({ ...initRights, env: [], run: [] }), "init", []);
       try {
         const { runInit } = await import("./cli/init.ts");
-        const report = await runInit({ configPath, home: Deno.cwd(), force: values.force ?? false });
+        const { gatherAnswers } = await import("./cli/init_answers.ts");
+        const { terminalAsk } = await import("./cli/terminal_ask.ts");
+        const { ask, interactive } = terminalAsk();
+        const flags = { provider: values.provider, model: values.model, lan: values.lan, port: values.port };
+        const given = Object.values(flags).some((value) => value !== undefined);
+        if (!values.force && pathExists(configPath)) {
+          return fail(`${configPath} already exists; pass --force to overwrite it`, 1);
+        }
+        // No terminal, no flags and nothing piped in: the plain starter config, as a script that asks nothing expects.
+        let silent = false;
+        const answers = interactive || given ? await gatherAnswers(flags, ask, { interactive }) : await gatherAnswers(
+          flags,
+          async (question, options) => {
+            const answer = await ask(question, options);
+            if (answer === undefined && !given) silent = true;
+            return answer;
+          },
+          { interactive },
+        );
+        const { doctorCommand } = await import("./cli/doctor_command.ts");
+        const canRun = missingPermissions({ read: [], write: [], net: [], env: [], run: initRights.run ?? [] })
+          .length === 0;
+        const report = await runInit({
+          configPath,
+          home: Deno.cwd(),
+          force: values.force ?? false,
+          ...(silent ? {} : { answers }),
+          ...(canRun ? { doctor: (path: string) => doctorCommand(path, layout) } : {}),
+        });
         return void print(`${report.join("\n")}\n`);
       } catch (error) {
-        return fail((error as Error).message, 1);
+        return fail((error as Error).message, error instanceof TypeError ? 2 : 1);
       }
     }
     default:

@@ -247,7 +247,7 @@ Deno.test("homed init writes a config outside config/ with flags naming that pat
   assert.equal(flags.code, 0, flags.stderr);
   assert.equal(
     flags.stdout.trim(),
-    `--no-prompt --allow-read=${home}/etc/homed,${home}/personal.md --allow-write=${home}/etc/homed,${home}/personal.md --allow-env=HOMED_CONFIG`,
+    `--no-prompt --allow-read=${home}/etc/homed,${home}/personal.md --allow-write=${home}/etc/homed,${home}/personal.md --allow-env=HOMED_CONFIG,LOG_TOKENS,LOG_STREAM --allow-run=${Deno.execPath()}`,
   );
   const printed = await deno(
     [
@@ -270,7 +270,14 @@ Deno.test("homed init writes a config outside config/ with flags naming that pat
     cwd: home,
   });
   assert.equal(result.code, 0, result.stderr);
-  assert.match(result.stdout, new RegExp(`^wrote ${target}\nwrote ${home}/personal\\.md\n\nNext steps:\n`));
+  // With the right to run Deno (as the task gives it), init runs doctor on the new config before the next steps.
+  assert.match(
+    result.stdout,
+    new RegExp(
+      `^wrote ${target}\nwrote ${home}/personal\\.md\n\nDoctor \\(.*task doctor\\):\nok +config [^]*\nNext steps:\n`,
+    ),
+  );
+  assert.match(result.stdout, /^FAIL llm +No LLM API key is set/m, "doctor's verdict on the key is shown");
   assert.match(result.stdout, /export DEEPSEEK_API_KEY=sk-…/);
   assert.match(result.stdout, new RegExp(`HOMED_CONFIG=${target} npx -y deno@2\\.9\\.6 task doctor`));
   assert.match(result.stdout, new RegExp(`HOMED_CONFIG=${target} npx -y deno@2\\.9\\.6 task start`));

@@ -6,6 +6,7 @@
 
 import { taskCommand } from "./commands.ts";
 import { readSse } from "../net/sse.ts";
+import { textLines } from "../text/text_lines.ts";
 
 /** Options of {@link runChat}. */
 export interface ChatOptions {
@@ -30,18 +31,6 @@ export const CHAT_HELP = [
   "Everything else is sent as a message, as the user named by --user (default: owner).",
   "",
 ].join("\n");
-
-async function* lines(input: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  let buffer = "";
-  for await (const chunk of input.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    for (let end = buffer.indexOf("\n"); end !== -1; end = buffer.indexOf("\n")) {
-      yield buffer.slice(0, end).replace(/\r$/, "");
-      buffer = buffer.slice(end + 1);
-    }
-  }
-  if (buffer) yield buffer;
-}
 
 /** Sends one message and prints the streamed reply; returns false when the turn failed. */
 async function say(options: ChatOptions, text: string): Promise<boolean> {
@@ -101,7 +90,7 @@ export async function runChat(options: ChatOptions): Promise<number> {
     options.write(`Connected to ${options.url}. Type a message; /help for help, /quit or Ctrl-D to leave.\nyou> `);
   }
   let failures = 0;
-  for await (const line of lines(options.input)) {
+  for await (const line of textLines(options.input)) {
     const command = line.trim().toLowerCase();
     if (command === "/quit" || command === "/exit") break;
     if (command === "/help") options.write(CHAT_HELP);

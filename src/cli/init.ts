@@ -8,7 +8,9 @@
 import { dirname, join, relative, resolve } from "node:path";
 import exampleConfig from "../../config/homed.example.yaml" with { type: "text" };
 import { DEFAULT_PERSONA_TEXT } from "../agent/personal.ts";
+import { envFileLine, envFilePath } from "../config/env_file.ts";
 import { taskCommand } from "./commands.ts";
+import { applyAnswers, envEntries, type InitAnswers, randomToken } from "./init_answers.ts";
 
 /** Options of {@link runInit}. */
 export interface InitOptions {
@@ -17,6 +19,12 @@ export interface InitOptions {
   /** The folder holding `personal.md`, `knowledge/`, `plugins/` and `data/` (the checkout). */
   home: string;
   force: boolean;
+  /** What the questions found; without them the plain starter config (DeepSeek, loopback) is written. */
+  answers?: InitAnswers;
+  /** Makes a token (tests pass a fixed one). */
+  token?: () => string;
+  /** Runs `homed doctor` on the written config; resolves to whether it passed and what it printed. */
+  doctor?: (configPath: string) => Promise<{ ok: boolean; output: string }>;
 }
 
 /** What init did, one line each. */
@@ -69,7 +77,8 @@ export async function runInit(options: InitOptions): Promise<InitReport> {
     throw new RangeError(`${configPath} already exists; pass --force to overwrite it`);
   }
   await Deno.mkdir(dirname(configPath), { recursive: true });
-  await Deno.writeTextFile(configPath, renderStarterConfig(configPath, options.home));
+  const starter = renderStarterConfig(configPath, options.home);
+  await Deno.writeTextFile(configPath, options.answers ? applyAnswers(starter, options.answers) : starter);
   report.push(`wrote ${configPath}`);
   const persona = join(resolve(options.home), "personal.md");
   if (!exists(persona)) {
@@ -78,15 +87,59 @@ export async function runInit(options: InitOptions): Promise<InitReport> {
   } else {
     report.push(`kept ${persona}`);
   }
+  const entries = options.answers ? envEntries(options.answers, options.token ?? (() => randomToken())) : {};
+  const envFile = envFilePath(configPath);
+  if (Object.keys(entries).length) {
+    await writeEnvFile(envFile, entries);
+    report.push(`wrote ${envFile} (mode 0600) with ${Object.keys(entries).join(", ")} — values not shown`);
+  }
   const named = configPath === resolve(options.home, "config/homed.yaml") ? undefined : configPath;
-  report.push(
-    "",
-    "Next steps:",
-    `  1. Give homed your LLM key: export DEEPSEEK_API_KEY=sk-…   (llm.api_key in ${configPath} reads it;`,
-    "     for another OpenAI-compatible server, set llm.base_url and llm.model there)",
-    `  2. Check config, rights and the LLM:  ${taskCommand("doctor", named)}`,
-    `  3. Start the butler:                 ${taskCommand("start", named)}`,
-    `  4. Talk to it:                       ${taskCommand("chat", named)}`,
+  const answers = options.answers;
+  let doctorOk = false;
+  if (options.doctor) {
+    const result = await options.doctor(configPath);
+    doctorOk = result.ok;
+    report.push("", `Doctor (${taskCommand("doctor", named)}):`, result.output.trimEnd());
+  }
+  report.push("", "Next steps:");
+  // Each step: its first line, then lines that continue it.
+  const steps: string[][] = [];
+  if (!answers) {
+    steps.push([
+      `Give homed your LLM key: export DEEPSEEK_API_KEY=sk-…   (llm.api_key in ${configPath} reads it;`,
+      "for another OpenAI-compatible server, set llm.base_url and llm.model there)",
+    ]);
+  } else if (!answers.key && answers.provider === "deepseek") {
+    steps.push([`Put your DeepSeek key in ${envFile}: DEEPSEEK_API_KEY=sk-…  (keep it mode 0600)`]);
+  }
+  if (!doctorOk) steps.push([`Check config, rights and the LLM:  ${taskCommand("doctor", named)}`]);
+  steps.push(
+    [`Start the butler:                 ${taskCommand("start", named)}`],
+    [`Talk to it:                       ${taskCommand("chat", named)}`],
+    [`Keep it running (systemd):        sudo ${taskCommand("service", named)} install`],
   );
+  if (answers?.lan) {
+    steps.push([
+      `From the LAN, send "Authorization: Bearer <HOMED_API_TOKEN from ${envFile}>";`,
+      "give NapCat/Lagrange the ONEBOT_ACCESS_TOKEN from the same file (README: QQ)",
+    ]);
+  }
+  steps.forEach(([first, ...more], i) => report.push(`  ${i + 1}. ${first}`, ...more.map((line) => `     ${line}`)));
   return report;
+}
+
+/** Writes `entries` into the env file (mode 0600), keeping lines of other variables already there. */
+async function writeEnvFile(path: string, entries: Record<string, string>): Promise<void> {
+  let kept: string[] = [];
+  try {
+    kept = (await Deno.readTextFile(path)).split("\n").filter((line) => {
+      const name = /^\s*([A-Za-z_][A-Za-z0-9_]*)=/.exec(line)?.[1];
+      return line.trim() !== "" && !(name && name in entries);
+    });
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  const lines = [...kept, ...Object.entries(entries).map(([name, value]) => envFileLine(name, value))];
+  await Deno.writeTextFile(path, `${lines.join("\n")}\n`, { mode: 0o600 });
+  await Deno.chmod(path, 0o600);
 }

@@ -7,11 +7,12 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { commandFlags } from "../config/command_flags.ts";
 import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
 import { requiredPermissions } from "../config/permissions.ts";
+import { envFileLine, envFileOf } from "../config/env_file.ts";
 import { pluginRights } from "../plugin/rights.ts";
 
 /** Where units go unless told otherwise. */
@@ -94,11 +95,6 @@ export function serviceUnit(options: UnitOptions): string {
   return lines.join("\n");
 }
 
-/** Where the env file goes: beside the config, or in `/etc/homed` on the embedded defaults. */
-export function envFileOf(loaded: LoadedConfig): string {
-  return join(loaded.location.path ? dirname(loaded.location.path) : "/etc/homed", "homed.env");
-}
-
 /**
  * The unit for this config: the daemon started as `homed flags` says — this checkout's `deno run` with the computed
  * flags, or a compiled binary's own `run`.
@@ -132,16 +128,6 @@ export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<str
   });
 }
 
-/**
- * One `NAME=value` line as systemd's `EnvironmentFile=` reads it: plain when the value is plain, else double-quoted
- * with `\\` and `"` escaped. A value with a line break cannot be written and is refused by name.
- */
-export function envFileLine(name: string, value: string): string {
-  if (/[\r\n]/.test(value)) throw new TypeError(`${name}: the value has a line break, which an env file cannot hold`);
-  if (/^[\w@%+=:,./-]*$/.test(value)) return `${name}=${value}`;
-  return `${name}="${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
-}
-
 /** The secrets the config reads from the environment, as they are set now: the env file's text. */
 function envFileText(loaded: LoadedConfig): { text: string; names: string[] } {
   const read = safeEnvReader(new Set());
@@ -168,7 +154,6 @@ export async function serviceAction(
     case "unit":
       return await unitFor(options.loaded, options.layout);
     case "install": {
-      await Deno.writeTextFile(unitPath, await unitFor(options.loaded, options.layout), { mode: 0o644 });
       let envNote: string;
       try {
         await Deno.stat(envFile);
@@ -179,6 +164,8 @@ export async function serviceAction(
         await Deno.chmod(envFile, 0o600);
         envNote = `wrote ${envFile} (mode 0600) with ${names.length ? names.join(", ") : "no variables yet"}`;
       }
+      // After the env file: the unit's flags name it (--env-file) as `homed flags` does.
+      await Deno.writeTextFile(unitPath, await unitFor(options.loaded, options.layout), { mode: 0o644 });
       const program = Deno.execPath();
       return [
         `Wrote ${unitPath}; ${envNote}.`,

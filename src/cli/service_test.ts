@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { envFileLine, serviceUnit, systemdQuote } from "./service.ts";
+import { envFileLine } from "../config/env_file.ts";
+import { serviceUnit, systemdQuote } from "./service.ts";
 
 Deno.test("systemdQuote keeps plain words, quotes spaces and quotes, and doubles % specifiers", () => {
   assert.equal(systemdQuote("/usr/bin/deno"), "/usr/bin/deno");
@@ -11,7 +12,8 @@ Deno.test("systemdQuote keeps plain words, quotes spaces and quotes, and doubles
 
 Deno.test("env file lines: plain values stay plain, others are quoted, a line break is refused by name", () => {
   assert.equal(envFileLine("KEY", "sk-abc.123/+="), "KEY=sk-abc.123/+=");
-  assert.equal(envFileLine("KEY", 'a b"c\\'), 'KEY="a b\\"c\\\\"');
+  assert.equal(envFileLine("KEY", 'a b"c\\'), "KEY='a b\"c\\'");
+  assert.throws(() => envFileLine("TOKEN", "it's a b"), /TOKEN: the value has both a single quote/);
   assert.throws(() => envFileLine("DEEPSEEK_API_KEY", "a\nb"), /DEEPSEEK_API_KEY: the value has a line break/);
 });
 

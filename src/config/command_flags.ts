@@ -5,6 +5,7 @@
  */
 
 import type { LoadedConfig } from "./load.ts";
+import { envFileFlag } from "./env_file.ts";
 import { type PermissionMode, requiredPermissions, toFlags } from "./permissions.ts";
 
 /**
@@ -35,6 +36,7 @@ export function commandFlags(
     read: [...new Set([...rights.read, ...extra.read])],
     env: [...new Set([...rights.env, ...extra.env])],
   };
-  const flags = toFlags(merged);
+  // The secrets init and service install keep in homed.env reach every command that reads the config's variables.
+  const flags = [...toFlags(merged), ...(mode === "init" || mode === "service" ? [] : envFileFlag(loaded))];
   return mode === "run" ? [...flags, DAEMON_V8_FLAGS] : flags;
 }

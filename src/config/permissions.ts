@@ -8,6 +8,7 @@
  */
 
 import { dirname, join, resolve } from "node:path";
+import { envFilePath } from "./env_file.ts";
 import { DEFAULT_ENV_NAMES, type LoadedConfig } from "./load.ts";
 import { bindHost, connectHost } from "./listen_addr.ts";
 import { luaWasmPath } from "../lua/wasm_path.ts";
@@ -105,7 +106,13 @@ export function requiredPermissions(
     // The supervisor reads the config and the plugin folders (to compute the daemon's flags), writes its pid file in
     // the data dir, and may start one program: the Deno (or homed binary) it runs on. Nothing else.
     return {
-      read: unique([...configFile, config.paths.plugins, ...config.plugins.extra_dirs]),
+      // The env file: to pass it on to the daemon (--env-file) when it exists.
+      read: unique([
+        ...configFile,
+        envFilePath(loaded.location.path),
+        config.paths.plugins,
+        ...config.plugins.extra_dirs,
+      ]),
       write: [config.daemon.data_dir],
       net: [],
       env: unique([...env, "PATH"]),
@@ -142,7 +149,9 @@ export function requiredPermissions(
  */
 export function initPermissions(configPath: string, home: string): PermissionSet {
   const places = unique([dirname(configPath), join(home, "personal.md")]);
-  return { read: places, write: places, net: [], env: ["HOMED_CONFIG"] };
+  // run: the Deno (or homed binary) this is, to run doctor on the new config with doctor's own rights.
+  // env: npm:yaml reads LOG_TOKENS and LOG_STREAM when it parses the starter config to fill in the answers.
+  return { read: places, write: places, net: [], env: ["HOMED_CONFIG", ...LIBRARY_ENV_NAMES], run: [Deno.execPath()] };
 }
 
 function unique(items: string[]): string[] {

@@ -64,12 +64,13 @@ Deno.test("the daemon and the benchmark run with the same V8 flags", async () =>
   assert.ok(tasks["bench:turn"].includes(DAEMON_V8_FLAGS), tasks["bench:turn"]);
 });
 
-Deno.test("init rights are the config's folder and the persona, nothing more", () => {
+Deno.test("init rights are the config's folder and the persona, and running Deno for doctor; nothing more", () => {
   assert.deepEqual(initPermissions("/etc/homed/homed.yaml", "/srv/homed"), {
     read: ["/etc/homed", "/srv/homed/personal.md"],
     write: ["/etc/homed", "/srv/homed/personal.md"],
     net: [],
-    env: ["HOMED_CONFIG"],
+    env: ["HOMED_CONFIG", "LOG_TOKENS", "LOG_STREAM"],
+    run: [Deno.execPath()],
   });
 });
 

@@ -7,9 +7,8 @@
  */
 
 import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { systemClock } from "../clock.ts";
-import { commandFlags } from "../config/command_flags.ts";
+import { runsOnDeno, selfCommand } from "../config/self_command.ts";
 import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
 import { log } from "../log/logging.ts";
 import { pluginRights } from "../plugin/rights.ts";
@@ -34,10 +33,8 @@ export async function daemonCommand(
     "run",
     ...(config ? ["--config", config] : []),
   ];
-  const program = Deno.execPath();
-  if (!/(^|[/\\])deno(\.exe)?$/.test(program)) return [program, tail];
-  const flags = commandFlags(loaded, "run", await pluginRights(loaded.config, safeEnvReader(new Set())));
-  return [program, ["run", ...flags, fileURLToPath(Deno.mainModule), ...tail]];
+  const extra = runsOnDeno() ? await pluginRights(loaded.config, safeEnvReader(new Set())) : undefined;
+  return selfCommand(loaded, "run", tail, extra);
 }
 
 /**

@@ -1,0 +1,36 @@
+/**
+ * How homed starts itself as another process (the supervisor's daemon, init's doctor, a systemd unit): the Deno it
+ * runs on with the computed flags of that command and this main module, or — in a compiled binary, whose rights are
+ * built in — the binary itself.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+import { commandFlags } from "./command_flags.ts";
+import type { LoadedConfig } from "./load.ts";
+import type { PermissionMode } from "./permissions.ts";
+
+/** Whether this process is a `deno` (a checkout) rather than a compiled homed. */
+export function runsOnDeno(program: string = Deno.execPath()): boolean {
+  return /(^|[/\\])deno(\.exe)?$/.test(program);
+}
+
+/**
+ * The program and arguments that run `homed <tail…>` with the rights of `mode`.
+ *
+ * @example
+ * ```ts
+ * selfCommand(loaded, "doctor", ["doctor", "--config", path]); // ["/…/deno", ["run", "--no-prompt", …, "/…/main.ts", "doctor", …]]
+ * ```
+ */
+export function selfCommand(
+  loaded: LoadedConfig,
+  mode: PermissionMode,
+  tail: string[],
+  extra?: { read: readonly string[]; env: readonly string[] },
+): [string, string[]] {
+  const program = Deno.execPath();
+  if (!runsOnDeno(program)) return [program, tail];
+  return [program, ["run", ...commandFlags(loaded, mode, extra), fileURLToPath(Deno.mainModule), ...tail]];
+}
