@@ -36,6 +36,8 @@ import { ServiceHost } from "./service/service_host.ts";
 import { platformOf } from "./plugin/gating.ts";
 import { PluginService } from "./plugin/plugin_service.ts";
 import { pluginRoutes } from "./api/plugin_routes.ts";
+import { trackerRoutes } from "./api/tracker_routes.ts";
+import { trackerFor } from "./tracker/tracker_for.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { VERSION } from "./version.ts";
 
@@ -353,6 +355,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         knowledgeRoutes(knowledge),
         memoryRoutes(memory),
         pluginRoutes(plugins),
+        trackerRoutes(trackerFor(loaded, () => clock.now())),
         onebotRoutes({
           path: onebot.path,
           accessToken: onebot.access_token,

@@ -42,6 +42,7 @@ Commands:
   supervise  Run the daemon and restart it when it crashes (no systemd)  [--config FILE] [--pid-file FILE]
   service  install|uninstall|status|unit — the systemd unit     [--config FILE] [--unit-dir DIR]
   backup   [FILE|-] — data, knowledge, plugins, config and persona in one .tar.gz (default data/backups/)
+  tracker  status|diff|commit|revert [PATH…] [--all] — what changed in knowledge, plugins, config, persona
   restore  FILE|- — check a backup whole, then put it in place (homed stopped; the old files are kept)
 
 Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
@@ -186,6 +187,14 @@ async function main(argv: string[]): Promise<void> {
   if ((command === "backup" || command === "restore") && rest[0] && (rest[0] === "-" || !rest[0].startsWith("-"))) {
     [action, rest] = [rest[0], rest.slice(1)];
   }
+  // `tracker` takes an action word, then the paths it applies to.
+  let paths: string[] = [];
+  if (command === "tracker") {
+    if (rest[0] && !rest[0].startsWith("-")) [action, rest] = [rest[0], rest.slice(1)];
+    paths = rest.filter((arg) => !arg.startsWith("-"));
+    rest = rest.filter((arg, i) => arg.startsWith("-") || rest[i - 1] === "--config");
+    paths = paths.filter((path) => !rest.includes(path));
+  }
   let values;
   try {
     ({ values } = parseArgs({
@@ -204,6 +213,7 @@ async function main(argv: string[]): Promise<void> {
         model: { type: "string" },
         lan: { type: "boolean" },
         port: { type: "string" },
+        all: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
       },
@@ -284,6 +294,19 @@ async function main(argv: string[]): Promise<void> {
         );
       } catch (error) {
         return fail(`${command}: ${(error as Error).message}`, error instanceof TypeError ? 2 : 1);
+      }
+    }
+    case "tracker": {
+      const { loaded, denied } = await load(values.config, layout);
+      checkRights(loaded, "tracker", denied);
+      const { runTracker } = await import("./cli/tracker_command.ts");
+      const { trackerFor } = await import("./tracker/tracker_for.ts");
+      try {
+        return void print(
+          await runTracker(trackerFor(loaded, Date.now), action || "status", paths, { all: values.all ?? false }),
+        );
+      } catch (error) {
+        return fail(`tracker: ${(error as Error).message}`, error instanceof TypeError ? 2 : 1);
       }
     }
     case "supervise": {

@@ -262,6 +262,14 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
   config.paths.plugins = absolute(config.paths.plugins);
   if (config.llm.adapter !== "") config.llm.adapter = absolute(config.llm.adapter);
   config.plugins.extra_dirs = config.plugins.extra_dirs.map(absolute);
+  const overlay = config.tracker.overlay;
+  if (overlay) {
+    config.tracker.overlay = {
+      mount: absolute(overlay.mount),
+      upper: absolute(overlay.upper),
+      lower: overlay.lower.map(absolute),
+    };
+  }
 
   return {
     config,

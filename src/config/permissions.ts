@@ -27,7 +27,16 @@ export interface PermissionSet {
 export const LIBRARY_ENV_NAMES = ["LOG_TOKENS", "LOG_STREAM"] as const;
 
 /** Which command the rights are for. */
-export type PermissionMode = "run" | "chat" | "doctor" | "init" | "supervise" | "service" | "backup" | "restore";
+export type PermissionMode =
+  | "run"
+  | "chat"
+  | "doctor"
+  | "init"
+  | "supervise"
+  | "service"
+  | "backup"
+  | "restore"
+  | "tracker";
 
 /** The modes, for argument checks. */
 export const PERMISSION_MODES: readonly PermissionMode[] = [
@@ -39,6 +48,7 @@ export const PERMISSION_MODES: readonly PermissionMode[] = [
   "service",
   "backup",
   "restore",
+  "tracker",
 ];
 
 /** `host:port` of a URL, with the scheme's default port (https/wss 443, http/ws 80). */
@@ -120,11 +130,17 @@ export function requiredPermissions(
     };
   }
   const dirs = [config.paths.knowledge, config.paths.plugins, config.daemon.data_dir];
+  // The overlay's layers, for the tracker (GET /api/tracker/changes, homed tracker) to read what changed.
+  const overlay = config.tracker.overlay ? [config.tracker.overlay.upper, ...config.tracker.overlay.lower] : [];
+  if (mode === "tracker") {
+    const parts = unique([...configFile, config.paths.personal, ...dirs]);
+    return { read: unique([...parts, ...overlay]), write: parts, net: [], env };
+  }
   const listenHost = bindHost(listen);
   // The Lua VM's wasm (adapters and plugins' Lua tools) — that one file, not the npm cache around it — and the adapter.
   const lua = [...(config.llm.provider === "lua" ? [config.llm.adapter] : []), luaWasmPath()];
   return {
-    read: unique([...configFile, config.paths.personal, ...dirs, ...lua]),
+    read: unique([...configFile, config.paths.personal, ...dirs, ...lua, ...overlay]),
     write: unique(dirs),
     net: unique([
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,

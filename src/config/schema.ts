@@ -211,6 +211,16 @@ export const configSchema = z.strictObject({
     skills_prompt_chars: number(1_000, 200_000, true).default(18_000),
     watch: boolean().default(true),
   }).prefault({}),
+  tracker: z.strictObject({
+    // The overlay the deployed tree is mounted from, as /proc/mounts shows it (which Deno cannot read without -A).
+    overlay: z.strictObject({
+      mount: path(),
+      upper: path(),
+      lower: z.array(path(), { error: "a list of folders, top-most first" }).min(1, {
+        error: "a list of at least one lower folder",
+      }),
+    }).nullable().default(null),
+  }).prefault({}),
   paths: z.strictObject({
     personal: path().default("./personal.md"),
     knowledge: path().default("./knowledge"),

@@ -28,14 +28,29 @@ export interface AtomicWriteOptions {
  * await atomicWriteText("/var/lib/homed/routes.json", JSON.stringify(routes));
  * ```
  */
-export async function atomicWriteText(path: string, text: string, options: AtomicWriteOptions = {}): Promise<boolean> {
+export function atomicWriteText(path: string, text: string, options: AtomicWriteOptions = {}): Promise<boolean> {
+  return atomicWriteBytes(path, new TextEncoder().encode(text), options);
+}
+
+/**
+ * {@link atomicWriteText} for bytes.
+ *
+ * @example
+ * ```ts
+ * await atomicWriteBytes("/srv/homed/knowledge/logo.png", bytes, { mode: 0o644 });
+ * ```
+ */
+export async function atomicWriteBytes(
+  path: string,
+  bytes: Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<boolean> {
   const temporary = join(dirname(path), `.${crypto.randomUUID()}.tmp`);
   const mode = options.mode ?? 0o600;
   const file = await Deno.open(temporary, { write: true, createNew: true, mode });
   let replaced = false;
   try {
     try {
-      const bytes = new TextEncoder().encode(text);
       let written = 0;
       while (written < bytes.length) written += await file.write(bytes.subarray(written));
       await file.sync();

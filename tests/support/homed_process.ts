@@ -48,7 +48,7 @@ export async function deno(
 
 /** The flags `deno task <mode>` would splice in for this environment. */
 export async function taskFlags(
-  mode: "run" | "chat" | "doctor" | "supervise" | "service",
+  mode: "run" | "chat" | "doctor" | "supervise" | "service" | "tracker",
   env: Record<string, string>,
 ): Promise<string[]> {
   const result = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/flags.ts", mode], { env });

@@ -1,0 +1,31 @@
+/**
+ * `GET /api/tracker/changes`: what changed in knowledge, plugins, the config and the persona since the last
+ * `homed tracker commit` — how each part is read (overlay or manifest), when the last commit was, and the changes.
+ * Owner only: the list names every file the household's butler holds.
+ *
+ * @module
+ */
+
+import type { Hono } from "hono";
+import type { Tracker } from "../tracker/tracker.ts";
+import { ApiError } from "./api_error.ts";
+import type { ApiVariables } from "./auth.ts";
+
+/**
+ * Mounts the tracker endpoint (behind the API's auth).
+ *
+ * @example
+ * ```ts
+ * createApi({ …, routes: [trackerRoutes(trackerFor(loaded, clock.now))] });
+ * ```
+ */
+export function trackerRoutes(tracker: Tracker): (app: Hono<{ Variables: ApiVariables }>) => void {
+  return (app) => {
+    app.get("/api/tracker/changes", async (c) => {
+      if (c.get("identity").trust !== "owner") {
+        throw new ApiError(403, "forbidden", "Only the owner may list the tracked changes");
+      }
+      return c.json(await tracker.status());
+    });
+  };
+}

@@ -1,0 +1,29 @@
+/**
+ * The tracker of a loaded config: knowledge, plugins, the config file and the persona (the memory data dir is left
+ * out), its state in `<data dir>/tracker/`, and the overlay `tracker.overlay` names.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { backupRoots } from "../backup/backup_layout.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import { Tracker } from "./tracker.ts";
+
+/**
+ * A {@link Tracker} for `loaded`.
+ *
+ * @example
+ * ```ts
+ * const changes = (await trackerFor(loaded, Date.now).status()).changes;
+ * ```
+ */
+export function trackerFor(loaded: LoadedConfig, now: () => number): Tracker {
+  const overlay = loaded.config.tracker.overlay;
+  return new Tracker({
+    roots: backupRoots(loaded).filter((root) => root.name !== "data"),
+    stateDir: join(loaded.config.daemon.data_dir, "tracker"),
+    mounts: overlay ? [{ mountPoint: overlay.mount, upper: overlay.upper, lowers: overlay.lower }] : [],
+    now,
+  });
+}
