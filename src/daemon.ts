@@ -20,6 +20,7 @@ import { memoryRoutes } from "./api/memory_routes.ts";
 import type { KnowledgeBase } from "./knowledge/knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge/knowledge_prompt.ts";
 import { KnowledgeService } from "./knowledge/knowledge_service.ts";
+import { seedKnowledge } from "./knowledge/starter_knowledge.ts";
 import { knowledgeTools } from "./knowledge/knowledge_tools.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import type { LoadedConfig } from "./config/load.ts";
@@ -163,6 +164,8 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   let closeProvider = () => {};
   try {
     const tools = new ToolRegistry({ clock, defaultTimeoutMs: config.agent.tool_timeout });
+    // A first start of the standard layout (or a new knowledge folder): the starter knowledge goes in.
+    await seedKnowledge(config.paths.knowledge, log("knowledge"));
     const knowledgeService = await services.start(
       new KnowledgeService({
         dir: config.paths.knowledge,

@@ -76,7 +76,7 @@ Deno.test("a backup taken while homed writes restores to a sound prefix holding 
       env: ws.env,
     });
     assert.equal(backup.code, 0, backup.stderr);
-    assert.match(backup.stdout, /Backed up \d+ files \(data \d+, config\/homed\.yaml 1\b/);
+    assert.match(backup.stdout, /Backed up \d+ files \(data \d+, knowledge 3, config\/homed\.yaml 1\b/);
     const busy = await deno(["run", ...await flagsFor("restore", archive, ws.env), "src/main.ts", "restore", archive], {
       env: ws.env,
     });

@@ -22,7 +22,8 @@ for (const kind of ["ollama", "anthropic"] as const) {
       await workspace({
         llm: {
           provider: "lua",
-          adapter: adapter(`${kind}.lua`),
+          // The Anthropic one as embedded in homed (as a compiled binary has it), the Ollama one from its file.
+          adapter: kind === "anthropic" ? "builtin:anthropic" : adapter(`${kind}.lua`),
           base_url: vendor.baseUrl,
           api_key: kind === "anthropic" ? vendor.apiKey : "",
           model: kind === "ollama" ? "qwen3:8b" : "claude-sonnet-4-5",

@@ -8,13 +8,14 @@
  * @module
  */
 
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import type { z } from "zod";
 import { ConfigError } from "./config_error.ts";
 import { type EnvReader, expandTree } from "./expand.ts";
 import { isLoopback } from "./listen_addr.ts";
 import { type Config, configSchema } from "./schema.ts";
+import { builtinAdapter } from "../agent/provider/builtin_adapters.ts";
 
 /** Where the config came from. */
 export type ConfigOrigin = "--config" | "$HOMED_CONFIG" | "default file" | "embedded defaults";
@@ -215,6 +216,13 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
       );
     }
   }
+  if (config.llm.adapter.startsWith("builtin:")) {
+    try {
+      builtinAdapter(config.llm.adapter);
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
   if (config.llm.provider === "lua" && config.llm.adapter === "") {
     problems.push(
       'llm.adapter: got nothing; allowed: the path of a Lua adapter script, required because llm.provider is "lua"',
@@ -254,13 +262,21 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
     : standard
     ? dirname(STANDARD_LAYOUT.configFile)
     : options.cwd;
-  if (standard && !explicitKeys.has("daemon.data_dir")) config.daemon.data_dir = STANDARD_LAYOUT.dataDir;
+  if (standard) {
+    // State and what the butler learns or is given live in /var/lib/homed; /etc/homed holds only what people edit.
+    if (!explicitKeys.has("daemon.data_dir")) config.daemon.data_dir = STANDARD_LAYOUT.dataDir;
+    if (!explicitKeys.has("paths.knowledge")) config.paths.knowledge = join(STANDARD_LAYOUT.dataDir, "knowledge");
+    if (!explicitKeys.has("paths.plugins")) config.paths.plugins = join(STANDARD_LAYOUT.dataDir, "plugins");
+  }
   const absolute = (path: string) => isAbsolute(path) ? path : resolve(baseDir, path);
   config.daemon.data_dir = absolute(config.daemon.data_dir);
   config.paths.personal = absolute(config.paths.personal);
   config.paths.knowledge = absolute(config.paths.knowledge);
   config.paths.plugins = absolute(config.paths.plugins);
-  if (config.llm.adapter !== "") config.llm.adapter = absolute(config.llm.adapter);
+  // `builtin:<name>` is an embedded adapter, not a path.
+  if (config.llm.adapter !== "" && !config.llm.adapter.startsWith("builtin:")) {
+    config.llm.adapter = absolute(config.llm.adapter);
+  }
   config.plugins.extra_dirs = config.plugins.extra_dirs.map(absolute);
   const overlay = config.tracker.overlay;
   if (overlay) {

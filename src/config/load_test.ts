@@ -135,7 +135,7 @@ Deno.test("relative paths resolve against the config file's folder; absolute one
   assert.equal(parse("").config.llm.provider, "openai");
 });
 
-Deno.test("the standard layout puts data in /var/lib/homed unless the file says otherwise", () => {
+Deno.test("the standard layout puts data, knowledge and plugins in /var/lib/homed unless the file says otherwise", () => {
   const base = {
     location: { path: undefined, origin: "embedded defaults" as const },
     readEnv: () => undefined,
@@ -144,8 +144,15 @@ Deno.test("the standard layout puts data in /var/lib/homed unless the file says 
   const standard = parseConfig({ ...base, text: "", layout: "standard" });
   assert.equal(standard.config.daemon.data_dir, "/var/lib/homed");
   assert.equal(standard.config.paths.personal, "/etc/homed/personal.md");
-  const custom = parseConfig({ ...base, text: "daemon:\n  data_dir: /data\n", layout: "standard" });
+  assert.equal(standard.config.paths.knowledge, "/var/lib/homed/knowledge", "learned knowledge is state");
+  assert.equal(standard.config.paths.plugins, "/var/lib/homed/plugins");
+  const custom = parseConfig({
+    ...base,
+    text: "daemon:\n  data_dir: /data\npaths:\n  knowledge: /srv/k\n",
+    layout: "standard",
+  });
   assert.equal(custom.config.daemon.data_dir, "/data");
+  assert.equal(custom.config.paths.knowledge, "/srv/k");
 });
 
 Deno.test("lookup order: --config, then $HOMED_CONFIG, then config/homed.yaml, then defaults", () => {
@@ -193,6 +200,10 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
       /^daemon\.max_body_bytes: got 10; allowed: a whole number from 1024 to 16777216$/,
     ],
     ["onebot:\n  enabled: maybe\n", /^onebot\.enabled: got "maybe"; allowed: true or false$/],
+    [
+      "llm:\n  adapter: builtin:gemini\n",
+      /^llm\.adapter: got "builtin:gemini"; allowed: a file path or "builtin:anthropic", "builtin:ollama"$/,
+    ],
     [
       "tracker:\n  overlay: { mount: /opt/homed, upper: /var/up, lower: [] }\n",
       /^tracker\.overlay\.lower: got \[\]; allowed: a list of at least one lower folder$/,

@@ -138,7 +138,8 @@ export function requiredPermissions(
   }
   const listenHost = bindHost(listen);
   // The Lua VM's wasm (adapters and plugins' Lua tools) — that one file, not the npm cache around it — and the adapter.
-  const lua = [...(config.llm.provider === "lua" ? [config.llm.adapter] : []), luaWasmPath()];
+  const adapterFile = config.llm.provider === "lua" && !config.llm.adapter.startsWith("builtin:");
+  const lua = [...(adapterFile ? [config.llm.adapter] : []), luaWasmPath()];
   return {
     read: unique([...configFile, config.paths.personal, ...dirs, ...lua, ...overlay]),
     write: unique(dirs),

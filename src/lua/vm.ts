@@ -19,7 +19,7 @@ import type { Logger } from "@logtape/logtape";
 import type { LuaEngine, LuaFactory } from "wasmoon";
 import { JSON_LUA } from "./json_lua.ts";
 import { LuaError, luaErrorFrom } from "./lua_error.ts";
-import { luaWasmPath } from "./wasm_path.ts";
+import { luaWasmPath, provideBundleGlobals } from "./wasm_path.ts";
 
 /** Limits of every call. */
 export interface LuaLimits {
@@ -81,6 +81,7 @@ let factory: Promise<LuaFactory> | undefined;
  * loaded on the first VM, so a daemon that runs no Lua never pays for it.
  */
 function luaFactory(): Promise<LuaFactory> {
+  provideBundleGlobals();
   factory ??= import("wasmoon").then(({ LuaFactory }) => new LuaFactory(luaWasmPath()));
   return factory;
 }

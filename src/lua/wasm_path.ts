@@ -5,6 +5,7 @@
  * @module
  */
 
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
 /**
@@ -16,5 +17,32 @@ import { fileURLToPath } from "node:url";
  * ```
  */
 export function luaWasmPath(): string {
-  return fileURLToPath(new URL("./glue.wasm", import.meta.resolve("wasmoon")));
+  try {
+    return fileURLToPath(new URL("./glue.wasm", import.meta.resolve("wasmoon")));
+  } catch {
+    // The bundled homed.js has no package to resolve: `deno task bundle` puts glue.wasm beside it.
+    return fileURLToPath(new URL("./glue.wasm", Deno.mainModule));
+  }
+}
+
+/**
+ * In the single-file bundle (`deno task bundle`), wasmoon's emscripten glue runs as ES module code yet looks for
+ * CommonJS's `__filename` and `require`; this gives it both, pointing at the bundle. A no-op where wasmoon is an npm
+ * package (a checkout, a compiled binary).
+ *
+ * @example
+ * ```ts
+ * provideBundleGlobals();
+ * const { LuaFactory } = await import("wasmoon");
+ * ```
+ */
+export function provideBundleGlobals(): void {
+  try {
+    import.meta.resolve("wasmoon");
+    return;
+  } catch {
+    const globals = globalThis as Record<string, unknown>;
+    globals.__filename ??= fileURLToPath(Deno.mainModule);
+    globals.require ??= createRequire(Deno.mainModule);
+  }
 }

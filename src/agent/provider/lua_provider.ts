@@ -28,6 +28,7 @@ import type { ToolSpec } from "../../tools/tool.ts";
 import { type Attempt, CallRunner } from "./call_runner.ts";
 import type { ChatOptions, ChatRequest, ChatResponse, Provider, ToolCall, UsageTotals } from "./provider.ts";
 import { ProviderError } from "./provider_error.ts";
+import { BUILTIN_PREFIX, builtinAdapter } from "./builtin_adapters.ts";
 
 /** Options of {@link LuaProvider.open}. */
 export interface LuaProviderOptions {
@@ -109,13 +110,15 @@ export class LuaProvider implements Provider {
    * ```
    */
   static async open(options: LuaProviderOptions): Promise<LuaProvider> {
-    let source: string;
-    try {
-      source = await Deno.readTextFile(options.adapter);
-    } catch (error) {
-      throw new Error(`llm.adapter: cannot read ${options.adapter}: ${(error as Error).message}`, { cause: error });
+    let source = builtinAdapter(options.adapter);
+    if (source === undefined) {
+      try {
+        source = await Deno.readTextFile(options.adapter);
+      } catch (error) {
+        throw new Error(`llm.adapter: cannot read ${options.adapter}: ${(error as Error).message}`, { cause: error });
+      }
     }
-    const name = basename(options.adapter);
+    const name = options.adapter.startsWith(BUILTIN_PREFIX) ? `${options.adapter}.lua` : basename(options.adapter);
     const vm = await LuaVm.open({
       name,
       source,

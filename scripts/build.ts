@@ -1,0 +1,275 @@
+/**
+ * Builds homed for a device (`deno task compile|bundle|release`):
+ *
+ * - `compile`: one `homed` binary with the flags `homed --standard-layout flags` prints, built on `DENORT_BIN` when it
+ *   is set (`deno compile` otherwise downloads denort, and this says where to get one when it cannot).
+ * - `bundle`: where no denort can be had, `dist/homed.js` (one file, every dependency inside; the persona, starter
+ *   knowledge, example config and Lua adapters are embedded as in the binary) with `glue.wasm` beside it, and
+ *   `dist/homed`, a launcher that runs it on the pinned Deno with the flags it computes.
+ * - `release`: the binary (or, with `--bundle` or no denort, the bundle) packed with the example config, a systemd
+ *   unit for the standard layout and the adapters into `dist/homed-<version>-<kind>.tar.gz`.
+ *
+ * Each writes the commit into `src/build_info.ts` for the build and puts the file back after.
+ *
+ * @module
+ */
+
+import { basename, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { serviceUnit } from "../src/cli/service.ts";
+import { luaWasmPath } from "../src/lua/wasm_path.ts";
+import { TAR_END, tarBlocks, type TarEntry } from "../src/backup/tar.ts";
+import { VERSION } from "../src/version.ts";
+
+const REPO = fileURLToPath(new URL("../", import.meta.url));
+const DENO = Deno.execPath();
+const DENO_VERSION = "2.9.6";
+const BUILD_INFO = join(REPO, "src", "build_info.ts");
+
+async function run(args: string[], options: { cwd?: string } = {}): Promise<{ ok: boolean; out: string }> {
+  const output = await new Deno.Command(DENO, { args, cwd: options.cwd ?? REPO, stdout: "piped", stderr: "piped" })
+    .output();
+  const decoder = new TextDecoder();
+  return { ok: output.success, out: decoder.decode(output.stdout) + decoder.decode(output.stderr) };
+}
+
+async function commit(): Promise<string> {
+  try {
+    const output = await new Deno.Command("git", {
+      args: ["rev-parse", "--short=12", "HEAD"],
+      cwd: REPO,
+      stderr: "null",
+    })
+      .output();
+    const sha = new TextDecoder().decode(output.stdout).trim();
+    return output.success && sha ? sha : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+/** Runs `build` with `src/build_info.ts` naming the commit, and puts the file back whatever happens. */
+async function withBuildInfo<T>(build: () => Promise<T>): Promise<T> {
+  const original = await Deno.readTextFile(BUILD_INFO);
+  const sha = await commit();
+  await Deno.writeTextFile(BUILD_INFO, original.replace(/COMMIT = "[^"]*"/, `COMMIT = ${JSON.stringify(sha)}`));
+  try {
+    return await build();
+  } finally {
+    await Deno.writeTextFile(BUILD_INFO, original);
+  }
+}
+
+/** The denort download for this machine, for the message when `deno compile` cannot get one. */
+function denortUrl(): string {
+  const arch = Deno.build.arch === "aarch64" ? "aarch64" : "x86_64";
+  const target = Deno.build.os === "darwin" ? `${arch}-apple-darwin` : `${arch}-unknown-linux-gnu`;
+  return `https://dl.deno.land/release/v${DENO_VERSION}/denort-${target}.zip`;
+}
+
+/** `deno compile` of the binary into `out`; throws with where to get denort when there is none. */
+async function compile(out: string): Promise<string> {
+  const flags = await run([
+    "run",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-env",
+    "src/main.ts",
+    "--standard-layout",
+    "flags",
+  ]);
+  if (!flags.ok) throw new Error(`homed flags failed:\n${flags.out}`);
+  const binary = join(out, "homed");
+  await Deno.mkdir(out, { recursive: true });
+  const result = await withBuildInfo(() =>
+    run([
+      "compile",
+      ...flags.out.trim().split(/\s+/),
+      "--include",
+      relative(REPO, luaWasmPath()),
+      "--output",
+      binary,
+      "src/main.ts",
+      "--standard-layout",
+    ])
+  );
+  if (!result.ok) {
+    const denort = Deno.env.get("DENORT_BIN");
+    throw new Error(
+      [
+        `deno compile failed${denort ? ` with DENORT_BIN=${denort}` : ""}:`,
+        result.out.trim(),
+        "",
+        denort
+          ? `Check that ${denort} is the denort of Deno ${DENO_VERSION} for this machine.`
+          : `deno compile needs Deno's base binary (denort). Download ${denortUrl()}, unzip it, and run again with ` +
+            `DENORT_BIN=/path/to/denort; or build the bundle instead: npx -y deno@${DENO_VERSION} task bundle.`,
+      ].join("\n"),
+    );
+  }
+  return binary;
+}
+
+/** The launcher beside the bundle: the command's flags from the bundle itself, then the bundle on the same Deno. */
+const LAUNCHER = `#!/bin/sh
+# homed, bundled: runs homed.js on Deno ${DENO_VERSION} with exactly the rights \`homed flags\` computes for the command.
+# DENO: the deno to use (default: deno on PATH). HOMED_LAYOUT=repo: config/homed.yaml under the current folder
+# instead of /etc/homed/homed.yaml and /var/lib/homed.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+deno=\${DENO:-deno}
+layout=--standard-layout
+[ "\${HOMED_LAYOUT:-}" = repo ] && layout=
+command=\${1:-run}
+[ $# -gt 0 ] && shift
+case "$command" in
+  flags|version|help|--help|-h|--version) exec "$deno" run --no-prompt --allow-read --allow-env "$here/homed.js" $layout "$command" "$@" ;;
+esac
+mode=$command
+flags=$("$deno" run --no-prompt --allow-read --allow-env "$here/homed.js" $layout flags --mode "$mode")
+exec "$deno" run $flags "$here/homed.js" $layout "$command" "$@"
+`;
+
+/** `deno bundle` into `out`: homed.js, glue.wasm beside it, and the launcher. */
+async function bundle(out: string): Promise<string[]> {
+  await Deno.mkdir(out, { recursive: true });
+  const script = join(out, "homed.js");
+  const result = await withBuildInfo(() => run(["bundle", "--platform", "deno", "--output", script, "src/main.ts"]));
+  if (!result.ok) throw new Error(`deno bundle failed:\n${result.out}`);
+  await Deno.copyFile(luaWasmPath(), join(out, "glue.wasm"));
+  await Deno.writeTextFile(join(out, "homed"), LAUNCHER, { mode: 0o755 });
+  await Deno.chmod(join(out, "homed"), 0o755);
+  return [script, join(out, "glue.wasm"), join(out, "homed")];
+}
+
+/** The systemd unit of a release, for the standard layout with the program installed where INSTALL.md says. */
+function releaseUnit(kind: "binary" | "bundle", runFlags: string[]): string {
+  return serviceUnit({
+    execStart: kind === "binary"
+      ? ["/usr/local/bin/homed", "--standard-layout", "run"]
+      : ["/usr/local/bin/deno", "run", ...runFlags, "/usr/local/lib/homed/homed.js", "--standard-layout", "run"],
+    environment: {},
+    envFile: "/etc/homed/homed.env",
+    readWritePaths: ["/var/lib/homed"],
+    stopTimeoutSec: 15,
+    documentation: "file:///usr/local/share/doc/homed/INSTALL.md",
+  });
+}
+
+function installText(kind: "binary" | "bundle"): string {
+  const place = kind === "binary" ? "sudo install -m 755 homed /usr/local/bin/homed" : [
+    `sudo install -m 755 "$(npx -y deno@${DENO_VERSION} eval 'console.log(Deno.execPath())')" /usr/local/bin/deno`,
+    "sudo install -d /usr/local/lib/homed && sudo install -m 644 homed.js glue.wasm /usr/local/lib/homed/",
+    "sudo install -m 755 homed /usr/local/lib/homed/homed && sudo ln -sf /usr/local/lib/homed/homed /usr/local/bin/homed",
+  ].join("\n");
+  return `# Installing homed ${VERSION}
+
+1. Put the program in place:
+
+   ${place.split("\n").join("\n   ")}
+
+2. Config and state (the standard layout: /etc/homed, /var/lib/homed):
+
+   sudo install -d -m 755 /etc/homed /var/lib/homed
+   sudo install -m 644 homed.example.yaml /etc/homed/homed.yaml   # then edit, or: sudo homed init --config /etc/homed/homed.yaml --force
+   sudo install -d /etc/homed/adapters && sudo install -m 644 adapters/*.lua /etc/homed/adapters/
+
+   The starter knowledge is copied to /var/lib/homed/knowledge on the first start. The LLM key goes in
+   /etc/homed/homed.env (mode 0600): DEEPSEEK_API_KEY=sk-…
+
+3. Run it under systemd:
+
+   sudo install -m 644 homed.service /etc/systemd/system/homed.service
+   sudo systemctl daemon-reload && sudo systemctl enable --now homed
+   journalctl -u homed -f
+
+   ${
+    kind === "bundle"
+      ? "The unit's flags are those of the example config; after changing the listen address, the LLM host or\n   paths, print new ones with `homed flags` and put them in ExecStart."
+      : "The binary's rights are fixed at build time for the standard layout; after changing the listen address,\n   the LLM host or paths, build it again with `deno task compile`."
+  }
+`;
+}
+
+/** The release archive: the build plus config, unit, adapters and install notes. */
+async function release(out: string, kind: "binary" | "bundle"): Promise<string> {
+  const stage = join(out, kind === "binary" ? "binary" : "bundle");
+  const built = kind === "binary" ? [await compile(stage)] : await bundle(stage);
+  const runFlags =
+    (await run(["run", "--no-prompt", "--allow-read", "--allow-env", "src/main.ts", "--standard-layout", "flags"]))
+      .out.trim().split(/\s+/)
+      .map((flag) => flag.replace(luaWasmPath(), "/usr/local/lib/homed/glue.wasm"));
+  const mtime = Math.floor(Date.now() / 1000);
+  const file = async (path: string, name: string, mode = 0o644): Promise<TarEntry> => ({
+    path: `homed-${VERSION}/${name}`,
+    type: "file",
+    mode,
+    mtime,
+    data: await Deno.readFile(path),
+  });
+  const text = (name: string, value: string): TarEntry => ({
+    path: `homed-${VERSION}/${name}`,
+    type: "file",
+    mode: 0o644,
+    mtime,
+    data: new TextEncoder().encode(value),
+  });
+  const entries: TarEntry[] = [
+    ...await Promise.all(
+      built.map((path) =>
+        file(path, basename(path), basename(path).endsWith(".js") || basename(path).endsWith(".wasm") ? 0o644 : 0o755)
+      ),
+    ),
+    await file(join(REPO, "config", "homed.example.yaml"), "homed.example.yaml"),
+    text("homed.service", releaseUnit(kind, runFlags)),
+    text("INSTALL.md", installText(kind)),
+  ];
+  for await (const adapter of Deno.readDir(join(REPO, "config", "adapters"))) {
+    entries.push(await file(join(REPO, "config", "adapters", adapter.name), `adapters/${adapter.name}`));
+  }
+  const archive = join(
+    out,
+    `homed-${VERSION}-${kind === "binary" ? `${Deno.build.os}-${Deno.build.arch}` : "bundle"}.tar.gz`,
+  );
+  const blocks = [...entries.flatMap(tarBlocks), TAR_END];
+  const compressed = new Blob(blocks as BlobPart[]).stream().pipeThrough(new CompressionStream("gzip"));
+  await Deno.writeFile(archive, compressed);
+  return archive;
+}
+
+if (import.meta.main) {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { out: { type: "string" }, bundle: { type: "boolean" } },
+    allowPositionals: true,
+  });
+  const out = values.out ?? join(REPO, "dist");
+  const action = positionals[0] ?? "";
+  try {
+    if (action === "compile") console.log(`Built ${await compile(out)}`);
+    else if (action === "bundle") console.log(`Built ${(await bundle(out)).join(", ")}`);
+    else if (action === "release") {
+      let kind: "binary" | "bundle" = values.bundle ? "bundle" : "binary";
+      if (kind === "binary" && !Deno.env.get("DENORT_BIN")) {
+        console.error("DENORT_BIN is not set: trying deno compile's own download; the bundle is the fallback.");
+      }
+      let archive: string;
+      try {
+        archive = await release(out, kind);
+      } catch (error) {
+        if (kind === "bundle") throw error;
+        console.error(`${(error as Error).message}\n\nFalling back to the bundle.`);
+        kind = "bundle";
+        archive = await release(out, kind);
+      }
+      console.log(`Packed ${archive} (${kind})`);
+    } else {
+      console.error("usage: build.ts compile|bundle|release [--out DIR] [--bundle]");
+      Deno.exit(2);
+    }
+  } catch (error) {
+    console.error((error as Error).message);
+    Deno.exit(1);
+  }
+}
