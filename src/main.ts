@@ -25,6 +25,7 @@ import { initTarget } from "./flags.ts";
 import { startDaemon, StartupError } from "./daemon.ts";
 import { log, setupLogging, stopLogging } from "./log/logging.ts";
 import { COMMIT } from "./build_info.ts";
+import { notifyClientPath, notifySocket, sdNotify } from "./service/sd_notify.ts";
 import { VERSION } from "./version.ts";
 
 const USAGE = `homed ${VERSION}: a 24/7 butler for one household
@@ -125,6 +126,13 @@ async function run(flag: string | undefined, layout: Layout): Promise<void> {
     if (error instanceof StartupError) return fail(error.message, 1);
     throw error;
   }
+  const notify = notifySocket(safeEnvReader(new Set()));
+  const tellSystemd = async (state: string) => {
+    if (!notify) return;
+    const why = await sdNotify(state, { socket: notify, client: notifyClientPath(config.daemon.data_dir) });
+    if (why) log().warning("sd_notify to {socket} failed: {why}", { socket: notify, why });
+  };
+  await tellSystemd(`READY=1\nSTATUS=Listening on ${daemon.url}`);
   // Under `deno task`, a Ctrl-C or a kill reaches homed twice (from the terminal or sender, and forwarded by the task
   // runner): repeats within two seconds are the same request; a later one means "stop now".
   let firstSignal: number | undefined;
@@ -143,6 +151,7 @@ async function run(flag: string | undefined, layout: Layout): Promise<void> {
       stopLogging();
       Deno.exit(1);
     }, limitMs);
+    await tellSystemd("STOPPING=1");
     await daemon.stop();
     clearTimeout(watchdog);
     stopLogging();

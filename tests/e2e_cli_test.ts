@@ -132,7 +132,7 @@ Deno.test("flags are narrow: config and data anywhere, no -A, no run or ffi", as
     `--allow-read=${ws.configPath},${ws.dir}/personal.md,${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data,${luaWasmPath()}`,
     `--allow-write=${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data`,
     `--allow-net=127.0.0.1:${ws.port},llm.example:8443`,
-    "--allow-env=HOMED_CONFIG,HOMED_API_TOKEN,DEEPSEEK_API_KEY,ONEBOT_ACCESS_TOKEN,LOG_TOKENS,LOG_STREAM",
+    "--allow-env=HOMED_CONFIG,HOMED_API_TOKEN,DEEPSEEK_API_KEY,ONEBOT_ACCESS_TOKEN,LOG_TOKENS,LOG_STREAM,NOTIFY_SOCKET",
     DAEMON_V8_FLAGS,
   ]);
   const printed = await deno(["task", "--quiet", "flags", "--config", ws.configPath], {

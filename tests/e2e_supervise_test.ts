@@ -87,3 +87,61 @@ Deno.test("homed supervise notices a daemon that dies and schedules its restart;
     await Deno.remove(ws.dir, { recursive: true });
   }
 });
+
+Deno.test("homed supervise under a Type=notify service manager: the daemon it runs reports READY=1, then STOPPING=1", async () => {
+  const ws = await workspace({ onebot: { enabled: false } });
+  const socket = join(ws.dir, "notify.sock");
+  const listener = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--unstable-net",
+      `--allow-net=unix:${socket}`,
+      `--allow-read=.,${socket}`,
+      `--allow-write=${socket}`,
+      join(REPO, "tests", "support", "notify_listener.ts"),
+      socket,
+    ],
+    cwd: REPO,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const heard: string[] = [];
+  const reading = (async () => {
+    let buffer = "";
+    for await (const chunk of listener.stdout.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      for (let end = buffer.indexOf("\n"); end !== -1; end = buffer.indexOf("\n")) {
+        heard.push(buffer.slice(0, end));
+        buffer = buffer.slice(end + 1);
+      }
+    }
+  })();
+  await waitFor(() => heard.length > 0, "the notify socket");
+  ws.env.NOTIFY_SOCKET = socket;
+  const { flags, child, log, drained } = await supervise(ws);
+  try {
+    const daemonFlags = await taskFlags("run", ws.env);
+    assert.ok(daemonFlags.includes("--unstable-net"), daemonFlags.join(" "));
+    assert.ok(
+      daemonFlags.some((flag) => flag.startsWith("--allow-net=") && flag.includes(`unix:${socket}`)),
+      "net rights for exactly the notify socket",
+    );
+    assert.ok(!flags.includes("--unstable-net"), "the supervisor itself sends nothing");
+    await waitFor(() => heard.some((line) => line.includes("READY=1")), "READY=1", { limitMs: 20_000 });
+    assert.match(heard.find((line) => line.includes("READY=1"))!, /STATUS=Listening on http:\/\/127\.0\.0\.1:\d+/);
+    child.kill("SIGTERM");
+    assert.equal((await child.status).code, 0, log.text);
+    await waitFor(() => heard.some((line) => line.includes("STOPPING=1")), "STOPPING=1");
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await child.status;
+    await drained;
+    listener.kill("SIGTERM");
+    await listener.status;
+    await reading;
+    await Deno.remove(ws.dir, { recursive: true });
+  }
+});

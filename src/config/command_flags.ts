@@ -38,5 +38,7 @@ export function commandFlags(
   };
   // The secrets init and service install keep in homed.env reach every command that reads the config's variables.
   const flags = [...toFlags(merged), ...(mode === "init" || mode === "service" ? [] : envFileFlag(loaded))];
-  return mode === "run" ? [...flags, DAEMON_V8_FLAGS] : flags;
+  // Unix datagrams (sd_notify) are behind --unstable-net; only when the rights include a notify socket.
+  const unstable = rights.net.some((host) => host.startsWith("unix:")) ? ["--unstable-net"] : [];
+  return mode === "run" ? [...flags, ...unstable, DAEMON_V8_FLAGS] : flags;
 }

@@ -9,7 +9,8 @@
 
 import { dirname, join, resolve } from "node:path";
 import { envFilePath } from "./env_file.ts";
-import { DEFAULT_ENV_NAMES, type LoadedConfig } from "./load.ts";
+import { DEFAULT_ENV_NAMES, type LoadedConfig, safeEnvReader } from "./load.ts";
+import { notifyClientPath, notifySocket } from "../service/sd_notify.ts";
 import { bindHost, connectHost } from "./listen_addr.ts";
 import { luaWasmPath } from "../lua/wasm_path.ts";
 
@@ -73,7 +74,10 @@ export function requiredPermissions(
   options: { unitDir?: string; file?: string } = {},
 ): PermissionSet {
   const { config } = loaded;
-  const env = unique(["HOMED_CONFIG", ...DEFAULT_ENV_NAMES, ...LIBRARY_ENV_NAMES, ...loaded.envNames]);
+  const env = unique(["HOMED_CONFIG", ...DEFAULT_ENV_NAMES, ...LIBRARY_ENV_NAMES, "NOTIFY_SOCKET", ...loaded.envNames]);
+  // Under a Type=notify unit (directly or through the supervisor): the daemon's unix datagram to systemd.
+  const notify = notifySocket(safeEnvReader(new Set()));
+  const notifyNet = notify ? [`unix:${notify}`, `unix:${notifyClientPath(config.daemon.data_dir)}`] : [];
   const configFile = loaded.location.path ? [loaded.location.path] : [];
   const listen = config.daemon.listen_addr;
   if (mode === "chat") {
@@ -142,11 +146,13 @@ export function requiredPermissions(
   const lua = [...(adapterFile ? [config.llm.adapter] : []), luaWasmPath()];
   return {
     read: unique([...configFile, config.paths.personal, ...dirs, ...lua, ...overlay]),
-    write: unique(dirs),
+    // Sending to the notify socket needs write access to it as well as the unix: net right.
+    write: unique([...dirs, ...(mode === "run" && notify ? [notify] : [])]),
     net: unique([
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
       llmHost(config.llm.base_url),
       ...(config.onebot.enabled && config.onebot.forward_url !== "" ? [llmHost(config.onebot.forward_url)] : []),
+      ...(mode === "run" ? notifyNet : []),
     ]),
     env,
     ...(mode === "run" && config.plugins.allow_exec && config.plugins.exec_allowlist.length
