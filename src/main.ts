@@ -25,6 +25,7 @@ import { initTarget } from "./flags.ts";
 import { startDaemon, StartupError } from "./daemon.ts";
 import { log, setupLogging, stopLogging } from "./log/logging.ts";
 import { COMMIT } from "./build_info.ts";
+import { pathExists } from "./fs/path_exists.ts";
 import { notifyClientPath, notifySocket, sdNotify } from "./service/sd_notify.ts";
 import { VERSION } from "./version.ts";
 
@@ -64,15 +65,6 @@ async function load(flag: string | undefined, layout: Layout): Promise<{ loaded:
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message);
     throw error;
-  }
-}
-
-function pathExists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -48,6 +48,11 @@ async function flagsFor(mode: string, file: string, env: Record<string, string>)
   return result.stdout.trim().split(" ");
 }
 
+/** `homed backup|restore <file>` with the flags `homed flags --mode <command> --file <file>` prints. */
+async function archiveCommand(command: "backup" | "restore", file: string, env: Record<string, string>) {
+  return await deno(["run", ...await flagsFor(command, file, env), "src/main.ts", command, file], { env });
+}
+
 Deno.test("a backup taken while homed writes restores to a sound prefix holding every write made before it", async () => {
   const fake = FakeLlm.start(DEFAULT_CONTRACT);
   const ws = await workspace({
@@ -72,14 +77,10 @@ Deno.test("a backup taken while homed writes restores to a sound prefix holding 
   try {
     while ((await journalLines(journal)).length < 20) await new Promise((resolve) => setTimeout(resolve, 20));
     const onDisk = await journalLines(journal);
-    const backup = await deno(["run", ...await flagsFor("backup", archive, ws.env), "src/main.ts", "backup", archive], {
-      env: ws.env,
-    });
+    const backup = await archiveCommand("backup", archive, ws.env);
     assert.equal(backup.code, 0, backup.stderr);
     assert.match(backup.stdout, /Backed up \d+ files \(data \d+, knowledge 3, config\/homed\.yaml 1\b/);
-    const busy = await deno(["run", ...await flagsFor("restore", archive, ws.env), "src/main.ts", "restore", archive], {
-      env: ws.env,
-    });
+    const busy = await archiveCommand("restore", archive, ws.env);
     assert.equal(busy.code, 1);
     assert.match(busy.stderr, /restore: homed is running at http:\/\/127\.0\.0\.1:\d+; stop it first/);
     const sentAtBackupEnd = sent;
@@ -92,27 +93,11 @@ Deno.test("a backup taken while homed writes restores to a sound prefix holding 
     assert.ok(finalDocs.length > 0, "exchanges left the 4-entry context and became documents");
 
     const missing = join(ws.dir, "out", "missing.tar.gz");
-    const refused = await deno([
-      "run",
-      ...await flagsFor("restore", missing, ws.env),
-      "src/main.ts",
-      "restore",
-      missing,
-    ], {
-      env: ws.env,
-    });
+    const refused = await archiveCommand("restore", missing, ws.env);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /cannot open .*missing\.tar\.gz/);
 
-    const restore = await deno([
-      "run",
-      ...await flagsFor("restore", archive, ws.env),
-      "src/main.ts",
-      "restore",
-      archive,
-    ], {
-      env: ws.env,
-    });
+    const restore = await archiveCommand("restore", archive, ws.env);
     assert.equal(restore.code, 0, restore.stderr);
     assert.match(restore.stdout, /Restored \d+ files from .*homed\.tar\.gz/);
 

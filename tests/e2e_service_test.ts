@@ -36,18 +36,18 @@ Deno.test("homed service install writes a unit running the daemon with `homed fl
   await Deno.mkdir(unitDir);
   try {
     const serviceFlags = await taskFlags("service", ws.env);
-    const install = await deno([
-      "run",
-      ...serviceFlags.map((flag) =>
-        // The test writes its unit into a temp folder instead of /etc/systemd/system.
-        flag.replaceAll("/etc/systemd/system", unitDir)
-      ),
-      "src/main.ts",
-      "service",
-      "install",
-      "--unit-dir",
-      unitDir,
-    ], { env: ws.env });
+    // The test writes its unit into a temp folder instead of /etc/systemd/system.
+    const service = (action: string) =>
+      deno([
+        "run",
+        ...serviceFlags.map((flag) => flag.replaceAll("/etc/systemd/system", unitDir)),
+        "src/main.ts",
+        "service",
+        action,
+        "--unit-dir",
+        unitDir,
+      ], { env: ws.env });
+    const install = await service("install");
     assert.equal(install.code, 0, install.stderr);
     assert.match(install.stdout, /homed\.env \(mode 0600\) with DEEPSEEK_API_KEY/);
     assert.ok(!`${install.stdout}${install.stderr}`.includes(SECRET), "the secret is never printed");
@@ -106,28 +106,12 @@ Deno.test("homed service install writes a unit running the daemon with `homed fl
       assert.ok(!said.includes(unitPath), `systemd-analyze has no remark on the unit:\n${said}`);
     }
 
-    const status = await deno([
-      "run",
-      ...serviceFlags.map((flag) => flag.replaceAll("/etc/systemd/system", unitDir)),
-      "src/main.ts",
-      "service",
-      "status",
-      "--unit-dir",
-      unitDir,
-    ], { env: ws.env });
+    const status = await service("status");
     assert.equal(status.code, 0, status.stderr);
     assert.match(status.stdout, /installed, up to date/);
     assert.match(status.stdout, /homed\.env: mode 600\n/);
 
-    const uninstall = await deno([
-      "run",
-      ...serviceFlags.map((flag) => flag.replaceAll("/etc/systemd/system", unitDir)),
-      "src/main.ts",
-      "service",
-      "uninstall",
-      "--unit-dir",
-      unitDir,
-    ], { env: ws.env });
+    const uninstall = await service("uninstall");
     assert.equal(uninstall.code, 0, uninstall.stderr);
     await assert.rejects(Deno.stat(unitPath), Deno.errors.NotFound);
     assert.equal((await Deno.stat(envFile)).isFile, true, "the secret file is kept for a later install");

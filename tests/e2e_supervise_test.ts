@@ -18,6 +18,15 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
+/** Makes sure a supervisor started by a test is gone and its log read (it may have exited on its own). */
+async function ended(child: Deno.ChildProcess, drained: Promise<void>): Promise<void> {
+  try {
+    child.kill("SIGKILL");
+  } catch { /* already gone */ }
+  await child.status;
+  await drained;
+}
+
 /** Starts `homed supervise` in `ws`; its stderr (the supervisor's and the daemon's log) is collected. */
 async function supervise(ws: Workspace) {
   const flags = await taskFlags("supervise", ws.env);
@@ -56,11 +65,7 @@ Deno.test("homed supervise runs the daemon, passes SIGHUP and SIGTERM on, and re
     await assert.rejects(Deno.stat(pidFile), Deno.errors.NotFound);
     assert.equal(await healthy(url), false, "the daemon is gone with it");
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await child.status;
-    await drained;
+    await ended(child, drained);
     await Deno.remove(ws.dir, { recursive: true });
   }
 });
@@ -78,11 +83,7 @@ Deno.test("homed supervise notices a daemon that dies and schedules its restart;
     assert.equal((await child.status).code, 0, log.text);
     assert.equal([...log.text.matchAll(/homed started \(pid/g)].length, 1, "no start after the stop");
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await child.status;
-    await drained;
+    await ended(child, drained);
     blocker.close();
     await Deno.remove(ws.dir, { recursive: true });
   }
@@ -134,11 +135,7 @@ Deno.test("homed supervise under a Type=notify service manager: the daemon it ru
     assert.equal((await child.status).code, 0, log.text);
     await waitFor(() => heard.some((line) => line.includes("STOPPING=1")), "STOPPING=1");
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await child.status;
-    await drained;
+    await ended(child, drained);
     listener.kill("SIGTERM");
     await listener.status;
     await reading;

@@ -9,6 +9,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import exampleConfig from "../../config/homed.example.yaml" with { type: "text" };
 import { DEFAULT_PERSONA_TEXT } from "../agent/personal.ts";
 import { envFileLine, envFilePath } from "../config/env_file.ts";
+import { pathExists } from "../fs/path_exists.ts";
 import { taskCommand } from "./commands.ts";
 import { applyAnswers, envEntries, type InitAnswers, randomToken } from "./init_answers.ts";
 
@@ -53,15 +54,6 @@ export function renderStarterConfig(configPath: string, home: string): string {
     .replace('plugins: "../plugins"', `plugins: ${at("plugins")}`);
 }
 
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Writes the files. Throws `RangeError` naming the file when it exists and `force` is off.
  *
@@ -73,7 +65,7 @@ function exists(path: string): boolean {
 export async function runInit(options: InitOptions): Promise<InitReport> {
   const report: InitReport = [];
   const configPath = resolve(options.configPath);
-  if (exists(configPath) && !options.force) {
+  if (pathExists(configPath) && !options.force) {
     throw new RangeError(`${configPath} already exists; pass --force to overwrite it`);
   }
   await Deno.mkdir(dirname(configPath), { recursive: true });
@@ -81,7 +73,7 @@ export async function runInit(options: InitOptions): Promise<InitReport> {
   await Deno.writeTextFile(configPath, options.answers ? applyAnswers(starter, options.answers) : starter);
   report.push(`wrote ${configPath}`);
   const persona = join(resolve(options.home), "personal.md");
-  if (!exists(persona)) {
+  if (!pathExists(persona)) {
     await Deno.writeTextFile(persona, DEFAULT_PERSONA_TEXT);
     report.push(`wrote ${persona}`);
   } else {
