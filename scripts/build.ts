@@ -172,7 +172,9 @@ function installText(kind: "binary" | "bundle"): string {
 2. Config and state (the standard layout: /etc/homed, /var/lib/homed):
 
    sudo install -d -m 755 /etc/homed /var/lib/homed
-   sudo install -m 644 homed.example.yaml /etc/homed/homed.yaml   # then edit, or: sudo homed init --config /etc/homed/homed.yaml --force
+   sudo install -m 644 homed.example.yaml /etc/homed/homed.yaml   # then edit it${
+    kind === "bundle" ? "\n   # (or let it ask: sudo homed init --config /etc/homed/homed.yaml --force)" : ""
+  }
    sudo install -d /etc/homed/adapters && sudo install -m 644 adapters/*.lua /etc/homed/adapters/
 
    The starter knowledge is copied to /var/lib/homed/knowledge on the first start. The LLM key goes in
@@ -187,7 +189,7 @@ function installText(kind: "binary" | "bundle"): string {
    ${
     kind === "bundle"
       ? "The unit's flags are those of the example config; after changing the listen address, the LLM host or\n   paths, print new ones with `homed flags` and put them in ExecStart."
-      : "The binary's rights are fixed at build time for the standard layout; after changing the listen address,\n   the LLM host or paths, build it again with `deno task compile`."
+      : "The binary's rights are fixed at build time for the standard layout (the daemon's, for every command):\n   after changing the listen address, the LLM host or paths, build it again with `deno task compile`. Commands\n   that write elsewhere are for a checkout or the bundle (`homed service unit` prints the unit to copy)."
   }
 `;
 }
