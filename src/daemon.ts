@@ -38,6 +38,9 @@ import { platformOf } from "./plugin/gating.ts";
 import { PluginService } from "./plugin/plugin_service.ts";
 import { pluginRoutes } from "./api/plugin_routes.ts";
 import { trackerRoutes } from "./api/tracker_routes.ts";
+import { scheduleRoutes } from "./api/schedule_routes.ts";
+import { TimerDevice } from "./io/devices/timer.ts";
+import { ScheduleStore } from "./schedule/schedule_store.ts";
 import { trackerFor } from "./tracker/tracker_for.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { VERSION } from "./version.ts";
@@ -162,6 +165,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
 
   const services = new ServiceHost({ clock, logger: log("service"), heartbeatMs: config.daemon.heartbeat_interval });
   let closeProvider = () => {};
+  let closeSchedules = () => {};
   try {
     const tools = new ToolRegistry({ clock, defaultTimeoutMs: config.agent.tool_timeout });
     // A first start of the standard layout (or a new knowledge folder): the starter knowledge goes in.
@@ -219,6 +223,16 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       fileRouteStore(join(config.daemon.data_dir, "routes.json"), log("io"), () => clock.now()),
     );
     const http = new HttpDevice();
+    const scheduleStore = ScheduleStore.open(join(config.daemon.data_dir, "schedules.db"));
+    closeSchedules = () => scheduleStore.close();
+    const timer: TimerDevice = new TimerDevice({
+      store: scheduleStore,
+      clock,
+      timezone: config.daemon.timezone,
+      // Resolved when a schedule is made: the IO manager exists by then.
+      checkChannel: (channel: string): string | undefined => io.checkChannel(channel, "message"),
+      logger: log("timer"),
+    });
     const { onebot } = config;
     const makeQq = () =>
       new QqDevice({
@@ -255,7 +269,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       tools,
       logger: log("io"),
       sendTimeoutMs: config.io.send_timeout,
-      devices: [http, ...(qq ? [qq] : []), ...(options.devices ?? [])],
+      devices: [http, timer, ...(qq ? [qq] : []), ...(options.devices ?? [])],
     });
     for (const tool of outputTools(io, log("io"))) tools.register(tool);
     await services.start(io);
@@ -351,6 +365,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
           context_tokens_budget: config.memory.context_tokens,
         },
         knowledge: knowledge.counts(),
+        schedules: timer.status(),
         services: services.status(),
       }),
       channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
@@ -359,6 +374,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         memoryRoutes(memory),
         pluginRoutes(plugins),
         trackerRoutes(trackerFor(loaded, () => clock.now())),
+        scheduleRoutes(timer),
         onebotRoutes({
           path: onebot.path,
           accessToken: onebot.access_token,
@@ -405,6 +421,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
           logger.info("Stopping (the turn in flight gets {graceMs} ms)", { graceMs });
           await services.stop(graceMs + 1_500);
           closeProvider();
+          closeSchedules();
           logger.info("Stopped");
         })();
         return stopping;
@@ -413,6 +430,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   } catch (error) {
     await services.stop();
     closeProvider();
+    closeSchedules();
     if (error instanceof StartupError) throw error;
     throw new StartupError((error as Error).message, { cause: error });
   }

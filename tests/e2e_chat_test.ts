@@ -82,7 +82,7 @@ Deno.test("a two-round tool call runs the tool and feeds its result back", async
     assert.deepEqual(body, { reply: "You can reach me over http.", channel: "http", rounds: 2 });
     const second = fake.requests[1]!.body.messages as Array<{ role: string; content: string }>;
     const result = JSON.parse(second.at(-1)!.content);
-    assert.deepEqual(result.channels.map((c: { name: string }) => c.name), ["http", "qq"]);
+    assert.deepEqual(result.channels.map((c: { name: string }) => c.name), ["http", "timer", "qq"]);
     assert.equal(result.current_reply_channel, "http");
   });
 });

@@ -10,6 +10,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import type { TurnEvent, TurnResult } from "../io/device.ts";
+import type { OutputEvent } from "../io/event.ts";
 import { AsyncQueue } from "../io/async_queue.ts";
 import { ApiError, statusForTurnError } from "./api_error.ts";
 import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
@@ -132,5 +133,43 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     });
   });
 
+  // Messages for the `http` channel that no request waits for (reminders, output_send): pushed as they are sent.
+  app.get("/api/events", (c) => {
+    if (c.get("identity").trust === "guest") {
+      throw new ApiError(403, "forbidden", "Guests do not receive the household's messages");
+    }
+    return streamSSE(c, async (stream) => {
+      const queue = new AsyncQueue<OutputEvent>();
+      const { backlog, unsubscribe } = device.subscribe({ deliver: (e) => queue.push(e), close: () => queue.close() });
+      stream.onAbort(() => {
+        unsubscribe();
+        queue.close();
+      });
+      // A comment now and then keeps proxies and idle timeouts from closing a quiet stream.
+      const keepAlive = setInterval(() => void stream.write(": keep-alive\n\n").catch(() => {}), 15_000);
+      try {
+        await stream.writeSSE({ event: "ready", data: JSON.stringify({ kept: backlog.length }) });
+        for (const message of backlog) await stream.writeSSE(eventMessage(message));
+        for (let next = await queue.next(); next; next = await queue.next()) await stream.writeSSE(eventMessage(next));
+      } finally {
+        clearInterval(keepAlive);
+        unsubscribe();
+      }
+    });
+  });
+
   return app;
+}
+
+/** One message of `/api/events`: its channel, type, payload fields and what it answers. */
+function eventMessage(event: OutputEvent): { event: string; data: string } {
+  return {
+    event: "message",
+    data: JSON.stringify({
+      channel: event.target,
+      type: event.type,
+      ...event.payload,
+      ...(event.replyTo ? { reply_to: event.replyTo } : {}),
+    }),
+  };
 }

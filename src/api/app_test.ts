@@ -9,6 +9,7 @@ import { ToolRegistry } from "../tools/registry.ts";
 import { createApi } from "./app.ts";
 import type { ApiVariables } from "./auth.ts";
 import { HttpDevice } from "./http_device.ts";
+import { readSse } from "../net/sse.ts";
 
 const TOKEN = "0123456789abcdef-token";
 
@@ -155,4 +156,37 @@ Deno.test("stream sends start, deltas and done as SSE; shutdown ends waiting req
   assert.deepEqual(await late.json(), {
     error: { code: "shutting_down", message: "homed is shutting down; try again shortly" },
   });
+});
+
+Deno.test("/api/events: kept messages first, then each new one as it is sent; guests are refused", async () => {
+  const { app, io, device } = await setup(TOKEN);
+  try {
+    // Sent while nobody listens: kept, the latest 100 of them.
+    for (let i = 0; i < 102; i++) await io.send({ target: "http", type: "message", payload: { text: `kept ${i}` } });
+    assert.deepEqual(device.status().kept_messages, 100);
+    const guest = await app.request("/api/events", { headers: { authorization: `Bearer ${TOKEN}-guest` } });
+    assert.equal(guest.status, 403);
+    assert.equal((await guest.json()).error.message, "Guests do not receive the household's messages");
+
+    const response = await app.request("/api/events", { headers: { authorization: `Bearer ${TOKEN}-alice` } });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get("content-type"), "text/event-stream");
+    const reader = readSse(response.body!);
+    const next = async () => (await reader.next()).value!;
+    assert.deepEqual(await next(), { event: "ready", data: '{"kept":100}' });
+    assert.equal(JSON.parse((await next()).data).text, "kept 2", "the two oldest were dropped");
+    for (let i = 3; i < 102; i++) assert.equal(JSON.parse((await next()).data).text, `kept ${i}`);
+    assert.equal(device.status().kept_messages, 0, "handed over once");
+    await io.send({ target: "http", type: "message", payload: { text: "Time for tea" }, replyTo: "e9" });
+    assert.deepEqual(JSON.parse((await next()).data), {
+      channel: "http",
+      type: "message",
+      text: "Time for tea",
+      reply_to: "e9",
+    });
+    assert.equal(device.status().event_clients, 1);
+    await reader.return(undefined);
+  } finally {
+    await io.close();
+  }
 });

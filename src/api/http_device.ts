@@ -27,8 +27,15 @@ export interface Submission {
   done: Promise<TurnResult>;
 }
 
-/** Largest number of undelivered messages kept for `/api/outbox`-style inspection. */
-const OUTBOX_LIMIT = 100;
+/** Largest number of messages kept for the next `/api/events` client while none listens; the oldest go first. */
+export const OUTBOX_LIMIT = 100;
+
+/** A client of `GET /api/events`. */
+export interface EventListener {
+  deliver(event: OutputEvent): void;
+  /** homed is stopping: end the stream. */
+  close(): void;
+}
 
 /** The `http` channel. */
 export class HttpDevice implements Device {
@@ -40,6 +47,9 @@ export class HttpDevice implements Device {
   #context: DeviceContext | undefined;
   #pending = new Map<string, Pending>();
   #outbox: OutputEvent[] = [];
+  #listeners = new Set<EventListener>();
+  #dropped = 0;
+  #pushed = 0;
 
   tools(): [] {
     return [];
@@ -70,6 +80,8 @@ export class HttpDevice implements Device {
       });
     }
     this.#context = undefined;
+    for (const listener of this.#listeners) listener.close();
+    this.#listeners.clear();
     return Promise.resolve();
   }
 
@@ -78,23 +90,49 @@ export class HttpDevice implements Device {
   }
 
   /**
-   * Replies to a waiting request are answered through {@link HttpDevice.onTurnEvent}; what arrives here is
-   * everything else sent to `http` (e.g. `output_send`), kept in a small outbox.
+   * Replies to a waiting request are answered through {@link HttpDevice.onTurnEvent}; what arrives here is everything
+   * else sent to `http` (a reminder, `output_send`): pushed to every `/api/events` client, or — while none listens —
+   * kept (the latest {@link OUTBOX_LIMIT}) for the next one.
    */
   send(event: OutputEvent): Promise<void> {
+    if (this.#listeners.size) {
+      for (const listener of this.#listeners) listener.deliver(event);
+      this.#pushed++;
+      return Promise.resolve();
+    }
     this.#outbox.push(event);
-    if (this.#outbox.length > OUTBOX_LIMIT) this.#outbox.shift();
+    if (this.#outbox.length > OUTBOX_LIMIT) {
+      this.#outbox.shift();
+      this.#dropped++;
+    }
     return Promise.resolve();
   }
 
-  /** Requests waiting for their turn. */
-  status(): Record<string, unknown> {
-    return { waiting_requests: this.#pending.size, kept_messages: this.#outbox.length };
+  /**
+   * Adds an `/api/events` client; it gets the kept messages first (`backlog`, oldest first — they are handed over
+   * once), then every new one until `unsubscribe`.
+   *
+   * @example
+   * ```ts
+   * const { backlog, unsubscribe } = device.subscribe({ deliver: (event) => queue.push(event), close: () => queue.close() });
+   * ```
+   */
+  subscribe(listener: EventListener): { backlog: OutputEvent[]; unsubscribe(): void } {
+    const backlog = this.#outbox;
+    this.#outbox = [];
+    this.#listeners.add(listener);
+    return { backlog, unsubscribe: () => void this.#listeners.delete(listener) };
   }
 
-  /** Messages sent to `http` that no request was waiting for, oldest first. */
-  outbox(): OutputEvent[] {
-    return [...this.#outbox];
+  /** Waiting requests, event clients, and what is kept for the next one. */
+  status(): Record<string, unknown> {
+    return {
+      waiting_requests: this.#pending.size,
+      event_clients: this.#listeners.size,
+      kept_messages: this.#outbox.length,
+      dropped_messages: this.#dropped,
+      pushed_messages: this.#pushed,
+    };
   }
 
   onTurnEvent(event: TurnEvent): void {

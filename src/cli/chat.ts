@@ -89,6 +89,46 @@ export async function runChat(options: ChatOptions): Promise<number> {
   if (options.interactive) {
     options.write(`Connected to ${options.url}. Type a message; /help for help, /quit or Ctrl-D to leave.\nyou> `);
   }
+  // Reminders and other messages for the http channel arrive here while the conversation goes on.
+  const listening = new AbortController();
+  const events = printEvents(options, listening.signal);
+  try {
+    return await converse(options);
+  } finally {
+    listening.abort();
+    await events;
+  }
+}
+
+/**
+ * Prints what `GET /api/events` pushes (a reminder, `output_send` to http) as it arrives, until `signal` aborts. A
+ * daemon without the endpoint, or a guest's token, just means nothing is pushed.
+ */
+async function printEvents(options: ChatOptions, signal: AbortSignal): Promise<void> {
+  try {
+    const response = await fetch(`${options.url}/api/events`, {
+      headers: options.token ? { authorization: `Bearer ${options.token}` } : {},
+      signal,
+    });
+    if (!response.ok || !response.body) {
+      await response.body?.cancel();
+      return;
+    }
+    for await (const event of readSse(response.body)) {
+      if (event.event !== "message") continue;
+      let text = event.data;
+      try {
+        const body = JSON.parse(event.data) as { text?: unknown; channel?: unknown };
+        if (typeof body.text === "string") text = body.text;
+      } catch { /* shown as sent */ }
+      options.write(`\n[homed] ${text}\n${options.interactive ? "you> " : ""}`);
+    }
+  } catch {
+    // Aborted at exit, or the daemon went away: the conversation reports that itself.
+  }
+}
+
+async function converse(options: ChatOptions): Promise<number> {
   let failures = 0;
   for await (const line of textLines(options.input)) {
     const command = line.trim().toLowerCase();

@@ -40,6 +40,7 @@ Deno.test("SSE events are read across chunk boundaries, CRLF and multi-line data
 Deno.test("homed chat handles /help and /quit itself and sends nothing for them", async () => {
   const sent: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    if (request.method === "GET") return Response.json({ error: { code: "not_found" } }, { status: 404 });
     sent.push((await request.json()).text);
     const body = 'event: start\ndata: {"id":"e"}\n\nevent: delta\ndata: {"text":"Hi"}\n\n' +
       'event: done\ndata: {"reply":"Hi","channel":"http","rounds":1}\n\n';
@@ -65,6 +66,40 @@ Deno.test("homed chat handles /help and /quit itself and sends nothing for them"
   assert.deepEqual(sent, ["hello"]);
   assert.equal(output, `${CHAT_HELP}Hi\n`);
   assert.match(CHAT_HELP, /\/quit +leave/);
+});
+
+Deno.test("homed chat prints what /api/events pushes while the conversation goes on", async () => {
+  let pushed!: () => void;
+  const arrived = new Promise<void>((resolve) => pushed = resolve);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
+    assert.equal(new URL(request.url).pathname, "/api/events");
+    assert.equal(request.headers.get("authorization"), "Bearer tok-0123456789abcdef");
+    const body = 'event: ready\ndata: {"kept":1}\n\n' +
+      'event: message\ndata: {"channel":"http","type":"message","text":"Time for your medicine"}\n\n';
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  let output = "";
+  // The conversation stays open (no input yet) until the pushed message was printed.
+  const input = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      await arrived;
+      controller.close();
+    },
+  });
+  const code = await runChat({
+    url: `http://127.0.0.1:${server.addr.port}`,
+    token: "tok-0123456789abcdef",
+    user: "owner",
+    input,
+    write: (text) => {
+      output += text;
+      if (output.includes("Time for your medicine")) pushed();
+    },
+    interactive: true,
+  });
+  await server.shutdown();
+  assert.equal(code, 0);
+  assert.match(output, /\n\[homed\] Time for your medicine\nyou> /);
 });
 
 Deno.test("commands named in messages are the README's", () => {

@@ -54,6 +54,7 @@ Deno.test("no config at all gives every default", () => {
     allowed_origins: [],
     max_body_bytes: 262_144,
     shutdown_grace: 10_000,
+    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
   });
   assert.deepEqual(config.llm, {
     model: "deepseek-v4-flash",
@@ -201,6 +202,10 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     ["onebot:\n  enabled: maybe\n", /^onebot\.enabled: got "maybe"; allowed: true or false$/],
     [
+      "daemon:\n  timezone: Mars/Base\n",
+      /^daemon\.timezone: got "Mars\/Base"; allowed: an IANA time zone such as Asia\/Shanghai/,
+    ],
+    [
       "llm:\n  adapter: builtin:gemini\n",
       /^llm\.adapter: got "builtin:gemini"; allowed: a file path or "builtin:anthropic", "builtin:ollama"$/,
     ],
@@ -254,7 +259,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "daemon:\n  listen_adr: x\n",
-      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, data_dir, heartbeat_interval, api_token, api_tokens, public_hosts, allowed_origins, max_body_bytes, shutdown_grace$/,
+      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, timezone, data_dir, heartbeat_interval, api_token, api_tokens, public_hosts, allowed_origins, max_body_bytes, shutdown_grace$/,
     ],
     [
       "lm:\n  model: x\n",

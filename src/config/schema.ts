@@ -114,9 +114,24 @@ const channelName = text(
 );
 
 /** The schema; parsing fills in every default, so `{}` is a complete config. */
+/** Whether `zone` is an IANA time zone this runtime knows. */
+export function validTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const configSchema = z.strictObject({
   daemon: z.strictObject({
     listen_addr: listenAddr.prefault("127.0.0.1:8080"),
+    // Schedules without a time zone of their own run in this one; empty: the system's.
+    timezone: z.string({ error: "an IANA time zone such as Asia/Shanghai (empty: the system's)" }).refine(
+      (zone) => zone === "" || validTimeZone(zone),
+      { error: "an IANA time zone such as Asia/Shanghai (empty: the system's)" },
+    ).default(""),
     data_dir: path().default("./data"),
     heartbeat_interval: duration(1_000, 3_600_000, "1s to 1h").prefault("15s"),
     api_token: secret(16).default(""),

@@ -24,6 +24,11 @@ export interface InputEvent {
    * sender gave themself (shown to the model as such, never taken as their identity).
    */
   payload: Record<string, unknown>;
+  /**
+   * The channel the device asks the reply to go to, when it is not the source itself (a timer: the schedule's
+   * channel). Set by the device, never from what a sender wrote; a configured route for the source still wins.
+   */
+  reply?: string;
 }
 
 /** One output, for a channel. */

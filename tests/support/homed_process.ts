@@ -91,8 +91,11 @@ export interface HomedProcess {
   workspace: Workspace;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
-  /** Sends SIGTERM and returns the exit code; removes the workspace unless `keep` (to start it again). */
-  stop(options?: { keep?: boolean }): Promise<number>;
+  /**
+   * Sends SIGTERM (or `signal`: SIGKILL for a crash) and returns the exit code; removes the workspace unless `keep`
+   * (to start it again).
+   */
+  stop(options?: { keep?: boolean; signal?: Deno.Signal }): Promise<number>;
 }
 
 /**
@@ -146,7 +149,7 @@ export async function startHomed(ws: Workspace): Promise<HomedProcess> {
     workspace: ws,
     stderr: () => stderr,
     async stop(options = {}) {
-      if (!exited) child.kill("SIGTERM");
+      if (!exited) child.kill(options.signal ?? "SIGTERM");
       const { code } = await status;
       await Promise.all([drainErr, drainOut]);
       if (!options.keep) await Deno.remove(ws.dir, { recursive: true }).catch(() => {});

@@ -193,6 +193,7 @@ export class Agent implements Service {
     const { io, logger, clock } = this.#options;
     const started = clock.monotonic();
     let channel = io.routes.resolve(event.source);
+    if (channel === event.source && event.reply) channel = event.reply;
     const text = event.payload.text;
     let result: TurnResult;
     if (typeof text !== "string" || text.trim() === "") {

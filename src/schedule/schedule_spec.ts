@@ -1,0 +1,128 @@
+/**
+ * When a schedule runs: a one-shot `at` (an ISO-8601 time with its offset — the model resolves "at 8 pm" and "in 20
+ * minutes" into one) or a recurring 5-field `cron` in a time zone (croner; daylight-saving gaps and repeats are its
+ * job). Every refusal is a `TypeError` whose message names the field, the value and what is allowed.
+ *
+ * @module
+ */
+
+import { Cron } from "croner";
+import { validTimeZone } from "../config/schema.ts";
+
+/** A checked schedule time. */
+export type ScheduleTime =
+  | { kind: "at"; at: number; timezone: string }
+  | { kind: "cron"; cron: string; timezone: string };
+
+/** An ISO-8601 date-time with seconds optional and an explicit offset (`Z` or `±hh:mm`). */
+const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * The next run of `cron` in `timezone` strictly after `after` (ms), or `undefined` when there is none.
+ *
+ * @example
+ * ```ts
+ * nextCronRun("0 7 * * 1-5", "Asia/Shanghai", Date.now()); // next weekday 07:00 in Shanghai, as epoch ms
+ * ```
+ */
+export function nextCronRun(cron: string, timezone: string, after: number): number | undefined {
+  const job = new Cron(cron, { timezone, paused: true, mode: "5-part" });
+  return job.nextRun(new Date(after))?.getTime();
+}
+
+/**
+ * The latest run of `cron` in `timezone` at or before `atOrBefore` (ms), or `undefined`.
+ *
+ * @example
+ * ```ts
+ * previousCronRun("0 * * * *", "UTC", Date.parse("2026-11-30T12:45:00Z")); // 2026-11-30T12:00:00Z
+ * ```
+ */
+export function previousCronRun(cron: string, timezone: string, atOrBefore: number): number | undefined {
+  const job = new Cron(cron, { timezone, paused: true, mode: "5-part" });
+  return job.previousRuns(1, new Date(atOrBefore + 1))[0]?.getTime();
+}
+
+/**
+ * Checks `at` / `cron` / `timezone` as the tool receives them.
+ *
+ * @example
+ * ```ts
+ * parseScheduleTime({ at: "2026-12-01T20:00:00+08:00" }, { now: Date.now(), timezone: "Asia/Shanghai" });
+ * // { kind: "at", at: 1764590400000, timezone: "Asia/Shanghai" }
+ * ```
+ */
+export function parseScheduleTime(
+  args: { at?: unknown; cron?: unknown; timezone?: unknown },
+  options: { now: number; timezone: string },
+): ScheduleTime {
+  let timezone = options.timezone;
+  if (args.timezone !== undefined) {
+    if (typeof args.timezone !== "string" || !validTimeZone(args.timezone)) {
+      throw new TypeError(
+        `timezone: got ${JSON.stringify(args.timezone)}; allowed: an IANA time zone such as Asia/Shanghai`,
+      );
+    }
+    timezone = args.timezone;
+  }
+  const hasAt = args.at !== undefined, hasCron = args.cron !== undefined;
+  if (hasAt === hasCron) {
+    throw new TypeError(
+      `at, cron: ${
+        hasAt ? "both were given" : "neither was given"
+      }; allowed: exactly one — "at" for once, "cron" to repeat`,
+    );
+  }
+  if (hasAt) {
+    const at = args.at;
+    if (typeof at !== "string" || !ISO_WITH_OFFSET.test(at) || Number.isNaN(Date.parse(at))) {
+      throw new TypeError(
+        `at: got ${JSON.stringify(at)}; allowed: an ISO-8601 time with its offset, e.g. 2026-12-01T20:00:00+08:00`,
+      );
+    }
+    const when = Date.parse(at);
+    if (when <= options.now) {
+      throw new TypeError(`at: ${at} is in the past (it is now ${new Date(options.now).toISOString()})`);
+    }
+    return { kind: "at", at: when, timezone };
+  }
+  const cron = args.cron;
+  if (typeof cron !== "string") {
+    throw new TypeError(`cron: got ${JSON.stringify(cron)}; allowed: 5 fields, minute hour day month weekday`);
+  }
+  const pattern = cron.trim().replace(/\s+/g, " ");
+  try {
+    if (nextCronRun(pattern, timezone, options.now) === undefined) {
+      throw new RangeError("it never runs after now");
+    }
+  } catch (error) {
+    throw new TypeError(
+      `cron: got ${JSON.stringify(cron)}; allowed: 5 fields, minute hour day month weekday (e.g. "0 7 * * 1-5") — ${
+        (error as Error).message.replace(/^CronPattern: /, "")
+      }`,
+    );
+  }
+  return { kind: "cron", cron: pattern, timezone };
+}
+
+/**
+ * A time as people in `timezone` read it: `2026-12-01 20:00 (Asia/Shanghai)`.
+ *
+ * @example
+ * ```ts
+ * localTime(Date.UTC(2026, 11, 1, 12), "Asia/Shanghai"); // "2026-12-01 20:00 (Asia/Shanghai)"
+ * ```
+ */
+export function localTime(ms: number, timezone: string): string {
+  const parts = new Intl.DateTimeFormat("en-CA", {
+    timeZone: timezone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+  }).formatToParts(new Date(ms));
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
+  return `${part("year")}-${part("month")}-${part("day")} ${part("hour")}:${part("minute")} (${timezone})`;
+}

@@ -1,0 +1,183 @@
+/**
+ * Schedules on disk: `<data dir>/schedules.db` (SQLite, WAL). A firing is written before its input is queued, in the
+ * same synchronous step, so a restart never fires a one-shot twice; what was due while homed was down is found by
+ * its `next_run`.
+ *
+ * @module
+ */
+
+import { DatabaseSync } from "node:sqlite";
+import type { Trust } from "../io/trust.ts";
+
+/** One schedule. */
+export interface Schedule {
+  id: string;
+  text: string;
+  kind: "at" | "cron";
+  /** For `cron`: the 5-field pattern. */
+  cron: string | null;
+  timezone: string;
+  /** Where the butler's message goes. */
+  channel: string;
+  /** Who made it, and with what trust (its turns run as them). */
+  creator: string;
+  trust: Trust;
+  /** The channel it was made from. */
+  source: string;
+  created: number;
+  /** Epoch ms of the next firing; null once a one-shot has fired or it was cancelled. */
+  nextRun: number | null;
+  lastRun: number | null;
+  /** How many times it fired. */
+  runs: number;
+}
+
+interface Row {
+  id: string;
+  text: string;
+  kind: string;
+  cron: string | null;
+  timezone: string;
+  channel: string;
+  creator: string;
+  trust: string;
+  source: string;
+  created: number;
+  next_run: number | null;
+  last_run: number | null;
+  runs: number;
+}
+
+function fromRow(row: Row): Schedule {
+  return {
+    id: row.id,
+    text: row.text,
+    kind: row.kind === "cron" ? "cron" : "at",
+    cron: row.cron,
+    timezone: row.timezone,
+    channel: row.channel,
+    creator: row.creator,
+    trust: row.trust as Trust,
+    source: row.source,
+    created: row.created,
+    nextRun: row.next_run,
+    lastRun: row.last_run,
+    runs: row.runs,
+  };
+}
+
+/**
+ * The schedule table.
+ *
+ * @example
+ * ```ts
+ * const store = ScheduleStore.open(join(dataDir, "schedules.db"));
+ * store.insert(schedule);
+ * ```
+ */
+export class ScheduleStore {
+  #db: DatabaseSync;
+
+  private constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /** Opens (creating) the database at `path`. */
+  static open(path: string): ScheduleStore {
+    const db = new DatabaseSync(path);
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec(`CREATE TABLE IF NOT EXISTS schedules (
+      id TEXT PRIMARY KEY, text TEXT NOT NULL, kind TEXT NOT NULL, cron TEXT, timezone TEXT NOT NULL,
+      channel TEXT NOT NULL, creator TEXT NOT NULL, trust TEXT NOT NULL, source TEXT NOT NULL,
+      created INTEGER NOT NULL, next_run INTEGER, last_run INTEGER, runs INTEGER NOT NULL DEFAULT 0,
+      seq INTEGER NOT NULL)`);
+    db.exec("CREATE INDEX IF NOT EXISTS schedules_next ON schedules (next_run) WHERE next_run IS NOT NULL");
+    return new ScheduleStore(db);
+  }
+
+  /** Adds one (its `seq` keeps creation order among schedules due at the same moment). */
+  insert(schedule: Schedule): void {
+    this.#db.prepare(
+      `INSERT INTO schedules (id, text, kind, cron, timezone, channel, creator, trust, source, created, next_run,
+        last_run, runs, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+        (SELECT COALESCE(MAX(seq), 0) + 1 FROM schedules))`,
+    ).run(
+      schedule.id,
+      schedule.text,
+      schedule.kind,
+      schedule.cron,
+      schedule.timezone,
+      schedule.channel,
+      schedule.creator,
+      schedule.trust,
+      schedule.source,
+      schedule.created,
+      schedule.nextRun,
+      schedule.lastRun,
+      schedule.runs,
+    );
+  }
+
+  /** One schedule by id, active or not. */
+  get(id: string): Schedule | undefined {
+    const row = this.#db.prepare("SELECT * FROM schedules WHERE id = ?").get(id) as Row | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** The schedules still to fire, soonest first (then in creation order). */
+  active(): Schedule[] {
+    return (this.#db.prepare("SELECT * FROM schedules WHERE next_run IS NOT NULL ORDER BY next_run, seq")
+      .all() as unknown as Row[]).map(fromRow);
+  }
+
+  /** Schedules due at or before `now`, in firing order. */
+  due(now: number): Schedule[] {
+    return (this.#db.prepare(
+      "SELECT * FROM schedules WHERE next_run IS NOT NULL AND next_run <= ? ORDER BY next_run, seq",
+    ).all(now) as unknown as Row[]).map(fromRow);
+  }
+
+  /** The soonest `next_run`, if any. */
+  soonest(): number | undefined {
+    const row = this.#db.prepare("SELECT MIN(next_run) AS next FROM schedules WHERE next_run IS NOT NULL").get() as
+      | { next: number | null }
+      | undefined;
+    return row?.next ?? undefined;
+  }
+
+  /** How many are still to fire. */
+  count(): number {
+    return Number(
+      (this.#db.prepare("SELECT COUNT(*) AS n FROM schedules WHERE next_run IS NOT NULL").get() as {
+        n: number;
+      }).n,
+    );
+  }
+
+  /** Records a firing at `firedAt` and the next run (null: done). */
+  fired(id: string, firedAt: number, nextRun: number | null): void {
+    this.#db.prepare("UPDATE schedules SET last_run = ?, next_run = ?, runs = runs + 1 WHERE id = ?").run(
+      firedAt,
+      nextRun,
+      id,
+    );
+  }
+
+  /** Moves the next run without firing (missed runs of a recurring schedule that are not replayed). */
+  reschedule(id: string, nextRun: number | null): void {
+    this.#db.prepare("UPDATE schedules SET next_run = ? WHERE id = ?").run(nextRun, id);
+  }
+
+  /** Stops a schedule; false when there is no active one with that id. */
+  cancel(id: string): boolean {
+    return Number(
+      this.#db.prepare("UPDATE schedules SET next_run = NULL WHERE id = ? AND next_run IS NOT NULL").run(id)
+        .changes,
+    ) > 0;
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * End to end (real clock, fake LLM server): a reminder asked for over HTTP fires three seconds later, its turn runs,
+ * and the reply reaches a client of `/api/events`; killed with SIGKILL before a reminder is due and started again,
+ * homed fires it once, late.
+ */
+
+import assert from "node:assert/strict";
+import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
+import { FakeLlm } from "./support/fake_llm.ts";
+import { postJson, startHomed, workspace } from "./support/homed_process.ts";
+import { readSse } from "../src/net/sse.ts";
+import { teardown } from "./support/teardown.ts";
+import { waitFor } from "./support/wait.ts";
+
+/** An ISO time `ms` from now with a +08:00 offset, as the model would write it for a household in Shanghai. */
+function inShanghai(ms: number): string {
+  const local = new Date(Date.now() + ms + 8 * 3_600_000).toISOString().replace("Z", "+08:00");
+  return local;
+}
+
+/** Collects what `/api/events` pushes until `stop`. */
+function listen(url: string): { messages: Array<Record<string, unknown>>; stop(): Promise<void> } {
+  const messages: Array<Record<string, unknown>> = [];
+  const controller = new AbortController();
+  const done = (async () => {
+    try {
+      const response = await fetch(`${url}/api/events`, { signal: controller.signal });
+      for await (const event of readSse(response.body!)) {
+        if (event.event === "message") messages.push(JSON.parse(event.data));
+      }
+    } catch { /* aborted */ }
+  })();
+  return {
+    messages,
+    stop: async () => {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
+Deno.test("a reminder set over HTTP fires 3 s later and its reply reaches /api/events; after SIGKILL it fires once, late", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({
+    llm: { base_url: fake.baseUrl, api_key: TEST_KEY },
+    daemon: { timezone: "Asia/Shanghai" },
+    onebot: { enabled: false },
+  });
+  let homed = await startHomed(ws);
+  let events = listen(homed.url);
+  try {
+    fake.enqueue(
+      {
+        toolCalls: [{
+          name: "schedule_create",
+          arguments: { text: "Tell the owner to stretch", at: inShanghai(3_000) },
+        }],
+      },
+      { reply: "I will remind you in 3 seconds." },
+      { reply: "Time to stretch!" },
+    );
+    const set = await postJson(`${homed.url}/api/chat`, { text: "Remind me in 3 seconds to stretch" });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    const listed = await (await fetch(`${homed.url}/api/schedules`)).json();
+    assert.equal(listed.schedules.length, 1);
+    assert.equal(listed.schedules[0].creator, "owner");
+    assert.equal(listed.schedules[0].channel, "http");
+    assert.match(listed.schedules[0].next_run_local, /\(Asia\/Shanghai\)$/);
+    await waitFor(() => events.messages.length > 0, "the reminder on /api/events", { limitMs: 15_000 });
+    assert.deepEqual(events.messages[0], {
+      channel: "http",
+      type: "message",
+      text: "Time to stretch!",
+      reply_to: events.messages[0]!.reply_to,
+    });
+    const asked = (fake.requests[2]!.body.messages as Array<{ content: string }>).at(-1)!.content;
+    assert.match(
+      asked,
+      /\[via timer:s-[0-9a-f]{8}, from owner, trust owner\] \[Scheduled by owner; due [^\]]+\] Tell the owner to stretch/,
+    );
+    const status = await (await fetch(`${homed.url}/api/status`)).json();
+    assert.equal(status.schedules.active, 0);
+    assert.equal(status.schedules.fired, 1);
+
+    // A reminder 3 s ahead, then a crash before it is due.
+    fake.enqueue(
+      { toolCalls: [{ name: "schedule_create", arguments: { text: "Check the oven", at: inShanghai(3_000) } }] },
+      { reply: "Noted." },
+    );
+    assert.equal((await postJson(`${homed.url}/api/chat`, { text: "In 3 seconds, check the oven" })).status, 200);
+    await events.stop();
+    assert.equal(await homed.stop({ keep: true, signal: "SIGKILL" }), 137);
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    fake.enqueue({ reply: "Sorry, a little late: please check the oven." });
+    homed = await startHomed(ws);
+    events = listen(homed.url);
+    await waitFor(() => events.messages.length > 0, "the late reminder", { limitMs: 15_000 });
+    assert.equal(events.messages[0]!.text, "Sorry, a little late: please check the oven.");
+    const late = (fake.requests.at(-1)!.body.messages as Array<{ content: string }>).at(-1)!.content;
+    assert.match(late, /late by \d+ seconds \(homed was not running or the machine slept\)\] Check the oven/);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(events.messages.length, 1, "once");
+    assert.equal(fake.requests.length, 6, "two chats of two rounds, the first reminder, the late one: nothing more");
+    assert.deepEqual(fake.violations, []);
+  } finally {
+    await teardown(
+      () => events.stop(),
+      () => homed.stop(),
+      () => fake.close(),
+    );
+  }
+});
