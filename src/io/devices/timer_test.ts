@@ -8,6 +8,9 @@ import type { InputDraft } from "../device.ts";
 import type { InputEvent } from "../event.ts";
 import type { Trust } from "../trust.ts";
 import { TimerDevice } from "./timer.ts";
+import { IOManager } from "../io_manager.ts";
+import { RouteTable } from "../route_table.ts";
+import { ToolRegistry } from "../../tools/registry.ts";
 
 /** 2026-11-30 09:00 in Shanghai. */
 const START = Date.parse("2026-11-30T09:00:00+08:00");
@@ -140,6 +143,25 @@ Deno.test("a recurring schedule fires at each run; a DST spring-forward gap is h
     ]);
     assert.match(String(r.fired[0]!.payload.text), /repeating 30 2 \* \* \* \(Europe\/Berlin\)/);
     assert.equal(r.store.get("s1")!.runs, 4);
+  } finally {
+    await r.close();
+  }
+});
+
+Deno.test("on the DST fall-back night a daily 02:30 runs once, not in both 02:30s", async () => {
+  // Berlin: 2026-10-25 03:00 CEST → 02:00 CET; 02:30 happens twice.
+  const r = await rig({ start: Date.parse("2026-10-24T12:00:00Z") });
+  try {
+    r.timer.execute(
+      "schedule_create",
+      { text: "Night check", cron: "30 2 * * *", timezone: "Europe/Berlin" },
+      context(),
+    );
+    r.clock.advance(2 * 86_400_000);
+    assert.deepEqual(r.fired.map((event) => new Date(event.time).toISOString()), [
+      "2026-10-25T00:30:00.000Z", // 02:30 CEST, the first pass
+      "2026-10-26T01:30:00.000Z", // 02:30 CET the next day
+    ]);
   } finally {
     await r.close();
   }
@@ -299,5 +321,32 @@ Deno.test("a firing refused because homed is stopping is undone and happens on t
   } finally {
     await next.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("through the tool registry: a guest may not schedule, a household member may", async () => {
+  const r = await rig();
+  const tools = new ToolRegistry();
+  const io = new IOManager({
+    clock: r.clock,
+    routes: new RouteTable({}, {}, undefined),
+    tools,
+    logger: getLogger("test"),
+  });
+  try {
+    await io.replaceDevices([r.timer]);
+    const args = JSON.stringify({ text: "Feed the cat", at: "2026-11-30T18:00:00+08:00" });
+    const refused = await tools.call("schedule_create", args, context("visitor", "guest"));
+    assert.equal(refused.ok, false);
+    assert.match(
+      refused.content,
+      /tool "schedule_create" is for household members and the owner; this message came from/,
+    );
+    const made = await tools.call("schedule_create", args, context("alice", "household"));
+    assert.equal(made.ok, true, made.content);
+    assert.equal(r.store.count(), 1);
+  } finally {
+    await io.close();
+    await r.close();
   }
 });
