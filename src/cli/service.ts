@@ -13,6 +13,7 @@ import { commandFlags } from "../config/command_flags.ts";
 import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
 import { requiredPermissions } from "../config/permissions.ts";
 import { envFileLine, envFileOf } from "../config/env_file.ts";
+import { runsOnDeno } from "../config/runs_on_deno.ts";
 import { pluginRights } from "../plugin/rights.ts";
 
 /** Where units go unless told otherwise. */
@@ -106,7 +107,7 @@ export function serviceUnit(options: UnitOptions): string {
  */
 export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<string> {
   const program = Deno.execPath();
-  const compiled = !/(^|[/\\])deno(\.exe)?$/.test(program);
+  const compiled = !runsOnDeno(program);
   const tail = [...(layout === "standard" ? ["--standard-layout"] : []), "run"];
   const execStart = compiled ? [program, ...tail] : [
     program,

@@ -13,6 +13,7 @@ import { DEFAULT_ENV_NAMES, type LoadedConfig, safeEnvReader } from "./load.ts";
 import { notifyClientPath, notifySocket } from "../service/sd_notify.ts";
 import { bindHost, connectHost } from "./listen_addr.ts";
 import { luaWasmPath } from "../lua/wasm_path.ts";
+import { runsOnDeno } from "./runs_on_deno.ts";
 
 /** The rights one homed command needs. */
 export interface PermissionSet {
@@ -143,7 +144,8 @@ export function requiredPermissions(
   const listenHost = bindHost(listen);
   // The Lua VM's wasm (adapters and plugins' Lua tools) — that one file, not the npm cache around it — and the adapter.
   const adapterFile = config.llm.provider === "lua" && !config.llm.adapter.startsWith("builtin:");
-  const lua = [...(adapterFile ? [config.llm.adapter] : []), luaWasmPath()];
+  // A compiled homed reads its embedded npm packages (wasmoon's glue.wasm among them) without a read right.
+  const lua = [...(adapterFile ? [config.llm.adapter] : []), ...(runsOnDeno() ? [luaWasmPath()] : [])];
   return {
     read: unique([...configFile, config.paths.personal, ...dirs, ...lua, ...overlay]),
     // Sending to the notify socket needs write access to it as well as the unix: net right.

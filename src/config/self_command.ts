@@ -10,11 +10,7 @@ import { fileURLToPath } from "node:url";
 import { commandFlags } from "./command_flags.ts";
 import type { LoadedConfig } from "./load.ts";
 import type { PermissionMode } from "./permissions.ts";
-
-/** Whether this process is a `deno` (a checkout) rather than a compiled homed. */
-export function runsOnDeno(program: string = Deno.execPath()): boolean {
-  return /(^|[/\\])deno(\.exe)?$/.test(program);
-}
+import { runsOnDeno } from "./runs_on_deno.ts";
 
 /**
  * The program and arguments that run `homed <tail…>` with the rights of `mode`.
