@@ -9,6 +9,7 @@ import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { postJson, startHomed, workspace } from "./support/homed_process.ts";
 import { readSse } from "../src/net/sse.ts";
+import { OneBotSim } from "./support/onebot_sim.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -105,6 +106,46 @@ Deno.test("a reminder set over HTTP fires 3 s later and its reply reaches /api/e
   } finally {
     await teardown(
       () => events.stop(),
+      () => homed.stop(),
+      () => fake.close(),
+    );
+  }
+});
+
+Deno.test("a reminder asked for on QQ is delivered on QQ, to the one who asked, with their trust", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const member = "30003000";
+  const homed = await startHomed(
+    await workspace({
+      llm: { base_url: fake.baseUrl, api_key: TEST_KEY },
+      daemon: { timezone: "Asia/Shanghai" },
+      onebot: { owner: "20002000", allow_users: [member], min_send_interval: "0s" },
+    }),
+  );
+  const sim = await OneBotSim.connect(`${homed.url.replace("http", "ws")}/onebot/v11/ws`, { flavour: "napcat" });
+  try {
+    fake.enqueue(
+      { toolCalls: [{ name: "schedule_create", arguments: { text: "Remind them: laundry", at: inShanghai(2_000) } }] },
+      { reply: "好的，两秒后提醒你。" },
+      { reply: "该收衣服了！" },
+    );
+    sim.privateMessage(member, "两秒后提醒我收衣服");
+    const [ack] = await sim.waitForActions("send_private_msg");
+    assert.equal(ack!.params.user_id, Number(member));
+    const [, reminder] = await sim.waitForActions("send_private_msg", 2, 15_000);
+    assert.deepEqual(reminder!.params, {
+      user_id: Number(member),
+      message: [{ type: "text", data: { text: "该收衣服了！" } }],
+    });
+    const asked = (fake.requests[2]!.body.messages as Array<{ content: string }>).at(-1)!.content;
+    assert.match(
+      asked,
+      new RegExp(`\\[via timer:s-[0-9a-f]{8}, from ${member}, trust household\\] \\[Scheduled by ${member};`),
+    );
+    assert.deepEqual(fake.violations, []);
+  } finally {
+    await teardown(
+      () => sim.close(),
       () => homed.stop(),
       () => fake.close(),
     );
