@@ -41,7 +41,6 @@ import { trackerRoutes } from "./api/tracker_routes.ts";
 import { scheduleRoutes } from "./api/schedule_routes.ts";
 import { TimerDevice } from "./io/devices/timer.ts";
 import { ScheduleStore } from "./schedule/schedule_store.ts";
-import { trackerFor } from "./tracker/tracker_for.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { VERSION } from "./version.ts";
 
@@ -373,7 +372,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         knowledgeRoutes(knowledge),
         memoryRoutes(memory),
         pluginRoutes(plugins),
-        trackerRoutes(trackerFor(loaded, () => clock.now())),
+        trackerRoutes(async () => (await import("./tracker/tracker_for.ts")).trackerFor(loaded, () => clock.now())),
         scheduleRoutes(timer),
         onebotRoutes({
           path: onebot.path,

@@ -12,20 +12,21 @@ import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
 
 /**
- * Mounts the tracker endpoint (behind the API's auth).
+ * Mounts the tracker endpoint (behind the API's auth); the tracker is made on the first request, so its code is not
+ * loaded at start.
  *
  * @example
  * ```ts
- * createApi({ …, routes: [trackerRoutes(trackerFor(loaded, clock.now))] });
+ * createApi({ …, routes: [trackerRoutes(async () => trackerFor(loaded, clock.now))] });
  * ```
  */
-export function trackerRoutes(tracker: Tracker): (app: Hono<{ Variables: ApiVariables }>) => void {
+export function trackerRoutes(tracker: () => Promise<Tracker>): (app: Hono<{ Variables: ApiVariables }>) => void {
   return (app) => {
     app.get("/api/tracker/changes", async (c) => {
       if (c.get("identity").trust !== "owner") {
         throw new ApiError(403, "forbidden", "Only the owner may list the tracked changes");
       }
-      return c.json(await tracker.status());
+      return c.json(await (await tracker()).status());
     });
   };
 }

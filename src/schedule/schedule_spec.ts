@@ -6,8 +6,29 @@
  * @module
  */
 
-import { Cron } from "croner";
+import type { Cron } from "croner";
 import { validTimeZone } from "../config/schema.ts";
+
+let CronClass: typeof Cron | undefined;
+
+/**
+ * Loads the cron library (≈ 1.5 MB resident) the first time a recurring schedule needs it; a household with only
+ * one-shot reminders never pays for it.
+ *
+ * @example
+ * ```ts
+ * await loadCron();
+ * nextCronRun("0 7 * * *", "Asia/Shanghai", Date.now());
+ * ```
+ */
+export async function loadCron(): Promise<void> {
+  CronClass ??= (await import("croner")).Cron;
+}
+
+function cronJob(cron: string, timezone: string): Cron {
+  if (!CronClass) throw new Error("The cron library is not loaded yet (loadCron)");
+  return new CronClass(cron, { timezone, paused: true, mode: "5-part" });
+}
 
 /** A checked schedule time. */
 export type ScheduleTime =
@@ -18,7 +39,8 @@ export type ScheduleTime =
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
 /**
- * The next run of `cron` in `timezone` strictly after `after` (ms), or `undefined` when there is none.
+ * The next run of `cron` in `timezone` strictly after `after` (ms), or `undefined` when there is none. Needs
+ * {@link loadCron} first.
  *
  * @example
  * ```ts
@@ -26,8 +48,7 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?
  * ```
  */
 export function nextCronRun(cron: string, timezone: string, after: number): number | undefined {
-  const job = new Cron(cron, { timezone, paused: true, mode: "5-part" });
-  return job.nextRun(new Date(after))?.getTime();
+  return cronJob(cron, timezone).nextRun(new Date(after))?.getTime();
 }
 
 /**
@@ -39,12 +60,11 @@ export function nextCronRun(cron: string, timezone: string, after: number): numb
  * ```
  */
 export function previousCronRun(cron: string, timezone: string, atOrBefore: number): number | undefined {
-  const job = new Cron(cron, { timezone, paused: true, mode: "5-part" });
-  return job.previousRuns(1, new Date(atOrBefore + 1))[0]?.getTime();
+  return cronJob(cron, timezone).previousRuns(1, new Date(atOrBefore + 1))[0]?.getTime();
 }
 
 /**
- * Checks `at` / `cron` / `timezone` as the tool receives them.
+ * Checks `at` / `cron` / `timezone` as the tool receives them (a `cron` needs {@link loadCron} first).
  *
  * @example
  * ```ts

@@ -14,7 +14,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
-import { localTime, nextCronRun, parseScheduleTime, previousCronRun } from "../../schedule/schedule_spec.ts";
+import { loadCron, localTime, nextCronRun, parseScheduleTime, previousCronRun } from "../../schedule/schedule_spec.ts";
 import type { Schedule, ScheduleStore } from "../../schedule/schedule_store.ts";
 import type { ToolContext, ToolSpec } from "../../tools/tool.ts";
 import type { Device, DeviceContext, TurnEvent } from "../device.ts";
@@ -120,10 +120,11 @@ export class TimerDevice implements Device {
     return TOOLS;
   }
 
-  start(context: DeviceContext): Promise<void> {
+  async start(context: DeviceContext): Promise<void> {
+    // The cron library loads only when a recurring schedule exists (or is made).
+    if (this.#options.store.active().some((schedule) => schedule.kind === "cron")) await loadCron();
     this.#context = context;
     this.#tick();
-    return Promise.resolve();
   }
 
   stop(): Promise<void> {
@@ -167,9 +168,10 @@ export class TimerDevice implements Device {
     return !viewer || viewer.owner ? all : all.filter((schedule) => schedule.creator === viewer.name);
   }
 
-  execute(name: string, args: Record<string, unknown>, context: ToolContext): unknown {
+  async execute(name: string, args: Record<string, unknown>, context: ToolContext): Promise<unknown> {
     switch (name) {
       case "schedule_create":
+        if (args.cron !== undefined) await loadCron();
         return this.#create(args, context);
       case "schedule_list":
         return this.list({ name: context.sender, owner: context.trust === "owner" }).map(scheduleView);

@@ -94,15 +94,15 @@ function context(sender = "owner", trust: Trust = "owner", source = "http"): Too
 Deno.test("a one-shot fires once at its time, as its creator, to its channel; cancel stops another", async () => {
   const r = await rig();
   try {
-    const created = r.timer.execute(
+    const created = await r.timer.execute(
       "schedule_create",
       { text: "Take the medicine", at: "2026-11-30T20:00:00+08:00" },
       context("alice", "household", "qq:private:10001"),
     ) as Record<string, unknown>;
     assert.equal(created.next_run_local, "2026-11-30 20:00 (Asia/Shanghai)");
     assert.equal(created.channel, "qq:private:10001");
-    r.timer.execute("schedule_create", { text: "Never", at: "2026-11-30T21:00:00+08:00" }, context());
-    assert.equal(r.timer.execute("schedule_cancel", { id: "s2" }, context()), "Cancelled s2 (Never)");
+    await r.timer.execute("schedule_create", { text: "Never", at: "2026-11-30T21:00:00+08:00" }, context());
+    assert.equal(await r.timer.execute("schedule_cancel", { id: "s2" }, context()), "Cancelled s2 (Never)");
     r.clock.advance(11 * 3_600_000 - 1);
     assert.equal(r.fired.length, 0, "not a millisecond early");
     r.clock.advance(1);
@@ -128,7 +128,7 @@ Deno.test("a recurring schedule fires at each run; a DST spring-forward gap is h
   // Berlin: 2026-03-29 02:00 → 03:00. "30 2 * * *" has no 02:30 that day.
   const r = await rig({ start: Date.parse("2026-03-27T12:00:00Z") });
   try {
-    r.timer.execute(
+    await r.timer.execute(
       "schedule_create",
       { text: "Night check", cron: "30 2 * * *", timezone: "Europe/Berlin" },
       context(),
@@ -152,7 +152,7 @@ Deno.test("on the DST fall-back night a daily 02:30 runs once, not in both 02:30
   // Berlin: 2026-10-25 03:00 CEST → 02:00 CET; 02:30 happens twice.
   const r = await rig({ start: Date.parse("2026-10-24T12:00:00Z") });
   try {
-    r.timer.execute(
+    await r.timer.execute(
       "schedule_create",
       { text: "Night check", cron: "30 2 * * *", timezone: "Europe/Berlin" },
       context(),
@@ -172,50 +172,53 @@ Deno.test("bad times are refused naming the field: past, no offset, both, neithe
   try {
     const create = (args: Record<string, unknown>, ctx = context()) => () =>
       r.timer.execute("schedule_create", { text: "x", ...args }, ctx);
-    assert.throws(
+    await assert.rejects(
       create({ at: "2026-11-30T08:59:00+08:00" }),
       /^TypeError: at: 2026-11-30T08:59:00\+08:00 is in the past/,
     );
-    assert.throws(
+    await assert.rejects(
       create({ at: "2026-12-01 20:00" }),
       /at: got "2026-12-01 20:00"; allowed: an ISO-8601 time with its offset/,
     );
-    assert.throws(create({ at: "2026-12-01T20:00:00+08:00", cron: "0 7 * * *" }), /at, cron: both were given/);
-    assert.throws(create({}), /at, cron: neither was given/);
-    assert.throws(
+    await assert.rejects(create({ at: "2026-12-01T20:00:00+08:00", cron: "0 7 * * *" }), /at, cron: both were given/);
+    await assert.rejects(create({}), /at, cron: neither was given/);
+    await assert.rejects(
       create({ cron: "61 * * * *" }),
       /cron: got "61 \* \* \* \*"; allowed: 5 fields.*Invalid value for minute: 61/,
     );
-    assert.throws(
+    await assert.rejects(
       create({ cron: "0 0 * * * *" }),
       /cron: got "0 0 \* \* \* \*"; allowed: 5 fields.*requires exactly 5 parts/,
     );
-    assert.throws(
+    await assert.rejects(
       create({ cron: "0 7 * * *", timezone: "Mars/Base" }),
       /timezone: got "Mars\/Base"; allowed: an IANA time zone/,
     );
-    assert.throws(
+    await assert.rejects(
       create({ at: "2026-12-01T20:00:00+08:00", channel: "qq:group:555" }, context("alice", "household", "http")),
       /channel: only the owner may schedule for another channel \(qq:group:555\); yours is http/,
     );
-    assert.throws(
+    await assert.rejects(
       create({ at: "2026-12-01T20:00:00+08:00", channel: "nowhere" }),
       /channel: Channel "nowhere" does not exist/,
     );
     assert.equal(r.store.count(), 0, "nothing was stored");
     // The owner may target another channel.
-    r.timer.execute(
+    await r.timer.execute(
       "schedule_create",
       { text: "x", at: "2026-12-01T20:00:00+08:00", channel: "qq:group:555" },
       context(),
     );
-    assert.throws(
+    await assert.rejects(
       () => r.timer.execute("schedule_cancel", { id: "s1" }, context("alice", "household")),
       /id: schedule s1 belongs to owner; only they or the owner may cancel it/,
     );
-    assert.throws(() => r.timer.execute("schedule_cancel", { id: "s9" }, context()), /id: no active schedule "s9"/);
+    await assert.rejects(
+      () => r.timer.execute("schedule_cancel", { id: "s9" }, context()),
+      /id: no active schedule "s9"/,
+    );
     assert.deepEqual(
-      r.timer.execute("schedule_list", {}, context("alice", "household")),
+      await r.timer.execute("schedule_list", {}, context("alice", "household")),
       [],
       "alice sees her own only",
     );
@@ -227,9 +230,9 @@ Deno.test("bad times are refused naming the field: past, no offset, both, neithe
 Deno.test("after a restart: a missed one-shot fires once, late; a recurring one fires its latest run once, not each", async () => {
   const r = await rig();
   try {
-    r.timer.execute("schedule_create", { text: "Oven off?", at: "2026-11-30T09:20:00+08:00" }, context());
-    r.timer.execute("schedule_create", { text: "Weather", cron: "0 * * * *" }, context());
-    r.timer.execute("schedule_create", { text: "Soon", at: "2026-11-30T09:10:00+08:00" }, context());
+    await r.timer.execute("schedule_create", { text: "Oven off?", at: "2026-11-30T09:20:00+08:00" }, context());
+    await r.timer.execute("schedule_create", { text: "Weather", cron: "0 * * * *" }, context());
+    await r.timer.execute("schedule_create", { text: "Soon", at: "2026-11-30T09:10:00+08:00" }, context());
     // homed is down from 09:05 to 12:45 (a crash, or a machine asleep): 10:00, 11:00 and 12:00 are missed.
     r.clock.advance(5 * 60_000);
     await r.timer.stop();
@@ -256,7 +259,7 @@ Deno.test("after a restart: a missed one-shot fires once, late; a recurring one 
 Deno.test("a recurring schedule whose latest missed run is over an hour old skips to its next run", async () => {
   const r = await rig();
   try {
-    r.timer.execute("schedule_create", { text: "Weather", cron: "0 10 * * *" }, context());
+    await r.timer.execute("schedule_create", { text: "Weather", cron: "0 10 * * *" }, context());
     await r.timer.stop();
     r.clock.advance(4 * 3_600_000); // down over 10:00, back at 13:00
     await r.reopen();
@@ -270,7 +273,7 @@ Deno.test("a recurring schedule whose latest missed run is over an hour old skip
 Deno.test("a recurring schedule missed by less than an hour fires once, late, then keeps its times", async () => {
   const r = await rig();
   try {
-    r.timer.execute("schedule_create", { text: "Weather", cron: "0 10 * * *" }, context());
+    await r.timer.execute("schedule_create", { text: "Weather", cron: "0 10 * * *" }, context());
     await r.timer.stop();
     r.clock.advance(80 * 60_000); // down over 10:00, back at 10:20
     await r.reopen();
@@ -289,7 +292,7 @@ Deno.test("1,000 schedules due within one minute are all delivered once, in time
       // Spread over 60 s, created in a shuffled order.
       const offsetMs = ((i * 7_919) % 1_000) * 60;
       const at = new Date(START + 3_600_000 + offsetMs).toISOString();
-      r.timer.execute("schedule_create", { text: `n${(i * 7_919) % 1_000}`, at }, context());
+      await r.timer.execute("schedule_create", { text: `n${(i * 7_919) % 1_000}`, at }, context());
     }
     r.clock.advance(3_600_000 + 60_000);
     assert.equal(r.fired.length, 1_000);
@@ -309,7 +312,7 @@ Deno.test("1,000 schedules due within one minute are all delivered once, in time
 Deno.test("a firing refused because homed is stopping is undone and happens on the next start", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-timer-" });
   const stopping = await rig({ refuse: true, dir });
-  stopping.timer.execute("schedule_create", { text: "Later", at: "2026-11-30T09:01:00+08:00" }, context());
+  await stopping.timer.execute("schedule_create", { text: "Later", at: "2026-11-30T09:01:00+08:00" }, context());
   stopping.clock.advance(60_000);
   assert.equal(stopping.fired.length, 0);
   assert.equal(stopping.store.count(), 1, "still to fire");
