@@ -268,8 +268,6 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
     if (!explicitKeys.has("paths.knowledge")) config.paths.knowledge = join(STANDARD_LAYOUT.dataDir, "knowledge");
     if (!explicitKeys.has("paths.plugins")) config.paths.plugins = join(STANDARD_LAYOUT.dataDir, "plugins");
   }
-  // Schedules need a zone: the system's unless the file names one.
-  if (config.daemon.timezone === "") config.daemon.timezone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const absolute = (path: string) => isAbsolute(path) ? path : resolve(baseDir, path);
   config.daemon.data_dir = absolute(config.daemon.data_dir);
   config.paths.personal = absolute(config.paths.personal);

@@ -54,7 +54,7 @@ Deno.test("no config at all gives every default", () => {
     allowed_origins: [],
     max_body_bytes: 262_144,
     shutdown_grace: 10_000,
-    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+    timezone: "",
   });
   assert.deepEqual(config.llm, {
     model: "deepseek-v4-flash",

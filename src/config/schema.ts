@@ -127,7 +127,8 @@ export function validTimeZone(zone: string): boolean {
 export const configSchema = z.strictObject({
   daemon: z.strictObject({
     listen_addr: listenAddr.prefault("127.0.0.1:8080"),
-    // Schedules without a time zone of their own run in this one; empty: the system's.
+    // Schedules without a time zone of their own run in this one; empty: the system's (looked up when first needed —
+    // a named zone is checked at start, which loads Intl's time-zone data).
     timezone: z.string({ error: "an IANA time zone such as Asia/Shanghai (empty: the system's)" }).refine(
       (zone) => zone === "" || validTimeZone(zone),
       { error: "an IANA time zone such as Asia/Shanghai (empty: the system's)" },

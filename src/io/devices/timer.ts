@@ -24,7 +24,7 @@ import type { OutputEvent } from "../event.ts";
 export interface TimerOptions {
   store: ScheduleStore;
   clock: Clock;
-  /** `daemon.timezone`: the zone of schedules that name none. */
+  /** `daemon.timezone`: the zone of schedules that name none; empty: the system's, found when first needed. */
   timezone: string;
   /** Why a channel cannot take a message, or undefined (the IO manager's check). */
   checkChannel(channel: string): string | undefined;
@@ -185,7 +185,7 @@ export class TimerDevice implements Device {
   #create(args: Record<string, unknown>, context: ToolContext): Record<string, unknown> {
     const { store, clock } = this.#options;
     const now = clock.now();
-    const time = parseScheduleTime(args, { now, timezone: this.#options.timezone });
+    const time = parseScheduleTime(args, { now, timezone: this.#timezone() });
     const own = context.replyChannel();
     const channel = typeof args.channel === "string" ? args.channel : own;
     if (channel !== own && channel !== context.source && context.trust !== "owner") {
@@ -238,6 +238,14 @@ export class TimerDevice implements Device {
     store.cancel(id);
     this.#arm();
     return `Cancelled ${id} (${schedule.text})`;
+  }
+
+  /**
+   * The household's zone. The system's is looked up only here, when a schedule is made: Intl's time-zone data costs
+   * ≈ 6 MB of resident memory, which a homed without reminders should not pay at start.
+   */
+  #timezone(): string {
+    return this.#options.timezone || Intl.DateTimeFormat().resolvedOptions().timeZone;
   }
 
   /** Sets the one timer for the soonest schedule (or the periodic wake-up). */
