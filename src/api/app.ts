@@ -140,7 +140,22 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     }
     return streamSSE(c, async (stream) => {
       const queue = new AsyncQueue<OutputEvent>();
-      const { backlog, unsubscribe } = device.subscribe({ deliver: (e) => queue.push(e), close: () => queue.close() });
+      // A client that stops reading is let go once this many messages wait for it, rather than holding them forever.
+      let waiting = 0;
+      const { backlog, unsubscribe } = device.subscribe({
+        deliver: (e) => {
+          if (++waiting > EVENTS_CLIENT_LIMIT) {
+            logger.warning("An /api/events client fell {count} messages behind; closing its stream", {
+              count: EVENTS_CLIENT_LIMIT,
+            });
+            unsubscribe();
+            queue.close();
+            return;
+          }
+          queue.push(e);
+        },
+        close: () => queue.close(),
+      });
       stream.onAbort(() => {
         unsubscribe();
         queue.close();
@@ -150,7 +165,10 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
       try {
         await stream.writeSSE({ event: "ready", data: JSON.stringify({ kept: backlog.length }) });
         for (const message of backlog) await stream.writeSSE(eventMessage(message));
-        for (let next = await queue.next(); next; next = await queue.next()) await stream.writeSSE(eventMessage(next));
+        for (let next = await queue.next(); next; next = await queue.next()) {
+          await stream.writeSSE(eventMessage(next));
+          waiting--;
+        }
       } finally {
         clearInterval(keepAlive);
         unsubscribe();
@@ -160,6 +178,9 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
 
   return app;
 }
+
+/** Messages that may wait for one `/api/events` client before it is let go. */
+export const EVENTS_CLIENT_LIMIT = 1_000;
 
 /** One message of `/api/events`: its channel, type, payload fields and what it answers. */
 function eventMessage(event: OutputEvent): { event: string; data: string } {

@@ -190,3 +190,20 @@ Deno.test("/api/events: kept messages first, then each new one as it is sent; gu
     await io.close();
   }
 });
+
+Deno.test("/api/events lets go of a client that stops reading once 1,000 messages wait for it", async () => {
+  const { app, io, device } = await setup(TOKEN);
+  try {
+    const response = await app.request("/api/events", { headers: { authorization: `Bearer ${TOKEN}` } });
+    const reader = readSse(response.body!);
+    assert.deepEqual((await reader.next()).value, { event: "ready", data: '{"kept":0}' });
+    assert.equal(device.status().event_clients, 1);
+    // The client reads nothing more; the stream's buffers fill, then messages wait.
+    for (let i = 0; i < 3_000; i++) await io.send({ target: "http", type: "message", payload: { text: `m${i}` } });
+    assert.equal(device.status().event_clients, 0, "let go");
+    assert.ok(Number(device.status().kept_messages) > 0, "later messages are kept for the next client");
+    await reader.return(undefined);
+  } finally {
+    await io.close();
+  }
+});
