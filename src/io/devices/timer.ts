@@ -311,7 +311,13 @@ export class TimerDevice implements Device {
         sender: schedule.creator,
         trust: schedule.trust,
         type: "message",
-        payload: { text: `[${note}] ${schedule.text}`, schedule: schedule.id, late_minutes: lateMinutes },
+        payload: {
+          text: `[${note}] ${schedule.text}`,
+          schedule: schedule.id,
+          schedule_text: schedule.text,
+          created_by: schedule.creator,
+          late_minutes: lateMinutes,
+        },
         reply: schedule.channel,
       });
       this.#fired++;

@@ -112,6 +112,8 @@ Deno.test("a one-shot fires once at its time, as its creator, to its channel; ca
     assert.equal(event!.sender, "alice");
     assert.equal(event!.trust, "household");
     assert.equal(event!.reply, "qq:private:10001");
+    assert.equal(event!.payload.created_by, "alice");
+    assert.equal(event!.payload.schedule_text, "Take the medicine");
     assert.match(
       String(event!.payload.text),
       /^\[Scheduled by alice; due 2026-11-30 20:00 \(Asia\/Shanghai\)\] Take the medicine$/,
