@@ -9,6 +9,7 @@ import type { Logger } from "@logtape/logtape";
 import { dirname } from "node:path";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import { LinkError, readContainedText } from "../fs/contained.ts";
+import { compareText } from "../text/compare_text.ts";
 
 /** One row of the table, as `/api/channels` shows it. */
 export interface Route {
@@ -130,6 +131,6 @@ export class RouteTable {
     for (const [source, channel] of Object.entries(this.#runtime)) {
       rows.set(source, { source, channel, origin: "runtime" });
     }
-    return [...rows.values()].sort((a, b) => a.source.localeCompare(b.source));
+    return [...rows.values()].sort((a, b) => compareText(a.source, b.source));
   }
 }

@@ -15,6 +15,7 @@ import type { VectorStore } from "../memory/vector/store.ts";
 import { tokenize } from "../memory/vector/tokenizer.ts";
 import { parseSections, type Section } from "./sections.ts";
 import { topicProblem } from "./topic_name.ts";
+import { compareText } from "../text/compare_text.ts";
 
 /** A search result. */
 export interface KnowledgeHit {
@@ -355,7 +356,7 @@ export class KnowledgeBase {
 
   /** Every topic, by name. */
   list(): TopicInfo[] {
-    return [...this.#topics.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([topic, state]) => ({
+    return [...this.#topics.entries()].sort(([a], [b]) => compareText(a, b)).map(([topic, state]) => ({
       topic,
       sections: state.sections.length,
       bytes: state.bytes,

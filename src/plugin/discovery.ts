@@ -12,6 +12,7 @@
 import { join, relative, resolve } from "node:path";
 import { FrontmatterError, parseSkillFile } from "./frontmatter.ts";
 import { readSkill, type Skill } from "./skill.ts";
+import { compareText } from "../text/compare_text.ts";
 
 /** Caps, as OpenClaw's defaults. */
 export interface DiscoveryLimits {
@@ -163,7 +164,7 @@ export async function discoverSkills(
     }
   }
   return {
-    skills: [...byName.values()].sort((a, b) => a.skill.name.localeCompare(b.skill.name)),
+    skills: [...byName.values()].sort((a, b) => compareText(a.skill.name, b.skill.name)),
     problems,
     failed,
   };

@@ -25,6 +25,7 @@ import { DEFAULT_LIMITS, discoverSkills, type SkillRoot } from "./discovery.ts";
 import { type GateContext, gateSkill } from "./gating.ts";
 import type { Skill } from "./skill.ts";
 import { skillsPromptBody } from "./skills_prompt.ts";
+import { compareText } from "../text/compare_text.ts";
 
 /** Options of {@link PluginService}. */
 export interface PluginServiceOptions {
@@ -200,7 +201,7 @@ export class PluginService implements Service, PromptContributor {
       states.push(previous);
       problems.push(`${previous.skill.name}: its new version cannot be used (${problem}); the previous version stays`);
     }
-    states.sort((a, b) => a.skill.name.localeCompare(b.skill.name));
+    states.sort((a, b) => compareText(a.skill.name, b.skill.name));
     if (this.#options.tools || this.#options.devices) {
       const skillsOnly = states.filter((state) => state.eligible).map((state) => state.skill);
       problems.push(...await this.#loadManifests(skillsOnly));

@@ -9,6 +9,7 @@ import { type Clock, systemClock } from "../clock.ts";
 import { describeRule, permits } from "../io/trust.ts";
 import { compileSchema, type SchemaCheck, type SchemaViolation } from "./json_schema.ts";
 import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
+import { compareText } from "../text/compare_text.ts";
 
 interface Entry {
   tool: Tool;
@@ -36,7 +37,7 @@ function describeErrors(violations: readonly SchemaViolation[]): string {
 function specsOf(entries: ReadonlyMap<string, Entry>): ToolSpec[] {
   return [...entries.values()]
     .map(({ tool }) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => compareText(a.name, b.name));
 }
 
 function render(value: unknown): string {

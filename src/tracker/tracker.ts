@@ -17,6 +17,7 @@ import { atomicWriteBytes, atomicWriteText } from "../fs/atomic_write.ts";
 import { sha256Hex } from "../backup/sha256.ts";
 import { unifiedDiff } from "./line_diff.ts";
 import { lowerBytes, overlayCandidates, type OverlayMount, overlayOf } from "./overlay.ts";
+import { compareText } from "../text/compare_text.ts";
 
 /** One tracked part: a folder or a single file, under a fixed name (`knowledge`, `config/homed.yaml`). */
 export interface TrackedRoot {
@@ -99,7 +100,7 @@ async function walkFiles(dir: string, prefix = ""): Promise<string[]> {
     if (error instanceof Deno.errors.NotFound) return found;
     throw error;
   }
-  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of entries.sort((a, b) => compareText(a.name, b.name))) {
     const path = prefix ? `${prefix}/${entry.name}` : entry.name;
     if (entry.isDirectory) found.push(...await walkFiles(join(dir, entry.name), path));
     else if (entry.isFile && !/^\..*\.tmp$/.test(entry.name)) found.push(path);
