@@ -138,6 +138,9 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     if (c.get("identity").trust === "guest") {
       throw new ApiError(403, "forbidden", "Guests do not receive the household's messages");
     }
+    if (Number(device.status().event_clients) >= EVENTS_CLIENTS_MAX) {
+      throw new ApiError(503, "busy", `${EVENTS_CLIENTS_MAX} clients already listen on /api/events; try again later`);
+    }
     return streamSSE(c, async (stream) => {
       const queue = new AsyncQueue<OutputEvent>();
       // A client that stops reading is let go once this many messages wait for it, rather than holding them forever.
@@ -178,6 +181,9 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
 
   return app;
 }
+
+/** Clients `/api/events` serves at once (a household has a few; each holds a connection and a queue). */
+export const EVENTS_CLIENTS_MAX = 32;
 
 /** Messages that may wait for one `/api/events` client before it is let go. */
 export const EVENTS_CLIENT_LIMIT = 1_000;

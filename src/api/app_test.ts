@@ -185,6 +185,15 @@ Deno.test("/api/events: kept messages first, then each new one as it is sent; gu
       reply_to: "e9",
     });
     assert.equal(device.status().event_clients, 1);
+    // More clients than a household needs are turned away.
+    const others = [];
+    for (let i = 1; i < 32; i++) {
+      others.push(await app.request("/api/events", { headers: { authorization: `Bearer ${TOKEN}` } }));
+    }
+    const refused = await app.request("/api/events", { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(refused.status, 503);
+    assert.match((await refused.json()).error.message, /^32 clients already listen on \/api\/events/);
+    for (const other of others) await other.body!.cancel();
     await reader.return(undefined);
   } finally {
     await io.close();

@@ -20,7 +20,7 @@ import {
   MANIFEST,
   skippedInData,
 } from "./backup_layout.ts";
-import { TAR_END, tarBlocks, type TarEntry } from "./tar.ts";
+import { MAX_MEMBER_BYTES, TAR_END, tarBlocks, type TarEntry } from "./tar.ts";
 import { sha256Hex } from "./sha256.ts";
 
 /** What {@link createBackup} wrote. */
@@ -175,6 +175,10 @@ export async function createBackup(options: BackupOptions): Promise<BackupSummar
         // A file removed between the listing and the copy (a rotated journal, a deleted note) is simply not in it.
         if (error instanceof Deno.errors.NotFound) continue;
         throw new Error(`${file.path}: ${(error as Error).message}`, { cause: error });
+      }
+      if (data.length > MAX_MEMBER_BYTES) {
+        // Restore holds each member in memory and refuses bigger ones; a backup it could not restore is no backup.
+        throw new Error(`${file.path} is ${data.length} bytes; a backup holds files up to ${MAX_MEMBER_BYTES} bytes`);
       }
       await write({ path: file.name, type: "file", mode: file.mode, mtime: file.mtime, data });
       sums.push(`${await sha256Hex(data)}  ${file.name}`);

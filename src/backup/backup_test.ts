@@ -153,6 +153,16 @@ Deno.test("restore refuses a foreign, damaged, truncated or path-escaping archiv
         /x: knowledge\/a\.md does not match its checksum: the archive is damaged/,
       ],
       [
+        "a file where a folder must be",
+        await gzip([
+          ...manifest,
+          ...tarBlocks({ path: "knowledge/a", type: "file", mode: 0o644, mtime: 0, data: text("a file") }),
+          ...tarBlocks({ path: "knowledge/a/b.md", type: "file", mode: 0o644, mtime: 0, data: text("under it") }),
+          TAR_END,
+        ]),
+        /x: member "knowledge\/a\/b\.md" cannot be unpacked: /,
+      ],
+      [
         "no checksums",
         await gzip([...manifest, TAR_END]),
         /x has no homed-backup\.sha256 at its end: the archive is truncated or damaged/,

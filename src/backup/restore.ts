@@ -156,9 +156,16 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
         const root = rootOf(entry.path, names);
         if (entry.type === "dir" || (root === "data" && skippedInData(entry.path.slice(5)))) continue;
         const target = join(staging, entry.path);
-        await Deno.mkdir(dirname(target), { recursive: true });
-        // Permission bits only: a backup never restores set-uid or sticky bits.
-        await Deno.writeFile(target, entry.data, { mode: (entry.mode & 0o777) || 0o600 });
+        try {
+          await Deno.mkdir(dirname(target), { recursive: true });
+          // Permission bits only: a backup never restores set-uid or sticky bits.
+          await Deno.writeFile(target, entry.data, { mode: (entry.mode & 0o777) || 0o600 });
+        } catch (error) {
+          // A member where an earlier one made a file of its folder, or a name the file system refuses.
+          throw new ArchiveError(
+            `${label}: member ${JSON.stringify(entry.path)} cannot be unpacked: ${(error as Error).message}`,
+          );
+        }
         staged.set(entry.path, await sha256Hex(entry.data));
       }
     } catch (error) {

@@ -80,6 +80,9 @@ export function tarBlocks(entry: TarEntry): Uint8Array[] {
   return blocks;
 }
 
+/** The largest member a reader accepts (512 MiB): each is held in memory, and an archive is untrusted input. */
+export const MAX_MEMBER_BYTES = 512 * 1024 * 1024;
+
 /** The two zero blocks that end an archive. */
 export const TAR_END: Uint8Array = new Uint8Array(BLOCK * 2);
 
@@ -161,6 +164,11 @@ export async function* readTar(stream: ReadableStream<Uint8Array>): AsyncGenerat
       const prefix = field(block, 345, 155);
       const size = number(block, 124, 12, "size");
       const type = field(block, 156, 1) || "0";
+      if (size > MAX_MEMBER_BYTES) {
+        throw new ArchiveError(
+          `${JSON.stringify(name)} says it holds ${size} bytes; members above ${MAX_MEMBER_BYTES} bytes are refused`,
+        );
+      }
       const data = await reader.read(size);
       if (data.length < size) throw new ArchiveError(`the archive ends inside ${JSON.stringify(name)}: truncated`);
       await reader.read((BLOCK - (size % BLOCK)) % BLOCK);

@@ -58,3 +58,19 @@ Deno.test("tar: a truncated archive, a bad header checksum and a symlink member 
     (error) => error instanceof ArchiveError && /"a\.txt" is not a file or folder \(tar type "2"\)/.test(error.message),
   );
 });
+
+Deno.test("tar: a member that claims more than 512 MiB is refused before anything is read into memory", async () => {
+  const [header] = tarBlocks({ path: "big.bin", type: "file", mode: 0o644, mtime: 0, data: new Uint8Array(1) });
+  const huge = header!.slice();
+  huge.set(new TextEncoder().encode("77777777777\0"), 124); // 8 GiB - 1
+  let sum = 0;
+  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 32 : huge[i]!;
+  huge.set(new TextEncoder().encode(sum.toString(8).padStart(6, "0") + "\0 "), 148);
+  await assert.rejects(
+    (async () => {
+      for await (const _ of readTar(stream([huge, TAR_END]))) { /* read all */ }
+    })(),
+    (error) =>
+      error instanceof ArchiveError && /"big\.bin" says it holds 8589934591 bytes; members above/.test(error.message),
+  );
+});
