@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import { Agent } from "./agent/core/agent.ts";
 import { ContextWindow } from "./agent/core/context.ts";
@@ -133,6 +134,26 @@ function usageJson(usage: UsageTotals): Record<string, number> {
     prompt_cache_hit_tokens: usage.cacheHitTokens,
     prompt_cache_miss_tokens: usage.cacheMissTokens,
   };
+}
+
+/** Records the tracker's first baseline when the data dir has none; logs, never throws. */
+async function recordTrackerBaseline(loaded: LoadedConfig, clock: Clock, logger: Logger): Promise<void> {
+  try {
+    await Deno.stat(join(loaded.config.daemon.data_dir, "tracker", "manifest.json"));
+    return;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) {
+      logger.warning("Tracker: cannot read its manifest: {error}", { error: (error as Error).message });
+      return;
+    }
+  }
+  try {
+    const { trackerFor } = await import("./tracker/tracker_for.ts");
+    const count = await trackerFor(loaded, () => clock.now()).commit();
+    logger.info("Tracker: recorded the deployed state ({count} files) as the baseline of homed tracker", { count });
+  } catch (error) {
+    logger.warning("Tracker: the first baseline could not be recorded: {error}", { error: (error as Error).message });
+  }
 }
 
 /**
@@ -403,6 +424,9 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     // The heartbeat is local bookkeeping and never calls the LLM; each service's jobs run on their own clocks.
     services.schedule();
     await agent.heartbeat();
+    // First start on this data dir: what is deployed now becomes the change tracker's baseline, so `homed tracker
+    // status` later shows what the butler learned and what was edited since. Later starts load no tracker code.
+    const cancelBaseline = clock.after(1_000, () => void recordTrackerBaseline(loaded, clock, log("tracker")));
 
     let stopping: Promise<void> | undefined;
     return {
@@ -417,6 +441,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       reloadPlugins: () => plugins.reload(),
       stop() {
         stopping ??= (async () => {
+          cancelBaseline();
           logger.info("Stopping (the turn in flight gets {graceMs} ms)", { graceMs });
           await services.stop(graceMs + 1_500);
           closeProvider();

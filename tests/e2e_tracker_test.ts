@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { deno, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
 import { teardown } from "./support/teardown.ts";
+import { waitFor } from "./support/wait.ts";
 
 Deno.test("homed tracker and /api/tracker/changes show what changed since the commit, and revert puts it back", async () => {
   const ws = await workspace({});
@@ -62,5 +63,23 @@ Deno.test("homed tracker and /api/tracker/changes show what changed since the co
       () => homed?.stop(),
       () => Deno.remove(ws.dir, { recursive: true }).catch(() => {}),
     );
+  }
+});
+
+Deno.test("on its first start homed records the deployed state as the tracker's baseline; what it learns shows up after", async () => {
+  const ws = await workspace({});
+  const homed = await startHomed(ws);
+  try {
+    await waitFor(() => /Tracker: recorded the deployed state \(\d+ files\)/.test(homed.stderr()), "the baseline");
+    const before = await (await fetch(`${homed.url}/api/tracker/changes`)).json();
+    assert.deepEqual(before.changes, [], "the starter knowledge and config are the baseline");
+    assert.match(before.committed, /^\d{4}-/);
+    await Deno.writeTextFile(join(ws.dir, "knowledge", "learned.md"), "The butler learned this.\n");
+    const after = await (await fetch(`${homed.url}/api/tracker/changes`)).json();
+    assert.deepEqual(after.changes.map((c: { path: string; change: string }) => [c.path, c.change]), [
+      ["knowledge/learned.md", "added"],
+    ]);
+  } finally {
+    await homed.stop();
   }
 });
