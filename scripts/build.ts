@@ -135,7 +135,11 @@ exec "$deno" run $flags "$here/homed.js" $layout "$command" "$@"
 async function bundle(out: string): Promise<string[]> {
   await Deno.mkdir(out, { recursive: true });
   const script = join(out, "homed.js");
-  const result = await withBuildInfo(() => run(["bundle", "--platform", "deno", "--output", script, "src/main.ts"]));
+  // Minified: V8 keeps every function's source for lazy compilation, so a smaller source is a smaller heap
+  // (≈ 3.5 MB less idle RSS, docs/PERFORMANCE.md). Error messages are homed's own strings, unaffected.
+  const result = await withBuildInfo(() =>
+    run(["bundle", "--platform", "deno", "--minify", "--output", script, "src/main.ts"])
+  );
   if (!result.ok) throw new Error(`deno bundle failed:\n${result.out}`);
   await Deno.copyFile(luaWasmPath(), join(out, "glue.wasm"));
   await Deno.writeTextFile(join(out, "homed"), LAUNCHER, { mode: 0o755 });
