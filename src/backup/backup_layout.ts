@@ -31,7 +31,8 @@ const SKIPPED_DATA = [
   /^vector(\/|$)/,
   /^memory\/(documents|graph)-index(\/|$)/,
   /^backups(\/|$)/,
-  /^\.(backup|restore)-/,
+  // Staging of a backup or restore in progress, and what an earlier restore replaced.
+  /^\.(backup|restore|before-restore)-/,
 ];
 /** Files that are transient: SQLite's side files (the online backup carries their content), pid and temp files. */
 const SKIPPED_FILES = /(-wal|-shm|-journal|\.tmp|\.partial)$|^homed\.pid$/;
@@ -43,6 +44,7 @@ const SKIPPED_FILES = /(-wal|-shm|-journal|\.tmp|\.partial)$|^homed\.pid$/;
  * @example
  * ```ts
  * skippedInData("vector/knowledge/index.hvs"); // true
+ * skippedInData(".before-restore-2026-11-30T12-00-00-000Z/data/routes.json"); // true
  * skippedInData("memory/memory.db"); // false
  * ```
  */

@@ -5,7 +5,7 @@ import { stringify } from "yaml";
 import { type LoadedConfig, parseConfig } from "../config/load.ts";
 import { createBackup } from "./backup.ts";
 import { ArchiveError, restoreBackup } from "./restore.ts";
-import { TAR_END, tarBlocks } from "./tar.ts";
+import { readTar, TAR_END, tarBlocks } from "./tar.ts";
 
 /** A home in a temp folder: config, persona, knowledge, plugins, and a data dir with a database and a journal. */
 async function home(): Promise<{ dir: string; loaded: LoadedConfig }> {
@@ -73,6 +73,12 @@ Deno.test("backup and restore: every part comes back byte for byte, indexes are 
     assert.deepEqual({ ...db.prepare("SELECT text FROM notes").get() }, { text: "spare key under the flowerpot" });
     db.close();
     await assert.rejects(Deno.stat(join(dir, "data", "vector")), Deno.errors.NotFound, "indexes rebuild on start");
+    // A later backup leaves out what this restore replaced.
+    const names: string[] = [];
+    const again = new Blob([await archive(loaded) as BlobPart]).stream().pipeThrough(new DecompressionStream("gzip"));
+    for await (const entry of readTar(again)) names.push(entry.path);
+    assert.ok(names.includes("data/memory/memory.db"));
+    assert.ok(!names.some((name) => name.includes(".before-restore-")), names.join("\n"));
     assert.equal(await Deno.readTextFile(join(summary.previous, "knowledge", "new.md")), "learned later");
     assert.equal(await Deno.readTextFile(join(summary.previous, "config", "personal.md")), "changed persona");
   } finally {
