@@ -62,6 +62,8 @@ Deno.test("homed service install writes a unit running the daemon with `homed fl
 
     for (
       const line of [
+        "Type=notify",
+        "NotifyAccess=main",
         "NoNewPrivileges=yes",
         "ProtectSystem=strict",
         "PrivateTmp=yes",
@@ -79,8 +81,9 @@ Deno.test("homed service install writes a unit running the daemon with `homed fl
 
     // ExecStart runs Deno directly (no npx, no deno task) with exactly the flags `homed flags` prints.
     const execStart = execWords(unit.match(/^ExecStart=(.*)$/m)?.[1] ?? "");
+    // As systemd will run it: with NOTIFY_SOCKET set, so the flags include the right to report readiness.
     const printed = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/main.ts", "flags"], {
-      env: ws.env,
+      env: { ...ws.env, NOTIFY_SOCKET: "/run/systemd/notify" },
     });
     assert.equal(printed.code, 0, printed.stderr);
     assert.deepEqual(execStart, [
@@ -91,6 +94,11 @@ Deno.test("homed service install writes a unit running the daemon with `homed fl
       "run",
     ]);
     assert.match(unit, /^TimeoutStopSec=15$/m, "the daemon's 10 s shutdown grace and 5 s more");
+    assert.ok(execStart.includes("--unstable-net"), "unix datagrams for sd_notify");
+    assert.ok(
+      execStart.some((flag) => flag.startsWith("--allow-net=") && flag.includes("unix:/run/systemd/notify")),
+      "the right to reach exactly systemd's notify socket",
+    );
 
     const why = await systemdAnalyze();
     if (why) console.log(`skipped systemd-analyze verify: ${why}`);

@@ -16,6 +16,12 @@ import { envFileLine, envFileOf } from "../config/env_file.ts";
 import { runsOnDeno } from "../config/runs_on_deno.ts";
 import { pluginRights } from "../plugin/rights.ts";
 
+/**
+ * The socket systemd gives a `Type=notify` service in `NOTIFY_SOCKET`; the unit's flags grant exactly it, so the
+ * daemon can say `READY=1` once it listens and `systemctl start` returns when homed answers.
+ */
+export const SYSTEMD_NOTIFY_SOCKET = "/run/systemd/notify";
+
 /** Where units go unless told otherwise. */
 export const UNIT_DIR = "/etc/systemd/system";
 
@@ -44,6 +50,8 @@ export interface UnitOptions {
   readWritePaths: string[];
   /** A `file://` or `https://` URL of the docs. */
   documentation?: string;
+  /** The daemon reports readiness (`Type=notify`); a compiled binary's fixed flags may lack the right to. */
+  notify?: boolean;
   /** How long systemd waits after SIGTERM (the daemon's shutdown grace and some). */
   stopTimeoutSec: number;
 }
@@ -65,7 +73,8 @@ export function serviceUnit(options: UnitOptions): string {
     "Wants=network-online.target",
     "",
     "[Service]",
-    "Type=simple",
+    `Type=${options.notify ? "notify" : "simple"}`,
+    ...(options.notify ? ["NotifyAccess=main"] : []),
     // ExecStart also expands `$NAME`: `$$` keeps a dollar literal.
     `ExecStart=${options.execStart.map((arg) => systemdQuote(arg.replaceAll("$", "$$$$"))).join(" ")}`,
     ...(options.workingDirectory ? [`WorkingDirectory=${systemdQuote(options.workingDirectory)}`] : []),
@@ -112,7 +121,9 @@ export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<str
   const execStart = compiled ? [program, ...tail] : [
     program,
     "run",
-    ...commandFlags(loaded, "run", await pluginRights(loaded.config, safeEnvReader(new Set()))),
+    ...commandFlags(loaded, "run", await pluginRights(loaded.config, safeEnvReader(new Set())), {
+      notifySocket: SYSTEMD_NOTIFY_SOCKET,
+    }),
     fileURLToPath(Deno.mainModule),
     ...tail,
   ];
@@ -123,6 +134,7 @@ export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<str
       documentation: new URL("../README.md", Deno.mainModule).href,
     }),
     environment: loaded.location.path ? { HOMED_CONFIG: loaded.location.path } : {},
+    notify: !compiled,
     envFile: envFileOf(loaded),
     readWritePaths: requiredPermissions(loaded, "run").write,
     stopTimeoutSec: Math.ceil(loaded.config.daemon.shutdown_grace / 1000) + 5,

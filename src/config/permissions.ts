@@ -72,12 +72,13 @@ function llmHost(baseUrl: string): string {
 export function requiredPermissions(
   loaded: LoadedConfig,
   mode: PermissionMode,
-  options: { unitDir?: string; file?: string } = {},
+  options: { unitDir?: string; file?: string; notifySocket?: string } = {},
 ): PermissionSet {
   const { config } = loaded;
   const env = unique(["HOMED_CONFIG", ...DEFAULT_ENV_NAMES, ...LIBRARY_ENV_NAMES, "NOTIFY_SOCKET", ...loaded.envNames]);
   // Under a Type=notify unit (directly or through the supervisor): the daemon's unix datagram to systemd.
-  const notify = notifySocket(safeEnvReader(new Set()));
+  // `notifySocket`: the socket a service manager will give (the systemd unit), else NOTIFY_SOCKET as set now.
+  const notify = options.notifySocket ?? notifySocket(safeEnvReader(new Set()));
   const notifyNet = notify ? [`unix:${notify}`, `unix:${notifyClientPath(config.daemon.data_dir)}`] : [];
   const configFile = loaded.location.path ? [loaded.location.path] : [];
   const listen = config.daemon.listen_addr;
