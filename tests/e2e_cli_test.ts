@@ -171,6 +171,25 @@ Deno.test("homed doctor reports each check and fails on a refused key", async ()
   await fake.close();
 });
 
+Deno.test("homed doctor says when homed.env lets others read the keys, naming the file and the fix", async () => {
+  const ws = await workspace({});
+  try {
+    const envFile = join(ws.dir, "homed.env");
+    await Deno.writeTextFile(envFile, "DEEPSEEK_API_KEY=sk-x\n", { mode: 0o644 });
+    await Deno.chmod(envFile, 0o644);
+    const open = await deno(["run", ...await taskFlags("doctor", ws.env), "src/main.ts", "doctor"], { env: ws.env });
+    assert.match(
+      open.stdout,
+      new RegExp(`FAIL secrets +${envFile} has mode 644: others can read the keys in it; run chmod 600 ${envFile}`),
+    );
+    await Deno.chmod(envFile, 0o600);
+    const closed = await deno(["run", ...await taskFlags("doctor", ws.env), "src/main.ts", "doctor"], { env: ws.env });
+    assert.match(closed.stdout, /ok {3}secrets +.*homed\.env is readable by its owner only \(600\)/);
+  } finally {
+    await Deno.remove(ws.dir, { recursive: true });
+  }
+});
+
 Deno.test("homed init writes a config that loads and points at the checkout, and never overwrites", async () => {
   const home = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-init-" });
   const entry = new URL("../src/main.ts", import.meta.url).pathname;

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { loadPersona } from "../agent/personal.ts";
 import { bindHost } from "../config/listen_addr.ts";
 import type { LoadedConfig } from "../config/load.ts";
+import { envFilePath } from "../config/env_file.ts";
 import { missingPermissions, requiredPermissions } from "../config/permissions.ts";
 import { missingKeyHint } from "../daemon.ts";
 
@@ -71,6 +72,24 @@ function checkListen(loaded: LoadedConfig): Check {
   }
 }
 
+/** `homed.env` beside the config: fine when absent; a finding when others may read the secrets in it. */
+async function checkSecretsFile(loaded: LoadedConfig): Promise<Check | undefined> {
+  const path = envFilePath(loaded.location.path);
+  let mode: number;
+  try {
+    mode = ((await Deno.stat(path)).mode ?? 0) & 0o777;
+  } catch {
+    return undefined;
+  }
+  return mode & 0o077
+    ? {
+      ok: false,
+      name: "secrets",
+      detail: `${path} has mode ${mode.toString(8)}: others can read the keys in it; run chmod 600 ${path}`,
+    }
+    : { ok: true, name: "secrets", detail: `${path} is readable by its owner only (${mode.toString(8)})` };
+}
+
 /**
  * Runs every check.
  *
@@ -110,6 +129,8 @@ export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fe
   } catch (error) {
     checks.push({ ok: false, name: "data_dir", detail: `${dataDir} is not writable: ${(error as Error).message}` });
   }
+  const secrets = await checkSecretsFile(loaded);
+  if (secrets) checks.push(secrets);
   checks.push(checkListen(loaded));
   checks.push(await checkLlm(loaded, fetcher));
   return checks;

@@ -148,7 +148,15 @@ export function requiredPermissions(
   // A compiled homed reads its embedded npm packages (wasmoon's glue.wasm among them) without a read right.
   const lua = [...(adapterFile ? [config.llm.adapter] : []), ...(runsOnDeno() ? [luaWasmPath()] : [])];
   return {
-    read: unique([...configFile, config.paths.personal, ...dirs, ...lua, ...overlay]),
+    // doctor also looks at homed.env's mode (a key file others can read is a finding).
+    read: unique([
+      ...configFile,
+      config.paths.personal,
+      ...dirs,
+      ...lua,
+      ...overlay,
+      ...(mode === "doctor" ? [envFilePath(loaded.location.path)] : []),
+    ]),
     // Sending to the notify socket needs write access to it as well as the unix: net right.
     write: unique([...dirs, ...(mode === "run" && notify ? [notify] : [])]),
     net: unique([
