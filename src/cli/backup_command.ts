@@ -12,6 +12,7 @@ import type { LoadedConfig } from "../config/load.ts";
 import { createBackup } from "../backup/backup.ts";
 import { restoreBackup } from "../backup/restore.ts";
 import { VERSION } from "../version.ts";
+import { taskCommand } from "./commands.ts";
 
 /** Options of {@link runBackup} and {@link runRestore}. */
 export interface ArchiveCommandOptions {
@@ -55,7 +56,11 @@ export async function runBackup(options: ArchiveCommandOptions): Promise<string>
     const size = (await Deno.stat(target)).size;
     const parts = Object.entries(summary.perRoot).map(([root, count]) => `${root} ${count}`).join(", ");
     return `Backed up ${summary.files} files (${parts || "nothing yet"}; ${sizeText(summary.bytes)}) to ${target} ` +
-      `(${sizeText(size)}, mode 0600: it holds the config and memory).\nRestore with: homed restore ${target}\n`;
+      `(${sizeText(size)}, mode 0600: it holds the config and memory).\nRestore with (homed stopped): ${
+        options.file === undefined
+          ? `${taskCommand("restore", loaded.location.path)} ${target}`
+          : `homed restore ${target} (flags: homed flags --mode restore --file ${target})`
+      }\n`;
   } catch (error) {
     await Deno.remove(partial).catch(() => {});
     throw error;
