@@ -11,16 +11,7 @@ import { readTar } from "../src/backup/tar.ts";
 import { FakeVendor } from "./support/fake_vendor.ts";
 import { deno, postJson, REPO, workspace } from "./support/homed_process.ts";
 import { waitFor } from "./support/wait.ts";
-
-const buildFlags = (out: string) => [
-  "run",
-  "--no-prompt",
-  `--allow-read=${REPO},${out}`,
-  `--allow-write=${REPO},${out}`,
-  "--allow-env",
-  `--allow-run=${Deno.execPath()},git`,
-  join(REPO, "scripts", "build.ts"),
-];
+import { buildScriptArgs } from "./support/build_script.ts";
 
 Deno.test("the bundle runs on Deno with its own computed flags: chat through an embedded Lua adapter, knowledge seeded", async () => {
   const out = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bundle-" });
@@ -32,7 +23,7 @@ Deno.test("the bundle runs on Deno with its own computed flags: chat through an 
   });
   let child: Deno.ChildProcess | undefined;
   try {
-    const built = await deno([...buildFlags(out), "bundle", "--out", out]);
+    const built = await deno([...buildScriptArgs(out), "bundle", "--out", out]);
     assert.equal(built.code, 0, built.stdout + built.stderr);
     const script = join(out, "homed.js");
     for (const name of ["homed.js", "glue.wasm", "homed"]) assert.ok((await Deno.stat(join(out, name))).isFile, name);
@@ -101,7 +92,7 @@ Deno.test("the bundle runs on Deno with its own computed flags: chat through an 
 Deno.test("release --bundle packs the bundle, example config, a standard-layout unit and the adapters", async () => {
   const out = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-release-" });
   try {
-    const packed = await deno([...buildFlags(out), "release", "--bundle", "--out", out]);
+    const packed = await deno([...buildScriptArgs(out), "release", "--bundle", "--out", out]);
     assert.equal(packed.code, 0, packed.stdout + packed.stderr);
     const archive = /Packed (\S+\.tar\.gz) \(bundle\)/.exec(packed.stdout)?.[1];
     assert.ok(archive, packed.stdout);
@@ -137,7 +128,7 @@ Deno.test("release --bundle packs the bundle, example config, a standard-layout 
 Deno.test("compile without a usable denort says where to get one and how to fall back", async () => {
   const out = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-compile-" });
   try {
-    const result = await deno([...buildFlags(out), "compile", "--out", out], {
+    const result = await deno([...buildScriptArgs(out), "compile", "--out", out], {
       env: { DENORT_BIN: join(out, "none") },
     });
     assert.equal(result.code, 1);

@@ -14,6 +14,7 @@ import { stringify } from "yaml";
 import { systemClock } from "../../src/clock.ts";
 import { openMemory } from "../../src/memory/memory.ts";
 import { freePort, REPO, taskFlags } from "../../tests/support/homed_process.ts";
+import { buildScriptArgs } from "../../tests/support/build_script.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 
 const RUNS = 3;
@@ -73,18 +74,7 @@ async function bundleFlags(script: string, env: Record<string, string>): Promise
 async function buildBundle(): Promise<string> {
   const out = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bench-bundle-" });
   const built = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      `--allow-read=${REPO},${out}`,
-      `--allow-write=${REPO},${out}`,
-      "--allow-env",
-      `--allow-run=${Deno.execPath()},git`,
-      join(REPO, "scripts", "build.ts"),
-      "bundle",
-      "--out",
-      out,
-    ],
+    args: [...buildScriptArgs(out), "bundle", "--out", out],
     cwd: REPO,
     stdout: "null",
     stderr: "inherit",
