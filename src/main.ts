@@ -188,17 +188,9 @@ async function main(argv: string[]): Promise<void> {
   if ((command === "backup" || command === "restore") && rest[0] && (rest[0] === "-" || !rest[0].startsWith("-"))) {
     [action, rest] = [rest[0], rest.slice(1)];
   }
-  // `tracker` takes an action word, then the paths it applies to.
-  let paths: string[] = [];
-  if (command === "tracker") {
-    if (rest[0] && !rest[0].startsWith("-")) [action, rest] = [rest[0], rest.slice(1)];
-    paths = rest.filter((arg) => !arg.startsWith("-"));
-    rest = rest.filter((arg, i) => arg.startsWith("-") || rest[i - 1] === "--config");
-    paths = paths.filter((path) => !rest.includes(path));
-  }
-  let values;
+  let values, positionals: string[];
   try {
-    ({ values } = parseArgs({
+    ({ values, positionals } = parseArgs({
       args: rest,
       options: {
         config: { type: "string" },
@@ -219,7 +211,8 @@ async function main(argv: string[]): Promise<void> {
         version: { type: "boolean" },
       },
       strict: true,
-      allowPositionals: false,
+      // `tracker` takes an action word, then the paths it applies to.
+      allowPositionals: command === "tracker",
     }));
   } catch (error) {
     return fail(`${(error as Error).message}\n\n${USAGE}`);
@@ -304,7 +297,9 @@ async function main(argv: string[]): Promise<void> {
       const { trackerFor } = await import("./tracker/tracker_for.ts");
       try {
         return void print(
-          await runTracker(trackerFor(loaded, Date.now), action || "status", paths, { all: values.all ?? false }),
+          await runTracker(trackerFor(loaded, Date.now), positionals[0] ?? "status", positionals.slice(1), {
+            all: values.all ?? false,
+          }),
         );
       } catch (error) {
         return fail(`tracker: ${(error as Error).message}`, error instanceof TypeError ? 2 : 1);
@@ -352,17 +347,14 @@ async function main(argv: string[]): Promise<void> {
         if (!values.force && pathExists(configPath)) {
           return fail(`${configPath} already exists; pass --force to overwrite it`, 1);
         }
-        // No terminal, no flags and nothing piped in: the plain starter config, as a script that asks nothing expects.
-        let silent = false;
-        const answers = interactive || given ? await gatherAnswers(flags, ask, { interactive }) : await gatherAnswers(
-          flags,
-          async (question, options) => {
-            const answer = await ask(question, options);
-            if (answer === undefined && !given) silent = true;
-            return answer;
-          },
-          { interactive },
-        );
+        // No terminal, no flags and nothing piped in (the first question meets the end of input): the plain starter
+        // config, as a script that asks nothing expects.
+        let asked = 0, silent = false;
+        const answers = await gatherAnswers(flags, async (question, options) => {
+          const answer = await ask(question, options);
+          if (asked++ === 0 && answer === undefined && !interactive && !given) silent = true;
+          return answer;
+        }, { interactive });
         const { doctorCommand } = await import("./cli/doctor_command.ts");
         const canRun = missingPermissions({ read: [], write: [], net: [], env: [], run: initRights.run ?? [] })
           .length === 0;

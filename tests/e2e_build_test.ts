@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readTar } from "../src/backup/tar.ts";
 import { FakeVendor } from "./support/fake_vendor.ts";
-import { deno, postJson, REPO, workspace } from "./support/homed_process.ts";
+import { deno, healthy, postJson, REPO, spawnDeno, workspace } from "./support/homed_process.ts";
 import { waitFor } from "./support/wait.ts";
 import { buildScriptArgs } from "./support/build_script.ts";
 
@@ -39,29 +39,9 @@ Deno.test("the bundle runs on Deno with its own computed flags: chat through an 
     assert.ok(flags.stdout.includes(`${join(out, "glue.wasm")}`), "the wasm beside the bundle, not node_modules");
     assert.ok(!flags.stdout.includes("node_modules"), flags.stdout);
 
-    child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...flags.stdout.trim().split(" "), script, "run"],
-      cwd: ws.dir,
-      env: { NO_COLOR: "1", ...ws.env },
-      clearEnv: true,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
+    child = spawnDeno(["run", ...flags.stdout.trim().split(" "), script, "run"], { env: ws.env, cwd: ws.dir });
     const url = `http://127.0.0.1:${ws.port}`;
-    await waitFor(
-      async () => {
-        try {
-          const response = await fetch(`${url}/healthz`);
-          await response.body?.cancel();
-          return response.ok;
-        } catch {
-          return false;
-        }
-      },
-      "the bundled homed",
-      { limitMs: 20_000 },
-    );
+    await waitFor(() => healthy(url), "the bundled homed", { limitMs: 20_000 });
     vendor.enqueue({ reply: "Hello from the bundle." });
     const { status, body } = await postJson(`${url}/api/chat`, { text: "Hi" });
     assert.equal(status, 200, JSON.stringify(body));

@@ -5,18 +5,8 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { REPO, taskFlags, type Workspace, workspace } from "./support/homed_process.ts";
+import { healthy, REPO, spawnDeno, taskFlags, type Workspace, workspace } from "./support/homed_process.ts";
 import { waitFor } from "./support/wait.ts";
-
-async function healthy(url: string): Promise<boolean> {
-  try {
-    const response = await fetch(`${url}/healthz`);
-    await response.body?.cancel();
-    return response.ok;
-  } catch {
-    return false;
-  }
-}
 
 /** Makes sure a supervisor started by a test is gone and its log read (it may have exited on its own). */
 async function ended(child: Deno.ChildProcess, drained: Promise<void>): Promise<void> {
@@ -30,15 +20,7 @@ async function ended(child: Deno.ChildProcess, drained: Promise<void>): Promise<
 /** Starts `homed supervise` in `ws`; its stderr (the supervisor's and the daemon's log) is collected. */
 async function supervise(ws: Workspace) {
   const flags = await taskFlags("supervise", ws.env);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, "src/main.ts", "supervise"],
-    cwd: REPO,
-    env: { NO_COLOR: "1", ...ws.env },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnDeno(["run", ...flags, "src/main.ts", "supervise"], { env: ws.env });
   const log = { text: "" };
   const drained = (async () => {
     for await (const chunk of child.stderr) log.text += new TextDecoder().decode(chunk);

@@ -5,6 +5,7 @@
  */
 
 import defaultPersonaText from "../../personal.md" with { type: "text" };
+import { sha256Hex } from "../text/sha256_hex.ts";
 
 /** The loaded persona. Frozen: nothing can change it after loading. */
 export interface Persona {
@@ -23,11 +24,6 @@ export interface LoadPersonaOptions {
   path: string;
   /** True when the config names the file; a missing file is then an error instead of using the embedded default. */
   explicit: boolean;
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 /**
@@ -49,7 +45,7 @@ export async function loadPersona(options: LoadPersonaOptions): Promise<Persona>
       return Object.freeze({
         text: defaultPersonaText,
         source: "embedded default",
-        sha256: await sha256(defaultPersonaText),
+        sha256: await sha256Hex(defaultPersonaText),
       });
     }
     const why = error instanceof Deno.errors.NotFound ? "does not exist" : (error as Error).message;
@@ -67,7 +63,7 @@ export async function loadPersona(options: LoadPersonaOptions): Promise<Persona>
     throw new TypeError(`paths.personal: ${options.path} is not valid UTF-8 text`);
   }
   if (text.trim() === "") throw new TypeError(`paths.personal: ${options.path} is empty`);
-  return Object.freeze({ text, source: options.path, sha256: await sha256(text) });
+  return Object.freeze({ text, source: options.path, sha256: await sha256Hex(text) });
 }
 
 /** The persona shipped with homed. */

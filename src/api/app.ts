@@ -138,7 +138,7 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     if (c.get("identity").trust === "guest") {
       throw new ApiError(403, "forbidden", "Guests do not receive the household's messages");
     }
-    if (Number(device.status().event_clients) >= EVENTS_CLIENTS_MAX) {
+    if (device.eventClients >= EVENTS_CLIENTS_MAX) {
       throw new ApiError(503, "busy", `${EVENTS_CLIENTS_MAX} clients already listen on /api/events; try again later`);
     }
     return streamSSE(c, async (stream) => {

@@ -124,6 +124,11 @@ export class HttpDevice implements Device {
     return { backlog, unsubscribe: () => void this.#listeners.delete(listener) };
   }
 
+  /** How many `/api/events` clients listen now. */
+  get eventClients(): number {
+    return this.#listeners.size;
+  }
+
   /** Waiting requests, event clients, and what is kept for the next one. */
   status(): Record<string, unknown> {
     return {

@@ -21,7 +21,7 @@ import {
   skippedInData,
 } from "./backup_layout.ts";
 import { MAX_MEMBER_BYTES, TAR_END, tarBlocks, type TarEntry } from "./tar.ts";
-import { sha256Hex } from "./sha256.ts";
+import { sha256Hex } from "../text/sha256_hex.ts";
 
 /** What {@link createBackup} wrote. */
 export interface BackupSummary {

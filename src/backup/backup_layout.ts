@@ -27,13 +27,16 @@ export interface BackupRoot {
 }
 
 /** Folders of the data dir the butler's writes go to that come back by themselves (derived indexes) or are ours. */
-const SKIPPED_DATA = [
-  /^vector(\/|$)/,
-  /^memory\/(documents|graph)-index(\/|$)/,
-  /^backups(\/|$)/,
-  // Staging of a backup or restore in progress, and what an earlier restore replaced.
-  /^\.(backup|restore|before-restore)-/,
-];
+const SKIPPED_DATA = [/^vector(\/|$)/, /^memory\/(documents|graph)-index(\/|$)/];
+
+/**
+ * Entries of the data dir that belong to backup and restore themselves — the backups, the staging of one in progress,
+ * what an earlier restore replaced: never archived, and left in place by a restore.
+ */
+export const BACKUP_OWN = /^(backups|\.(backup|restore|before-restore)-)/;
+
+/** Every part an archive may hold, by its name there. */
+export const PART_NAMES = ["data", "knowledge", "plugins", "config/homed.yaml", "config/personal.md"] as const;
 /** Files that are transient: SQLite's side files (the online backup carries their content), pid and temp files. */
 const SKIPPED_FILES = /(-wal|-shm|-journal|\.tmp|\.partial)$|^homed\.pid$/;
 
@@ -50,7 +53,8 @@ const SKIPPED_FILES = /(-wal|-shm|-journal|\.tmp|\.partial)$|^homed\.pid$/;
  */
 export function skippedInData(relative: string): boolean {
   const base = relative.split("/").at(-1) ?? relative;
-  return SKIPPED_DATA.some((pattern) => pattern.test(relative)) || SKIPPED_FILES.test(base);
+  return BACKUP_OWN.test(relative) || SKIPPED_DATA.some((pattern) => pattern.test(relative)) ||
+    SKIPPED_FILES.test(base);
 }
 
 /**

@@ -10,9 +10,18 @@
 import { DatabaseSync } from "node:sqlite";
 import { dirname, join, resolve } from "node:path";
 import type { LoadedConfig } from "../config/load.ts";
-import { BACKUP_FORMAT, BACKUP_VERSION, backupRoots, CHECKSUMS, MANIFEST, skippedInData } from "./backup_layout.ts";
+import {
+  BACKUP_FORMAT,
+  BACKUP_OWN,
+  BACKUP_VERSION,
+  backupRoots,
+  CHECKSUMS,
+  MANIFEST,
+  PART_NAMES,
+  skippedInData,
+} from "./backup_layout.ts";
 import { ArchiveError, readTar } from "./tar.ts";
-import { sha256Hex } from "./sha256.ts";
+import { sha256Hex } from "../text/sha256_hex.ts";
 
 export { ArchiveError } from "./tar.ts";
 
@@ -38,11 +47,11 @@ export interface RestoreOptions {
 }
 
 /** The part of the archive a member belongs to, or why it may not be there. */
-function rootOf(path: string, names: string[]): string {
+function rootOf(path: string): string {
   if (path.includes("\0") || path.includes("\\") || path.startsWith("/") || path.split("/").includes("..")) {
     throw new ArchiveError(`member ${JSON.stringify(path)} has an unsafe path (absolute, "..", or a backslash)`);
   }
-  const root = names.find((name) => path === name || path.startsWith(`${name}/`));
+  const root = PART_NAMES.find((name) => path === name || path.startsWith(`${name}/`));
   if (!root) throw new ArchiveError(`member ${JSON.stringify(path)} is outside the parts a backup holds`);
   return root;
 }
@@ -127,7 +136,6 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
   const { loaded, label } = options;
   const dataDir = loaded.config.daemon.data_dir;
   const roots = backupRoots(loaded);
-  const names = ["data", "knowledge", "plugins", "config/homed.yaml", "config/personal.md"];
   const stamp = new Date(options.now()).toISOString().replace(/[:.]/g, "-");
   const staging = join(dataDir, `.restore-${stamp}`);
   const previous = join(dataDir, `.before-restore-${stamp}`);
@@ -153,7 +161,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
           checksums = new TextDecoder().decode(entry.data);
           continue;
         }
-        const root = rootOf(entry.path, names);
+        const root = rootOf(entry.path);
         if (entry.type === "dir" || (root === "data" && skippedInData(entry.path.slice(5)))) continue;
         const target = join(staging, entry.path);
         try {
@@ -231,8 +239,8 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
       }
     }
     const skipped: string[] = [];
-    const present = new Set([...staged.keys()].map((path) => rootOf(path, names)));
-    for (const name of manifest.roots.filter((root) => names.includes(root))) {
+    const present = new Set([...staged.keys()].map((path) => rootOf(path)));
+    for (const name of manifest.roots.filter((root) => (PART_NAMES as readonly string[]).includes(root))) {
       const root = roots.find((candidate) => candidate.name === name);
       if (!root) {
         skipped.push(`${name}: this homed runs on its embedded defaults; restore with --config to place it`);
@@ -249,7 +257,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
       for (const entry of await Array.fromAsync(Deno.readDir(root.path))) {
         const path = join(root.path, entry.name);
         if (others.includes(resolve(path))) continue;
-        if (name === "data" && /^(backups|\.restore-|\.before-restore-|\.backup-)/.test(entry.name)) continue;
+        if (name === "data" && BACKUP_OWN.test(entry.name)) continue;
         await move(path, join(previous, name, entry.name));
       }
       if (!(await exists(join(staging, name)))) continue;

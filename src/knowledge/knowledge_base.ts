@@ -16,6 +16,7 @@ import { tokenize } from "../memory/vector/tokenizer.ts";
 import { parseSections, type Section } from "./sections.ts";
 import { topicProblem } from "./topic_name.ts";
 import { compareText } from "../text/compare_text.ts";
+import { sha256Hex } from "../text/sha256_hex.ts";
 
 /** A search result. */
 export interface KnowledgeHit {
@@ -73,11 +74,6 @@ interface TopicState {
 }
 
 const FILE = "content.md";
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 function localDate(ms: number): string {
   const date = new Date(ms);
@@ -230,7 +226,7 @@ export class KnowledgeBase {
     const found = await readContainedText(this.#dir, join(this.#dir, topic, FILE));
     if (!found) return undefined;
     const text = found.text;
-    const hash = await sha256(text);
+    const hash = await sha256Hex(text);
     const sections = parseSections(text, topic);
     const state = { hash, mtime, bytes: new TextEncoder().encode(text).length, sections };
     const store = this.#options.store;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { waitFor } from "../../tests/support/wait.ts";
-import { type Child, Supervisor } from "./supervisor.ts";
+import { type Child, Supervisor, type SupervisorOptions } from "./supervisor.ts";
 
 /** A child whose end the test decides: `exit(code)`, or a signal the supervisor sends. */
 class FakeChild implements Child {
@@ -20,9 +20,15 @@ class FakeChild implements Child {
   }
 }
 
-Deno.test("a crashing daemon is restarted with growing delays; a crash loop ends the supervision, saying so", async () => {
-  const clock = new FakeClock();
-  const children: FakeChild[] = [];
+/**
+ * A supervisor over {@link FakeChild}ren on `clock`; `children` holds every child it started (shared when given, so
+ * two supervisors of one test can be counted together).
+ */
+function supervised(
+  clock: FakeClock,
+  options: Partial<SupervisorOptions> = {},
+  children: FakeChild[] = [],
+): { supervisor: Supervisor; children: FakeChild[] } {
   const supervisor = new Supervisor({
     spawn: () => {
       const child = new FakeChild();
@@ -31,8 +37,14 @@ Deno.test("a crashing daemon is restarted with growing delays; a crash loop ends
     },
     clock,
     logger: getLogger(["test"]),
-    crashLoop: { count: 4, windowMs: 60 * 60_000 },
+    ...options,
   });
+  return { supervisor, children };
+}
+
+Deno.test("a crashing daemon is restarted with growing delays; a crash loop ends the supervision, saying so", async () => {
+  const clock = new FakeClock();
+  const { supervisor, children } = supervised(clock, { crashLoop: { count: 4, windowMs: 60 * 60_000 } });
   const ended = supervisor.run();
   for (let crash = 1; crash <= 4; crash++) {
     await waitFor(() => children.length === crash, `start ${crash}`);
@@ -48,16 +60,7 @@ Deno.test("a crashing daemon is restarted with growing delays; a crash loop ends
 
 Deno.test("a run that lasted long resets the delay; a clean exit ends the supervision with 0", async () => {
   const clock = new FakeClock();
-  const children: FakeChild[] = [];
-  const supervisor = new Supervisor({
-    spawn: () => {
-      const child = new FakeChild();
-      children.push(child);
-      return child;
-    },
-    clock,
-    logger: getLogger(["test"]),
-  });
+  const { supervisor, children } = supervised(clock);
   const ended = supervisor.run();
   await waitFor(() => children.length === 1, "start");
   children[0]!.exit(1);
@@ -82,17 +85,7 @@ Deno.test("signals are passed to the daemon; TERM ends the supervision; the pid 
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-supervise-" });
   const pidFile = `${dir}/homed.pid`;
   const clock = new FakeClock();
-  const children: FakeChild[] = [];
-  const supervisor = new Supervisor({
-    spawn: () => {
-      const child = new FakeChild();
-      children.push(child);
-      return child;
-    },
-    clock,
-    logger: getLogger(["test"]),
-    pidFile,
-  });
+  const { supervisor, children } = supervised(clock, { pidFile });
   const ended = supervisor.run();
   await waitFor(() => children.length === 1, "start");
   assert.equal(await Deno.readTextFile(pidFile), `${Deno.pid}\n`);
@@ -103,15 +96,7 @@ Deno.test("signals are passed to the daemon; TERM ends the supervision; the pid 
   assert.deepEqual(children[0]!.signals, ["SIGHUP", "SIGTERM"]);
   await assert.rejects(Deno.stat(pidFile), Deno.errors.NotFound);
   // A stop asked for while a restart waits: no new start.
-  const waiting = new Supervisor({
-    spawn: () => {
-      const child = new FakeChild();
-      children.push(child);
-      return child;
-    },
-    clock,
-    logger: getLogger(["test"]),
-  });
+  const { supervisor: waiting } = supervised(clock, {}, children);
   const done = waiting.run();
   await waitFor(() => children.length === 2, "start");
   children[1]!.exit(1);

@@ -14,7 +14,7 @@
 
 import { dirname, join, relative } from "node:path";
 import { atomicWriteBytes, atomicWriteText } from "../fs/atomic_write.ts";
-import { sha256Hex } from "../backup/sha256.ts";
+import { sha256Hex } from "../text/sha256_hex.ts";
 import { unifiedDiff } from "./line_diff.ts";
 import { lowerBytes, overlayCandidates, type OverlayMount, overlayOf } from "./overlay.ts";
 import { compareText } from "../text/compare_text.ts";

@@ -56,6 +56,38 @@ export async function taskFlags(
   return result.stdout.trim().split(/\s+/).filter(Boolean);
 }
 
+/** Whether a homed answers `GET <url>/healthz` with 200 now. */
+export async function healthy(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/healthz`);
+    await response.body?.cancel();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts `deno <args>` as homed would run: a clean environment (`env` and NO_COLOR only), no stdin or stdout, stderr
+ * piped for the test to read.
+ *
+ * @example
+ * ```ts
+ * const child = spawnDeno(["run", ...flags, "src/main.ts", "supervise"], { env: ws.env });
+ * ```
+ */
+export function spawnDeno(args: string[], options: { env: Record<string, string>; cwd?: string }): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: options.cwd ?? REPO,
+    env: { NO_COLOR: "1", ...options.env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+}
+
 /** A temp folder with a config in it. */
 export interface Workspace {
   dir: string;

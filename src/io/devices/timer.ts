@@ -4,7 +4,7 @@
  * tools `schedule_create`, `schedule_list` and `schedule_cancel`; it has no output of its own.
  *
  * Firing: one timer at the soonest `next_run` (re-armed at least every minute, so a clock jump or a machine sleep is
- * noticed). A firing is written to the store before its input is queued, in one synchronous step. After a restart or
+ * noticed). A firing is queued and written to the store in one synchronous step. After a restart or
  * a sleep, a missed one-shot fires once with "late by N minutes"; a recurring schedule fires its latest missed run
  * once, late, if it is less than an hour old, and otherwise skips to its next run — missed runs are never replayed.
  * The heartbeat plays no part: only a firing starts a turn.
@@ -303,8 +303,6 @@ export class TimerDevice implements Device {
       `due ${localTime(due, schedule.timezone)}`,
       lateBy ? `late by ${lateBy} (homed was not running or the machine slept)` : "",
     ].filter(Boolean).join("; ");
-    // Written first, in the same synchronous step as the queueing: a restart never fires it twice.
-    store.fired(schedule.id, now, next);
     try {
       context.emit({
         source: `timer:${schedule.id}`,
@@ -320,14 +318,16 @@ export class TimerDevice implements Device {
         },
         reply: schedule.channel,
       });
-      this.#fired++;
     } catch (error) {
-      // Shutting down: the input was refused, so the firing is undone and happens on the next start.
-      store.reschedule(schedule.id, schedule.nextRun);
+      // Shutting down: the input was refused, so nothing is recorded and it fires on the next start.
       logger.warning("Schedule {id} could not fire now ({error}); it fires on the next start", {
         id: schedule.id,
         error: (error as Error).message,
       });
+      return;
     }
+    // Queued and recorded in one synchronous step: no restart can come between them to fire it twice or lose it.
+    store.fired(schedule.id, now, next);
+    this.#fired++;
   }
 }
