@@ -21,15 +21,22 @@ import { serviceUnit } from "../src/cli/service.ts";
 import { luaWasmPath } from "../src/lua/wasm_path.ts";
 import { TAR_END, tarBlocks, type TarEntry } from "../src/backup/tar.ts";
 import { VERSION } from "../src/version.ts";
+import { denoRegistryEnv } from "./registry_env.ts";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
 const DENO = Deno.execPath();
 const DENO_VERSION = "2.9.6";
 const BUILD_INFO = join(REPO, "src", "build_info.ts");
 
+/** Runs this Deno; `deno compile` and `deno bundle` may reach a registry (denort, esbuild), trusting the system's CAs. */
 async function run(args: string[], options: { cwd?: string } = {}): Promise<{ ok: boolean; out: string }> {
-  const output = await new Deno.Command(DENO, { args, cwd: options.cwd ?? REPO, stdout: "piped", stderr: "piped" })
-    .output();
+  const output = await new Deno.Command(DENO, {
+    args,
+    cwd: options.cwd ?? REPO,
+    env: denoRegistryEnv(),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
   const decoder = new TextDecoder();
   return { ok: output.success, out: decoder.decode(output.stdout) + decoder.decode(output.stderr) };
 }

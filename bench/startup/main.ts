@@ -13,7 +13,7 @@ import { getLogger } from "@logtape/logtape";
 import { stringify } from "yaml";
 import { systemClock } from "../../src/clock.ts";
 import { openMemory } from "../../src/memory/memory.ts";
-import { freePort, REPO, taskFlags } from "../../tests/support/homed_process.ts";
+import { childEnv, freePort, REPO, taskFlags } from "../../tests/support/homed_process.ts";
 import { buildScriptArgs } from "../../tests/support/build_script.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 
@@ -30,7 +30,7 @@ async function measure(args: string[], url: string, env: Record<string, string>)
   const child = new Deno.Command(Deno.execPath(), {
     args,
     cwd: REPO,
-    env: { NO_COLOR: "1", ...env },
+    env: childEnv(env),
     clearEnv: true,
     stdin: "null",
     stdout: "null",
@@ -62,7 +62,7 @@ type Entry = { kind: "src" } | { kind: "bundle"; script: string };
 async function bundleFlags(script: string, env: Record<string, string>): Promise<string[]> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-prompt", "--allow-read", "--allow-env", script, "flags"],
-    env: { NO_COLOR: "1", ...env },
+    env: childEnv(env),
     clearEnv: true,
     stdout: "piped",
     stderr: "inherit",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { outsideNeed } from "../../tests/support/outside_tool.ts";
 import { type TrackedRoot, Tracker } from "./tracker.ts";
 
 async function tree(): Promise<{ dir: string; roots: TrackedRoot[] }> {
@@ -95,7 +96,47 @@ async function sh(command: string, args: string[]): Promise<{ ok: boolean; said:
   }
 }
 
-Deno.test("overlay mode: a real overlay mount's whiteouts, opaque folder and copy-ups are changes; revert restores the lower bytes", async () => {
+/** Mounts an overlay of `lower` on `merged`; the reason when it cannot (not root, no CAP_SYS_ADMIN, no overlayfs). */
+async function mountOverlay(lower: string, upper: string, work: string, merged: string): Promise<string | undefined> {
+  const mount = await sh("mount", [
+    "-t",
+    "overlay",
+    "overlay",
+    "-o",
+    `lowerdir=${lower},upperdir=${upper},workdir=${work}`,
+    merged,
+  ]);
+  return mount.ok ? undefined : `cannot mount an overlay here (needs root and CAP_SYS_ADMIN): ${mount.said.trim()}`;
+}
+
+/** A real overlay mount (`.ci/run` runs as root and can mount): outside CI its test is ignored where it cannot. */
+const overlay = await outsideNeed("an overlay mount", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-overlay-probe-" });
+  try {
+    const [lower, upper, work, merged] = ["lower", "upper", "work", "merged"].map((name) => join(dir, name)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    for (const folder of [lower, upper, work, merged]) await Deno.mkdir(folder);
+    const why = await mountOverlay(lower, upper, work, merged);
+    if (why === undefined) await sh("umount", [merged]);
+    return why;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "overlay mode: a real overlay mount's whiteouts, opaque folder and copy-ups are changes; revert restores the lower bytes",
+  ignore: overlay.ignore,
+  fn: overlayMode,
+});
+
+async function overlayMode(): Promise<void> {
+  overlay.assertAvailable();
   const { dir } = await tree();
   const [lower, upper, work, merged] = ["lower", "upper", "work", "merged"].map((name) => join(dir, name)) as [
     string,
@@ -109,18 +150,10 @@ Deno.test("overlay mode: a real overlay mount's whiteouts, opaque folder and cop
   await Deno.rename(join(dir, "lower-knowledge"), join(lower, "knowledge"));
   await Deno.mkdir(join(lower, "knowledge", "old"));
   await Deno.writeTextFile(join(lower, "knowledge", "old", "a.md"), "old a\n");
-  const mount = await sh("mount", [
-    "-t",
-    "overlay",
-    "overlay",
-    "-o",
-    `lowerdir=${lower},upperdir=${upper},workdir=${work}`,
-    merged,
-  ]);
-  if (!mount.ok) {
-    console.log(`skipped: cannot mount an overlay here (needs root and CAP_SYS_ADMIN): ${mount.said.trim()}`);
+  const why = await mountOverlay(lower, upper, work, merged);
+  if (why !== undefined) {
     await Deno.remove(dir, { recursive: true });
-    return;
+    throw new Error(why);
   }
   try {
     const knowledge = join(merged, "knowledge");
@@ -173,4 +206,4 @@ Deno.test("overlay mode: a real overlay mount's whiteouts, opaque folder and cop
     await sh("umount", [merged]);
     await Deno.remove(dir, { recursive: true });
   }
-});
+}

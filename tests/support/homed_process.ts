@@ -15,6 +15,48 @@ import { stringify } from "yaml";
 export const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const decoder = new TextDecoder();
 
+/**
+ * What a child Deno keeps of this shell's environment: where Deno's cache is (`DENO_DIR`; `HOME` and
+ * `XDG_CACHE_HOME` for the default one), which certificates it trusts and how it reaches a registry, the way the
+ * user's shell does. Never secrets (`DENO_AUTH_TOKENS`, `NPM_TOKEN`, API keys): those reach a child only when a test
+ * passes them itself. The test task's `--allow-env` lists exactly these names.
+ */
+export const PASSED_TO_CHILDREN = [
+  "DENO_DIR",
+  "HOME",
+  "XDG_CACHE_HOME",
+  "DENO_CERT",
+  "DENO_TLS_CA_STORE",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "NPM_CONFIG_REGISTRY",
+] as const;
+
+/**
+ * The environment of a child Deno that tests start: the {@link PASSED_TO_CHILDREN} variables this process has,
+ * `NO_COLOR`, then `env` (the test's own, which wins).
+ *
+ * @example
+ * ```ts
+ * new Deno.Command(Deno.execPath(), { args: ["--version"], env: childEnv({ HOMED_CONFIG: "/tmp/h.yaml" }), clearEnv: true });
+ * ```
+ */
+export function childEnv(env: Record<string, string> = {}): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of PASSED_TO_CHILDREN) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) kept[name] = value;
+  }
+  return { ...kept, NO_COLOR: "1", ...env };
+}
+
 /** Picks a free loopback port. */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -31,7 +73,7 @@ export async function deno(
   const child = new Deno.Command(Deno.execPath(), {
     args,
     cwd: options.cwd ?? REPO,
-    env: { NO_COLOR: "1", ...options.env },
+    env: childEnv(options.env),
     clearEnv: true,
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
@@ -68,8 +110,8 @@ export async function healthy(url: string): Promise<boolean> {
 }
 
 /**
- * Starts `deno <args>` as homed would run: a clean environment (`env` and NO_COLOR only), no stdin or stdout, stderr
- * piped for the test to read.
+ * Starts `deno <args>` as homed would run: a clean environment ({@link childEnv}: Deno's cache, certificate and proxy
+ * settings, then `env`), no stdin or stdout, stderr piped for the test to read.
  *
  * @example
  * ```ts
@@ -80,7 +122,7 @@ export function spawnDeno(args: string[], options: { env: Record<string, string>
   return new Deno.Command(Deno.execPath(), {
     args,
     cwd: options.cwd ?? REPO,
-    env: { NO_COLOR: "1", ...options.env },
+    env: childEnv(options.env),
     clearEnv: true,
     stdin: "null",
     stdout: "null",
@@ -144,7 +186,7 @@ export async function startHomed(ws: Workspace): Promise<HomedProcess> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...flags, "src/main.ts", "run"],
     cwd: REPO,
-    env: { NO_COLOR: "1", ...ws.env },
+    env: childEnv(ws.env),
     clearEnv: true,
     stdin: "null",
     stdout: "piped",

@@ -71,13 +71,25 @@ Deno.test("over the token bound a batch of the oldest exchanges goes at once, do
 Deno.test("between shrinks the entries only grow at the end, so each request extends the last one", () => {
   const context = new ContextWindow({ maxEntries: 12, maxTokens: 100_000 });
   let previous = context.entries();
+  let shrinksSeen = 0;
   for (let n = 0; n < 40; n++) {
+    const shrinksBefore = context.shrinks;
     context.appendTurn([user(n), { role: "assistant", content: `a${n}` }], ORIGIN);
     const now = context.entries();
-    const extends_ = previous.every((entry, i) => now[i] === entry);
-    if (!extends_) assert.ok(now.length <= 8 + 2, `a shrink goes down to two thirds (8 entries), got ${now.length}`);
+    if (context.shrinks === shrinksBefore) {
+      // No shrink: the last request's entries, unchanged and in place, then this exchange.
+      assert.equal(now.length, previous.length + 2, `turn ${n}: two entries more`);
+      previous.forEach((entry, i) => assert.equal(now[i], entry, `turn ${n}: entry ${i} kept in place`));
+    } else {
+      shrinksSeen++;
+      assert.ok(now.length <= 8, `turn ${n}: a shrink goes down to two thirds (8 entries), got ${now.length}`);
+      assert.deepEqual(now.at(-1), { role: "assistant", content: `a${n}` }, `turn ${n}: the newest exchange stays`);
+    }
     previous = now;
   }
+  // 40 exchanges (80 entries) through a window of 12 that shrinks to 8: a shrink every third turn or so.
+  assert.ok(shrinksSeen >= 10, `shrinks happened: ${shrinksSeen}`);
+  assert.equal(shrinksSeen, context.shrinks);
 });
 
 Deno.test("shrinkTo keeps the newest exchange even when it alone is over", () => {
