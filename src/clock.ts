@@ -16,8 +16,9 @@ export interface Clock {
    *
    * @example
    * ```ts
+   * const controller = new AbortController();
    * const cancel = systemClock.after(30_000, () => controller.abort());
-   * cancel();
+   * cancel(); // the timer never fires
    * ```
    */
   after(ms: number, callback: () => void): () => void;
@@ -37,7 +38,8 @@ export interface Clock {
  *
  * @example
  * ```ts
- * await sleepWith(clock, 500, signal);
+ * const controller = new AbortController();
+ * await sleepWith(systemClock, 500, controller.signal);
  * ```
  */
 export function sleepWith(clock: Pick<Clock, "after">, ms: number, signal?: AbortSignal): Promise<void> {
@@ -64,8 +66,12 @@ export function sleepWith(clock: Pick<Clock, "after">, ms: number, signal?: Abor
  *
  * @example
  * ```ts
- * const deadline = deadlineSignal(clock, 30_000);
- * try { await work(deadline.signal); } finally { deadline.cancel(); }
+ * const deadline = deadlineSignal(systemClock, 30_000);
+ * try {
+ *   await fetch("http://127.0.0.1:8080/healthz", { signal: deadline.signal });
+ * } finally {
+ *   deadline.cancel();
+ * }
  * ```
  */
 export function deadlineSignal(clock: Pick<Clock, "after">, ms: number): { signal: AbortSignal; cancel: () => void } {

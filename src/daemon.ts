@@ -162,8 +162,11 @@ async function recordTrackerBaseline(loaded: LoadedConfig, clock: Clock, logger:
  *
  * @example
  * ```ts
+ * import { loadConfig, safeEnvReader } from "./config/load.ts";
+ *
+ * const readEnv = safeEnvReader(new Set());
  * const daemon = await startDaemon(await loadConfig({ readEnv, cwd: Deno.cwd() }));
- * // … later
+ * console.log(`Listening on ${daemon.url}`);
  * await daemon.stop();
  * ```
  */

@@ -85,7 +85,8 @@ export const RECORD = Deno.args.includes("--record");
  *
  * @example
  * ```ts
- * await writeResults(new URL("./results.json", import.meta.url), { p50_ms: 1 }); // "bench/out/turn_overhead/results.json"
+ * // In bench/turn_overhead/main.ts, without --record: resolves to "/…/bench/out/turn_overhead/results.json"
+ * await writeResults(new URL("./results.json", import.meta.url), { p50_ms: 1 });
  * ```
  */
 export async function writeResults(url: URL, results: Record<string, unknown>): Promise<string> {

@@ -38,6 +38,9 @@ export interface SeedReport {
  *
  * @example
  * ```ts
+ * import { join } from "node:path";
+ *
+ * const dataDir = await Deno.makeTempDir({ prefix: "homed-bench-" });
  * await seedMemory(join(dataDir, "memory"), { documents: 100_000, entities: 50_000 });
  * ```
  */

@@ -50,8 +50,19 @@ function turnError(result: TurnResult): ApiError | undefined {
  *
  * @example
  * ```ts
- * const app = createApi({ device, apiToken: "", maxBodyBytes: 262144, logger, status, channels });
- * Deno.serve({ port: 8080 }, app.fetch);
+ * import { HttpDevice } from "./http_device.ts";
+ * import { log } from "../log/logging.ts";
+ *
+ * const app = createApi({
+ *   device: new HttpDevice(),
+ *   tokens: { ownerToken: "", people: {} }, // no token: every (loopback) caller is the owner
+ *   guard: { port: () => 8080, publicHosts: [], allowedOrigins: [] },
+ *   maxBodyBytes: 262_144,
+ *   logger: log("api"),
+ *   status: () => ({ ok: true }),
+ *   channels: () => ({ channels: [] }),
+ * });
+ * Deno.serve({ hostname: "127.0.0.1", port: 8080 }, app.fetch);
  * ```
  */
 export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }> {

@@ -40,7 +40,13 @@ function same(x: Uint8Array, y: Uint8Array): boolean {
  *
  * @example
  * ```ts
+ * import { Hono } from "hono";
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const { config } = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
+ * const app = new Hono<{ Variables: ApiVariables }>();
  * app.use("/api/*", bearerAuth({ ownerToken: config.daemon.api_token, people: config.daemon.api_tokens }));
+ * app.get("/api/whoami", (c) => c.json(c.get("identity"))); // { name: "owner", trust: "owner" }
  * ```
  */
 export function bearerAuth(options: TokenOptions): MiddlewareHandler<{ Variables: ApiVariables }> {

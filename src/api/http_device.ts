@@ -114,7 +114,17 @@ export class HttpDevice implements Device {
    *
    * @example
    * ```ts
-   * const { backlog, unsubscribe } = device.subscribe({ deliver: (event) => queue.push(event), close: () => queue.close() });
+   * import { AsyncQueue } from "../io/async_queue.ts";
+   * import type { OutputEvent } from "../io/event.ts";
+   *
+   * const device = new HttpDevice();
+   * const queue = new AsyncQueue<OutputEvent>();
+   * const { backlog, unsubscribe } = device.subscribe({
+   *   deliver: (event) => queue.push(event),
+   *   close: () => queue.close(),
+   * });
+   * backlog.length; // 0: nothing was sent to `http` while no client listened
+   * unsubscribe();
    * ```
    */
   subscribe(listener: EventListener): { backlog: OutputEvent[]; unsubscribe(): void } {
@@ -156,8 +166,10 @@ export class HttpDevice implements Device {
    *
    * @example
    * ```ts
+   * declare const device: HttpDevice; // started by the IO manager
    * const { done } = device.submit({ text: "Lights off", identity: { name: "owner", trust: "owner" } });
    * const result = await done;
+   * result.error ?? result.reply; // the butler's answer, or why the turn failed
    * ```
    */
   submit(message: HttpMessage, onEvent?: (event: TurnEvent) => void): Submission {

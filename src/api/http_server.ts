@@ -27,7 +27,19 @@ export class HttpServer implements Service {
   /**
    * @example
    * ```ts
-   * const http = await services.start(new HttpServer({ listen, handler: app.fetch, logger, version }));
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   * import { ServiceHost } from "../service/service_host.ts";
+   *
+   * const services = new ServiceHost({ clock: systemClock, logger: log("service"), heartbeatMs: 15_000 });
+   * const http = await services.start(
+   *   new HttpServer({
+   *     listen: { host: "127.0.0.1", port: 8080 },
+   *     handler: () => new Response("ok"),
+   *     logger: log("http"),
+   *     version: "0.1.0",
+   *   }),
+   * );
    * http.url; // "http://127.0.0.1:8080"
    * ```
    */

@@ -14,7 +14,12 @@ import { searchParams } from "./search_params.ts";
  *
  * @example
  * ```ts
- * createApi({ …, routes: [knowledgeRoutes(knowledge)] });
+ * import { type ApiOptions, createApi } from "./app.ts";
+ * import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
+ *
+ * declare const options: ApiOptions;
+ * declare const knowledge: KnowledgeBase;
+ * const app = createApi({ ...options, routes: [knowledgeRoutes(knowledge)] });
  * ```
  */
 export function knowledgeRoutes(knowledge: KnowledgeBase): (app: Hono<{ Variables: ApiVariables }>) => void {

@@ -16,7 +16,12 @@ import { searchParams } from "./search_params.ts";
  *
  * @example
  * ```ts
- * createApi({ …, routes: [memoryRoutes(memory)] });
+ * import { type ApiOptions, createApi } from "./app.ts";
+ * import type { MemoryService } from "../memory/memory_service.ts";
+ *
+ * declare const options: ApiOptions;
+ * declare const memory: MemoryService;
+ * const app = createApi({ ...options, routes: [memoryRoutes(memory)] });
  * ```
  */
 export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: ApiVariables }>) => void {

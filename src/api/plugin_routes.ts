@@ -15,7 +15,12 @@ import type { ApiVariables } from "./auth.ts";
  *
  * @example
  * ```ts
- * createApi({ …, routes: [pluginRoutes(plugins)] });
+ * import { type ApiOptions, createApi } from "./app.ts";
+ * import type { PluginService } from "../plugin/plugin_service.ts";
+ *
+ * declare const options: ApiOptions;
+ * declare const plugins: PluginService;
+ * const app = createApi({ ...options, routes: [pluginRoutes(plugins)] });
  * ```
  */
 export function pluginRoutes(plugins: PluginService): (app: Hono<{ Variables: ApiVariables }>) => void {

@@ -66,6 +66,9 @@ function shown(value: string): string {
  *
  * @example
  * ```ts
+ * import { Hono } from "hono";
+ *
+ * const app = new Hono();
  * app.use("*", requestGuard({ port: () => 8080, publicHosts: [], allowedOrigins: [] }));
  * ```
  */

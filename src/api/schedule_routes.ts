@@ -14,7 +14,12 @@ import type { ApiVariables } from "./auth.ts";
  *
  * @example
  * ```ts
- * createApi({ …, routes: [scheduleRoutes(timer)] });
+ * import { type ApiOptions, createApi } from "./app.ts";
+ * import type { TimerDevice } from "../io/devices/timer.ts";
+ *
+ * declare const options: ApiOptions;
+ * declare const timer: TimerDevice;
+ * const app = createApi({ ...options, routes: [scheduleRoutes(timer)] });
  * ```
  */
 export function scheduleRoutes(timer: TimerDevice): (app: Hono<{ Variables: ApiVariables }>) => void {

@@ -13,7 +13,13 @@ import { ApiError } from "./api_error.ts";
  *
  * @example
  * ```ts
- * app.get("/api/knowledge/search", (c) => { const { query, k } = searchParams(c); … });
+ * import { Hono } from "hono";
+ *
+ * const app = new Hono();
+ * app.get("/api/knowledge/search", (c) => {
+ *   const { query, k } = searchParams(c); // ?q=tea&k=3 → { query: "tea", k: 3 }
+ *   return c.json({ query, k });
+ * });
  * ```
  */
 export function searchParams(c: Context): { query: string; k: number } {

@@ -17,7 +17,13 @@ import type { ApiVariables } from "./auth.ts";
  *
  * @example
  * ```ts
- * createApi({ …, routes: [trackerRoutes(async () => trackerFor(loaded, clock.now))] });
+ * import { type ApiOptions, createApi } from "./app.ts";
+ * import { loadConfig } from "../config/load.ts";
+ * import { trackerFor } from "../tracker/tracker_for.ts";
+ *
+ * declare const options: ApiOptions;
+ * const loaded = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
+ * const app = createApi({ ...options, routes: [trackerRoutes(() => Promise.resolve(trackerFor(loaded, Date.now)))] });
  * ```
  */
 export function trackerRoutes(tracker: () => Promise<Tracker>): (app: Hono<{ Variables: ApiVariables }>) => void {

@@ -118,8 +118,13 @@ async function snapshot(file: Found, staging: string): Promise<Uint8Array> {
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ * import { VERSION } from "../version.ts";
+ *
+ * const loaded = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
  * const file = await Deno.open("homed.tar.gz", { write: true, create: true });
- * await createBackup({ loaded, out: file.writable, version: VERSION, now: Date.now });
+ * const summary = await createBackup({ loaded, out: file.writable, version: VERSION, now: Date.now });
+ * summary.files; // how many files went in
  * ```
  */
 export async function createBackup(options: BackupOptions): Promise<BackupSummary> {

@@ -62,7 +62,12 @@ export function skippedInData(relative: string): boolean {
  *
  * @example
  * ```ts
- * backupRoots(loaded).map((root) => root.name); // ["data", "knowledge", "plugins", "config/homed.yaml", "config/personal.md"]
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
+ * backupRoots(loaded).map((root) => root.name);
+ * // ["data", "knowledge", "plugins", "config/homed.yaml", "config/personal.md"] (no config/homed.yaml when
+ * // homed runs on the embedded defaults)
  * ```
  */
 export function backupRoots(loaded: LoadedConfig): BackupRoot[] {

@@ -128,6 +128,9 @@ function readManifest(data: Uint8Array, label: string): { created: string; roots
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
  * const file = await Deno.open("homed.tar.gz");
  * await restoreBackup({ loaded, input: file.readable, label: "homed.tar.gz", now: Date.now });
  * ```

@@ -64,7 +64,9 @@ function paxRecord(key: string, value: string): Uint8Array {
  *
  * @example
  * ```ts
+ * const data = new TextEncoder().encode('{"http": "qq:private:10001"}\n');
  * const blocks = tarBlocks({ path: "data/routes.json", type: "file", mode: 0o600, mtime: 0, data });
+ * // [the 512-byte header, data, zeros up to the next 512-byte boundary]
  * ```
  */
 export function tarBlocks(entry: TarEntry): Uint8Array[] {
@@ -145,7 +147,10 @@ function number(block: Uint8Array, offset: number, width: number, what: string):
  *
  * @example
  * ```ts
- * for await (const entry of readTar(file.readable.pipeThrough(new DecompressionStream("gzip")))) console.log(entry.path);
+ * const file = await Deno.open("homed.tar.gz");
+ * for await (const entry of readTar(file.readable.pipeThrough(new DecompressionStream("gzip")))) {
+ *   console.log(entry.path);
+ * }
  * ```
  */
 export async function* readTar(stream: ReadableStream<Uint8Array>): AsyncGenerator<TarEntry> {

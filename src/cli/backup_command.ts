@@ -31,6 +31,9 @@ function sizeText(bytes: number): string {
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
  * console.log(await runBackup({ loaded, file: "/mnt/usb/homed.tar.gz" }));
  * ```
  */
@@ -86,6 +89,9 @@ async function daemonRunning(loaded: LoadedConfig): Promise<string | undefined> 
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
  * console.log(await runRestore({ loaded, file: "/mnt/usb/homed.tar.gz" }));
  * ```
  */

@@ -95,6 +95,9 @@ async function checkSecretsFile(loaded: LoadedConfig): Promise<Check | undefined
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
  * for (const check of await runDoctor(loaded)) console.log(check.ok ? "ok" : "FAIL", check.name, check.detail);
  * ```
  */

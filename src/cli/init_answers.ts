@@ -66,7 +66,10 @@ function providerOf(answer: string): { provider: ProviderChoice; baseUrl: string
  *
  * @example
  * ```ts
- * const answers = await gatherAnswers({ provider: "ollama" }, ask, { interactive: false });
+ * import { terminalAsk } from "./terminal_ask.ts";
+ *
+ * const { ask, interactive } = terminalAsk();
+ * const answers = await gatherAnswers({ provider: "ollama" }, ask, { interactive }); // asks for the rest
  * ```
  */
 export async function gatherAnswers(
@@ -129,7 +132,16 @@ export async function gatherAnswers(
  *
  * @example
  * ```ts
- * applyAnswers(starter, { provider: "ollama", baseUrl: OLLAMA.baseUrl, model: "qwen3:8b", key: "", lan: false, port: 8080 });
+ * const answers: InitAnswers = {
+ *   provider: "ollama",
+ *   baseUrl: OLLAMA.baseUrl,
+ *   model: OLLAMA.model,
+ *   key: "",
+ *   lan: false,
+ *   port: 8080,
+ * };
+ * applyAnswers("llm:\n  model: deepseek-v4-flash # kept\n", answers);
+ * // "llm:\n  model: qwen3:8b # kept\n  base_url: http://127.0.0.1:11434/v1\n  api_key: ollama\n  thinking: omit\n"
  * ```
  */
 export function applyAnswers(text: string, answers: InitAnswers): string {
@@ -151,7 +163,9 @@ export function applyAnswers(text: string, answers: InitAnswers): string {
  *
  * @example
  * ```ts
- * envEntries(answers, () => "t0k3n…"); // { DEEPSEEK_API_KEY: "sk-…", HOMED_API_TOKEN: "t0k3n…", … }
+ * const answers: InitAnswers = { ...DEEPSEEK, provider: "deepseek", key: "sk-abc", lan: true, port: 8080 };
+ * envEntries(answers, () => "t0k3n");
+ * // { DEEPSEEK_API_KEY: "sk-abc", HOMED_API_TOKEN: "t0k3n", ONEBOT_ACCESS_TOKEN: "t0k3n" }
  * ```
  */
 export function envEntries(answers: InitAnswers, token: () => string): Record<string, string> {

@@ -61,7 +61,14 @@ export interface UnitOptions {
  *
  * @example
  * ```ts
- * serviceUnit({ execStart: ["/usr/local/bin/homed", "--standard-layout", "run"], environment: {}, … });
+ * const text = serviceUnit({
+ *   execStart: ["/usr/local/bin/homed", "--standard-layout", "run"],
+ *   environment: {},
+ *   envFile: "/etc/homed/homed.env",
+ *   readWritePaths: ["/var/lib/homed"],
+ *   stopTimeoutSec: 15,
+ * });
+ * // "[Unit]\nDescription=homed, the household butler\n…ExecStart=/usr/local/bin/homed --standard-layout run\n…"
  * ```
  */
 export function serviceUnit(options: UnitOptions): string {
@@ -111,7 +118,10 @@ export function serviceUnit(options: UnitOptions): string {
  *
  * @example
  * ```ts
- * const text = await unitFor(loaded, "repo");
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
+ * const text = await unitFor(loaded, "standard"); // the text of homed.service
  * ```
  */
 export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<string> {
@@ -154,7 +164,10 @@ function envFileText(loaded: LoadedConfig): { text: string; names: string[] } {
  *
  * @example
  * ```ts
- * console.log(await serviceAction("install", { loaded, layout: "repo", unitDir: UNIT_DIR }));
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
+ * console.log(await serviceAction("install", { loaded, layout: "standard", unitDir: UNIT_DIR }));
  * ```
  */
 export async function serviceAction(

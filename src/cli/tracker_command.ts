@@ -22,6 +22,10 @@ function sizeNote(change: TrackerStatus["changes"][number]): string {
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ * import { trackerFor } from "../tracker/tracker_for.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
  * console.log(await runTracker(trackerFor(loaded, Date.now), "status", [], { all: false }));
  * ```
  */

@@ -20,7 +20,13 @@ export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
  *
  * @example
  * ```ts
- * commandFlags(loaded, "run"); // ["--no-prompt", "--allow-read=…", …, "--v8-flags=--max-semi-space-size=1"]
+ * import { loadConfig } from "./load.ts";
+ * import { pluginRights } from "../plugin/rights.ts";
+ *
+ * const readEnv = (name: string) => Deno.env.get(name);
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv, cwd: "/" });
+ * commandFlags(loaded, "run");
+ * // ["--no-prompt", "--allow-read=/etc/homed/homed.yaml,…", …, "--v8-flags=--max-semi-space-size=1"]
  * commandFlags(loaded, "run", await pluginRights(loaded.config, readEnv)); // plus what skills' gates need
  * ```
  */

@@ -12,7 +12,9 @@ export class ConfigError extends Error {
   /**
    * @example
    * ```ts
-   * throw new ConfigError("config/homed.yaml", ['llm.temperature: got 3; allowed: a number from 0 to 2']);
+   * const error = new ConfigError("config/homed.yaml", ["llm.temperature: got 3; allowed: a number from 0 to 2"]);
+   * error.message; // "Invalid config (config/homed.yaml):\n  - llm.temperature: got 3; allowed: a number from 0 to 2"
+   * error.problems; // ["llm.temperature: got 3; allowed: a number from 0 to 2"]
    * ```
    */
   constructor(source: string, problems: readonly string[]) {

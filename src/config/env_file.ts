@@ -26,6 +26,9 @@ export function envFilePath(configPath: string | undefined): string {
  *
  * @example
  * ```ts
+ * import { loadConfig } from "./load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
  * envFileOf(loaded); // "/etc/homed/homed.env"
  * ```
  */
@@ -58,7 +61,10 @@ export function envFileLine(name: string, value: string): string {
  *
  * @example
  * ```ts
- * envFileFlag(loaded); // ["--env-file=/etc/homed/homed.env"]
+ * import { loadConfig } from "./load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
+ * envFileFlag(loaded); // ["--env-file=/etc/homed/homed.env"] once the file exists, else []
  * ```
  */
 export function envFileFlag(loaded: LoadedConfig): string[] {

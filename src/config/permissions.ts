@@ -65,8 +65,11 @@ function llmHost(baseUrl: string): string {
  *
  * @example
  * ```ts
+ * import { loadConfig } from "./load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
  * const rights = requiredPermissions(loaded, "run");
- * rights.net; // ["127.0.0.1:8080", "api.deepseek.com:443"]
+ * rights.net; // ["127.0.0.1:8080", "api.deepseek.com:443"] with the default listen address and LLM
  * ```
  */
 export function requiredPermissions(
@@ -215,6 +218,9 @@ export function toFlags(rights: PermissionSet): string[] {
  *
  * @example
  * ```ts
+ * import { loadConfig } from "./load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
  * missingPermissions(requiredPermissions(loaded, "run")); // [] when started with `homed flags`
  * ```
  */

@@ -113,7 +113,6 @@ const channelName = text(
   /^[A-Za-z0-9_-]+(?::[^\s:]+)*$/,
 );
 
-/** The schema; parsing fills in every default, so `{}` is a complete config. */
 /** Whether `zone` is an IANA time zone this runtime knows. */
 export function validTimeZone(zone: string): boolean {
   try {
@@ -124,6 +123,7 @@ export function validTimeZone(zone: string): boolean {
   }
 }
 
+/** The schema; parsing fills in every default, so `{}` is a complete config. */
 export const configSchema = z.strictObject({
   daemon: z.strictObject({
     listen_addr: listenAddr.prefault("127.0.0.1:8080"),

@@ -17,7 +17,12 @@ import { runsOnDeno } from "./runs_on_deno.ts";
  *
  * @example
  * ```ts
- * selfCommand(loaded, "doctor", ["doctor", "--config", path]); // ["/…/deno", ["run", "--no-prompt", …, "/…/main.ts", "doctor", …]]
+ * import { loadConfig } from "./load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
+ * const [program, args] = selfCommand(loaded, "doctor", ["doctor", "--config", "/etc/homed/homed.yaml"]);
+ * // on Deno: ["/usr/local/bin/deno", ["run", "--no-prompt", …, "/srv/homed/src/main.ts", "doctor", …]]
+ * // in a compiled homed: ["/usr/local/bin/homed", ["doctor", "--config", "/etc/homed/homed.yaml"]]
  * ```
  */
 export function selfCommand(

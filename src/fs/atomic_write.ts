@@ -25,7 +25,7 @@ export interface AtomicWriteOptions {
  *
  * @example
  * ```ts
- * await atomicWriteText("/var/lib/homed/routes.json", JSON.stringify(routes));
+ * await atomicWriteText("/var/lib/homed/routes.json", JSON.stringify({ kitchen: "light.kitchen" }));
  * ```
  */
 export function atomicWriteText(path: string, text: string, options: AtomicWriteOptions = {}): Promise<boolean> {
@@ -37,6 +37,7 @@ export function atomicWriteText(path: string, text: string, options: AtomicWrite
  *
  * @example
  * ```ts
+ * const bytes = await Deno.readFile("/tmp/logo.png");
  * await atomicWriteBytes("/srv/homed/knowledge/logo.png", bytes, { mode: 0o644 });
  * ```
  */

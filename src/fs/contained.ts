@@ -13,7 +13,8 @@ export class LinkError extends Error {
   /**
    * @example
    * ```ts
-   * throw new LinkError("knowledge/leak/content.md is a symbolic link; homed does not follow links");
+   * const error = new LinkError("knowledge/leak/content.md is a symbolic link; homed does not follow links");
+   * error.name; // "LinkError"
    * ```
    */
   constructor(message: string) {
@@ -59,7 +60,11 @@ export async function checkContained(root: string, path: string): Promise<Deno.F
  *
  * @example
  * ```ts
+ * import { join } from "node:path";
+ *
+ * const knowledgeDir = "/srv/homed/knowledge";
  * const found = await readContainedText(knowledgeDir, join(knowledgeDir, "cooking", "content.md"));
+ * found?.text; // the file's content, or undefined when it does not exist
  * ```
  */
 export async function readContainedText(

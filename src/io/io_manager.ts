@@ -59,7 +59,19 @@ export class IOManager implements Service {
   /**
    * @example
    * ```ts
-   * const io = new IOManager({ clock: systemClock, routes, tools, logger: log("io"), devices: [http] });
+   * import { HttpDevice } from "../api/http_device.ts";
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   * import { ToolRegistry } from "../tools/registry.ts";
+   * import { RouteTable } from "./route_table.ts";
+   *
+   * const io = new IOManager({
+   *   clock: systemClock,
+   *   routes: new RouteTable({}, {}, undefined),
+   *   tools: new ToolRegistry(),
+   *   logger: log("io"),
+   *   devices: [new HttpDevice()],
+   * });
    * await io.start();
    * ```
    */
@@ -94,6 +106,10 @@ export class IOManager implements Service {
    *
    * @example
    * ```ts
+   * import type { Device } from "./device.ts";
+   *
+   * declare const io: IOManager;
+   * declare const thermoDevice: Device; // a plugin's device
    * await io.setDevices("plugins", [thermoDevice]);
    * ```
    */
@@ -151,7 +167,8 @@ export class IOManager implements Service {
    *
    * @example
    * ```ts
-   * io.submit({ source: "http", sender: "owner", type: "message", payload: { text: "hi" } });
+   * declare const io: IOManager;
+   * io.submit({ source: "http", sender: "owner", trust: "owner", type: "message", payload: { text: "hi" } });
    * ```
    */
   submit(draft: InputDraft): InputEvent {
@@ -181,6 +198,13 @@ export class IOManager implements Service {
    *
    * @example
    * ```ts
+   * import type { Device } from "./device.ts";
+   * import { RouteTable } from "./route_table.ts";
+   *
+   * declare const io: IOManager;
+   * declare const httpDevice: Device;
+   * declare const qqDevice: Device;
+   * const newRoutes = new RouteTable({ "qq:group:": "qq:private:10001" }, {}, undefined);
    * await io.replaceDevices([httpDevice, qqDevice], newRoutes);
    * ```
    */
@@ -299,7 +323,9 @@ export class IOManager implements Service {
    *
    * @example
    * ```ts
+   * declare const io: IOManager; // with the http device running
    * io.checkChannel("http", "image"); // 'Channel "http" cannot carry image output; it carries: text, structured'
+   * io.checkChannel("http", "message"); // undefined
    * ```
    */
   checkChannel(channel: string, type: OutputEvent["type"]): string | undefined {
@@ -332,6 +358,7 @@ export class IOManager implements Service {
    *
    * @example
    * ```ts
+   * declare const io: IOManager;
    * await io.send({ target: "http", type: "message", payload: { text: "Done" } });
    * ```
    */

@@ -50,6 +50,10 @@ export class Outbox {
   /**
    * @example
    * ```ts
+   * import { systemClock } from "../clock.ts";
+   * import type { Device } from "./device.ts";
+   *
+   * declare const qq: Device;
    * const outbox = new Outbox((event) => qq.send(event), systemClock, 30_000);
    * await outbox.push({ target: "qq:private:1", type: "message", payload: { text: "hi" } });
    * ```

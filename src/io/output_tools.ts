@@ -16,6 +16,12 @@ const SENDABLE: OutputType[] = ["message", "structured", "file", "image", "audio
  *
  * @example
  * ```ts
+ * import { log } from "../log/logging.ts";
+ * import { ToolRegistry } from "../tools/registry.ts";
+ * import type { IOManager } from "./io_manager.ts";
+ *
+ * declare const io: IOManager;
+ * const registry = new ToolRegistry();
  * for (const tool of outputTools(io, log("io"))) registry.register(tool);
  * ```
  */

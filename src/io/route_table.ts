@@ -31,7 +31,9 @@ export interface RouteStore {
  *
  * @example
  * ```ts
- * const store = fileRouteStore("/var/lib/homed/routes.json", log);
+ * import { log } from "../log/logging.ts";
+ *
+ * const store = fileRouteStore("/var/lib/homed/routes.json", log("io"));
  * ```
  */
 export function fileRouteStore(path: string, logger: Logger, now: () => number = Date.now): RouteStore {
@@ -93,7 +95,13 @@ export class RouteTable {
    *
    * @example
    * ```ts
-   * const table = await RouteTable.open(config.io.routes, fileRouteStore(path, log));
+   * import { join } from "node:path";
+   * import { loadConfig } from "../config/load.ts";
+   * import { log } from "../log/logging.ts";
+   *
+   * const { config } = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
+   * const path = join(config.daemon.data_dir, "routes.json");
+   * const table = await RouteTable.open(config.io.routes, fileRouteStore(path, log("io")));
    * ```
    */
   static async open(config: Record<string, string>, store: RouteStore): Promise<RouteTable> {

@@ -105,7 +105,19 @@ export class KnowledgeBase {
    *
    * @example
    * ```ts
-   * const knowledge = await KnowledgeBase.open({ dir: config.paths.knowledge, store, clock, logger });
+   * import { join } from "node:path";
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   * import { VectorStore } from "../memory/vector/store.ts";
+   *
+   * const dataDir = "/var/lib/homed"; // daemon.data_dir
+   * const store = await VectorStore.open(join(dataDir, "vector", "knowledge"));
+   * const knowledge = await KnowledgeBase.open({
+   *   dir: join(dataDir, "knowledge"), // paths.knowledge
+   *   store,
+   *   clock: systemClock,
+   *   logger: log("knowledge"),
+   * });
    * knowledge.search("番茄炒蛋怎么做");
    * ```
    */
@@ -251,7 +263,10 @@ export class KnowledgeBase {
    *
    * @example
    * ```ts
-   * knowledge.search("how to reset the router", 3); // [{ topic: "smart_home", heading: "Router", score: 0.41, snippet: "…" }]
+   * declare const knowledge: KnowledgeBase;
+   * knowledge.search("how to reset the router", 3);
+   * // [{ topic: "smart_home", heading: "Router keeps dropping · 路由器掉线", score: 0.337,
+   * //    snippet: "Restart the router (unplug for 30 seconds). If it keeps dropping, move it off the floor…" }, …]
    * ```
    */
   search(query: string, k = 5): KnowledgeHit[] {
@@ -275,7 +290,9 @@ export class KnowledgeBase {
    *
    * @example
    * ```ts
+   * declare const knowledge: KnowledgeBase;
    * await knowledge.create("cooking", "Rice: 1 cup rice to 1.2 cups water, 12 minutes.", "Rice cooker ratio");
+   * // { topic: "cooking", created: false, heading: "2026-12-01 Rice cooker ratio" } (today's date; appended)
    * ```
    */
   async create(

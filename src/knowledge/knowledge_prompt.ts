@@ -25,7 +25,13 @@ const GUIDANCE = [
  *
  * @example
  * ```ts
- * new Agent({ …, promptContributors: [knowledgePrompt(knowledge)] });
+ * import type { KnowledgeBase } from "./knowledge_base.ts";
+ *
+ * declare const knowledge: KnowledgeBase;
+ * const contributor = knowledgePrompt(knowledge); // one of the agent's `promptContributors`
+ * await contributor.reference?.({ text: "怎么做番茄炒蛋", source: "http", sender: "owner", time: Date.now() }, []);
+ * // { title: "Knowledge sections that may answer this message",
+ * //   body: "- [cooking › Tomato and egg stir-fry · 番茄炒蛋] …lt and sugar, return the eggs and toss. 先把蛋炒到…" }
  * ```
  */
 export function knowledgePrompt(knowledge: KnowledgeBase, count = 3): PromptContributor {

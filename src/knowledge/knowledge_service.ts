@@ -36,7 +36,23 @@ export class KnowledgeService implements Service {
   /**
    * @example
    * ```ts
-   * const knowledge = await services.start(new KnowledgeService({ dir, indexDir, clock, logger, reindexEveryMs }));
+   * import { join } from "node:path";
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   * import { ServiceHost } from "../service/service_host.ts";
+   *
+   * const dataDir = "/var/lib/homed"; // daemon.data_dir
+   * const services = new ServiceHost({ clock: systemClock, logger: log(), heartbeatMs: 15_000 });
+   * const knowledge = await services.start(
+   *   new KnowledgeService({
+   *     dir: join(dataDir, "knowledge"),
+   *     indexDir: join(dataDir, "vector", "knowledge"),
+   *     dataDir,
+   *     clock: systemClock,
+   *     logger: log("knowledge"),
+   *     reindexEveryMs: 30 * 60_000,
+   *   }),
+   * );
    * knowledge.base.search("rice cooker");
    * ```
    */

@@ -13,6 +13,11 @@ import { MAX_TOPIC_CHARS } from "./topic_name.ts";
  *
  * @example
  * ```ts
+ * import { ToolRegistry } from "../tools/registry.ts";
+ * import type { KnowledgeBase } from "./knowledge_base.ts";
+ *
+ * declare const knowledge: KnowledgeBase;
+ * const registry = new ToolRegistry();
  * for (const tool of knowledgeTools(knowledge)) registry.register(tool);
  * ```
  */

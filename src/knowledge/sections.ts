@@ -22,7 +22,8 @@ export interface Section {
  * @example
  * ```ts
  * parseSections("# Cooking\n\n## Rice\n1 cup rice, 1.2 cups water", "cooking");
- * // [{ index: 0, heading: "Cooking", text: "# Cooking" }, { index: 1, heading: "Rice", text: "## Rice\n1 cup…" }]
+ * // [{ index: 0, heading: "Cooking", text: "# Cooking" },
+ * //  { index: 1, heading: "Rice", text: "## Rice\n1 cup rice, 1.2 cups water" }]
  * ```
  */
 export function parseSections(markdown: string, topic: string): Section[] {

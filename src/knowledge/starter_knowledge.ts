@@ -24,6 +24,8 @@ export const STARTER_KNOWLEDGE: Readonly<Record<string, string>> = {
  *
  * @example
  * ```ts
+ * import { log } from "../log/logging.ts";
+ *
  * await seedKnowledge("/var/lib/homed/knowledge", log("knowledge")); // 3 on the first start, then 0
  * ```
  */

@@ -15,7 +15,8 @@ const ALLOWED = /^[\p{L}\p{N}][\p{L}\p{N}_-]*$/u;
  * @example
  * ```ts
  * topicProblem("cooking"); // undefined
- * topicProblem("../etc"); // 'Topic name "../etc" is not allowed: it contains a path separator'
+ * topicProblem("../etc"); // 'Topic name "../etc" is not allowed: it contains ".."'
+ * topicProblem("a/b"); // 'Topic name "a/b" is not allowed: it contains a path separator'
  * ```
  */
 export function topicProblem(name: unknown): string | undefined {

@@ -38,7 +38,18 @@ function renderMessage(record: LogRecord): string {
  *
  * @example
  * ```ts
- * formatRecord(record, "json", (s) => s); // '{"time":"…","level":"info",…}'
+ * const record = {
+ *   category: ["homed", "api"],
+ *   level: "info",
+ *   message: ["Listening on ", "http://127.0.0.1:8080", ""],
+ *   rawMessage: "Listening on {url}",
+ *   properties: { url: "http://127.0.0.1:8080" },
+ *   timestamp: 0,
+ * } as const;
+ * formatRecord(record, "text", (s) => s);
+ * // "1970-01-01T00:00:00.000Z [INF] homed.api: Listening on http://127.0.0.1:8080"
+ * formatRecord(record, "json", (s) => s);
+ * // '{"time":"1970-01-01T00:00:00.000Z","level":"info","logger":"homed.api","message":"Listening on …","url":"…"}'
  * ```
  */
 export function formatRecord(record: LogRecord, format: "text" | "json", mask: (text: string) => string): string {
@@ -71,7 +82,7 @@ export function formatRecord(record: LogRecord, format: "text" | "json", mask: (
  *
  * @example
  * ```ts
- * setupLogging({ level: "info", format: "text", secrets: [config.llm.api_key] });
+ * setupLogging({ level: "info", format: "text", secrets: [Deno.env.get("DEEPSEEK_API_KEY") ?? ""] });
  * log("agent").info("Turn done in {ms} ms", { ms: 12 });
  * ```
  */

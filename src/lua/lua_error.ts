@@ -33,7 +33,9 @@ export class LuaError extends Error {
  *
  * @example
  * ```ts
- * luaErrorFrom("runtime", "a.lua", "a.lua:3: boom\nstack traceback: …"); // LuaError "a.lua:3: boom", line 3
+ * const error = luaErrorFrom("runtime", "a.lua", "a.lua:3: boom\nstack traceback:\n\t[C]: in ?");
+ * error.message; // "a.lua:3: boom"
+ * error.line; // 3
  * ```
  */
 export function luaErrorFrom(kind: LuaErrorKind, script: string, raw: string): LuaError {

@@ -115,8 +115,16 @@ export class LuaVm {
    *
    * @example
    * ```ts
-   * const vm = await LuaVm.open({ name: "a.lua", source: "function twice(x) return x * 2 end", limits, logger });
+   * import { log } from "../log/logging.ts";
+   *
+   * const vm = await LuaVm.open({
+   *   name: "a.lua",
+   *   source: "function twice(x) return x * 2 end",
+   *   limits: { timeMs: 1_000, memoryBytes: 16_777_216 },
+   *   logger: log("lua"),
+   * });
    * await vm.call("twice", 21); // 42
+   * vm.close();
    * ```
    */
   static async open(options: LuaVmOptions): Promise<LuaVm> {
@@ -298,7 +306,10 @@ export class LuaVm {
    *
    * @example
    * ```ts
-   * const body = await vm.call("build_request", JSON.stringify(request));
+   * declare const vm: LuaVm;
+   *
+   * const request = { model: "qwen3:8b", messages: [{ role: "user", content: "hi" }] };
+   * const built = await vm.call("build_request", JSON.stringify(request)); // the adapter's json.encode(...) text
    * ```
    */
   call(name: string, ...args: Array<string | number | boolean>): Promise<unknown> {

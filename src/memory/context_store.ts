@@ -49,6 +49,11 @@ export class ContextStore {
   /**
    * @example
    * ```ts
+   * import { join } from "node:path";
+   * import { ContextWindow } from "../agent/core/context.ts";
+   * import { log } from "../log/logging.ts";
+   *
+   * const dataDir = "/var/lib/homed"; // daemon.data_dir
    * const store = new ContextStore(join(dataDir, "memory", "context.json"), log("memory"));
    * const context = new ContextWindow({ maxEntries: 30, entries: await store.load() });
    * ```

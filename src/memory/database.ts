@@ -35,7 +35,10 @@ const MIGRATIONS: Record<number, string> = {
  *
  * @example
  * ```ts
+ * const db = openMemoryDb(":memory:");
+ * writeMeta(db, "distilled_upto", "120");
  * readMeta(db, "distilled_upto"); // "120"
+ * readMeta(db, "no_such_key"); // undefined
  * ```
  */
 export function readMeta(db: DatabaseSync, key: string): string | undefined {
@@ -52,7 +55,11 @@ export function writeMeta(db: DatabaseSync, key: string, value: string): void {
  *
  * @example
  * ```ts
- * transaction(db, () => { insert.run(…); update.run(…); });
+ * const db = openMemoryDb(":memory:");
+ * transaction(db, () => {
+ *   db.prepare("UPDATE documents SET archived = 1 WHERE last_accessed < ?").run(Date.now() - 72 * 3_600_000);
+ *   writeMeta(db, "distilled_upto", "160");
+ * });
  * ```
  */
 export function transaction<T>(db: DatabaseSync, work: () => T): T {
@@ -73,6 +80,9 @@ export function transaction<T>(db: DatabaseSync, work: () => T): T {
  *
  * @example
  * ```ts
+ * import { join } from "node:path";
+ *
+ * const dataDir = "/var/lib/homed"; // daemon.data_dir
  * const db = openMemoryDb(join(dataDir, "memory", "memory.db"));
  * ```
  */

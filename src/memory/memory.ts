@@ -109,7 +109,9 @@ const SELF = /^(?:butler|the butler|you|assistant|ai|bot|管家|你|您|助手|�
  *
  * @example
  * ```ts
- * aboutSelf({ name: "you", type: "person" }, ["Alfred"]); // true
+ * aboutSelf({ name: "you" }, ["Alfred"]); // true
+ * aboutSelf({ name: "alfred" }, ["Alfred"]); // true
+ * aboutSelf({ name: "Leo" }, ["Alfred"]); // false
  * ```
  */
 export function aboutSelf(subject: { name: string }, selfNames: readonly string[]): boolean {
@@ -132,8 +134,14 @@ const SAID_LIMIT = 256;
  *
  * @example
  * ```ts
- * const memory = await openMemory({ dir: join(dataDir, "memory"), clock: systemClock, logger });
- * await memory.observe({ eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text: "…" });
+ * import { join } from "node:path";
+ * import { systemClock } from "../clock.ts";
+ * import { log } from "../log/logging.ts";
+ *
+ * const dataDir = "/var/lib/homed"; // daemon.data_dir
+ * const memory = await openMemory({ dir: join(dataDir, "memory"), clock: systemClock, logger: log("memory") });
+ * const text = "The spare key is under the blue flowerpot.";
+ * await memory.observe({ eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text });
  * await memory.runJobs();
  * await memory.recall("where is the spare key", { k: 5 });
  * ```

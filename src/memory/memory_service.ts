@@ -70,7 +70,17 @@ export class MemoryService implements Service, PromptContributor {
   /**
    * @example
    * ```ts
-   * const memory = await services.start(new MemoryService({ dir: join(dataDir, "memory"), clock, logger }));
+   * import { join } from "node:path";
+   * import { ContextWindow } from "../agent/core/context.ts";
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   * import { ServiceHost } from "../service/service_host.ts";
+   *
+   * const dataDir = "/var/lib/homed"; // daemon.data_dir
+   * const services = new ServiceHost({ clock: systemClock, logger: log(), heartbeatMs: 15_000 });
+   * const memory = await services.start(
+   *   new MemoryService({ dir: join(dataDir, "memory"), clock: systemClock, logger: log("memory") }),
+   * );
    * const context = new ContextWindow({ maxEntries: 30, entries: memory.restored, onEvict: (e) => memory.archive(e) });
    * memory.keep(context);
    * ```

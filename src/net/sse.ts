@@ -16,7 +16,12 @@ export interface SseEvent {
  *
  * @example
  * ```ts
- * for await (const event of readSse(response.body!)) console.log(event.event, event.data);
+ * const response = await fetch("http://127.0.0.1:8080/api/chat/stream", {
+ *   method: "POST",
+ *   headers: { "content-type": "application/json" },
+ *   body: JSON.stringify({ text: "hi" }),
+ * });
+ * for await (const event of readSse(response.body!)) console.log(event.event, event.data); // start, deltas, done
  * ```
  */
 export async function* readSse(

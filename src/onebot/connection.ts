@@ -72,7 +72,20 @@ export class OneBotConnection {
   /**
    * @example
    * ```ts
-   * const connection = new OneBotConnection({ socket, selfId: "10001000", role: "universal", … });
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   *
+   * const connection = new OneBotConnection({
+   *   socket: new WebSocket("ws://127.0.0.1:3001"),
+   *   selfId: "10001000",
+   *   role: "universal",
+   *   clock: systemClock,
+   *   logger: log("qq"),
+   *   actionTimeoutMs: 30_000,
+   *   maxFrameBytes: 1_048_576,
+   *   onEvent: (event) => console.log(event.post_type),
+   *   onClose: () => console.log("closed"),
+   * });
    * await connection.call("send_private_msg", { user_id: 1, message: [{ type: "text", data: { text: "hi" } }] });
    * ```
    */

@@ -54,7 +54,23 @@ export class ForwardClient implements Service {
   /**
    * @example
    * ```ts
-   * await services.start(new ForwardClient({ url: "ws://127.0.0.1:3001", accessToken, device: qq, clock, random, logger }));
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   * import type { ServiceHost } from "../service/service_host.ts";
+   * import type { QqDevice } from "./qq_device.ts";
+   *
+   * declare const services: ServiceHost;
+   * declare const qq: QqDevice;
+   * await services.start(
+   *   new ForwardClient({
+   *     url: "ws://127.0.0.1:3001",
+   *     accessToken: Deno.env.get("ONEBOT_ACCESS_TOKEN") ?? "",
+   *     device: qq,
+   *     clock: systemClock,
+   *     random: Math.random,
+   *     logger: log("qq"),
+   *   }),
+   * );
    * ```
    */
   constructor(options: ForwardClientOptions) {

@@ -126,7 +126,25 @@ export class QqDevice implements Device {
   /**
    * @example
    * ```ts
-   * const qq = new QqDevice({ settings, clock, logger: log("qq") });
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   *
+   * const qq = new QqDevice({
+   *   settings: {
+   *     owner: "10001",
+   *     allowUsers: [],
+   *     allowGroups: ["123456"],
+   *     approveFriends: [],
+   *     groupPrefix: "",
+   *     actionTimeoutMs: 30_000,
+   *     splitAt: 1_500,
+   *     minSendIntervalMs: 1_000,
+   *     queueLimit: 100,
+   *     maxFrameBytes: 1_048_576,
+   *   },
+   *   clock: systemClock,
+   *   logger: log("qq"),
+   * });
    * ```
    */
   constructor(options: QqDeviceOptions) {

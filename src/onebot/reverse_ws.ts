@@ -63,7 +63,13 @@ function refuse(status: number, message: string): Response {
  *
  * @example
  * ```ts
- * createApi({ …, routes: [onebotRoutes({ path: "/onebot/v11/ws", accessToken, device: qq })] });
+ * import { type ApiOptions, createApi } from "../api/app.ts";
+ * import type { QqDevice } from "./qq_device.ts";
+ *
+ * declare const options: ApiOptions;
+ * declare const qq: QqDevice;
+ * const accessToken = Deno.env.get("ONEBOT_ACCESS_TOKEN") ?? "";
+ * const app = createApi({ ...options, routes: [onebotRoutes({ path: "/onebot/v11/ws", accessToken, device: qq })] });
  * ```
  */
 export function onebotRoutes(options: ReverseWsOptions): (app: Hono<{ Variables: ApiVariables }>) => void {

@@ -41,7 +41,8 @@ export function fillArgv(argv: readonly string[], args: Record<string, unknown>)
  *
  * @example
  * ```ts
- * await runExec({ argv: ["date"], maxOutputBytes: 65_536 }, {}, { PATH: "/usr/bin" }, signal); // "Mon Nov 30 …\n"
+ * await runExec({ argv: ["date"], maxOutputBytes: 65_536 }, {}, { PATH: "/usr/bin" }, AbortSignal.timeout(30_000));
+ * // "Mon Nov 30 08:00:00 CST 2026\n"
  * ```
  */
 export async function runExec(

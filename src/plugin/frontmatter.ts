@@ -21,7 +21,8 @@ export class FrontmatterError extends Error {
   /**
    * @example
    * ```ts
-   * throw new FrontmatterError("the block opened by --- on line 1 is never closed by a line starting with ---");
+   * const error = new FrontmatterError("the frontmatter opened by --- on line 1 is never closed");
+   * error.name; // "FrontmatterError"
    * ```
    */
   constructor(message: string) {

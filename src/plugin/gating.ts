@@ -73,8 +73,17 @@ function findBin(name: string, path: readonly string[]): string | undefined {
  *
  * @example
  * ```ts
- * gateSkill(weather, { os: "linux", path: ["/usr/bin"], env: () => undefined, entry: () => undefined, config: () => false });
- * // { eligible: true, reasons: ["requires.bins: curl at /usr/bin/curl"] }
+ * import type { Skill } from "./skill.ts";
+ *
+ * declare const weather: Skill; // its metadata: { openclaw: { requires: { bins: ["curl"] } } }
+ * const context: GateContext = {
+ *   os: "linux",
+ *   path: ["/usr/bin"],
+ *   env: () => undefined,
+ *   entry: () => undefined,
+ *   config: () => false,
+ * };
+ * gateSkill(weather, context); // { eligible: true, reasons: ["requires.bins: curl at /usr/bin/curl"] }
  * ```
  */
 export function gateSkill(skill: Skill, context: GateContext): GateResult {

@@ -142,7 +142,8 @@ export class ManifestError extends Error {
   /**
    * @example
    * ```ts
-   * throw new ManifestError("/srv/plugins/lamp/skill.json", ['tools.0.name: must match pattern "^[a-zA-Z0-9_-]{1,64}$"']);
+   * const error = new ManifestError("/srv/homed/plugins/lamp/skill.json", ["version: must match pattern"]);
+   * error.message; // "/srv/homed/plugins/lamp/skill.json: version: must match pattern"
    * ```
    */
   constructor(path: string, problems: string[]) {
@@ -157,7 +158,9 @@ export class ManifestError extends Error {
  *
  * @example
  * ```ts
+ * const dir = "/srv/homed/plugins/lamp";
  * const manifest = readManifest(await Deno.readTextFile(`${dir}/skill.json`), dir, `${dir}/skill.json`);
+ * manifest.tools.map((tool) => tool.name); // the tools it declares
  * ```
  */
 export function readManifest(text: string, dir: string, path: string): Manifest {

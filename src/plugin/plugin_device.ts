@@ -51,7 +51,16 @@ export class PluginDevice implements Device {
   /**
    * @example
    * ```ts
-   * const device = new PluginDevice("thermo", "Room temperatures", tools);
+   * import type { IOManager } from "../io/io_manager.ts";
+   *
+   * declare const io: IOManager;
+   * const device = new PluginDevice("thermo", "Room temperatures", [{
+   *   name: "thermo_read",
+   *   description: "Reads the temperature of every room",
+   *   parameters: { type: "object", properties: {} },
+   *   allow: "household",
+   *   execute: () => ({ living_room: 21.5 }),
+   * }]);
    * await io.setDevices("plugins", [device]);
    * ```
    */

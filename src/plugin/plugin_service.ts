@@ -129,7 +129,21 @@ export class PluginService implements Service, PromptContributor {
   /**
    * @example
    * ```ts
-   * const plugins = await services.start(new PluginService({ roots, gate, promptChars: 18_000, logger }));
+   * import { getLogger } from "@logtape/logtape";
+   *
+   * const plugins = new PluginService({
+   *   roots: [{ dir: "/srv/homed/plugins", source: "paths.plugins" }],
+   *   gate: {
+   *     os: "linux",
+   *     path: ["/usr/bin", "/bin"],
+   *     env: (name) => Deno.env.get(name),
+   *     entry: () => undefined,
+   *     config: () => false,
+   *   },
+   *   promptChars: 18_000,
+   *   logger: getLogger(["homed", "plugins"]),
+   * });
+   * await plugins.start(); // the daemon starts it through its ServiceHost
    * ```
    */
   constructor(options: PluginServiceOptions) {
@@ -176,7 +190,8 @@ export class PluginService implements Service, PromptContributor {
    *
    * @example
    * ```ts
-   * const { skills, problems } = await plugins.reload();
+   * declare const plugins: PluginService;
+   * const { skills, eligible, problems } = await plugins.reload(); // counts, and one line per problem
    * ```
    */
   reload(): Promise<{ skills: number; eligible: number; problems: string[] }> {

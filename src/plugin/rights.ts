@@ -16,7 +16,11 @@ import { discoverSkills } from "./discovery.ts";
  *
  * @example
  * ```ts
- * await pluginRights(config, (name) => Deno.env.get(name)); // { read: ["/usr/bin/curl", …], env: ["PATH"] }
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const readEnv = (name: string) => Deno.env.get(name);
+ * const { config } = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv, cwd: "/" });
+ * await pluginRights(config, readEnv); // { read: ["/usr/local/bin/curl", "/usr/bin/curl", …], env: ["PATH"] }
  * ```
  */
 export async function pluginRights(

@@ -127,7 +127,11 @@ function installSpecs(raw: unknown, warnings: string[]): InstallSpec[] {
  *
  * @example
  * ```ts
- * const skill = readSkill(parseSkillFile(text), "/srv/homed/plugins/weather", "/srv/homed/plugins/weather/SKILL.md");
+ * import { parseSkillFile } from "./frontmatter.ts";
+ *
+ * const path = "/srv/homed/plugins/weather/SKILL.md";
+ * const skill = readSkill(parseSkillFile(await Deno.readTextFile(path)), "/srv/homed/plugins/weather", path);
+ * if (typeof skill === "string") console.warn(skill); // why it is skipped
  * ```
  */
 export function readSkill(file: SkillFile, dir: string, path: string): Skill | string {

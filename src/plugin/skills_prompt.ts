@@ -56,6 +56,9 @@ function entry(skill: Skill, description: string | undefined, location: string):
  *
  * @example
  * ```ts
+ * import type { Skill } from "./skill.ts";
+ *
+ * declare const weather: Skill;
  * skillsPromptBody([weather], { budget: 18_000 }); // "Before replying: …\n\n<available_skills>\n  <skill>…"
  * ```
  */

@@ -18,7 +18,7 @@ let CronClass: typeof Cron | undefined;
  * @example
  * ```ts
  * await loadCron();
- * nextCronRun("0 7 * * *", "Asia/Shanghai", Date.now());
+ * nextCronRun("0 7 * * *", "Asia/Shanghai", Date.now()); // the next 07:00 in Shanghai, as epoch ms
  * ```
  */
 export async function loadCron(): Promise<void> {
@@ -44,7 +44,9 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?
  *
  * @example
  * ```ts
- * nextCronRun("0 7 * * 1-5", "Asia/Shanghai", Date.now()); // next weekday 07:00 in Shanghai, as epoch ms
+ * await loadCron();
+ * nextCronRun("0 7 * * 1-5", "Asia/Shanghai", Date.parse("2026-11-30T09:00:00Z"));
+ * // Date.parse("2026-11-30T23:00:00Z"): Tuesday 07:00 in Shanghai
  * ```
  */
 export function nextCronRun(cron: string, timezone: string, after: number): number | undefined {
@@ -56,7 +58,8 @@ export function nextCronRun(cron: string, timezone: string, after: number): numb
  *
  * @example
  * ```ts
- * previousCronRun("0 * * * *", "UTC", Date.parse("2026-11-30T12:45:00Z")); // 2026-11-30T12:00:00Z
+ * await loadCron();
+ * previousCronRun("0 * * * *", "UTC", Date.parse("2026-11-30T12:45:00Z")); // Date.parse("2026-11-30T12:00:00Z")
  * ```
  */
 export function previousCronRun(cron: string, timezone: string, atOrBefore: number): number | undefined {
@@ -68,8 +71,12 @@ export function previousCronRun(cron: string, timezone: string, atOrBefore: numb
  *
  * @example
  * ```ts
- * parseScheduleTime({ at: "2026-12-01T20:00:00+08:00" }, { now: Date.now(), timezone: "Asia/Shanghai" });
- * // { kind: "at", at: 1764590400000, timezone: "Asia/Shanghai" }
+ * const now = Date.parse("2026-11-30T09:00:00Z");
+ * parseScheduleTime({ at: "2026-12-01T20:00:00+08:00" }, { now, timezone: "Asia/Shanghai" });
+ * // { kind: "at", at: 1796126400000, timezone: "Asia/Shanghai" }
+ * await loadCron();
+ * parseScheduleTime({ cron: "0  7 * * 1-5" }, { now, timezone: "Asia/Shanghai" });
+ * // { kind: "cron", cron: "0 7 * * 1-5", timezone: "Asia/Shanghai" }
  * ```
  */
 export function parseScheduleTime(

@@ -71,8 +71,26 @@ function fromRow(row: Row): Schedule {
  *
  * @example
  * ```ts
- * const store = ScheduleStore.open(join(dataDir, "schedules.db"));
- * store.insert(schedule);
+ * import { join } from "node:path";
+ *
+ * const store = ScheduleStore.open(join(Deno.makeTempDirSync(), "schedules.db"));
+ * store.insert({
+ *   id: "s-1f3a9c2e",
+ *   text: "Remind alice to take out the trash",
+ *   kind: "at",
+ *   cron: null,
+ *   timezone: "Asia/Shanghai",
+ *   channel: "http",
+ *   creator: "alice",
+ *   trust: "household",
+ *   source: "http",
+ *   created: Date.parse("2026-11-30T09:00:00Z"),
+ *   nextRun: Date.parse("2026-12-01T12:00:00Z"),
+ *   lastRun: null,
+ *   runs: 0,
+ * });
+ * store.count(); // 1
+ * store.close();
  * ```
  */
 export class ScheduleStore {

@@ -71,7 +71,18 @@ export class Job {
   /**
    * @example
    * ```ts
-   * const job = new Job({ name: "knowledge.reindex", everyMs: 1_800_000, run: () => kb.reindex(), clock, logger });
+   * import { systemClock } from "../clock.ts";
+   * import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
+   * import { log } from "../log/logging.ts";
+   *
+   * declare const kb: KnowledgeBase;
+   * const job = new Job({
+   *   name: "knowledge.reindex",
+   *   everyMs: 1_800_000,
+   *   run: () => kb.reindex(),
+   *   clock: systemClock,
+   *   logger: log("service"),
+   * });
    * job.start();
    * ```
    */

@@ -26,7 +26,12 @@ export function notifyClientPath(dataDir: string): string {
  *
  * @example
  * ```ts
- * await sdNotify("READY=1\nSTATUS=Listening on http://127.0.0.1:8080", { socket, client: notifyClientPath(dataDir) });
+ * const socket = notifySocket((name) => Deno.env.get(name)); // set by systemd for Type=notify
+ * if (socket) {
+ *   const client = notifyClientPath("/var/lib/homed"); // in daemon.data_dir
+ *   const why = await sdNotify("READY=1\nSTATUS=Listening on http://127.0.0.1:8080", { socket, client });
+ *   if (why) console.warn(`sd_notify failed: ${why}`);
+ * }
  * ```
  */
 export async function sdNotify(

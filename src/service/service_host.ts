@@ -35,9 +35,15 @@ export class ServiceHost {
   /**
    * @example
    * ```ts
-   * const services = new ServiceHost({ clock, logger, heartbeatMs: 15_000 });
+   * import { systemClock } from "../clock.ts";
+   * import { KnowledgeService, type KnowledgeServiceOptions } from "../knowledge/knowledge_service.ts";
+   * import { log } from "../log/logging.ts";
+   *
+   * declare const options: KnowledgeServiceOptions;
+   * const services = new ServiceHost({ clock: systemClock, logger: log("service"), heartbeatMs: 15_000 });
    * const knowledge = await services.start(new KnowledgeService(options));
-   * services.schedule();
+   * services.schedule(); // heartbeats and jobs begin
+   * await services.stop(); // in reverse start order
    * ```
    */
   constructor(options: ServiceHostOptions) {

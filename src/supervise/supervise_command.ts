@@ -21,7 +21,11 @@ import { type Child, Supervisor } from "./supervisor.ts";
  *
  * @example
  * ```ts
- * await daemonCommand(loaded, "repo", undefined); // ["/…/deno", ["run", "--no-prompt", …, "/…/src/main.ts", "run"]]
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
+ * await daemonCommand(loaded, "repo", undefined);
+ * // ["/usr/bin/deno", ["run", "--no-prompt", "--allow-read=…", …, "/srv/homed/src/main.ts", "run"]]
  * ```
  */
 export async function daemonCommand(
@@ -43,6 +47,9 @@ export async function daemonCommand(
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
  * Deno.exit(await superviseDaemon({ loaded, layout: "repo", config: undefined, pidFile: "/var/lib/homed/homed.pid" }));
  * ```
  */

@@ -54,6 +54,18 @@ export class Supervisor {
   /**
    * @example
    * ```ts
+   * import { systemClock } from "../clock.ts";
+   * import { log } from "../log/logging.ts";
+   *
+   * const spawn = (): Child => {
+   *   const child = new Deno.Command(Deno.execPath(), { args: ["run", "src/main.ts", "run"], stdin: "null" }).spawn();
+   *   return {
+   *     pid: child.pid,
+   *     status: child.status.then(({ code, signal }) => ({ code, signal })),
+   *     kill: (signal) => child.kill(signal),
+   *   };
+   * };
+   * const logger = log("supervisor");
    * const supervisor = new Supervisor({ spawn, clock: systemClock, logger, pidFile: "/run/homed.pid" });
    * Deno.exit((await supervisor.run()).code);
    * ```
@@ -67,6 +79,7 @@ export class Supervisor {
    *
    * @example
    * ```ts
+   * declare const supervisor: Supervisor;
    * Deno.addSignalListener("SIGTERM", () => supervisor.signal("SIGTERM"));
    * ```
    */

@@ -3,7 +3,7 @@
  *
  * @example
  * ```ts
- * await sha256Hex("abc"); // "ba7816bf…"
+ * await sha256Hex("abc"); // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
  * ```
  */
 export async function sha256Hex(data: Uint8Array | string): Promise<string> {

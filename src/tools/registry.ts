@@ -57,6 +57,8 @@ export class ToolRegistry {
   /**
    * @example
    * ```ts
+   * import { systemClock } from "../clock.ts";
+   *
    * const registry = new ToolRegistry({ clock: systemClock, defaultTimeoutMs: 30_000 });
    * ```
    */
@@ -70,12 +72,15 @@ export class ToolRegistry {
    *
    * @example
    * ```ts
+   * const registry = new ToolRegistry();
    * registry.register({
    *   name: "clock_now",
    *   description: "Current time",
    *   parameters: { type: "object", properties: {} },
+   *   allow: "anyone",
    *   execute: () => new Date().toISOString(),
    * });
+   * registry.has("clock_now"); // true
    * ```
    */
   register(tool: Tool, owner = "core"): void {
@@ -127,7 +132,13 @@ export class ToolRegistry {
    *
    * @example
    * ```ts
-   * registry.replaceOwner("device:qq", qqTools);
+   * import type { Tool } from "./tool.ts";
+   *
+   * declare const registry: ToolRegistry;
+   * declare const lampTools: Tool[];
+   *
+   * registry.replaceOwner("plugin:lamp", lampTools); // the plugin's tools after a reload
+   * registry.replaceOwner("plugin:lamp", []); // the plugin was removed: its tools go too
    * ```
    */
   replaceOwner(owner: string, tools: readonly Tool[]): void {
@@ -149,9 +160,14 @@ export class ToolRegistry {
    *
    * @example
    * ```ts
+   * import type { ToolContext } from "./tool.ts";
+   *
+   * declare const registry: ToolRegistry;
+   * declare const context: ToolContext;
+   *
    * const tools = registry.view();
-   * const specs = tools.specs(); // … later in the same turn
-   * await tools.call("clock_now", "{}", context);
+   * const specs = tools.specs(); // sent with this turn's first request…
+   * await tools.call("clock_now", "{}", context); // …and called later in the same turn, even after a reload
    * ```
    */
   view(): Pick<ToolRegistry, "specs" | "call"> {
@@ -178,7 +194,14 @@ export class ToolRegistry {
    *
    * @example
    * ```ts
-   * await registry.call("clock_now", "{}", context); // { ok: true, content: "2026-11-30T…" }
+   * import type { ToolContext } from "./tool.ts";
+   *
+   * declare const registry: ToolRegistry;
+   * declare const context: ToolContext;
+   *
+   * await registry.call("clock_now", "{}", context); // { ok: true, content: "2026-11-30T09:00:00.000Z" }
+   * await registry.call("clock_now", "{", context);
+   * // { ok: false, content: 'Error: arguments of tool "clock_now" are not valid JSON (…): {' }
    * ```
    */
   call(name: string, rawArguments: string, context: ToolContext): Promise<ToolOutcome> {

@@ -31,7 +31,13 @@ export interface OverlayCandidate {
  *
  * @example
  * ```ts
- * overlayOf("/opt/homed/knowledge", mounts); // { mountPoint: "/opt/homed", … }
+ * const mount: OverlayMount = {
+ *   mountPoint: "/opt/homed",
+ *   upper: "/var/lib/homed-overlay/upper",
+ *   lowers: ["/opt/homed.ro"],
+ * };
+ * overlayOf("/opt/homed/knowledge", [mount]); // mount
+ * overlayOf("/srv/elsewhere", [mount]); // undefined
  * ```
  */
 export function overlayOf(path: string, mounts: OverlayMount[]): OverlayMount | undefined {
@@ -71,6 +77,11 @@ async function filesUnder(dir: string, prefix: string): Promise<string[]> {
  *
  * @example
  * ```ts
+ * const mount: OverlayMount = {
+ *   mountPoint: "/opt/homed",
+ *   upper: "/var/lib/homed-overlay/upper",
+ *   lowers: ["/opt/homed.ro"],
+ * };
  * await overlayCandidates("/opt/homed/knowledge", mount); // [{ path: "tea/content.md", hint: "upper" }, …]
  * ```
  */
@@ -133,7 +144,13 @@ export async function overlayCandidates(merged: string, mount: OverlayMount): Pr
  *
  * @example
  * ```ts
+ * const mount: OverlayMount = {
+ *   mountPoint: "/opt/homed",
+ *   upper: "/var/lib/homed-overlay/upper",
+ *   lowers: ["/opt/homed.ro"],
+ * };
  * await lowerBytes("/opt/homed/knowledge", mount, "tea/content.md");
+ * // { data, mode } of /opt/homed.ro/knowledge/tea/content.md; undefined when no lower layer has it
  * ```
  */
 export async function lowerBytes(

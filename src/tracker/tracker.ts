@@ -113,7 +113,15 @@ async function walkFiles(dir: string, prefix = ""): Promise<string[]> {
  *
  * @example
  * ```ts
- * const tracker = new Tracker({ roots, stateDir: "/var/lib/homed/tracker", mounts: [], now: Date.now });
+ * const tracker = new Tracker({
+ *   roots: [
+ *     { name: "knowledge", path: "/opt/homed/knowledge", kind: "dir" },
+ *     { name: "config/homed.yaml", path: "/etc/homed/homed.yaml", kind: "file" },
+ *   ],
+ *   stateDir: "/var/lib/homed/tracker",
+ *   mounts: [],
+ *   now: Date.now,
+ * });
  * (await tracker.status()).changes; // [{ path: "knowledge/tea/content.md", change: "added", … }]
  * ```
  */
@@ -235,6 +243,7 @@ export class Tracker {
    *
    * @example
    * ```ts
+   * declare const tracker: Tracker;
    * const { changes, committed } = await tracker.status();
    * ```
    */
@@ -264,6 +273,7 @@ export class Tracker {
    *
    * @example
    * ```ts
+   * declare const tracker: Tracker;
    * console.log(await tracker.diff(["knowledge/tea"]));
    * ```
    */
@@ -300,6 +310,7 @@ export class Tracker {
    *
    * @example
    * ```ts
+   * declare const tracker: Tracker;
    * await tracker.commit(); // 3
    * ```
    */
@@ -345,6 +356,7 @@ export class Tracker {
    *
    * @example
    * ```ts
+   * declare const tracker: Tracker;
    * await tracker.revert(["knowledge/wrong-fact"]); // { reverted: 1, movedTo: "/var/lib/homed/tracker/reverted-…" }
    * ```
    */

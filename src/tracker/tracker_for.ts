@@ -15,6 +15,9 @@ import { Tracker } from "./tracker.ts";
  *
  * @example
  * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
  * const changes = (await trackerFor(loaded, Date.now).status()).changes;
  * ```
  */

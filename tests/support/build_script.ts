@@ -11,7 +11,11 @@ import { REPO } from "./homed_process.ts";
  *
  * @example
  * ```ts
- * await deno([...buildScriptArgs(out), "bundle", "--out", out]);
+ * import { deno } from "./homed_process.ts";
+ *
+ * const out = await Deno.makeTempDir({ prefix: "homed-build-" });
+ * const built = await deno([...buildScriptArgs(out), "bundle", "--out", out]);
+ * built.code; // 0
  * ```
  */
 export function buildScriptArgs(out: string): string[] {

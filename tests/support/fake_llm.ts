@@ -175,7 +175,7 @@ export class FakeLlm {
    *
    * @example
    * ```ts
-   * await using fake = FakeLlm.start({ personaPrefix: persona, thinking: false });
+   * await using fake = FakeLlm.start({ personaPrefix: "You are homed", thinking: false });
    * fake.enqueue({ reply: "Hello" });
    * ```
    */

@@ -8,8 +8,11 @@ import { OpenAIProvider } from "../../src/agent/provider/openai_provider.ts";
  *
  * @example
  * ```ts
+ * import { FakeLlm } from "./fake_llm.ts";
+ * import { FakeClock } from "./fake_clock.ts";
+ *
  * const fake = FakeLlm.start({ apiKey: "sk-test-0123456789" });
- * const provider = fakeLlmProvider({ baseUrl: fake.baseUrl, apiKey: "sk-test-0123456789", clock });
+ * const provider = fakeLlmProvider({ baseUrl: fake.baseUrl, apiKey: "sk-test-0123456789", clock: new FakeClock() });
  * ```
  */
 export function fakeLlmProvider(options: { baseUrl: string; apiKey: string; clock: Clock }): OpenAIProvider {

@@ -45,7 +45,9 @@ export const PASSED_TO_CHILDREN = [
  *
  * @example
  * ```ts
- * new Deno.Command(Deno.execPath(), { args: ["--version"], env: childEnv({ HOMED_CONFIG: "/tmp/h.yaml" }), clearEnv: true });
+ * const env = childEnv({ HOMED_CONFIG: "/tmp/h.yaml" });
+ * // the kept variables this process has, then NO_COLOR: "1", HOMED_CONFIG: "/tmp/h.yaml"
+ * await new Deno.Command(Deno.execPath(), { args: ["--version"], env, clearEnv: true }).output();
  * ```
  */
 export function childEnv(env: Record<string, string> = {}): Record<string, string> {
@@ -115,6 +117,8 @@ export async function healthy(url: string): Promise<boolean> {
  *
  * @example
  * ```ts
+ * const ws = await workspace({ llm: { base_url: "http://127.0.0.1:9/v1", api_key: "sk-test-0123456789" } });
+ * const flags = await taskFlags("supervise", ws.env);
  * const child = spawnDeno(["run", ...flags, "src/main.ts", "supervise"], { env: ws.env });
  * ```
  */
@@ -144,7 +148,11 @@ export interface Workspace {
  *
  * @example
  * ```ts
- * const ws = await workspace({ llm: { base_url: fake.baseUrl, api_key: "sk-test" } });
+ * import { FakeLlm } from "./fake_llm.ts";
+ *
+ * const fake = FakeLlm.start();
+ * const ws = await workspace({ llm: { base_url: fake.baseUrl, api_key: "sk-test-0123456789" } });
+ * ws.env; // { HOMED_CONFIG: `${ws.dir}/homed.yaml` }
  * ```
  */
 export async function workspace(
@@ -177,8 +185,15 @@ export interface HomedProcess {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
+ *
+ * const ws = await workspace({ llm: { base_url: "http://127.0.0.1:9/v1", api_key: "sk-test-0123456789" } });
  * const homed = await startHomed(ws);
- * try { … } finally { assert.equal(await homed.stop(), 0); }
+ * try {
+ *   assert.ok(await healthy(homed.url));
+ * } finally {
+ *   assert.equal(await homed.stop(), 0, homed.stderr());
+ * }
  * ```
  */
 export async function startHomed(ws: Workspace): Promise<HomedProcess> {
@@ -237,6 +252,8 @@ export async function startHomed(ws: Workspace): Promise<HomedProcess> {
  *
  * @example
  * ```ts
+ * declare const homed: HomedProcess;
+ *
  * const { status, body } = await postJson(`${homed.url}/api/chat`, { text: "hi" });
  * ```
  */

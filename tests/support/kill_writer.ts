@@ -7,7 +7,9 @@ import assert from "node:assert/strict";
  *
  * @example
  * ```ts
- * const lastAcked = await runAndKill(WRITER, dir, 0, 7);
+ * const WRITER = new URL("./memory_writer.ts", import.meta.url).pathname;
+ * const dir = await Deno.makeTempDir({ prefix: "homed-crash-" });
+ * const lastAcked = await runAndKill(WRITER, dir, 0, 7); // 6: it acknowledged 0 to 6, then died
  * ```
  */
 export async function runAndKill(writer: string, dir: string, start: number, killAfter: number): Promise<number> {

@@ -15,7 +15,8 @@ async function ln(args: string[]): Promise<void> {
  *
  * @example
  * ```ts
- * await symlink("/etc/passwd", `${dir}/leak/content.md`);
+ * const dir = await Deno.makeTempDir({ prefix: "homed-links-" });
+ * await symlink("/etc/passwd", `${dir}/content.md`);
  * ```
  */
 export function symlink(target: string, path: string): Promise<void> {

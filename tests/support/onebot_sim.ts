@@ -38,7 +38,13 @@ export type Answer = { data: unknown } | { failed: { retcode: number; wording?: 
  *
  * @example
  * ```ts
- * handshakeHeaders("gocq", "10001000", "secret-token-123456"); // { "X-Self-ID": …, Authorization: "Token …", … }
+ * handshakeHeaders("gocq", "10001000", "secret-token-123456");
+ * // {
+ * //   "X-Self-ID": "10001000",
+ * //   "X-Client-Role": "Universal",
+ * //   "User-Agent": "CQHttp/4.15.0",
+ * //   Authorization: "Token secret-token-123456",
+ * // }
  * ```
  */
 export function handshakeHeaders(flavour: Flavour, selfId: string | undefined, token: string, role?: string) {
@@ -86,7 +92,10 @@ export class OneBotSim {
    *
    * @example
    * ```ts
-   * const sim = await OneBotSim.connect(`ws://127.0.0.1:${port}/onebot/v11/ws`, { flavour: "napcat" });
+   * import type { HomedProcess } from "./homed_process.ts";
+   *
+   * declare const homed: HomedProcess;
+   * const sim = await OneBotSim.connect(`ws://127.0.0.1:${homed.workspace.port}/onebot/v11/ws`, { flavour: "napcat" });
    * ```
    */
   static async connect(url: string, options: SimOptions = {}): Promise<OneBotSim> {
@@ -219,7 +228,12 @@ export class OneBotSim {
  *
  * @example
  * ```ts
- * (await handshakeStatus(url, handshakeHeaders("gocq", "1", "wrong"))).status; // 403
+ * import type { HomedProcess } from "./homed_process.ts";
+ *
+ * declare const homed: HomedProcess; // its config sets onebot.access_token
+ * const url = `${homed.url.replace("http", "ws")}/onebot/v11/ws`;
+ * await handshakeStatus(url, handshakeHeaders("gocq", "10001000", "wrong-token-000000000"));
+ * // { status: 403, message: "The OneBot access token is not onebot.access_token" }
  * ```
  */
 export async function handshakeStatus(

@@ -13,7 +13,10 @@ import { PluginService, type PluginServiceOptions } from "../../src/plugin/plugi
  *
  * @example
  * ```ts
- * const plugins = testPlugins(root, { tools });
+ * import { ToolRegistry } from "../../src/tools/registry.ts";
+ *
+ * const root = await Deno.makeTempDir({ prefix: "homed-plugins-" });
+ * const plugins = testPlugins(root, { tools: new ToolRegistry() });
  * await plugins.start();
  * ```
  */

@@ -11,8 +11,21 @@ import assert from "node:assert/strict";
  *
  * @example
  * ```ts
- * const error = await rejection(provider.chat(request), ProviderError);
- * assert.equal(error.code, "timeout");
+ * import assert from "node:assert/strict";
+ * import { ProviderError } from "../../src/agent/provider/provider_error.ts";
+ * import { FakeClock } from "./fake_clock.ts";
+ * import { FakeLlm } from "./fake_llm.ts";
+ * import { fakeLlmProvider } from "./fake_llm_provider.ts";
+ *
+ * await using fake = FakeLlm.start();
+ * fake.enqueue({ status: 401 });
+ * const provider = fakeLlmProvider({ baseUrl: fake.baseUrl, apiKey: "sk-test-0123456789", clock: new FakeClock() });
+ *
+ * const error = await rejection(
+ *   provider.chat({ messages: [{ role: "system", content: "persona" }, { role: "user", content: "hi" }] }),
+ *   ProviderError,
+ * );
+ * assert.equal(error.code, "auth");
  * ```
  */
 export async function rejection<T extends Error>(

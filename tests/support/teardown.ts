@@ -10,7 +10,13 @@
  *
  * @example
  * ```ts
- * await teardown(async () => assert.equal(await homed.stop(), 0), () => fake.close());
+ * import assert from "node:assert/strict";
+ * import { FakeLlm } from "./fake_llm.ts";
+ * import { startHomed, workspace } from "./homed_process.ts";
+ *
+ * const fake = FakeLlm.start();
+ * const homed = await startHomed(await workspace({ llm: { base_url: fake.baseUrl, api_key: "sk-test-0123456789" } }));
+ * await teardown(async () => assert.equal(await homed.stop(), 0, homed.stderr()), () => fake.close());
  * ```
  */
 export async function teardown(...steps: Array<() => unknown>): Promise<void> {

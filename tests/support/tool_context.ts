@@ -12,8 +12,19 @@ import type { ToolContext } from "../../src/tools/tool.ts";
  *
  * @example
  * ```ts
- * const context = testToolContext();
- * await registry.call("knowledge_list", "{}", context);
+ * import { ToolRegistry } from "../../src/tools/registry.ts";
+ *
+ * const registry = new ToolRegistry();
+ * registry.register({
+ *   name: "reply_to",
+ *   description: "Sends the reply to another channel",
+ *   parameters: { type: "object", properties: { channel: { type: "string" } }, required: ["channel"] },
+ *   allow: "owner",
+ *   execute: (args, context) => context.setReplyChannel(String(args.channel)),
+ * });
+ * const context = testToolContext("qq:private:10001");
+ * await registry.call("reply_to", '{"channel":"http"}', context);
+ * context.switched; // ["http"]
  * ```
  */
 export function testToolContext(source = "http", trust: Trust = "owner"): ToolContext & { switched: string[] } {

@@ -9,7 +9,12 @@
  *
  * @example
  * ```ts
- * await waitFor(() => fake.requests.length > 0, "the first LLM request");
+ * import { FakeLlm } from "./fake_llm.ts";
+ *
+ * await using fake = FakeLlm.start();
+ * fake.enqueue({ reply: "Hello" });
+ * // … the code under test calls fake.baseUrl …
+ * await waitFor(() => fake.requests.length > 0, "the first LLM request", { limitMs: 5_000 });
  * ```
  */
 export async function waitFor(

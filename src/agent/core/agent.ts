@@ -86,8 +86,28 @@ export class Agent implements Service {
   /**
    * @example
    * ```ts
-   * const agent = new Agent({ io, provider, tools, persona, clock: systemClock, logger: log("agent"),
-   *   maxToolRounds: 10, context: new ContextWindow({ maxEntries: 30, maxTokens: 48_000 }), keepReasoning: false });
+   * import { systemClock } from "../../clock.ts";
+   * import type { IOManager } from "../../io/io_manager.ts";
+   * import { log } from "../../log/logging.ts";
+   * import { ToolRegistry } from "../../tools/registry.ts";
+   * import { loadPersona } from "../personal.ts";
+   * import type { Provider } from "../provider/provider.ts";
+   * import { ContextWindow } from "./context.ts";
+   *
+   * declare const io: IOManager;
+   * declare const provider: Provider;
+   *
+   * const agent = new Agent({
+   *   io,
+   *   provider,
+   *   tools: new ToolRegistry({ clock: systemClock }),
+   *   persona: await loadPersona({ path: "personal.md", explicit: false }),
+   *   clock: systemClock,
+   *   logger: log("agent"),
+   *   maxToolRounds: 10,
+   *   context: new ContextWindow({ maxEntries: 30, maxTokens: 48_000 }),
+   *   keepReasoning: false,
+   * });
    * await agent.start();
    * ```
    */
@@ -117,6 +137,8 @@ export class Agent implements Service {
    *
    * @example
    * ```ts
+   * declare const agent: Agent;
+   *
    * await agent.stop();
    * ```
    */

@@ -53,7 +53,12 @@ export class ContextWindow {
   /**
    * @example
    * ```ts
-   * const context = new ContextWindow({ maxEntries: 30, maxTokens: 48_000, onEvict: (gone) => archive(gone) });
+   * const archived: ContextEntry[] = [];
+   * const context = new ContextWindow({
+   *   maxEntries: 30,
+   *   maxTokens: 48_000,
+   *   onEvict: (gone) => archived.push(...gone),
+   * });
    * ```
    */
   constructor(options: ContextOptions) {
@@ -106,11 +111,15 @@ export class ContextWindow {
 
   /**
    * Appends one finished exchange (a user message and everything answering it) from the input `origin`; if a bound
-   * is passed, moves the oldest exchanges out, down to two thirds of the bounds.
+   * is passed, moves exchanges out — the least similar to this exchange's user message first (see
+   * {@link ContextWindow.shrinkTo}) — down to two thirds of the bounds.
    *
    * @example
    * ```ts
+   * const context = new ContextWindow({ maxEntries: 30 });
+   * const origin = { eventId: crypto.randomUUID(), time: Date.now(), source: "http", sender: "owner" };
    * context.appendTurn([{ role: "user", content: "hi" }, { role: "assistant", content: "Hello" }], origin);
+   * context.size; // 2
    * ```
    */
   appendTurn(messages: readonly ChatMessage[], origin: EntryOrigin): void {
@@ -131,7 +140,9 @@ export class ContextWindow {
    *
    * @example
    * ```ts
-   * context.shrinkTo(20, 30_000, "is the living room lamp still on?");
+   * declare const context: ContextWindow;
+   *
+   * context.shrinkTo(20, 30_000, "is the living room lamp still on?"); // entries moved out, 0 when within the bounds
    * ```
    */
   shrinkTo(entries: number, tokens: number, current?: string): number {

@@ -26,6 +26,7 @@ export class EventLog {
    * @example
    * ```ts
    * const events = new EventLog(50);
+   * events.recent(5); // []: nothing recorded yet
    * ```
    */
   constructor(limit = 50) {

@@ -41,7 +41,8 @@ export const REFERENCE_CLOSE = "[end of homed reference]";
  * @example
  * ```ts
  * withReference([{ title: "Now", body: "2026-11-30T09:00:00Z" }], "[via http, from alice, trust owner] hi");
- * // "[homed reference …]\n### Now\n> 2026-11-30T09:00:00Z\n[end of homed reference]\n\n[via http, …] hi"
+ * // "[homed reference for this message — …]\n### Now\n> 2026-11-30T09:00:00Z\n[end of homed reference]\n\n" +
+ * // "[via http, from alice, trust owner] hi"
  * ```
  */
 export function withReference(sections: readonly PromptSection[], message: string): string {

@@ -70,7 +70,10 @@ export function messagesTokens(messages: readonly ChatMessage[]): number {
  *
  * @example
  * ```ts
- * cutToTokens("x".repeat(40_000), 1_000); // "xxxx…\n[… homed cut this result: 36,0… characters …]"
+ * cutToTokens("x".repeat(40_000), 1_000);
+ * // the first 3,840 "x", then "\n[… homed cut this result: it had 40,000 characters (≈10,000 tokens); only the
+ * // first 3,840 are shown …]"
+ * cutToTokens("short", 1_000); // "short"
  * ```
  */
 export function cutToTokens(text: string, maxTokens: number): string {

@@ -18,8 +18,18 @@ export class TurnDeadline {
   /**
    * @example
    * ```ts
-   * const deadline = new TurnDeadline(clock, 90_000);
-   * const answer = await deadline.run((signal) => provider.chat(request, { signal }), turnSignal);
+   * import { systemClock } from "../../clock.ts";
+   * import type { Provider } from "../provider/provider.ts";
+   *
+   * declare const provider: Provider;
+   *
+   * const turn = new AbortController();
+   * const deadline = new TurnDeadline(systemClock, 90_000);
+   * const answer = await deadline.run(
+   *   (signal) => provider.chat({ messages: [{ role: "user", content: "hi" }] }, { signal }),
+   *   turn.signal,
+   * );
+   * deadline.expired; // false: the answer came within 90 s
    * ```
    */
   constructor(clock: Clock, limitMs: number) {

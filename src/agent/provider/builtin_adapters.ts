@@ -20,8 +20,9 @@ export const BUILTIN_ADAPTERS: Readonly<Record<string, string>> = { anthropic, o
  *
  * @example
  * ```ts
- * builtinAdapter("builtin:ollama"); // "-- Ollama's native /api/chat …"
+ * builtinAdapter("builtin:ollama"); // "-- Ollama's native chat API (POST {base_url}/api/chat) for homed's …"
  * builtinAdapter("/etc/homed/adapters/my.lua"); // undefined
+ * builtinAdapter("builtin:gemini"); // RangeError: …; allowed: a file path or "builtin:anthropic", "builtin:ollama"
  * ```
  */
 export function builtinAdapter(adapter: string): string | undefined {

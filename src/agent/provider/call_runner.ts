@@ -37,8 +37,13 @@ export class IdleTimeout {
   /**
    * @example
    * ```ts
-   * const idle = new IdleTimeout(30_000, clock);
-   * // … on every chunk: idle.touch(); at the end: idle.clear();
+   * import { systemClock } from "../../clock.ts";
+   *
+   * const idle = new IdleTimeout(30_000, systemClock);
+   * const response = await fetch("https://api.deepseek.com/v1/models", { signal: idle.controller.signal });
+   * idle.touch(); // on every streamed piece
+   * idle.clear(); // when the answer is complete
+   * idle.fired; // false
    * ```
    */
   constructor(private readonly ms: number, private readonly clock: Clock) {
@@ -91,8 +96,25 @@ export class CallRunner {
   /**
    * @example
    * ```ts
-   * const runner = new CallRunner({ host: "api.deepseek.com", timeoutMs: 30_000, maxRetries: 2, clock, random, logger });
-   * const response = await runner.run(options, (attempt) => postAndParse(attempt.signal));
+   * import { systemClock } from "../../clock.ts";
+   * import { log } from "../../log/logging.ts";
+   *
+   * const runner = new CallRunner({
+   *   host: "api.deepseek.com",
+   *   timeoutMs: 30_000,
+   *   maxRetries: 2,
+   *   clock: systemClock,
+   *   random: Math.random,
+   *   logger: log("llm"),
+   * });
+   * const url = "https://api.deepseek.com/v1/chat/completions";
+   * const headers = { authorization: `Bearer ${Deno.env.get("DEEPSEEK_API_KEY")}` };
+   * const body = JSON.stringify({ model: "deepseek-v4-flash", messages: [{ role: "user", content: "hi" }] });
+   * const response = await runner.run({}, async (attempt) => {
+   *   const reply = await postJson(runner, url, headers, body, attempt.signal);
+   *   const { choices: [choice] } = await reply.json();
+   *   return { content: choice.message.content, toolCalls: [], finishReason: choice.finish_reason };
+   * });
    * ```
    */
   constructor(options: CallRunnerOptions) {
@@ -271,7 +293,16 @@ export class CallRunner {
  *
  * @example
  * ```ts
- * const response = await postJson(runner, url, { authorization: `Bearer ${key}` }, body, attempt.signal);
+ * declare const runner: CallRunner;
+ * declare const attempt: Attempt;
+ *
+ * const response = await postJson(
+ *   runner,
+ *   "https://api.deepseek.com/v1/chat/completions",
+ *   { authorization: `Bearer ${Deno.env.get("DEEPSEEK_API_KEY")}` },
+ *   JSON.stringify({ model: "deepseek-v4-flash", messages: [{ role: "user", content: "hi" }] }),
+ *   attempt.signal,
+ * );
  * ```
  */
 export async function postJson(

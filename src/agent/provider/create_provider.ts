@@ -27,7 +27,19 @@ export interface ProviderContext {
  *
  * @example
  * ```ts
- * const provider = await createProvider(config, { clock, random: Math.random, logger: log("llm"), missingKeyHint });
+ * import { systemClock } from "../../clock.ts";
+ * import { loadConfig } from "../../config/load.ts";
+ * import { log } from "../../log/logging.ts";
+ *
+ * const { config } = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
+ * const provider = await createProvider(config, {
+ *   clock: systemClock,
+ *   random: Math.random,
+ *   logger: log("llm"),
+ *   missingKeyHint: "No LLM API key is set: set llm.api_key, then restart homed",
+ * });
+ * provider.model; // "deepseek-v4-flash" with the defaults
+ * provider.close?.();
  * ```
  */
 export async function createProvider(config: Config, context: ProviderContext): Promise<Provider & { close?(): void }> {

@@ -106,7 +106,24 @@ export class LuaProvider implements Provider {
    *
    * @example
    * ```ts
-   * const provider = await LuaProvider.open({ adapter: "config/adapters/ollama.lua", model: "qwen3:8b", … });
+   * import { systemClock } from "../../clock.ts";
+   * import { log } from "../../log/logging.ts";
+   *
+   * const provider = await LuaProvider.open({
+   *   adapter: "config/adapters/ollama.lua",
+   *   model: "qwen3:8b",
+   *   baseUrl: "http://127.0.0.1:11434",
+   *   apiKey: "",
+   *   temperature: 0.7,
+   *   maxTokens: 4096,
+   *   timeoutMs: 30_000,
+   *   maxRetries: 2,
+   *   limits: { timeMs: 1_000, memoryBytes: 16_777_216 },
+   *   clock: systemClock,
+   *   random: Math.random,
+   *   logger: log("llm"),
+   * });
+   * provider.streams; // true: ollama.lua sets stream_format = "ndjson"
    * ```
    */
   static async open(options: LuaProviderOptions): Promise<LuaProvider> {

@@ -64,8 +64,25 @@ export class OpenAIProvider implements Provider {
   /**
    * @example
    * ```ts
-   * const provider = new OpenAIProvider({ model: "deepseek-v4-flash", baseUrl: "https://api.deepseek.com/v1", … });
+   * import { systemClock } from "../../clock.ts";
+   * import { log } from "../../log/logging.ts";
+   *
+   * const provider = new OpenAIProvider({
+   *   model: "deepseek-v4-flash",
+   *   baseUrl: "https://api.deepseek.com/v1",
+   *   apiKey: Deno.env.get("DEEPSEEK_API_KEY") ?? "",
+   *   temperature: 0.7,
+   *   maxTokens: 4096,
+   *   thinking: false,
+   *   timeoutMs: 30_000,
+   *   maxRetries: 2,
+   *   clock: systemClock,
+   *   random: Math.random,
+   *   logger: log("llm"),
+   *   missingKeyHint: "No LLM API key is set: set the DEEPSEEK_API_KEY environment variable",
+   * });
    * const answer = await provider.chat({ messages: [{ role: "user", content: "hi" }] });
+   * answer.content; // "Hello! How can I help you today?"
    * ```
    */
   constructor(options: OpenAIProviderOptions) {

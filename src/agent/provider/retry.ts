@@ -69,7 +69,13 @@ export function backoffDelay(
  *
  * @example
  * ```ts
- * const response = await withRetry(() => send(body), { maxRetries: 2, clock: systemClock, random: Math.random });
+ * import { systemClock } from "../../clock.ts";
+ * import { ProviderError } from "./provider_error.ts";
+ *
+ * const answer = await withRetry(async (attempt) => {
+ *   if (attempt === 0) throw new ProviderError("rate_limited", "Too many requests", { status: 429, retryable: true });
+ *   return "ok";
+ * }, { maxRetries: 2, clock: systemClock, random: Math.random }); // "ok", after one wait of 250–750 ms
  * ```
  */
 export async function withRetry<T>(call: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {

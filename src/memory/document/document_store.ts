@@ -54,7 +54,14 @@ export const DOCUMENT_SCORING: ScoringOptions = { ...DEFAULT_SCORING, slope: 0.5
  *
  * @example
  * ```ts
- * store.search(query, { k, pool: 40, rerank: (hits) => fuseConversations(hits, 0.2, (hit) => String(hit.meta.session)) });
+ * import type { VectorStore } from "../vector/store.ts";
+ *
+ * declare const store: VectorStore;
+ * store.search("when do the bins go out", {
+ *   k: 5,
+ *   pool: 40,
+ *   rerank: (hits) => fuseConversations(hits, SESSION_WEIGHT, (hit) => String(hit.meta.session ?? hit.id)),
+ * });
  * ```
  */
 export function fuseConversations(candidates: Hit[], weight: number, conversationOf: (hit: Hit) => string): void {
@@ -96,7 +103,8 @@ export interface DocumentDraft {
  *
  * @example
  * ```ts
- * summarize([{ speaker: "owner", text: "The bins go out on Tuesday. And glass on Fridays." }]); // "owner: The bins go out on Tuesday."
+ * summarize([{ speaker: "owner", text: "The bins go out on Tuesday. And glass on Fridays." }]);
+ * // "owner: The bins go out on Tuesday."
  * ```
  */
 export function summarize(lines: ReadonlyArray<{ speaker: string; text: string }>, width = 160): string {
@@ -127,7 +135,14 @@ export class DocumentStore {
    *
    * @example
    * ```ts
-   * const documents = DocumentStore.over(openMemoryDb(path), await VectorStore.open(indexDir), clock);
+   * import { join } from "node:path";
+   * import { systemClock } from "../../clock.ts";
+   * import { openMemoryDb } from "../database.ts";
+   * import { VectorStore } from "../vector/store.ts";
+   *
+   * const dir = "/var/lib/homed/memory";
+   * const index = await VectorStore.open(join(dir, "documents-index"), { scoring: DOCUMENT_SCORING });
+   * const documents = DocumentStore.over(openMemoryDb(join(dir, "memory.db")), index, systemClock);
    * ```
    */
   static over(db: DatabaseSync, index: VectorStore, clock: Clock): DocumentStore {
@@ -140,7 +155,7 @@ export class DocumentStore {
    *
    * @example
    * ```ts
-   * const documents = DocumentStore.over(db, index, clock);
+   * declare const documents: DocumentStore;
    * documents.reconcile(); // 0 after a clean stop
    * ```
    */
@@ -182,6 +197,7 @@ export class DocumentStore {
    *
    * @example
    * ```ts
+   * declare const documents: DocumentStore;
    * documents.add({ lines: [{ speaker: "owner", text: "Bins on Tuesday" }], time: Date.now(), provenance: ["e1"] });
    * ```
    */
@@ -290,6 +306,7 @@ export class DocumentStore {
    *
    * @example
    * ```ts
+   * declare const documents: DocumentStore;
    * documents.touch(documents.search("bins", 10, false).slice(0, 3).map((hit) => hit.document));
    * ```
    */

@@ -27,7 +27,15 @@ export class EntityIndex {
    *
    * @example
    * ```ts
+   * import { join } from "node:path";
+   * import { openMemoryDb } from "../database.ts";
+   * import { VectorStore } from "../vector/store.ts";
+   * import { GraphStore } from "./graph_store.ts";
+   *
+   * const dir = "/var/lib/homed/memory";
+   * const graph = new GraphStore(openMemoryDb(join(dir, "memory.db")), { onChange: (ids) => entities.refresh(ids) });
    * const entities = new EntityIndex(graph, await VectorStore.open(join(dir, "graph-index")));
+   * entities.reconcile(); // 0 after a clean stop
    * ```
    */
   constructor(graph: GraphStore, store: VectorStore) {
@@ -40,6 +48,11 @@ export class EntityIndex {
    *
    * @example
    * ```ts
+   * import type { DatabaseSync } from "node:sqlite";
+   * import { GraphStore } from "./graph_store.ts";
+   *
+   * declare const db: DatabaseSync;
+   * declare const entities: EntityIndex;
    * new GraphStore(db, { onChange: (ids) => entities.refresh(ids) });
    * ```
    */
@@ -68,7 +81,10 @@ export class EntityIndex {
    *
    * @example
    * ```ts
-   * entities.search("where is the living room lamp", 5); // [{ fact: { subject: "客厅灯", … }, score: 0.61 }]
+   * declare const entities: EntityIndex;
+   * entities.search("where is the living room lamp", 5);
+   * // [{ fact: { id: 2, subject: "客厅灯", subjectType: "device", predicate: "位于", object: "卧室", provenance: ["e9"],
+   * //   validFrom: 1767657600000, validTo: null }, score: 0.63 }]
    * ```
    */
   search(query: string, k: number): FactHit[] {

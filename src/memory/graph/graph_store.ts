@@ -80,7 +80,13 @@ export class GraphStore {
    *
    * @example
    * ```ts
-   * const graph = new GraphStore(openMemoryDb(path), { onMerge: (m) => logger.info("merged {alias}", m) });
+   * import { log } from "../../log/logging.ts";
+   * import { openMemoryDb } from "../database.ts";
+   *
+   * const logger = log("memory");
+   * const graph = new GraphStore(openMemoryDb("/var/lib/homed/memory/memory.db"), {
+   *   onMerge: (merge) => logger.info("{alias} is another name of {entity}", merge),
+   * });
    * ```
    */
   constructor(db: DatabaseSync, options: GraphStoreOptions = {}) {
@@ -162,7 +168,14 @@ export class GraphStore {
    *
    * @example
    * ```ts
-   * graph.record({ subject: { name: "客厅灯", type: "device" }, predicate: "位于", object: "卧室", time, provenance: ["e9"], single: true });
+   * import { openMemoryDb } from "../database.ts";
+   *
+   * const graph = new GraphStore(openMemoryDb(":memory:"));
+   * const lamp = { name: "客厅灯", type: "device" };
+   * graph.record({ subject: lamp, predicate: "位于", object: "客厅", time: Date.now(), provenance: ["e8"], single: true });
+   * // "added"
+   * graph.record({ subject: lamp, predicate: "位于", object: "卧室", time: Date.now(), provenance: ["e9"], single: true });
+   * // "replaced": the lamp is no longer in the living room
    * ```
    */
   record(draft: FactDraft): FactOutcome {
@@ -248,7 +261,8 @@ export class GraphStore {
    *
    * @example
    * ```ts
-   * graph.entityText(7); // { text: "客厅灯 客厅的灯 device 位于 卧室", lastSeen: … }
+   * declare const graph: GraphStore;
+   * graph.entityText(7); // { text: "客厅灯 客厅的灯 device 位于 卧室", lastSeen: 1767657600000 }
    * ```
    */
   entityText(id: number): EntityText | undefined {
@@ -296,7 +310,8 @@ export class GraphStore {
    *
    * @example
    * ```ts
-   * graph.index(50); // [{ name: "客厅灯", type: "device", mentions: 7 }, …]
+   * declare const graph: GraphStore;
+   * graph.index(50); // [{ name: "客厅灯", type: "device", mentions: 7 }, { name: "Leo", type: "person", mentions: 3 }]
    * ```
    */
   index(limit: number): Array<{ name: string; type: string; mentions: number }> {

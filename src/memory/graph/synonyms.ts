@@ -93,7 +93,9 @@ export class SynonymIndex {
    *
    * @example
    * ```ts
+   * const index = new SynonymIndex();
    * index.add(7, "客厅灯", "device");
+   * index.add(7, "living room lamp", "device");
    * ```
    */
   add(id: number, name: string, type: string): void {
@@ -134,6 +136,8 @@ export class SynonymIndex {
    *
    * @example
    * ```ts
+   * const index = new SynonymIndex();
+   * index.add(7, "客厅灯", "device");
    * index.probe("客厅的灯", "device"); // 7
    * index.probe("卧室灯", "device"); // undefined
    * ```

@@ -82,8 +82,16 @@ export class Distiller {
   /**
    * @example
    * ```ts
-   * const distiller = new Distiller({ provider, persona: persona.text, logger });
-   * const { facts } = await distiller.distill(entries);
+   * import { log } from "../../log/logging.ts";
+   *
+   * // No provider: the rule-based fallback; pass one (the configured LLM) for the real distiller.
+   * const distiller = new Distiller({ persona: "You are Alfred, the household's butler.", logger: log("memory") });
+   * const text = "The spare key is under the blue flowerpot.";
+   * const { facts, via } = await distiller.distill([
+   *   { eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text },
+   * ]);
+   * // via: "rules"; facts: [{ subject: { name: "spare key", type: "thing" }, predicate: "location",
+   * //   object: "under blue flowerpot", single: true, provenance: ["e1"] }]
    * ```
    */
   constructor(options: DistillerOptions) {

@@ -84,8 +84,10 @@ const RULES: Rule[] = [
  *
  * @example
  * ```ts
- * ruleFacts([{ eventId: "e1", role: "user", sender: "owner", text: "The spare key is under the blue flowerpot.", … }]);
- * // [{ subject: { name: "spare key", type: "thing" }, predicate: "location", object: "under blue flowerpot", … }]
+ * const text = "The spare key is under the blue flowerpot.";
+ * ruleFacts([{ eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text }]);
+ * // [{ subject: { name: "spare key", type: "thing" }, predicate: "location", object: "under blue flowerpot",
+ * //    single: true, provenance: ["e1"] }]
  * ```
  */
 export function ruleFacts(entries: readonly MemoryEntry[]): ProposedFact[] {

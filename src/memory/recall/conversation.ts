@@ -16,6 +16,12 @@ const CONTEXT_GAP_MS = 30 * 60_000;
  *
  * @example
  * ```ts
+ * import type { MemoryEntry } from "../text/text_memory.ts";
+ *
+ * const said: MemoryEntry[] = [
+ *   { eventId: "e6", time: 0, role: "user", source: "http", sender: "anna", text: "Has anyone seen the passport?" },
+ *   { eventId: "e7", time: 60_000, role: "user", source: "http", sender: "leo", text: "Top drawer." },
+ * ];
  * saidBefore(said, "e7"); // { text: "Has anyone seen the passport?", eventId: "e6" }
  * ```
  */
@@ -40,7 +46,12 @@ export function saidBefore(
  *
  * @example
  * ```ts
- * sessionOf(said, "e7"); // "e5": e5, e6 and e7 were said in the same chat, minutes apart
+ * import type { MemoryEntry } from "../text/text_memory.ts";
+ *
+ * const entry = (eventId: string, minute: number): MemoryEntry =>
+ *   ({ eventId, time: minute * 60_000, role: "user", source: "http", sender: "anna", text: "hello" });
+ * const said = [entry("e4", 0), entry("e5", 120), entry("e6", 122), entry("e7", 125)];
+ * sessionOf(said, "e7"); // "e5": e5, e6 and e7 were said in the same chat, minutes apart; e4 two hours before
  * ```
  */
 export function sessionOf(said: readonly MemoryEntry[], eventId: string | undefined): string | undefined {

@@ -49,7 +49,12 @@ export class TextMemory {
    *
    * @example
    * ```ts
-   * const journal = await TextMemory.open(join(dataDir, "memory", "candidates.jsonl"), logger);
+   * import { join } from "node:path";
+   * import { log } from "../../log/logging.ts";
+   *
+   * const dataDir = "/var/lib/homed"; // daemon.data_dir
+   * const journal = await TextMemory.open(join(dataDir, "memory", "candidates.jsonl"), log("memory"));
+   * journal.count; // entries written so far
    * ```
    */
   static async open(path: string, logger: Logger): Promise<TextMemory> {
@@ -99,6 +104,7 @@ export class TextMemory {
    *
    * @example
    * ```ts
+   * declare const journal: TextMemory;
    * await journal.append({ eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text: "hi" });
    * ```
    */

@@ -276,6 +276,9 @@ export class InvertedIndex {
    *
    * @example
    * ```ts
+   * import { termFrequencies } from "./tokenizer.ts";
+   *
+   * const index = new InvertedIndex();
    * index.put("note-1", termFrequencies("客厅的灯"), { time: Date.now() });
    * ```
    */
@@ -352,7 +355,10 @@ export class InvertedIndex {
    *
    * @example
    * ```ts
+   * const index = new InvertedIndex();
+   * index.put("a", new Map([["客厅", 1]]), {});
    * const copy = InvertedIndex.fromSnapshot(index.snapshot());
+   * copy.size; // 1
    * ```
    */
   snapshot(): IndexSnapshot {
@@ -389,7 +395,9 @@ export class InvertedIndex {
    *
    * @example
    * ```ts
-   * const index = InvertedIndex.fromSnapshot(decodeSnapshot(await Deno.readFile(path)));
+   * import { decodeSnapshot } from "./snapshot.ts";
+   *
+   * const index = InvertedIndex.fromSnapshot(decodeSnapshot(await Deno.readFile("index.bin")));
    * ```
    */
   static fromSnapshot(snapshot: IndexSnapshot, scoring: ScoringOptions = DEFAULT_SCORING): InvertedIndex {
@@ -458,6 +466,7 @@ export class InvertedIndex {
    *
    * @example
    * ```ts
+   * declare const index: InvertedIndex;
    * await index.compactInSlices(() => new Promise((resolve) => setTimeout(resolve, 0)));
    * ```
    */
@@ -535,7 +544,11 @@ export class InvertedIndex {
    *
    * @example
    * ```ts
-   * index.search(termFrequencies("客厅灯几点关"), { k: 5 });
+   * import { termFrequencies } from "./tokenizer.ts";
+   *
+   * const index = new InvertedIndex();
+   * index.put("note-1", termFrequencies("客厅的灯"), { time: 1 });
+   * index.search(termFrequencies("客厅灯几点关"), { k: 5 }); // [{ id: "note-1", score: 0.71, meta: { time: 1 } }]
    * ```
    */
   search(query: ReadonlyMap<string, number>, options: SearchOptions = {}): Hit[] {

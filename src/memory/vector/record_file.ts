@@ -17,7 +17,9 @@ export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
  *
  * @example
  * ```ts
+ * const file = await Deno.open("records.log", { create: true, append: true });
  * file.writeSync(frame({ op: "del", id: "a" }));
+ * file.close();
  * ```
  */
 export function frame(payload: unknown): Uint8Array {
@@ -35,7 +37,9 @@ export function frame(payload: unknown): Uint8Array {
  *
  * @example
  * ```ts
+ * const file = await Deno.open("records.log", { create: true, append: true });
  * file.writeSync(frameAll([{ op: "del", id: "a" }, { op: "del", id: "b" }]));
+ * file.close();
  * ```
  */
 export function frameAll(payloads: readonly unknown[]): Uint8Array {
@@ -65,7 +69,8 @@ export interface ReadResult {
  *
  * @example
  * ```ts
- * const { records, problem } = readRecords(await Deno.readFile(path));
+ * const { records, problem } = readRecords(await Deno.readFile("records.log"));
+ * // records: the payloads, in order; problem: undefined, or where a torn or corrupt record starts
  * ```
  */
 export function readRecords(bytes: Uint8Array): ReadResult {

@@ -13,7 +13,7 @@ import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
  *
  * @example
  * ```ts
- * similarities(["客厅的灯坏了", "今晚吃饺子"], "客厅灯还亮着吗"); // [0.4…, 0]
+ * similarities(["客厅的灯坏了", "今晚吃饺子"], "客厅灯还亮着吗"); // ≈ [0.35, 0]
  * ```
  */
 export function similarities(texts: readonly string[], query: string): number[] {

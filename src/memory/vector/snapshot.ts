@@ -85,7 +85,11 @@ function* encodeSteps(snapshot: IndexSnapshot): Generator<void, Uint8Array> {
  *
  * @example
  * ```ts
- * await Deno.writeFile(path, encodeSnapshot(index.snapshot()));
+ * import { InvertedIndex } from "./inverted_index.ts";
+ *
+ * const index = new InvertedIndex();
+ * index.put("a", new Map([["客厅", 1]]), {});
+ * await Deno.writeFile("index.bin", encodeSnapshot(index.snapshot()));
  * ```
  */
 export function encodeSnapshot(snapshot: IndexSnapshot): Uint8Array {
@@ -102,6 +106,9 @@ export function encodeSnapshot(snapshot: IndexSnapshot): Uint8Array {
  *
  * @example
  * ```ts
+ * import type { InvertedIndex } from "./inverted_index.ts";
+ *
+ * declare const index: InvertedIndex;
  * const bytes = await encodeSnapshotInSlices(index.snapshot(), () => new Promise((r) => setTimeout(r, 0)));
  * ```
  */
@@ -140,7 +147,8 @@ export class SnapshotError extends Error {
  *
  * @example
  * ```ts
- * const snapshot = decodeSnapshot(await Deno.readFile(path));
+ * const snapshot = decodeSnapshot(await Deno.readFile("index.bin"));
+ * snapshot.ids; // ["a"]
  * ```
  */
 export function decodeSnapshot(bytes: Uint8Array): IndexSnapshot {

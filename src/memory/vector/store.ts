@@ -111,9 +111,12 @@ export class VectorStore {
    *
    * @example
    * ```ts
+   * import { join } from "node:path";
+   *
+   * const dataDir = "/var/lib/homed"; // daemon.data_dir
    * const store = await VectorStore.open(join(dataDir, "vector", "knowledge"));
    * store.put("cooking#1", "番茄炒蛋：先炒蛋", { topic: "cooking" });
-   * store.search("怎么做番茄炒蛋", { k: 3 });
+   * store.search("怎么做番茄炒蛋", { k: 3 }); // [{ id: "cooking#1", score: 0.92, meta: { topic: "cooking" } }]
    * ```
    */
   static async open(dir: string, options: VectorStoreOptions = {}): Promise<VectorStore> {
@@ -308,6 +311,7 @@ export class VectorStore {
    *
    * @example
    * ```ts
+   * declare const store: VectorStore;
    * store.put("n1", "客厅的灯每天 22:00 关闭", { time: Date.now() });
    * ```
    */
@@ -350,6 +354,7 @@ export class VectorStore {
    *
    * @example
    * ```ts
+   * declare const store: VectorStore;
    * store.search("living room lamp", { k: 5, filter: { topic: "smart_home" } });
    * ```
    */

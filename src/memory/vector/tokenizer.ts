@@ -142,12 +142,13 @@ function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | un
 }
 
 /**
- * Splits text into index terms (with repeats, in order of appearance).
+ * Splits text into index terms (with repeats, in order of appearance; a run's concept tokens come before its plain
+ * terms). English words are stemmed; Chinese becomes bigrams, split at particles such as 的 and 把.
  *
  * @example
  * ```ts
- * tokenize("把 living room 的灯打开"); // ["living", "room", "灯", "打开"]
- * tokenize("把客厅的灯打开", { lexicon: HOUSEHOLD }); // [..., "~living_room", "客厅", "~light", "灯", "~turn_on", "打开"]
+ * tokenize("把 living room 的灯打开"); // ["liv", "room", "灯打", "打开"]
+ * tokenize("把客厅的灯打开", { lexicon: HOUSEHOLD }); // ["~living_room", "~light", "~turn_on", "客厅", "灯打", "打开"]
  * ```
  */
 export function tokenize(text: string, options: TokenizeOptions = {}): string[] {
