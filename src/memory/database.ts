@@ -91,6 +91,9 @@ export function openMemoryDb(path: string): DatabaseSync {
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
+  // 256 KiB of page cache instead of SQLite's 2 MiB: a turn reads a few rows by id, the OS caches the file anyway,
+  // and the start-up scan of every id would otherwise keep 2 MiB resident (docs/PERFORMANCE.md, start-up).
+  db.exec("PRAGMA cache_size = -256");
   db.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
   const row = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value?: string } | undefined;
   // Databases from before the shared schema key recorded only the documents table.
