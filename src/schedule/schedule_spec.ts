@@ -36,7 +36,41 @@ export type ScheduleTime =
   | { kind: "cron"; cron: string; timezone: string };
 
 /** An ISO-8601 date-time with seconds optional and an explicit offset (`Z` or `±hh:mm`). */
-const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+// Named here rather than by Intl, whose data costs resident memory the daemon does not otherwise pay.
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+
+/**
+ * Why the fields of an ISO time that matched {@link ISO_WITH_OFFSET} name no real moment, or `undefined`. `Date.parse`
+ * rolls impossible dates over (February 30 becomes March 2), so each field is checked against its own range first.
+ */
+function impossibleField(match: RegExpExecArray): string | undefined {
+  const [, year, month, day, hour, minute, second = "00", offsetHour = "00", offsetMinute = "00"] = match.map(Number);
+  if (month! < 1 || month! > 12) return `the month is ${month}; allowed: 01 to 12`;
+  const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  if (day! < 1 || day! > days) {
+    return `the day is ${day}; ${MONTHS[month! - 1]} ${year} has ${days} days`;
+  }
+  if (hour! > 23) return `the hour is ${hour}; allowed: 00 to 23`;
+  if (minute! > 59) return `the minute is ${minute}; allowed: 00 to 59`;
+  if (Number(second) > 59) return `the second is ${second}; allowed: 00 to 59`;
+  if (Number(offsetHour) > 14 || Number(offsetMinute) > 59) return `the offset is not a real one (at most ±14:00)`;
+  return undefined;
+}
 
 /**
  * The next run of `cron` in `timezone` strictly after `after` (ms), or `undefined` when there is none. Needs
@@ -102,7 +136,10 @@ export function parseScheduleTime(
   }
   if (hasAt) {
     const at = args.at;
-    if (typeof at !== "string" || !ISO_WITH_OFFSET.test(at) || Number.isNaN(Date.parse(at))) {
+    const match = typeof at === "string" ? ISO_WITH_OFFSET.exec(at) : null;
+    const impossible = match ? impossibleField(match) : undefined;
+    if (impossible) throw new TypeError(`at: got ${JSON.stringify(at)}, which is no real time: ${impossible}`);
+    if (typeof at !== "string" || !match || Number.isNaN(Date.parse(at))) {
       throw new TypeError(
         `at: got ${JSON.stringify(at)}; allowed: an ISO-8601 time with its offset, e.g. 2026-12-01T20:00:00+08:00`,
       );

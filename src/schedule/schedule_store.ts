@@ -164,13 +164,26 @@ export class ScheduleStore {
     return row?.next ?? undefined;
   }
 
-  /** How many are still to fire. */
-  count(): number {
-    return Number(
-      (this.#db.prepare("SELECT COUNT(*) AS n FROM schedules WHERE next_run IS NOT NULL").get() as {
-        n: number;
-      }).n,
-    );
+  /**
+   * How many are still to fire — all, or only those of `creator`, and only those whose next run lies in
+   * `[from, to]` (milliseconds) when a window is given.
+   *
+   * @example
+   * ```ts
+   * const store = ScheduleStore.open(":memory:");
+   * store.count(); // 0
+   * store.count({ creator: "alice", from: Date.parse("2026-12-01T12:00:00Z"), to: Date.parse("2026-12-01T13:00:00Z") });
+   * store.close();
+   * ```
+   */
+  count(filter: { creator?: string; from?: number; to?: number } = {}): number {
+    const where = ["next_run IS NOT NULL"];
+    const values: Array<string | number> = [];
+    if (filter.creator !== undefined) where.push("creator = ?"), values.push(filter.creator);
+    if (filter.from !== undefined) where.push("next_run >= ?"), values.push(filter.from);
+    if (filter.to !== undefined) where.push("next_run <= ?"), values.push(filter.to);
+    const row = this.#db.prepare(`SELECT COUNT(*) AS n FROM schedules WHERE ${where.join(" AND ")}`).get(...values);
+    return Number((row as { n: number }).n);
   }
 
   /** Records a firing at `firedAt` and the next run (null: done). */

@@ -33,7 +33,22 @@ export interface TimerOptions {
   newId?: () => string;
   /** Most schedules active at once (10,000). */
   maxActive?: number;
+  /** What one person other than the owner may hold (see {@link PERSON_LIMITS}). */
+  personLimits?: Partial<PersonLimits>;
 }
+
+/** What one person other than the owner may schedule, so no one member can crowd out the household or the owner. */
+export interface PersonLimits {
+  /** Active schedules of one person at once. */
+  active: number;
+  /** Of one person's schedules, at most this many may be due within an hour of each other. */
+  perHour: number;
+  /** Of `maxActive`, this many are kept for the owner alone: others are refused above `maxActive - ownerReserve`. */
+  ownerReserve: number;
+}
+
+/** The defaults: 200 active per person, 20 due within any hour, 1,000 of the 10,000 kept for the owner. */
+export const PERSON_LIMITS: PersonLimits = { active: 200, perHour: 20, ownerReserve: 1_000 };
 
 /** A firing later than this says so in minutes. */
 export const LATE_AFTER_MS = 60_000;
@@ -186,9 +201,12 @@ export class TimerDevice implements Device {
     const { store, clock } = this.#options;
     const now = clock.now();
     const time = parseScheduleTime(args, { now, timezone: this.#timezone() });
-    const own = context.replyChannel();
+    // Others schedule only for the channel they asked on: the turn's reply channel may have been switched by
+    // output_set_channel, which must not become a way round this rule.
+    const owner = context.trust === "owner";
+    const own = owner ? context.replyChannel() : context.source;
     const channel = typeof args.channel === "string" ? args.channel : own;
-    if (channel !== own && channel !== context.source && context.trust !== "owner") {
+    if (channel !== own && !owner) {
       throw new Error(
         `channel: only the owner may schedule for another channel (${channel}); yours is ${own}`,
       );
@@ -200,6 +218,7 @@ export class TimerDevice implements Device {
       throw new Error(`There are already ${max} active schedules; cancel some first (schedule_list shows them)`);
     }
     const nextRun = time.kind === "at" ? time.at : nextCronRun(time.cron, time.timezone, now)!;
+    if (context.trust !== "owner") this.#checkPersonLimits(context.sender, nextRun, max);
     const schedule: Schedule = {
       id: this.#options.newId?.() ?? `s-${crypto.randomUUID().slice(0, 8)}`,
       text: String(args.text),
@@ -224,6 +243,33 @@ export class TimerDevice implements Device {
     });
     this.#arm();
     return scheduleView(schedule);
+  }
+
+  /** Refuses a schedule of `sender` (not the owner) that would pass one of the {@link PersonLimits}. */
+  #checkPersonLimits(sender: string, nextRun: number, max: number): void {
+    const { store } = this.#options;
+    const limits = { ...PERSON_LIMITS, ...this.#options.personLimits };
+    if (store.count() >= max - limits.ownerReserve) {
+      throw new Error(
+        `There are already ${store.count()} active schedules; the last ${limits.ownerReserve} of ${max} are kept ` +
+          `for the owner`,
+      );
+    }
+    const own = store.count({ creator: sender });
+    if (own >= limits.active) {
+      throw new Error(
+        `${sender} already has ${own} active schedules, the most one person may have (${limits.active}); ` +
+          `cancel some first (schedule_list shows them)`,
+      );
+    }
+    const HOUR = 3_600_000;
+    const near = store.count({ creator: sender, from: nextRun - HOUR, to: nextRun + HOUR });
+    if (near >= limits.perHour) {
+      throw new Error(
+        `${sender} already has ${near} schedules due within an hour of ${new Date(nextRun).toISOString()}; ` +
+          `one person may have at most ${limits.perHour} within an hour of each other`,
+      );
+    }
   }
 
   #cancel(id: string, context: ToolContext): string {

@@ -355,3 +355,95 @@ Deno.test("through the tool registry: a guest may not schedule, a household memb
     await r.close();
   }
 });
+
+Deno.test("one member cannot fill the schedules: per-person count and hour limits, and the owner's reserve", async () => {
+  const r = await rig();
+  try {
+    const alice = context("alice", "household");
+    const inMinutes = (minutes: number) => new Date(START + minutes * 60_000).toISOString();
+    // 20 within an hour of each other are allowed; the 21st in that hour is refused, one two hours later is not.
+    for (let i = 0; i < 20; i++) {
+      await r.timer.execute("schedule_create", { text: `a${i}`, at: inMinutes(60 + i) }, alice);
+    }
+    await assert.rejects(
+      () => r.timer.execute("schedule_create", { text: "flood", at: inMinutes(90) }, alice),
+      new RegExp(
+        `^Error: alice already has 20 schedules due within an hour of ${
+          new Date(START + 90 * 60_000).toISOString().replaceAll(".", "\\.")
+        }; one person may have at most 20 within an hour of each other$`,
+      ),
+    );
+    await r.timer.execute("schedule_create", { text: "later", at: inMinutes(60 + 19 + 61) }, alice);
+    // The owner is not held to a person's limits.
+    await r.timer.execute("schedule_create", { text: "owner's", at: inMinutes(90) }, context());
+    assert.equal(r.store.count({ creator: "alice" }), 21);
+  } finally {
+    await r.close();
+  }
+});
+
+Deno.test("a person's active count is capped, and the last of the global cap is kept for the owner", async () => {
+  const r = await rig({});
+  try {
+    const timer = new TimerDevice({
+      store: r.store,
+      clock: r.clock,
+      timezone: "Asia/Shanghai",
+      checkChannel: () => undefined,
+      logger: getLogger("test"),
+      maxActive: 12,
+      personLimits: { active: 5, perHour: 100, ownerReserve: 3 },
+    });
+    const at = (day: number) => new Date(START + day * 86_400_000).toISOString();
+    for (let day = 1; day <= 5; day++) {
+      await timer.execute("schedule_create", { text: "b", at: at(day) }, context("bob", "household"));
+    }
+    await assert.rejects(
+      () => timer.execute("schedule_create", { text: "b6", at: at(6) }, context("bob", "household")),
+      /^Error: bob already has 5 active schedules, the most one person may have \(5\); cancel some first/,
+    );
+    for (let day = 1; day <= 4; day++) {
+      await timer.execute("schedule_create", { text: "c", at: at(day) }, context("carol", "household"));
+    }
+    // 9 active of 12, 3 kept for the owner: carol's fifth is refused, the owner's three go in.
+    await assert.rejects(
+      () => timer.execute("schedule_create", { text: "c5", at: at(5) }, context("carol", "household")),
+      /^Error: There are already 9 active schedules; the last 3 of 12 are kept for the owner$/,
+    );
+    for (let day = 1; day <= 3; day++) await timer.execute("schedule_create", { text: "o", at: at(day) }, context());
+    assert.equal(r.store.count(), 12);
+  } finally {
+    await r.close();
+  }
+});
+
+Deno.test("a member who switched the reply channel still schedules only for the channel she asked on", async () => {
+  const r = await rig();
+  try {
+    const alice = context("alice", "household", "qq:private:10001");
+    alice.setReplyChannel("qq:group:555");
+    const byDefault = await r.timer.execute(
+      "schedule_create",
+      { text: "x", at: "2026-12-01T20:00:00+08:00" },
+      alice,
+    ) as { channel: string };
+    assert.equal(byDefault.channel, "qq:private:10001", "by default where she asked, not where the reply was switched");
+    await assert.rejects(
+      () =>
+        r.timer.execute(
+          "schedule_create",
+          { text: "x", at: "2026-12-01T20:00:00+08:00", channel: "qq:group:555" },
+          alice,
+        ),
+      /^Error: channel: only the owner may schedule for another channel \(qq:group:555\); yours is qq:private:10001$/,
+    );
+    const made = await r.timer.execute(
+      "schedule_create",
+      { text: "x", at: "2026-12-01T20:00:00+08:00", channel: "qq:private:10001" },
+      alice,
+    ) as { channel: string };
+    assert.equal(made.channel, "qq:private:10001");
+  } finally {
+    await r.close();
+  }
+});
