@@ -292,6 +292,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       tools,
       logger: log("io"),
       sendTimeoutMs: config.io.send_timeout,
+      perSender: config.io.max_waiting_per_sender,
       devices: [http, timer, ...(qq ? [qq] : []), ...(options.devices ?? [])],
     });
     for (const tool of outputTools(io, log("io"))) tools.register(tool);

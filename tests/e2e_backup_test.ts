@@ -9,7 +9,8 @@ import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { deno, postJson, startHomed, workspace } from "./support/homed_process.ts";
+import { childEnv, deno, postJson, REPO, startHomed, workspace } from "./support/homed_process.ts";
+import { readTar } from "../src/backup/tar.ts";
 import { teardown } from "./support/teardown.ts";
 
 async function journalLines(path: string): Promise<string[]> {
@@ -127,5 +128,67 @@ Deno.test("a backup taken while homed writes restores to a sound prefix holding 
       () => fake.close(),
       () => Deno.remove(ws.dir, { recursive: true }).catch(() => {}),
     );
+  }
+});
+
+/** `homed backup|restore -` with the flags `homed flags --mode <command> --file -` prints; stdout kept as bytes. */
+async function streamCommand(command: "backup" | "restore", env: Record<string, string>, stdin?: Uint8Array) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...await flagsFor(command, "-", env), "src/main.ts", command, "-"],
+    cwd: REPO,
+    env: childEnv(env),
+    clearEnv: true,
+    stdin: stdin ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (stdin) {
+    const writer = child.stdin.getWriter();
+    await writer.write(stdin as Uint8Array<ArrayBuffer>);
+    await writer.close();
+  }
+  const output = await child.output();
+  return { code: output.code, stdout: output.stdout, stderr: new TextDecoder().decode(output.stderr) };
+}
+
+Deno.test("homed backup - writes the whole archive to standard output and exits 0; restore - reads it back", async () => {
+  const ws = await workspace({ llm: { base_url: "http://127.0.0.1:9/v1", api_key: TEST_KEY } });
+  try {
+    const knowledge = join(ws.dir, "knowledge");
+    await Deno.mkdir(join(knowledge, "tea"), { recursive: true });
+    await Deno.writeTextFile(join(knowledge, "tea", "content.md"), "# Tea\n");
+    await Deno.writeTextFile(join(ws.dir, "outside.txt"), "not homed's");
+    await Deno.link(join(ws.dir, "outside.txt"), join(knowledge, "leak.md"));
+    const backup = await streamCommand("backup", ws.env);
+    assert.equal(backup.code, 0, backup.stderr);
+    const leak = join(knowledge, "leak.md").replaceAll("/", "\\/").replaceAll(".", "\\.");
+    assert.match(
+      backup.stderr,
+      new RegExp(
+        `^Not backed up: knowledge\\/leak\\.md \\(${leak}\\) has 2 hard links and only 1 is in what a backup holds: ` +
+          "left out, since a link could lead the backup to a file elsewhere\n" +
+          "Backed up 2 files \\(\\d+\\.\\d KiB\\) to standard output\\.\n$",
+      ),
+    );
+    const names: string[] = [];
+    for await (
+      const entry of readTar(new Blob([backup.stdout]).stream().pipeThrough(new DecompressionStream("gzip")))
+    ) {
+      names.push(entry.path);
+    }
+    assert.deepEqual(names, [
+      "homed-backup.json",
+      "knowledge/tea/content.md",
+      "config/homed.yaml",
+      "homed-backup.sha256",
+    ]);
+
+    await Deno.writeTextFile(join(knowledge, "tea", "content.md"), "changed");
+    const restore = await streamCommand("restore", ws.env, backup.stdout);
+    assert.equal(restore.code, 0, restore.stderr);
+    assert.match(new TextDecoder().decode(restore.stdout), /^Restored 2 files from standard input/);
+    assert.equal(await Deno.readTextFile(join(knowledge, "tea", "content.md")), "# Tea\n");
+  } finally {
+    await Deno.remove(ws.dir, { recursive: true });
   }
 });

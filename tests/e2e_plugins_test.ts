@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { postJson, startHomed, workspace } from "./support/homed_process.ts";
+import { postJson, REPO, startHomed, workspace } from "./support/homed_process.ts";
 import { teardown } from "./support/teardown.ts";
 
 const FIXTURES = fileURLToPath(new URL("./fixtures/skills/", import.meta.url));
@@ -195,6 +195,47 @@ Deno.test("a Lua tool plugin through the tool loop; reload while 20 turns are qu
     const distinct = new Set(outputs.map((output) => output.split(":")[0]));
     assert.ok(outputs.every((output) => /^v[12]: room-\d+ is 21 degrees$/.test(output)), outputs.join("\n"));
     assert.deepEqual([...distinct].sort(), ["v1", "v2"], "both versions served, nothing half-swapped");
+  } finally {
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => fake.close(),
+    );
+  }
+});
+
+Deno.test("QQ off: the OneBot endpoint answers 503 unavailable; the shipped plugins/qq, copied in, loads without a problem and turns it on", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({
+    llm: { base_url: fake.baseUrl, api_key: TEST_KEY, max_retries: 0 },
+    onebot: { enabled: false },
+    plugins: { watch: false },
+  });
+  const homed = await startHomed(ws);
+  try {
+    const off = await fetch(`${homed.url}/onebot/v11/ws`);
+    assert.equal(off.status, 503);
+    assert.deepEqual(await off.json(), {
+      error: {
+        code: "unavailable",
+        message: 'QQ is not on: set onebot.enabled: true, or add a plugin with native: "onebot" (plugins/qq)',
+      },
+    });
+    await Deno.mkdir(join(ws.dir, "plugins", "qq"), { recursive: true });
+    for (const file of ["skill.json", "SKILL.md"]) {
+      await Deno.copyFile(join(REPO, "plugins", "qq", file), join(ws.dir, "plugins", "qq", file));
+    }
+    const reload = await postJson(`${homed.url}/api/plugins/reload`, {});
+    assert.deepEqual([reload.status, reload.body], [200, { skills: 1, eligible: 1, problems: [] }]);
+    const { plugins, problems } = await (await fetch(`${homed.url}/api/plugins`)).json();
+    assert.deepEqual(problems, []);
+    assert.deepEqual(
+      (plugins as Array<Record<string, unknown>>).map((p) => [p.name, p.kind, p.eligible, p.errors]),
+      [["qq", "skill", true, []], ["qq", "native", true, []]],
+    );
+    const on = await fetch(`${homed.url}/onebot/v11/ws`);
+    assert.deepEqual([on.status, await on.json()], [400, {
+      error: { code: "bad_request", message: 'X-Self-ID must be the bot\'s QQ number, got ""' },
+    }]);
   } finally {
     await teardown(
       async () => assert.equal(await homed.stop(), 0, homed.stderr()),

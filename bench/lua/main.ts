@@ -9,11 +9,20 @@
  *   the same run: the same request and answer through plain JS (`JSON.stringify` of the request body plus
  *   `JSON.parse` of the answer) — what the OpenAI-compatible provider does per request.
  *
+ * - Pattern work and the time limit (issue 18, point 7): the hostile `string.find(string.rep("a", 480), ".-.-.-b")`
+ *   under a 1 s limit — how long the call took, what it returned, and the longest the event loop went without running
+ *   a 5 ms interval meanwhile; and ordinary pattern calls over ≈ 64 KiB of text (`gsub("%s+", " ")`, `gmatch("%a+")`,
+ *   a plain `find` of a 40-byte needle), 200 times after 20 warm-up calls, for what bounding the matcher costs.
+ * - The Worker option, measured and not taken: a worker's start with a wasmoon engine in it, one structured-clone round
+ *   trip of the request above, and the CPU a busy worker still burns in the second after `terminate()`.
+ *
  * Run: deno task bench:lua (writes bench/out/lua/results.json; --record: bench/lua/results.json).
  */
 
+import process from "node:process";
 import { getLogger } from "@logtape/logtape";
 import { LuaVm } from "../../src/lua/vm.ts";
+import { luaWasmPath } from "../../src/lua/wasm_path.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 
 const LIMITS = { timeMs: 1_000, memoryBytes: 16 * 1024 * 1024 };
@@ -167,6 +176,82 @@ rows["anchor: JS JSON.stringify + JSON.parse of the same"] = {
   p99_ms: round(percentile(anchor, 99)),
 };
 
+// Pattern work and the time limit.
+const patterns = await LuaVm.open({
+  name: "patterns.lua",
+  source: `
+    function hostile() return tostring(string.find(string.rep("a", 480), ".-.-.-b")) end
+    local text = string.rep("The kitchen lamp is on;  the heating\\tis at 21 degrees.\\n", 1200)
+    function squeeze() return #(text:gsub("%s+", " ")) end
+    function words() local n = 0 for _ in text:gmatch("%a+") do n = n + 1 end return n end
+    function needle() return tostring(text:find("the heating is at 22 degrees in the hall", 1, true)) end
+  `,
+  limits: LIMITS,
+  logger,
+});
+let last = performance.now();
+let gap = 0;
+const interval = setInterval(() => {
+  const now = performance.now();
+  gap = Math.max(gap, now - last);
+  last = now;
+}, 5);
+const hostileStarted = performance.now();
+let outcome: string;
+try {
+  outcome = `returned ${await patterns.call("hostile")}`;
+} catch (error) {
+  outcome = (error as Error).message;
+}
+const hostileMs = performance.now() - hostileStarted;
+await new Promise((resolve) => setTimeout(resolve, 20));
+clearInterval(interval);
+const patternRows: Record<string, Record<string, number>> = {};
+for (const [name, label] of [["squeeze", 'gsub("%s+", " ")'], ["words", 'gmatch("%a+")'], ["needle", "plain find"]]) {
+  const times: number[] = [];
+  for (let i = 0; i < 220; i++) {
+    const started = performance.now();
+    await patterns.call(name!);
+    if (i >= 20) times.push(performance.now() - started);
+  }
+  patternRows[`${label} over 64 KiB`] = { p50_ms: round(percentile(times, 50)), p99_ms: round(percentile(times, 99)) };
+}
+patterns.close();
+
+// The Worker option: start, one round trip, and what terminate() leaves running.
+const workerStarts: number[] = [];
+const crossings: number[] = [];
+const probe = () => {
+  const worker = new Worker(new URL("./worker_probe.ts", import.meta.url), { type: "module" });
+  const ask = (message: Record<string, unknown>) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      worker.onmessage = (event) => resolve(event.data);
+      worker.postMessage(message);
+    });
+  return { worker, ask };
+};
+for (let i = 0; i < 6; i++) {
+  const started = performance.now();
+  const { worker, ask } = probe();
+  await ask({ open: luaWasmPath() });
+  workerStarts.push(performance.now() - started);
+  if (i === 0) {
+    for (let j = 0; j < 550; j++) {
+      const sent = performance.now();
+      await ask({ echo: request(false) });
+      if (j >= 50) crossings.push(performance.now() - sent);
+    }
+  }
+  worker.terminate();
+}
+const busy = probe();
+busy.worker.postMessage({ spin: 2_500 });
+await new Promise((resolve) => setTimeout(resolve, 300));
+busy.worker.terminate();
+const cpuBefore = process.cpuUsage();
+await new Promise((resolve) => setTimeout(resolve, 1_000));
+const cpuAfter = process.cpuUsage(cpuBefore);
+
 const env = await environment();
 const results = {
   ...env,
@@ -177,6 +262,22 @@ const results = {
     next_p99_ms: round(percentile(opens.slice(1), 99)),
   },
   rows,
+  patterns: {
+    hostile: {
+      call: 'string.find(string.rep("a", 480), ".-.-.-b") under lua.time_limit 1 s',
+      outcome,
+      call_ms: round(hostileMs),
+      event_loop_longest_gap_ms: round(gap),
+    },
+    rows: patternRows,
+  },
+  worker_option: {
+    start_p50_ms: round(percentile(workerStarts.slice(1), 50)),
+    start_first_ms: round(workerStarts[0]!),
+    round_trip_p50_ms: round(percentile(crossings, 50)),
+    round_trip_p99_ms: round(percentile(crossings, 99)),
+    cpu_ms_in_the_second_after_terminate: round((cpuAfter.user + cpuAfter.system) / 1000),
+  },
 };
 await writeResults(new URL("./results.json", import.meta.url), results);
 console.log(
@@ -184,3 +285,6 @@ console.log(
 );
 console.table({ "VM start": results.vm_start });
 console.table(rows);
+console.table({ "hostile pattern": results.patterns.hostile });
+console.table(patternRows);
+console.table({ "Worker option": results.worker_option });

@@ -10,8 +10,8 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import type { TurnEvent, TurnResult } from "../io/device.ts";
-import type { OutputEvent } from "../io/event.ts";
 import { AsyncQueue } from "../io/async_queue.ts";
+import { LaneFullError } from "../io/fair_queue.ts";
 import { ApiError, statusForTurnError } from "./api_error.ts";
 import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
 import { requestGuard, type RequestGuardOptions } from "./request_guard.ts";
@@ -106,6 +106,7 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     try {
       return device.submit(message, onEvent);
     } catch (error) {
+      if (error instanceof LaneFullError) throw new ApiError(429, "too_many_waiting", error.message);
       if (error instanceof RangeError) {
         throw new ApiError(503, "shutting_down", "homed is shutting down; try again shortly");
       }
@@ -152,42 +153,8 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     if (device.eventClients >= EVENTS_CLIENTS_MAX) {
       throw new ApiError(503, "busy", `${EVENTS_CLIENTS_MAX} clients already listen on /api/events; try again later`);
     }
-    return streamSSE(c, async (stream) => {
-      const queue = new AsyncQueue<OutputEvent>();
-      // A client that stops reading is let go once this many messages wait for it, rather than holding them forever.
-      let waiting = 0;
-      const { backlog, unsubscribe } = device.subscribe({
-        deliver: (e) => {
-          if (++waiting > EVENTS_CLIENT_LIMIT) {
-            logger.warning("An /api/events client fell {count} messages behind; closing its stream", {
-              count: EVENTS_CLIENT_LIMIT,
-            });
-            unsubscribe();
-            queue.close();
-            return;
-          }
-          queue.push(e);
-        },
-        close: () => queue.close(),
-      });
-      stream.onAbort(() => {
-        unsubscribe();
-        queue.close();
-      });
-      // A comment now and then keeps proxies and idle timeouts from closing a quiet stream.
-      const keepAlive = setInterval(() => void stream.write(": keep-alive\n\n").catch(() => {}), 15_000);
-      try {
-        await stream.writeSSE({ event: "ready", data: JSON.stringify({ kept: backlog.length }) });
-        for (const message of backlog) await stream.writeSSE(eventMessage(message));
-        for (let next = await queue.next(); next; next = await queue.next()) {
-          await stream.writeSSE(eventMessage(next));
-          waiting--;
-        }
-      } finally {
-        clearInterval(keepAlive);
-        unsubscribe();
-      }
-    });
+    // At most EVENTS_CLIENT_MAX_BYTES wait for one client; one that stops reading is let go, its connection closed.
+    return device.eventStream(logger);
   });
 
   return app;
@@ -195,19 +162,3 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
 
 /** Clients `/api/events` serves at once (a household has a few; each holds a connection and a queue). */
 export const EVENTS_CLIENTS_MAX = 32;
-
-/** Messages that may wait for one `/api/events` client before it is let go. */
-export const EVENTS_CLIENT_LIMIT = 1_000;
-
-/** One message of `/api/events`: its channel, type, payload fields and what it answers. */
-function eventMessage(event: OutputEvent): { event: string; data: string } {
-  return {
-    event: "message",
-    data: JSON.stringify({
-      channel: event.target,
-      type: event.type,
-      ...event.payload,
-      ...(event.replyTo ? { reply_to: event.replyTo } : {}),
-    }),
-  };
-}

@@ -200,15 +200,16 @@ Deno.test("/api/events: kept messages first, then each new one as it is sent; gu
   }
 });
 
-Deno.test("/api/events lets go of a client that stops reading once 1,000 messages wait for it", async () => {
+Deno.test("/api/events lets go of a client that stops reading once 1 MiB waits for it", async () => {
   const { app, io, device } = await setup(TOKEN);
   try {
     const response = await app.request("/api/events", { headers: { authorization: `Bearer ${TOKEN}` } });
     const reader = readSse(response.body!);
     assert.deepEqual((await reader.next()).value, { event: "ready", data: '{"kept":0}' });
     assert.equal(device.status().event_clients, 1);
-    // The client reads nothing more; the stream's buffers fill, then messages wait.
-    for (let i = 0; i < 3_000; i++) await io.send({ target: "http", type: "message", payload: { text: `m${i}` } });
+    // The client reads nothing more; messages of 1 KiB wait, 3 MiB in all (a real socket: http_device_test.ts).
+    const text = "x".repeat(1_024);
+    for (let i = 0; i < 3_000; i++) await io.send({ target: "http", type: "message", payload: { text } });
     assert.equal(device.status().event_clients, 0, "let go");
     assert.ok(Number(device.status().kept_messages) > 0, "later messages are kept for the next client");
     await reader.return(undefined);

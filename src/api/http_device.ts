@@ -4,9 +4,12 @@
  * @module
  */
 
+import type { Logger } from "@logtape/logtape";
+import type { Clock } from "../clock.ts";
 import type { Device, DeviceContext, TurnEvent, TurnResult } from "../io/device.ts";
 import type { Identity } from "./auth.ts";
 import { Capability, type InputEvent, type OutputEvent } from "../io/event.ts";
+import { encodeSse, type SseMessage, SseStream } from "../net/sse_writer.ts";
 
 interface Pending {
   resolve(result: TurnResult): void;
@@ -30,6 +33,20 @@ export interface Submission {
 /** Largest number of messages kept for the next `/api/events` client while none listens; the oldest go first. */
 export const OUTBOX_LIMIT = 100;
 
+/**
+ * Most bytes that may wait for one `/api/events` client — one that stopped reading — before it is let go and its
+ * connection closed (a household's messages are short: this is thousands of them).
+ */
+export const EVENTS_CLIENT_MAX_BYTES = 1_048_576;
+
+/** Options of {@link HttpDevice}. */
+export interface HttpDeviceOptions {
+  /** Bytes that may wait for one `/api/events` client ({@link EVENTS_CLIENT_MAX_BYTES}). */
+  eventsClientMaxBytes?: number;
+  /** For the streams' keep-alive comments. */
+  clock?: Pick<Clock, "after">;
+}
+
 /** A client of `GET /api/events`. */
 export interface EventListener {
   deliver(event: OutputEvent): void;
@@ -50,6 +67,20 @@ export class HttpDevice implements Device {
   #listeners = new Set<EventListener>();
   #dropped = 0;
   #pushed = 0;
+  #options: HttpDeviceOptions;
+  #letGo = 0;
+  #peakWaiting = 0;
+
+  /**
+   * @example
+   * ```ts
+   * const device = new HttpDevice({ eventsClientMaxBytes: 1_048_576 });
+   * device.status().event_clients; // 0
+   * ```
+   */
+  constructor(options: HttpDeviceOptions = {}) {
+    this.#options = options;
+  }
 
   tools(): [] {
     return [];
@@ -134,6 +165,56 @@ export class HttpDevice implements Device {
     return { backlog, unsubscribe: () => void this.#listeners.delete(listener) };
   }
 
+  /**
+   * Serves one `GET /api/events` client: `ready` (with the number of kept messages), the kept messages, then every new
+   * one. At most {@link EVENTS_CLIENT_MAX_BYTES} may wait for it; a message that would take it over lets the client
+   * go — it is unsubscribed, what waited for it is dropped, its connection is closed, and `logger` says so.
+   *
+   * @example
+   * ```ts
+   * import { log } from "../log/logging.ts";
+   *
+   * const device = new HttpDevice();
+   * const response = device.eventStream(log("api"));
+   * response.headers.get("content-type"); // "text/event-stream"
+   * await response.body!.cancel(); // the client went away: unsubscribed
+   * ```
+   */
+  eventStream(logger: Logger): Response {
+    const limit = this.#options.eventsClientMaxBytes ?? EVENTS_CLIENT_MAX_BYTES;
+    const stream = new SseStream({
+      maxWaitingBytes: limit,
+      ...(this.#options.clock ? { clock: this.#options.clock } : {}),
+      onCancel: () => subscription.unsubscribe(),
+    });
+    const send = (message: SseMessage) => {
+      if (!stream.open) return;
+      const bytes = encodeSse(message);
+      const waiting = stream.waitingBytes;
+      if (stream.write(bytes) !== "over") {
+        this.#peakWaiting = Math.max(this.#peakWaiting, stream.waitingBytes);
+        return;
+      }
+      subscription.unsubscribe();
+      this.#letGo++;
+      logger.warning(
+        "An /api/events client stopped reading: {waiting} bytes wait for it and a message of {size} bytes came; at most {limit} wait for one client, so it is let go and its connection closed",
+        { waiting, size: bytes.length, limit },
+      );
+      stream.abort(`homed closed this /api/events stream: its client stopped reading with ${waiting} bytes waiting`);
+    };
+    const subscription = this.subscribe({
+      deliver: (event) => send(eventMessage(event)),
+      close: () => {
+        subscription.unsubscribe();
+        stream.end();
+      },
+    });
+    send({ event: "ready", data: JSON.stringify({ kept: subscription.backlog.length }) });
+    for (const event of subscription.backlog) send(eventMessage(event));
+    return new Response(stream.body, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+  }
+
   /** How many `/api/events` clients listen now. */
   get eventClients(): number {
     return this.#listeners.size;
@@ -147,6 +228,8 @@ export class HttpDevice implements Device {
       kept_messages: this.#outbox.length,
       dropped_messages: this.#dropped,
       pushed_messages: this.#pushed,
+      event_clients_let_go: this.#letGo,
+      event_bytes_waiting_peak: this.#peakWaiting,
     };
   }
 
@@ -191,4 +274,17 @@ export class HttpDevice implements Device {
     this.#pending.set(event.id, { resolve, onEvent });
     return { event, done };
   }
+}
+
+/** One message of `/api/events`: its channel, type, payload fields and what it answers. */
+function eventMessage(event: OutputEvent): SseMessage {
+  return {
+    event: "message",
+    data: JSON.stringify({
+      channel: event.target,
+      type: event.type,
+      ...event.payload,
+      ...(event.replyTo ? { reply_to: event.replyTo } : {}),
+    }),
+  };
 }

@@ -1,18 +1,30 @@
 /**
- * `GET /api/memory/documents?q=&k=`: layer-2 documents matching a query, for the owner to inspect (not counted as an
- * access). `GET /api/memory/graph?q=<entity>`: the facts about an entity, holding ones first, with their validity and
- * provenance.
+ * `GET /api/memory/documents?q=&k=`: layer-2 documents matching a query, for the household to inspect (not counted as
+ * an access). `GET /api/memory/graph?q=<entity>`: the facts about an entity, holding ones first, with their validity
+ * and provenance. Both need trust `household` or `owner` (memory holds what the household said); a guest gets 403.
  *
  * @module
  */
 
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import type { MemoryService } from "../memory/memory_service.ts";
+import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
 import { searchParams } from "./search_params.ts";
 
+/** Refuses a caller below trust `household`, naming the trust needed and the caller's. */
+function requireHousehold(c: Context<{ Variables: ApiVariables }>): void {
+  const { name, trust } = c.get("identity");
+  if (trust === "owner" || trust === "household") return;
+  throw new ApiError(
+    403,
+    "forbidden",
+    `Inspecting memory needs trust household or owner; this request came from ${JSON.stringify(name)} (trust ${trust})`,
+  );
+}
+
 /**
- * Mounts the memory endpoints (behind the API's auth).
+ * Mounts the memory endpoints (behind the API's auth; household members and the owner only).
  *
  * @example
  * ```ts
@@ -27,10 +39,12 @@ import { searchParams } from "./search_params.ts";
 export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: ApiVariables }>) => void {
   return (app) => {
     app.get("/api/memory/documents", async (c) => {
+      requireHousehold(c);
       const { query, k } = searchParams(c);
       return c.json({ query, documents: await memory.inspectDocuments(query, k) });
     });
     app.get("/api/memory/graph", async (c) => {
+      requireHousehold(c);
       const { query } = searchParams(c);
       return c.json({ entity: query, facts: await memory.inspectGraph(query) });
     });

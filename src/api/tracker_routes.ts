@@ -1,7 +1,8 @@
 /**
  * `GET /api/tracker/changes`: what changed in knowledge, plugins, the config and the persona since the last
  * `homed tracker commit` — how each part is read (overlay or manifest), when the last commit was, and the changes.
- * Owner only: the list names every file the household's butler holds.
+ * Owner only: the list names every file the household's butler holds. A symbolic link is a change of its own, with
+ * its target as `link` (and `baselineLink`); the tracker never reads through it, so nothing behind it is listed.
  *
  * @module
  */

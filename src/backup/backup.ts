@@ -9,13 +9,14 @@
  */
 
 import { backup as sqliteBackup, DatabaseSync } from "node:sqlite";
-import { join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { LoadedConfig } from "../config/load.ts";
 import {
   BACKUP_FORMAT,
   BACKUP_VERSION,
   type BackupRoot,
   backupRoots,
+  checksumLine,
   CHECKSUMS,
   MANIFEST,
   skippedInData,
@@ -30,6 +31,8 @@ export interface BackupSummary {
   bytes: number;
   /** Files per root (`data`: 12, …). */
   perRoot: Record<string, number>;
+  /** Files left out, each with its archive name, its path and why (a hard link from outside, a name not UTF-8). */
+  skipped: string[];
 }
 
 /** Options of {@link createBackup}. */
@@ -50,10 +53,15 @@ interface Found {
   path: string;
   mode: number;
   mtime: number;
+  /** The file as listed: the one read must be it. */
+  info: Deno.FileInfo;
 }
 
-/** Files under `root`, folders first-come; other roots nested inside it (knowledge in the data dir) are left to them. */
-async function collect(root: BackupRoot, otherRoots: string[]): Promise<Found[]> {
+/**
+ * Files under `root`, folders first-come; other roots nested inside it (knowledge in the data dir) are left to them.
+ * Archive names are the names read from the folders joined with `/`, so every name a file system allows comes back.
+ */
+async function collect(root: BackupRoot, otherRoots: string[], skipped: string[]): Promise<Found[]> {
   const found: Found[] = [];
   let info: Deno.FileInfo;
   try {
@@ -65,27 +73,80 @@ async function collect(root: BackupRoot, otherRoots: string[]): Promise<Found[]>
   const stamp = (stat: Deno.FileInfo) => ({
     mode: (stat.mode ?? 0o644) & 0o777,
     mtime: Math.floor((stat.mtime?.getTime() ?? 0) / 1000),
+    info: stat,
   });
   if (root.kind === "file") {
     if (info.isFile) found.push({ root, name: root.name, path: root.path, ...stamp(info) });
     return found;
   }
-  const walk = async (dir: string): Promise<void> => {
+  const walk = async (dir: string, prefix: string): Promise<void> => {
     const names: string[] = [];
     for await (const entry of Deno.readDir(dir)) names.push(entry.name);
     for (const name of names.sort()) {
       const path = join(dir, name);
-      const inside = relative(root.path, path).split("\\").join("/");
+      const inside = `${prefix}${name}`;
       if (otherRoots.includes(resolve(path))) continue;
       if (root.name === "data" && skippedInData(inside)) continue;
-      const stat = await Deno.lstat(path).catch(() => undefined);
-      if (!stat || stat.isSymlink) continue;
-      if (stat.isDirectory) await walk(path);
+      let stat: Deno.FileInfo;
+      try {
+        stat = await Deno.lstat(path);
+      } catch (error) {
+        // Deno reads a name that is not UTF-8 with U+FFFD in place of the bytes, and then cannot find it by that name.
+        if (error instanceof Deno.errors.NotFound && name.includes("\uFFFD")) {
+          skipped.push(
+            `${root.name}/${inside} (${path}): its name is not valid UTF-8 (shown with \uFFFD), so homed cannot ` +
+              "read it: left out; rename it to back it up",
+          );
+        }
+        continue;
+      }
+      if (stat.isSymlink) continue;
+      if (stat.isDirectory) await walk(path, `${inside}/`);
       else if (stat.isFile) found.push({ root, name: `${root.name}/${inside}`, path, ...stamp(stat) });
     }
   };
-  await walk(root.path);
+  await walk(root.path, "");
   return found;
+}
+
+/**
+ * Leaves out every file with a hard link outside what the backup holds (fewer of its links were listed than it has):
+ * reading it would copy a file from elsewhere (a link placed in the knowledge folder to a file homed may not read).
+ * Links within the backup are kept, each as a file of its own.
+ */
+function withoutOutsideLinks(files: Found[], skipped: string[]): Found[] {
+  const seen = new Map<string, number>();
+  const key = (file: Found) => `${file.info.dev}:${file.info.ino}`;
+  for (const file of files) seen.set(key(file), (seen.get(key(file)) ?? 0) + 1);
+  return files.filter((file) => {
+    const links = file.info.nlink ?? 1;
+    const inside = seen.get(key(file)) ?? 1;
+    if (links <= inside) return true;
+    skipped.push(
+      `${file.name} (${file.path}) has ${links} hard links and only ${inside} ${inside === 1 ? "is" : "are"} in ` +
+        "what a backup holds: left out, since a link could lead the backup to a file elsewhere",
+    );
+    return false;
+  });
+}
+
+/** Reads `file`, refusing one that is no longer the file listed (replaced by another, or linked since). */
+async function readListed(file: Found): Promise<Uint8Array> {
+  const handle = await Deno.open(file.path, { read: true });
+  try {
+    const opened = await handle.stat();
+    if (opened.ino !== file.info.ino || opened.dev !== file.info.dev || opened.nlink !== file.info.nlink) {
+      throw new Error("it was replaced or linked while the backup listed it; take the backup again");
+    }
+    return new Uint8Array(await new Response(handle.readable).arrayBuffer());
+  } catch (error) {
+    try {
+      handle.close();
+    } catch {
+      // Already closed by its readable.
+    }
+    throw error;
+  }
 }
 
 /** The bytes to archive for one file: SQLite through its online backup, journals up to their last whole line. */
@@ -104,7 +165,7 @@ async function snapshot(file: Found, staging: string): Promise<Uint8Array> {
       await Deno.remove(copy).catch(() => {});
     }
   }
-  const bytes = await Deno.readFile(file.path);
+  const bytes = await readListed(file);
   if (file.path.endsWith(".jsonl")) {
     // A line being appended right now is left for the next backup; every whole line is in this one.
     const end = bytes.lastIndexOf(0x0a);
@@ -131,12 +192,13 @@ export async function createBackup(options: BackupOptions): Promise<BackupSummar
   const { loaded } = options;
   const roots = backupRoots(loaded);
   const staging = join(loaded.config.daemon.data_dir, `.backup-${crypto.randomUUID().slice(0, 8)}`);
-  const summary: BackupSummary = { files: 0, bytes: 0, perRoot: {} };
-  const files: Found[] = [];
+  const summary: BackupSummary = { files: 0, bytes: 0, perRoot: {}, skipped: [] };
+  const listed: Found[] = [];
   for (const root of roots) {
     const others = roots.filter((other) => other !== root).map((other) => resolve(other.path));
-    files.push(...await collect(root, others));
+    listed.push(...await collect(root, others, summary.skipped));
   }
+  const files = withoutOutsideLinks(listed, summary.skipped);
   // Databases first: the journals copied after them hold at least every line a database row points at.
   files.sort((a, b) => Number(b.path.endsWith(".db")) - Number(a.path.endsWith(".db")));
   const compressor = new CompressionStream("gzip");
@@ -186,12 +248,12 @@ export async function createBackup(options: BackupOptions): Promise<BackupSummar
         throw new Error(`${file.path} is ${data.length} bytes; a backup holds files up to ${MAX_MEMBER_BYTES} bytes`);
       }
       await write({ path: file.name, type: "file", mode: file.mode, mtime: file.mtime, data });
-      sums.push(`${await sha256Hex(data)}  ${file.name}`);
+      sums.push(checksumLine(await sha256Hex(data), file.name));
       summary.files++;
       summary.bytes += data.length;
       summary.perRoot[file.root.name] = (summary.perRoot[file.root.name] ?? 0) + 1;
     }
-    await write(text(CHECKSUMS, sums.length ? `${sums.join("\n")}\n` : ""));
+    await write(text(CHECKSUMS, sums.join("")));
     await writer.write(TAR_END as Uint8Array<ArrayBuffer>);
     await writer.close();
     await piped;

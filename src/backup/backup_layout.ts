@@ -37,6 +37,18 @@ export const BACKUP_OWN = /^(backups|\.(backup|restore|before-restore)-)/;
 
 /** Every part an archive may hold, by its name there. */
 export const PART_NAMES = ["data", "knowledge", "plugins", "config/homed.yaml", "config/personal.md"] as const;
+
+/** A part's name in an archive. */
+export type PartName = typeof PART_NAMES[number];
+
+/** What each part is, whatever this machine has in its place: an archive member must fit it. */
+export const PART_KINDS: Readonly<Record<PartName, "dir" | "file">> = {
+  data: "dir",
+  knowledge: "dir",
+  plugins: "dir",
+  "config/homed.yaml": "file",
+  "config/personal.md": "file",
+};
 /** Files that are transient: SQLite's side files (the online backup carries their content), pid and temp files. */
 const SKIPPED_FILES = /(-wal|-shm|-journal|\.tmp|\.partial)$|^homed\.pid$/;
 
@@ -79,4 +91,72 @@ export function backupRoots(loaded: LoadedConfig): BackupRoot[] {
     ...(loaded.location.path ? [{ name: "config/homed.yaml", path: loaded.location.path, kind: "file" as const }] : []),
     { name: "config/personal.md", path: config.paths.personal, kind: "file" },
   ];
+}
+
+/**
+ * One line of {@link CHECKSUMS}, as `sha256sum` writes it: `<sha256>  <name>`, and for a name holding a backslash, a
+ * line break or a carriage return a leading backslash with those written `\\`, `\n`, `\r` — so every name takes
+ * exactly one line and `sha256sum -c` reads the file too.
+ *
+ * @example
+ * ```ts
+ * const sum = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+ * checksumLine(sum, "knowledge/tea.md"); // `${sum}  knowledge/tea.md\n`
+ * checksumLine(sum, "knowledge/a\nb.md"); // `\\${sum}  knowledge/a\\nb.md\n`
+ * ```
+ */
+export function checksumLine(sum: string, name: string): string {
+  if (!/[\\\n\r]/.test(name)) return `${sum}  ${name}\n`;
+  const escaped = name.replace(/[\\\n\r]/g, (char) => char === "\\" ? "\\\\" : char === "\n" ? "\\n" : "\\r");
+  return `\\${sum}  ${escaped}\n`;
+}
+
+/**
+ * The names and sums of a {@link CHECKSUMS} text: lines of {@link checksumLine}, and those of archives written before
+ * names were escaped (a raw name; one a line break split goes on over the next lines, which do not start with a sum).
+ * Throws an `Error` naming the first line it cannot read, or a name listed twice.
+ *
+ * @example
+ * ```ts
+ * const sum = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+ * parseChecksums(`\\${sum}  knowledge/a\\nb.md\n${sum}  knowledge/old\nsplit.md\n`);
+ * // Map { "knowledge/a\nb.md" => sum, "knowledge/old\nsplit.md" => sum }
+ * ```
+ */
+export function parseChecksums(text: string): Map<string, string> {
+  const sums = new Map<string, string>();
+  const add = (name: string, sum: string) => {
+    if (sums.has(name)) throw new Error(`${JSON.stringify(name)} is listed twice`);
+    sums.set(name, sum);
+  };
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  // The last unescaped line: an old writer's name may go on over the next lines.
+  let pending: { name: string; sum: string } | undefined;
+  for (const line of lines) {
+    const match = /^(\\?)([0-9a-f]{64}) {2}(.+)$/s.exec(line);
+    if (!match) {
+      if (!pending) throw new Error(`bad line ${JSON.stringify(line)}`);
+      pending.name = `${pending.name}\n${line}`;
+      continue;
+    }
+    if (pending) add(pending.name, pending.sum);
+    pending = undefined;
+    const [, escaped, sum, name] = match as unknown as [string, string, string, string];
+    if (!escaped) {
+      pending = { name, sum };
+      continue;
+    }
+    add(
+      name.replace(/\\(.?)/gs, (whole, char: string) => {
+        if (char === "\\") return "\\";
+        if (char === "n") return "\n";
+        if (char === "r") return "\r";
+        throw new Error(`bad escape ${JSON.stringify(whole)} in line ${JSON.stringify(line)}`);
+      }),
+      sum,
+    );
+  }
+  if (pending) add(pending.name, pending.sum);
+  return sums;
 }

@@ -26,6 +26,11 @@ function sizeText(bytes: number): string {
   return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+/** A line per file the backup left out, with why. */
+function notBackedUp(skipped: string[]): string[] {
+  return skipped.map((line) => `Not backed up: ${line}`);
+}
+
 /**
  * Writes a backup; resolves to what to print on stdout (nothing when the archive itself goes there).
  *
@@ -41,8 +46,16 @@ export async function runBackup(options: ArchiveCommandOptions): Promise<string>
   const now = options.now ?? Date.now;
   const { loaded } = options;
   if (options.file === "-") {
-    const summary = await createBackup({ loaded, out: Deno.stdout.writable, version: VERSION, now });
-    console.error(`Backed up ${summary.files} files (${sizeText(summary.bytes)}) to standard output.`);
+    // Standard output stays open: closing it (what piping into `Deno.stdout.writable` does) would leave the command
+    // nothing to print its result on, and it would fail after writing a whole archive.
+    const out = new WritableStream<Uint8Array>({
+      async write(chunk) {
+        for (let at = 0; at < chunk.length;) at += await Deno.stdout.write(chunk.subarray(at));
+      },
+    });
+    const summary = await createBackup({ loaded, out, version: VERSION, now });
+    const done = `Backed up ${summary.files} files (${sizeText(summary.bytes)}) to standard output.`;
+    console.error([...notBackedUp(summary.skipped), done].join("\n"));
     return "";
   }
   const stamp = new Date(now()).toISOString().replace(/[:.]/g, "-").replace(/Z$/, "");
@@ -58,7 +71,8 @@ export async function runBackup(options: ArchiveCommandOptions): Promise<string>
     await Deno.rename(partial, target);
     const size = (await Deno.stat(target)).size;
     const parts = Object.entries(summary.perRoot).map(([root, count]) => `${root} ${count}`).join(", ");
-    return `Backed up ${summary.files} files (${parts || "nothing yet"}; ${sizeText(summary.bytes)}) to ${target} ` +
+    return notBackedUp(summary.skipped).map((line) => `${line}\n`).join("") +
+      `Backed up ${summary.files} files (${parts || "nothing yet"}; ${sizeText(summary.bytes)}) to ${target} ` +
       `(${sizeText(size)}, mode 0600: it holds the config and memory).\nRestore with (homed stopped): ${
         options.file === undefined
           ? `${taskCommand("restore", loaded.location.path)} ${target}`

@@ -1,20 +1,29 @@
 /**
  * `homed tracker status|diff|commit|revert [PATH…]`: the change tracker from the terminal. A revert names what to put
- * back (or says `--all`), since it overwrites files.
+ * back (or says `--all`), since it overwrites files. Everything printed that people's files decide — names, link
+ * targets, the diff's lines, error messages naming them — has its control characters, line breaks and bidi overrides
+ * escaped (`escapeForTerminal`), so no name can clear the terminal or forge a line of the listing.
  *
  * @module
  */
 
+import { escapeForTerminal } from "../text/terminal_text.ts";
 import type { Tracker, TrackerStatus } from "../tracker/tracker.ts";
 
 /** The actions, for the usage line and the error. */
 export const TRACKER_ACTIONS = ["status", "diff", "commit", "revert"] as const;
 
+/** What is there now and what was: `(12 → 14 bytes)`, `(link → /srv/x, was 12 bytes)`… */
 function sizeNote(change: TrackerStatus["changes"][number]): string {
   if (change.change === "replaced") return "(folder replaced)";
-  if (change.change === "added") return `(${change.size} bytes)`;
-  if (change.change === "deleted") return `(was ${change.baselineSize} bytes)`;
-  return `(${change.baselineSize} → ${change.size} bytes)`;
+  const now = change.link !== undefined ? `link → ${change.link}` : `${change.size} bytes`;
+  const before = change.baselineLink !== undefined ? `link → ${change.baselineLink}` : `${change.baselineSize} bytes`;
+  if (change.change === "added") return `(${now})`;
+  if (change.change === "deleted") return `(was ${before})`;
+  if (change.link === undefined && change.baselineLink === undefined) {
+    return `(${change.baselineSize} → ${change.size} bytes)`;
+  }
+  return `(${now}, was ${before})`;
 }
 
 /**
@@ -35,22 +44,34 @@ export async function runTracker(
   paths: string[],
   options: { all: boolean },
 ): Promise<string> {
+  try {
+    return await run(tracker, action, paths, options);
+  } catch (error) {
+    // The message names paths people chose; main prints it as it is.
+    if (error instanceof Error) error.message = escapeForTerminal(error.message);
+    throw error;
+  }
+}
+
+async function run(tracker: Tracker, action: string, paths: string[], options: { all: boolean }): Promise<string> {
+  const shown = escapeForTerminal;
   switch (action) {
     case "status": {
       const status = await tracker.status();
       const lines = [
-        `Parts: ${Object.entries(status.modes).map(([part, mode]) => `${part} (${mode})`).join(", ")}`,
+        `Parts: ${Object.entries(status.modes).map(([part, mode]) => `${shown(part)} (${shown(mode)})`).join(", ")}`,
         status.committed
-          ? `Last commit: ${status.committed}`
+          ? `Last commit: ${shown(status.committed)}`
           : "No commit yet: everything is new; `homed tracker commit` records it as the baseline.",
       ];
       if (!status.changes.length) lines.push("No changes since the last commit.");
       for (const change of status.changes) {
-        lines.push(`  ${change.change.padEnd(9)} ${change.path} ${sizeNote(change)}`);
+        lines.push(`  ${change.change.padEnd(10)} ${shown(change.path)} ${shown(sizeNote(change))}`);
       }
       return `${lines.join("\n")}\n`;
     }
     case "diff":
+      // Tracker.diff escapes names and lines itself (a name with a line break must not split a line first).
       return (await tracker.diff(paths)) || "No changes.\n";
     case "commit": {
       const count = await tracker.commit(paths);
@@ -62,7 +83,7 @@ export async function runTracker(
       }
       const { reverted, movedTo } = await tracker.revert(paths);
       return `Reverted ${reverted} change${reverted === 1 ? "" : "s"}.${
-        movedTo ? ` Files that were added are kept in ${movedTo}.` : ""
+        movedTo ? ` Files that were added are kept in ${shown(movedTo)}.` : ""
       }\n`;
     }
     default:

@@ -86,7 +86,7 @@ Deno.test("no config at all gives every default", () => {
     queue_limit: 100,
     max_frame_bytes: 1_048_576,
   });
-  assert.deepEqual(config.io, { routes: {}, send_timeout: 30_000 });
+  assert.deepEqual(config.io, { routes: {}, send_timeout: 30_000, max_waiting_per_sender: 50 });
   assert.deepEqual(config.agent, { max_tool_rounds: 10, tool_timeout: 30_000 });
   assert.deepEqual(config.memory, {
     context_size: 30,
@@ -263,7 +263,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "lm:\n  model: x\n",
-      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, io, agent, memory, plugins, tracker, paths, log$/,
+      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, io, agent, memory, plugins, tracker, backup, paths, log$/,
     ],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
     ["llm: [\n", /^the file is not valid YAML: /],

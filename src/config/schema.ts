@@ -197,6 +197,7 @@ export const configSchema = z.strictObject({
       channelName,
     ).default({}),
     send_timeout: duration(1_000, 600_000, "1s to 10m").prefault("30s"),
+    max_waiting_per_sender: number(1, 10_000, true).default(50),
   }).prefault({}),
   agent: z.strictObject({
     max_tool_rounds: number(1, 50, true).default(10),
@@ -236,6 +237,10 @@ export const configSchema = z.strictObject({
         error: "a list of at least one lower folder",
       }),
     }).nullable().default(null),
+  }).prefault({}),
+  backup: z.strictObject({
+    // The most `homed restore` unpacks, all members together (bytes); null: 4 × what the parts hold now, at least 1 GiB.
+    max_restore_bytes: number(1_048_576, 2 ** 50, true).nullable().default(null),
   }).prefault({}),
   paths: z.strictObject({
     personal: path().default("./personal.md"),

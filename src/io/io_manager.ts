@@ -1,5 +1,6 @@
 /**
- * IOManager: the only path in (input queue) and out (one ordered outbound queue per device) of the agent, the device
+ * IOManager: the only path in (the fair input queue: the owner first, other senders in turn, a bound per sender) and
+ * out (one ordered outbound queue per device) of the agent, the device
  * table, and the route table. It is a {@link Service}: started with the initial devices, stopped with a deadline.
  *
  * @module
@@ -11,13 +12,14 @@ import type { Service } from "../service/service.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { TOOL_NAME } from "../tools/tool.ts";
-import { AsyncQueue } from "./async_queue.ts";
 import type { Device, DeviceContext, InputDraft, TurnEvent } from "./device.ts";
 import { capabilityNames, deviceOf, type InputEvent, type OutputEvent, REQUIRED_CAPABILITY } from "./event.ts";
+import { FairQueue } from "./fair_queue.ts";
 import { ChannelError, Outbox } from "./outbox.ts";
 import type { RouteTable } from "./route_table.ts";
 
 export { ChannelError } from "./outbox.ts";
+export { LaneFullError } from "./fair_queue.ts";
 
 /** A channel as `output_list_channels` and `/api/channels` show it. */
 export interface ChannelInfo {
@@ -39,6 +41,8 @@ export interface IOManagerOptions {
   devices?: readonly Device[];
   /** Id generator for input events; random UUIDs by default. */
   newId?: () => string;
+  /** Most inputs one sender may have waiting (50); more is refused with `LaneFullError`. */
+  perSender?: number;
 }
 
 /** The IO layer's hub. */
@@ -51,7 +55,7 @@ export class IOManager implements Service {
   #changes: Promise<unknown> = Promise.resolve();
   #outboxes = new Map<Device, Outbox>();
   #routes: RouteTable;
-  #inputs = new AsyncQueue<InputEvent>();
+  #inputs: FairQueue<InputEvent>;
   #options: IOManagerOptions;
   #newId: () => string;
   #inputCount = 0;
@@ -79,6 +83,12 @@ export class IOManager implements Service {
     this.#options = options;
     this.#routes = options.routes;
     this.#newId = options.newId ?? (() => crypto.randomUUID());
+    // A sender's lane is their identity (a token's name, a QQ id, a schedule's creator), across every channel.
+    this.#inputs = new FairQueue<InputEvent>({
+      laneOf: (event) => event.sender,
+      first: (event) => event.trust === "owner",
+      ...(options.perSender === undefined ? {} : { perSender: options.perSender }),
+    });
   }
 
   get #sendTimeoutMs(): number {
@@ -162,8 +172,10 @@ export class IOManager implements Service {
   }
 
   /**
-   * Queues an input. Nothing is dropped; the agent takes inputs in arrival order. Throws `RangeError` once the input
-   * side is closed (homed is shutting down).
+   * Queues an input in its sender's lane. Nothing queued is dropped; the agent takes the owner's inputs first and
+   * everyone else's in turn, each sender's in arrival order (see `fair_queue.ts`). Throws `LaneFullError` (a
+   * `RangeError`) when the sender already has `perSender` inputs waiting, `RangeError` once the input side is closed
+   * (homed is shutting down).
    *
    * @example
    * ```ts

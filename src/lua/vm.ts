@@ -9,14 +9,19 @@
  * every few milliseconds, yields the script's main coroutine so that the event loop serves others while a script
  * computes: a `while true do end` holds the loop for one slice at a time, not for its whole limit. (Inside a
  * coroutine the script made itself the hook cannot yield — that would resume the script's own `coroutine.resume` — so
- * there it only enforces the deadline.) A script over a limit is stopped with a {@link LuaError} and the VM stays
- * usable. Calls are serialised; values cross the boundary as strings, numbers and booleans only (JSON for the rest).
+ * there it only enforces the deadline.) The C loops a script can make long with one call — the pattern matcher behind
+ * `string.find`, `match`, `gmatch` and `gsub`, the plain search, `string.rep`, `table.move` — count their steps and
+ * check the deadline every {@link C_STEPS} of them (`glue_patch.ts` adds the checks to the wasm), so such a call stops
+ * at the limit too; it cannot yield, so it holds the event loop until then. A script over a limit is stopped with a
+ * {@link LuaError} and the VM stays usable. Calls are serialised; values cross the boundary as strings, numbers and
+ * booleans only (JSON for the rest).
  *
  * @module
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { LuaEngine, LuaFactory } from "wasmoon";
+import type { LuaEngine, LuaFactory, LuaWasm } from "wasmoon";
+import { GluePatchError, HOOK_GLOBAL, patchGlue, STEPS_GLOBAL } from "./glue_patch.ts";
 import { JSON_LUA } from "./json_lua.ts";
 import { LuaError, luaErrorFrom } from "./lua_error.ts";
 import { luaWasmPath, provideBundleGlobals } from "./wasm_path.ts";
@@ -73,17 +78,81 @@ const HOOK_COUNT = 1_000;
 /** How long a script computes before it lets the event loop run. */
 const SLICE_MS = 4;
 const COUNT_MASK = 8;
+/** Steps of a long C loop (the pattern matcher, plain search, `string.rep`, `table.move`) between two checks. */
+const C_STEPS = 10_000;
+
+/** One call in flight: what the step checks inside C loops answer to. */
+interface Run {
+  deadline: number;
+  /** The limit's message, raised in the running thread. */
+  message: string;
+  /** True once the deadline has passed. */
+  stopped: boolean;
+  /** Marks the run stopped; from then on every instruction and every C step meets the error again. */
+  stop(): void;
+}
+
+/** The run whose thread wasmoon is resuming now (C loops run only inside a resume). */
+let running: Run | undefined;
 
 let factory: Promise<LuaFactory> | undefined;
 
 /**
- * One factory per process: the wasm is compiled once (≈ 12 ms); each VM is a fresh state (≈ 1 ms). wasmoon itself is
- * loaded on the first VM, so a daemon that runs no Lua never pays for it.
+ * One factory per process: the wasm is patched and compiled once (≈ 20 ms); each VM is a fresh state (≈ 1 ms).
+ * wasmoon itself is loaded on the first VM, so a daemon that runs no Lua never pays for it.
  */
 function luaFactory(): Promise<LuaFactory> {
   provideBundleGlobals();
-  factory ??= import("wasmoon").then(({ LuaFactory }) => new LuaFactory(luaWasmPath()));
+  factory ??= createFactory();
   return factory;
+}
+
+/**
+ * Makes the factory from a glue.wasm with step checks in its long C loops (`glue_patch.ts`): wasmoon instantiates
+ * the wasm itself, so `WebAssembly.instantiate` is replaced for that one call. The step hook raises the running
+ * call's time limit in the thread that runs the loop, or gives the loop its next {@link C_STEPS}.
+ */
+async function createFactory(): Promise<LuaFactory> {
+  const { LuaFactory } = await import("wasmoon");
+  const instantiate = WebAssembly.instantiate;
+  let instance: WebAssembly.Instance | undefined;
+  const patched = (source: BufferSource | WebAssembly.Module, imports?: WebAssembly.Imports) => {
+    if (instance === undefined && !(source instanceof WebAssembly.Module)) {
+      const view = ArrayBuffer.isView(source)
+        ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
+        : new Uint8Array(source);
+      const bytes = patchGlue(view);
+      if (bytes) {
+        return instantiate(bytes, imports).then((result) => {
+          instance = result.instance;
+          return result;
+        });
+      }
+    }
+    return instantiate(source as BufferSource, imports);
+  };
+  WebAssembly.instantiate = patched as typeof WebAssembly.instantiate;
+  let made: LuaFactory;
+  let lua: LuaWasm;
+  try {
+    made = new LuaFactory(luaWasmPath());
+    lua = await made.getLuaModule();
+  } finally {
+    WebAssembly.instantiate = instantiate;
+  }
+  if (!instance) throw new GluePatchError("wasmoon did not instantiate it through WebAssembly.instantiate");
+  const steps = instance.exports[STEPS_GLOBAL] as WebAssembly.Global;
+  const hook = instance.exports[HOOK_GLOBAL] as WebAssembly.Global;
+  hook.value = lua.module.addFunction((state: number) => {
+    const run = running;
+    if (run === undefined || performance.now() <= run.deadline) return C_STEPS;
+    run.stop();
+    lua.lua_pushstring(state, run.message);
+    lua.lua_error(state);
+    return 0;
+  }, "ii");
+  steps.value = C_STEPS;
+  return made;
 }
 
 /** wasmoon's names of the libraries a sandbox opens. */
@@ -335,19 +404,24 @@ export class LuaVm {
     const thread = global.newThread();
     const main = thread.address;
     const started = performance.now();
-    const deadline = started + this.#limits.timeMs;
     let slice = started;
-    let stop: "time_limit" | undefined;
+    const run: Run = {
+      deadline: started + this.#limits.timeMs,
+      message: `stopped after ${this.#limits.timeMs} ms (lua.time_limit)`,
+      stopped: false,
+      stop() {
+        if (run.stopped) return;
+        run.stopped = true;
+        // From now on the hook fires on every instruction, so a script that catches the error with pcall meets it
+        // again at once, outside its pcall soon enough.
+        lua.lua_sethook(main, hook, COUNT_MASK, 1);
+      },
+    };
     const hook = lua.module.addFunction((state: number) => {
       const now = performance.now();
-      if (now > deadline) {
-        if (!stop) {
-          stop = "time_limit";
-          // From now on the hook fires on every instruction, so a script that catches the error with pcall meets it
-          // again at once, outside its pcall soon enough.
-          lua.lua_sethook(main, hook, COUNT_MASK, 1);
-        }
-        lua.lua_pushstring(state, `stopped after ${this.#limits.timeMs} ms (lua.time_limit)`);
+      if (now > run.deadline) {
+        run.stop();
+        lua.lua_pushstring(state, run.message);
         lua.lua_error(state);
         return;
       }
@@ -356,6 +430,17 @@ export class LuaVm {
         lua.lua_yield(state, 0);
       }
     }, "vii");
+    // The C loops' step checks ask which call is running: the one whose thread is being resumed.
+    const resume = thread.resume.bind(thread);
+    thread.resume = (count?: number) => {
+      const outer = running;
+      running = run;
+      try {
+        return resume(count);
+      } finally {
+        running = outer;
+      }
+    };
     try {
       if (mode === "chunk") {
         try {
@@ -376,7 +461,7 @@ export class LuaVm {
         return results[0];
       } catch (error) {
         const message = (error as Error)?.message ?? String(error);
-        if (stop === "time_limit") {
+        if (run.stopped) {
           throw new LuaError(
             "time_limit",
             this.name,

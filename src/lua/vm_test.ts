@@ -188,3 +188,74 @@ Deno.test("a script spinning until its limit lets the event loop run meanwhile",
   assert.ok(ticks >= 10, `the event loop ran ${ticks} timer ticks during 400 ms of Lua`);
   vm.close();
 });
+
+Deno.test("issue 18: one long pattern call stops at lua.time_limit with the limit's error", async () => {
+  const vm = await open(`
+    function hostile() return tostring(string.find(string.rep("a", 480), ".-.-.-b")) end
+    function normal(n) local s = 0 for i = 1, n do s = s + i end return s end
+  `);
+  // The event loop waits for one C call until the call's deadline, not for the whole backtracking (seconds here).
+  let late = false;
+  const timer = setTimeout(() => late = true, 10 * LIMITS.timeMs);
+  const error = await rejection(vm.call("hostile"), LuaError);
+  assert.equal(late, false, "the call ended before a timer due at ten times its limit");
+  clearTimeout(timer);
+  assert.equal(error.kind, "time_limit");
+  assert.equal(error.message, "probe.lua: stopped after 300 ms (lua.time_limit)");
+  assert.equal(await vm.call("normal", 100), 5050, "the VM still runs a normal call");
+  vm.close();
+});
+
+Deno.test("issue 18: every long C loop a script can start meets the time limit, and the VM is intact after it", async () => {
+  const subject = 'local s = string.rep("a", 480)';
+  const cases: Array<[string, string]> = [
+    ["string.match", `${subject} return string.match(s, "(.-)(.-)(.-)b")`],
+    ["string.gmatch", `${subject} for m in string.gmatch(s, ".-.-.-b") do end`],
+    ["string.gsub", `${subject} return (string.gsub(s, ".-.-.-b", ""))`],
+    ["a method call", `${subject} return s:find(".-.-.-b")`],
+    ["a long character class", 'return string.find(string.rep("a", 1 << 15), "[" .. string.rep("b", 4096) .. "a]*c")'],
+    ["%b", 'return string.find(string.rep("(", 1 << 16), "%b()")'],
+    ["a back reference", 'return string.find(string.rep("a", 1 << 14), "(a*)%1%1b")'],
+    ["a plain find", 'return string.find(string.rep("a", 1 << 20), string.rep("a", 1 << 16) .. "b", 1, true)'],
+    [
+      "a find without magic characters",
+      'return string.find(string.rep("a", 1 << 20), string.rep("a", 1 << 16) .. "b")',
+    ],
+    ["string.rep of nothing", 'return #string.rep("", 1e12)'],
+    ["string.rep of nothing with a separator", 'return #string.rep("", 1e12, "")'],
+    ["table.move over nothing", "return table.move({}, 1, 1e12, 1, {})"],
+    ["inside a coroutine", `${subject} return coroutine.wrap(function() return s:find(".-.-.-b") end)()`],
+    ["caught by pcall, again and again", `${subject} while true do pcall(string.find, s, ".-.-.-b") end`],
+    [
+      "caught inside a coroutine",
+      `${subject} while true do pcall(coroutine.wrap(function() return s:find(".-.-.-b") end)) end`,
+    ],
+  ];
+  for (const [what, body] of cases) {
+    const vm = await open(`
+      function attack() ${body} end
+      function normal() return table.concat({ ("key_42"):match("^(%a+)_(%d+)$") }, " ") .. " " .. string.rep("ab", 3, ",")
+        .. " " .. #table.move({ 1, 2, 3 }, 1, 3, 2) .. " " .. tostring(("x"):rep(40) == string.rep("x", 40)) end
+    `);
+    const error = await rejection(vm.call("attack"), LuaError);
+    assert.equal(error.kind, "time_limit", what);
+    assert.equal(error.message, "probe.lua: stopped after 300 ms (lua.time_limit)", what);
+    assert.equal(await vm.call("normal"), "key 42 ab,ab,ab 4 true", `${what}: the VM still runs a normal call`);
+    vm.close();
+  }
+  const chunk = await rejection(open('string.find(string.rep("a", 480), ".-.-.-b")'), LuaError);
+  assert.equal(chunk.message, "probe.lua: stopped after 300 ms (lua.time_limit)", "in the chunk, at open");
+});
+
+Deno.test("issue 18: a script making many pattern calls lets the event loop run meanwhile", async () => {
+  const vm = await open(`function busy()
+    local s = string.rep("a", 40)
+    while true do string.find(s, ".-.-.-b") string.gsub(s, "a-a-b", "") end
+  end`);
+  const order: string[] = [];
+  setTimeout(() => order.push("timer"), 0);
+  await rejection(vm.call("busy"), LuaError);
+  order.push("call returned");
+  assert.deepEqual(order, ["timer", "call returned"]);
+  vm.close();
+});

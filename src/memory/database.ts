@@ -8,7 +8,7 @@
 import { DatabaseSync } from "node:sqlite";
 
 /** The schema version this homed writes. */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 const MIGRATIONS: Record<number, string> = {
   1: `CREATE TABLE IF NOT EXISTS documents (
@@ -28,6 +28,10 @@ const MIGRATIONS: Record<number, string> = {
       ALTER TABLE documents ADD COLUMN context_event TEXT NOT NULL DEFAULT '';`,
   // The conversation a document belongs to (the first event of its run of turns): recall fuses its score in.
   5: `ALTER TABLE documents ADD COLUMN session TEXT NOT NULL DEFAULT '';`,
+  // Who asked in the exchange and with which trust: a guest's recall holds only that guest's own documents. Documents
+  // kept before this was recorded cannot say who asked, so they are the household's (never shown to a guest).
+  6: `ALTER TABLE documents ADD COLUMN sender TEXT NOT NULL DEFAULT '';
+      ALTER TABLE documents ADD COLUMN trust TEXT NOT NULL DEFAULT 'household';`,
 };
 
 /**

@@ -5,7 +5,9 @@
  * `observe` journals what was said (TextMemory, no LLM call); `runJobs` distils pending candidates into the graph in
  * batches (one LLM call per batch, or the rule-based fallback) and archives cold documents; `recall` returns the best
  * of the recent entries ("context"), layer-2 documents and layer-3 facts, best first, each with its time and the
- * input event ids it came from. Nothing new to distil costs no LLM call.
+ * input event ids it came from. Nothing new to distil costs no LLM call. `recall` with an `asker` follows the trust
+ * rule (DESIGN.md, "Trust and the threat model"): a guest's recall holds only what that guest said — the documents and
+ * recent entries of its own turns — and no graph facts; the owner's and household members' recall holds everything.
  *
  * @module
  */
@@ -16,6 +18,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { similarities } from "./vector/relevance.ts";
 import type { Provider } from "../agent/provider/provider.ts";
 import type { Clock } from "../clock.ts";
+import type { Trust } from "../io/trust.ts";
 import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
 import { DOCUMENT_SCORING, type DocumentDraft, DocumentStore } from "./document/document_store.ts";
 import { saidBefore, sessionOf } from "./recall/conversation.ts";
@@ -37,6 +40,36 @@ export interface RecallItem {
   time: number;
   /** Input event ids. */
   provenance: string[];
+}
+
+/** Who a recall is for: the sender of the turn, as their channel named them, and their trust. */
+export interface Asker {
+  sender: string;
+  trust: Trust;
+}
+
+/** Options of {@link Memory.recall}. */
+export interface RecallOptions {
+  /** How many items (5). */
+  k?: number;
+  /** Whose turn it is; without one (inspection, the replay benchmark) everything may be recalled. */
+  asker?: Asker;
+}
+
+/**
+ * The sender whose own words are all that a recall for `asker` may hold — a guest's (or anyone's whose trust is not
+ * `owner` or `household`) — or `undefined` when it may hold everything.
+ *
+ * @example
+ * ```ts
+ * onlySaidBy({ sender: "visitor", trust: "guest" }); // "visitor"
+ * onlySaidBy({ sender: "alice", trust: "household" }); // undefined
+ * onlySaidBy(undefined); // undefined
+ * ```
+ */
+export function onlySaidBy(asker: Asker | undefined): string | undefined {
+  if (!asker || asker.trust === "owner" || asker.trust === "household") return undefined;
+  return asker.sender;
 }
 
 /** Options of {@link openMemory}. */
@@ -77,8 +110,8 @@ export interface Memory {
   keepDocument(draft: DocumentDraft): void;
   /** Distils pending candidates, archives cold documents. */
   runJobs(signal?: AbortSignal): Promise<JobReport>;
-  /** Best first. */
-  recall(query: string, options?: { k?: number }): Promise<RecallItem[]>;
+  /** Best first; with `asker`, only what that asker may recall (see {@link onlySaidBy}). */
+  recall(query: string, options?: RecallOptions): Promise<RecallItem[]>;
   /** Documents for inspection (not counted as an access). */
   documents(): DocumentStore;
   /** The graph, for the prompt index and inspection. */
@@ -127,6 +160,14 @@ const WHEN_BOOST = 2;
  */
 const DATE_BOOST = 1.5;
 
+/** The input events among `entries` whose turn was `sender`'s as a guest (both halves of an exchange share one). */
+function saidByGuest(entries: readonly MemoryEntry[], sender: string): Set<string> {
+  return new Set(
+    entries.filter((entry) => entry.role === "user" && entry.trust === "guest" && entry.sender === sender)
+      .map((entry) => entry.eventId),
+  );
+}
+
 /** Utterances kept in memory to find what was said just before a document's (a layer-1 exchange lives ≤ 30 of them). */
 const SAID_LIMIT = 256;
 /**
@@ -144,6 +185,7 @@ const SAID_LIMIT = 256;
  * await memory.observe({ eventId: "e1", time: Date.now(), role: "user", source: "http", sender: "owner", text });
  * await memory.runJobs();
  * await memory.recall("where is the spare key", { k: 5 });
+ * await memory.recall("where is the spare key", { k: 5, asker: { sender: "visitor", trust: "guest" } }); // []
  * ```
  */
 export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
@@ -249,7 +291,10 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       if (said.length > SAID_LIMIT) said.shift();
     },
     keepDocument(draft) {
-      const context = draft.context ?? saidBefore(said, draft.provenance[0]);
+      let context = draft.context ?? saidBefore(said, draft.provenance[0]);
+      // A guest's document is found by its own words only: what someone else said just before never ranks it.
+      const guest = onlySaidBy(draft.trust ? { sender: draft.sender ?? "", trust: draft.trust } : undefined);
+      if (context && guest !== undefined && !saidByGuest(said, guest).has(context.eventId)) context = undefined;
       const session = draft.session ?? sessionOf(said, draft.provenance[0]);
       documents.add({ ...draft, ...(context ? { context } : {}), ...(session ? { session } : {}) });
     },
@@ -258,11 +303,12 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       running ??= runJobs(signal).finally(() => (running = undefined));
       return running;
     },
-    recall(query, { k = 5 } = {}) {
+    recall(query, { k = 5, asker } = {}) {
       const asksWhen = isWhenQuestion(query);
       const period = namedPeriod(query, clock.now());
+      const guest = onlySaidBy(asker);
       // The time preferences below re-rank: they need a wider pool of documents than the k they keep.
-      const pool = documents.search(query, asksWhen || period ? Math.max(3 * k, 30) : k, false);
+      const pool = documents.search(query, asksWhen || period ? Math.max(3 * k, 30) : k, false, guest);
       const shown = new Map(pool.map((hit) => [hit.document.id, hit.document]));
       const items: Array<RecallItem & { document?: string }> = pool.map((hit) => ({
         kind: "document",
@@ -272,7 +318,8 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
         provenance: hit.document.provenance,
         document: hit.document.id,
       }));
-      for (const { fact, score } of entities.search(query, k)) {
+      // A fact merges what everyone said about an entity: a guest's recall holds none.
+      for (const { fact, score } of guest === undefined ? entities.search(query, k) : []) {
         items.push({
           kind: "fact",
           text: `${fact.subject} (${fact.subjectType}) ${fact.predicate}: ${fact.object}`,
@@ -281,8 +328,10 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
           provenance: fact.provenance,
         });
       }
-      similarities(recent.map((entry) => entry.text), query).forEach((score, i) => {
-        const entry = recent[i]!;
+      const own = guest === undefined ? undefined : saidByGuest(recent, guest);
+      const heard = own ? recent.filter((entry) => own.has(entry.eventId)) : recent;
+      similarities(heard.map((entry) => entry.text), query).forEach((score, i) => {
+        const entry = heard[i]!;
         if (score > 0) {
           items.push({
             kind: "context",

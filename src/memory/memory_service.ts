@@ -4,7 +4,9 @@
  * is saved on the heartbeat and at stop and restored at start; the distill job turns candidates into graph facts on
  * `memory.distill_interval`. The system message carries the graph index (refreshed by that job, so it stays
  * byte-identical between runs); a message's reference block carries up to three matching document summaries;
- * `memory_recall` finds facts, documents and recent context with their time and provenance.
+ * `memory_recall` finds facts, documents and recent context with their time and provenance. Both follow the asker's
+ * trust: a guest's turn gets only what that guest said (its own documents and recent entries, no facts); the owner's
+ * and household members' turns get everything.
  *
  * @module
  */
@@ -14,13 +16,20 @@ import { join } from "node:path";
 import type { ContextEntry, ContextWindow } from "../agent/core/context.ts";
 import type { Provider } from "../agent/provider/provider.ts";
 import type { Clock } from "../clock.ts";
+import type { Trust } from "../io/trust.ts";
 import type { HistoryEntry, PromptContributor, PromptInput, PromptSection, TurnRecord } from "../prompt/contributor.ts";
 import type { JobSpec, Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
-import { type JobReport, type Memory, openMemory, type RecallItem } from "./memory.ts";
+import { type Asker, type JobReport, type Memory, onlySaidBy, openMemory, type RecallItem } from "./memory.ts";
 
-export type { RecallItem } from "./memory.ts";
+export type { Asker, RecallItem } from "./memory.ts";
+
+/**
+ * What the reference block sees of a message: the contract's input plus the sender's trust, which the agent passes
+ * along. A message without one counts as a guest's (its reference block then holds no household memory).
+ */
+export type TrustedPromptInput = PromptInput & { trust?: Trust };
 
 /** Options of {@link MemoryService}. */
 export interface MemoryServiceOptions {
@@ -154,6 +163,9 @@ export class MemoryService implements Service, PromptContributor {
     const groups = new Map<string, ContextEntry[]>();
     for (const entry of entries) groups.set(entry.eventId, [...(groups.get(entry.eventId) ?? []), entry]);
     for (const [eventId, group] of groups) {
+      // Every entry of an exchange carries its input event's origin: who asked, and their trust (none in a context
+      // saved before trust was recorded: such a document is the household's).
+      const { sender, trust } = group[0]!;
       const lines = group.flatMap((entry) => {
         const { message } = entry;
         if (message.role === "user") return [{ speaker: entry.sender, text: untagged(message.content) }];
@@ -162,14 +174,15 @@ export class MemoryService implements Service, PromptContributor {
       });
       if (!lines.length) continue;
       // In eviction order: callbacks on one promise run in the order they were added.
-      this.#ready().then((memory) => memory.keepDocument({ lines, time: group[0]!.time, provenance: [eventId] }))
+      const draft = { lines, time: group[0]!.time, provenance: [eventId], sender, ...(trust ? { trust } : {}) };
+      this.#ready().then((memory) => memory.keepDocument(draft))
         .catch((error) => this.#options.logger.error("Keeping an exchange as a document failed: {error}", { error }));
     }
   }
 
   /** Journals the exchange (the distiller's input; an empty reply is left out) and marks the context for saving. */
   afterTurn(turn: TurnRecord): Promise<void> {
-    const base = { eventId: turn.eventId, time: turn.time, source: turn.source };
+    const base = { eventId: turn.eventId, time: turn.time, source: turn.source, trust: turn.trust };
     const observed = this.#observing.then(async () => {
       const memory = await this.#ready();
       await memory.observe({ ...base, role: "user", sender: turn.sender, text: turn.text });
@@ -185,9 +198,18 @@ export class MemoryService implements Service, PromptContributor {
     return observed;
   }
 
-  /** Facts, documents and recent context for a query, best first. */
-  async recall(query: string, k = 5): Promise<RecallItem[]> {
-    return (await this.#ready()).recall(query, { k });
+  /**
+   * Facts, documents and recent context for a query, best first; for `asker`, only what they may recall (a guest:
+   * what that guest said).
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.recall("where is my umbrella", 5, { sender: "visitor", trust: "guest" });
+   * ```
+   */
+  async recall(query: string, k = 5, asker?: Asker): Promise<RecallItem[]> {
+    return (await this.#ready()).recall(query, { k, ...(asker ? { asker } : {}) });
   }
 
   /** Documents matching a query, for `/api/memory/documents` (not counted as an access). */
@@ -200,6 +222,8 @@ export class MemoryService implements Service, PromptContributor {
       last_accessed: new Date(document.lastAccessed).toISOString(),
       hits: document.hits,
       provenance: document.provenance,
+      sender: document.sender,
+      trust: document.trust,
       score: Math.round(score * 1000) / 1000,
     }));
   }
@@ -260,7 +284,7 @@ export class MemoryService implements Service, PromptContributor {
     }, {
       name: "memory_recall",
       description:
-        "Recall what happened in this household beyond the current conversation: facts learned from what people said, earlier exchanges (documents) and recent context, best first, with when and in which message. Use it when someone refers to something said before.",
+        "Recall what happened in this household beyond the current conversation: facts learned from what people said, earlier exchanges (documents) and recent context, best first, with when and in which message. Use it when someone refers to something said before. For a guest it recalls only what that guest said.",
       parameters: {
         type: "object",
         properties: {
@@ -270,9 +294,11 @@ export class MemoryService implements Service, PromptContributor {
         required: ["query"],
         additionalProperties: false,
       },
-      allow: "household",
-      execute: async (args) => {
-        const items = await this.recall(args.query as string, (args.k as number | undefined) ?? 5);
+      // Anyone may ask: the asker's trust decides what the recall holds (a guest: only what that guest said).
+      allow: "anyone",
+      execute: async (args, context) => {
+        const asker = { sender: context.sender, trust: context.trust };
+        const items = await this.recall(args.query as string, (args.k as number | undefined) ?? 5, asker);
         if (!items.length) return "Nothing in memory matches that.";
         return items.map((item) => ({ ...item, time: new Date(item.time).toISOString() }));
       },
@@ -294,12 +320,18 @@ export class MemoryService implements Service, PromptContributor {
     this.#graphIndex = entities.map((e) => `${e.name} (${e.type}) ×${e.mentions}`).join("; ");
   }
 
-  /** The reference block's memory part: up to three documents that match the message, by summary. */
-  async reference(input: PromptInput, _history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
+  /**
+   * The reference block's memory part: up to three documents that match the message, by summary — for a guest's
+   * message (or one whose trust is not given), only documents of that guest's own turns.
+   */
+  async reference(input: TrustedPromptInput, _history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
     // A memory that could not be opened leaves the turn without references rather than failing it.
     const memory = await this.#ready().catch(() => undefined);
     if (!memory) return undefined;
-    const hits = memory.documents().search(input.text, 3, false).filter((hit) => hit.score >= SUMMARY_MIN_SCORE);
+    const saidBy = onlySaidBy({ sender: input.sender, trust: input.trust ?? "guest" });
+    const hits = memory.documents().search(input.text, 3, false, saidBy).filter((hit) =>
+      hit.score >= SUMMARY_MIN_SCORE
+    );
     if (!hits.length) return undefined;
     return {
       title: "Earlier in this household (memory; memory_recall for more)",

@@ -50,7 +50,8 @@ Deno.test("exchanges that leave layer 1 become documents, recalled with time and
   assert.match(recalled[0]!.text, /^20002000: The spare key is under the blue flowerpot\.\nbutler: Noted/);
   assert.deepEqual(recalled[0]!.provenance, ["e1"]);
   assert.equal(recalled[0]!.time, Date.UTC(2026, 10, 1, 9));
-  const section = await memory.reference({ text: "spare key", source: "http", sender: "owner", time: clock.now() }, []);
+  const asked = { text: "spare key", source: "http", sender: "owner", trust: "owner" as const, time: clock.now() };
+  const section = await memory.reference(asked, []);
   assert.match(
     section!.body,
     /^- 2026-11-01T09:00 20002000: The spare key is under the blue flowerpot\. \/ butler: Noted/,

@@ -2,13 +2,16 @@
  * One OneBot V11 WebSocket, from either side (the implementation dialled homed, or homed dialled it): actions matched
  * to their responses by echo (responses may come out of order), each under a deadline; events handed on; frames that
  * are not JSON, have the wrong shape or are too big are logged and dropped while the connection stays usable; the
- * time of the last frame and the announced heartbeat interval are kept for liveness.
+ * time of the last frame and the announced heartbeat interval are kept for liveness. A frame over
+ * `onebot.max_frame_bytes` closes the connection (1009, Message Too Big). Deno hands a server-side WebSocket over only
+ * whole messages, so such a frame has been received by then; Deno itself refuses one over 64 MiB at its header.
  *
  * @module
  */
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
+import { LogLimiter } from "../log/rate_limit.ts";
 
 /** Which frames a connection carries (`X-Client-Role`; split mode pairs an API and an Event socket). */
 export type Role = "universal" | "api" | "event";
@@ -39,8 +42,10 @@ export interface ConnectionOptions {
   logger: Logger;
   /** Longest wait for an action's response. */
   actionTimeoutMs: number;
-  /** Frames longer than this (characters) are dropped and logged. */
+  /** A frame longer than this (bytes, UTF-8) closes the connection with 1009. */
   maxFrameBytes: number;
+  /** Limits the lines about dropped frames (shared by a device's connections); by default one of its own. */
+  limiter?: LogLimiter;
   onEvent: (event: Record<string, unknown>, connection: OneBotConnection) => void;
   onClose: (connection: OneBotConnection) => void;
 }
@@ -61,6 +66,8 @@ export class OneBotConnection {
   #pending = new Map<string, Pending>();
   #echo = 0;
   #closed = false;
+  #limiter: LogLimiter;
+  #ownLimiter: boolean;
   lastFrameAt: number;
   lastHeartbeatAt: number | undefined;
   /** The interval the last heartbeat announced (ms), if any. */
@@ -95,6 +102,8 @@ export class OneBotConnection {
     this.role = options.role;
     this.connectedAt = options.clock.now();
     this.lastFrameAt = this.connectedAt;
+    this.#ownLimiter = options.limiter === undefined;
+    this.#limiter = options.limiter ?? new LogLimiter({ clock: options.clock });
     options.socket.addEventListener("message", (message) => this.#onFrame(message.data));
     options.socket.addEventListener("close", () => this.#onClosed());
     options.socket.addEventListener("error", () => {});
@@ -140,10 +149,9 @@ export class OneBotConnection {
   #onFrame(data: unknown): void {
     this.lastFrameAt = this.#options.clock.now();
     const { logger, maxFrameBytes } = this.#options;
+    const bytes = oversize(data, maxFrameBytes);
+    if (bytes !== undefined) return this.#refuse(bytes);
     if (typeof data !== "string") return this.#drop("a binary frame");
-    if (data.length > maxFrameBytes) {
-      return this.#drop(`a frame of ${data.length} characters (onebot.max_frame_bytes is ${maxFrameBytes})`);
-    }
     let frame: unknown;
     try {
       frame = JSON.parse(data);
@@ -167,7 +175,40 @@ export class OneBotConnection {
 
   #drop(what: string): void {
     this.droppedFrames++;
-    this.#options.logger.warning("QQ {selfId}: dropped {what}", { selfId: this.selfId, what });
+    const { logger } = this.#options;
+    const selfId = this.selfId;
+    const summary = (count: number, seconds: number) =>
+      logger.warning("QQ {selfId}: {count} more dropped frames like this in the last {seconds} s", {
+        selfId,
+        count,
+        seconds,
+      });
+    if (this.#limiter.allow(`dropped ${selfId}`, summary)) {
+      logger.warning("QQ {selfId}: dropped {what}", { selfId, what });
+    }
+  }
+
+  /** A frame over `onebot.max_frame_bytes`: the connection is closed as Message Too Big. */
+  #refuse(bytes: number): void {
+    this.droppedFrames++;
+    const { logger, maxFrameBytes } = this.#options;
+    const selfId = this.selfId;
+    const summary = (count: number, seconds: number) =>
+      logger.warning(
+        "QQ {selfId}: {count} more connections closed for frames over onebot.max_frame_bytes in the last {seconds} s",
+        {
+          selfId,
+          count,
+          seconds,
+        },
+      );
+    if (this.#limiter.allow(`refused ${selfId}`, summary)) {
+      logger.warning(
+        "QQ {selfId}: a frame of {bytes} bytes is over onebot.max_frame_bytes ({limit}); closing the connection (1009)",
+        { selfId, bytes, limit: maxFrameBytes },
+      );
+    }
+    this.close(1009, `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${maxFrameBytes})`);
   }
 
   #heartbeat(frame: Record<string, unknown>): void {
@@ -231,6 +272,7 @@ export class OneBotConnection {
   #onClosed(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#ownLimiter) this.#limiter.flush();
     for (const [echo, pending] of this.#pending) {
       pending.cancel();
       pending.reject(
@@ -257,4 +299,39 @@ export class OneBotConnection {
       dropped_frames: this.droppedFrames,
     };
   }
+}
+
+/**
+ * The size in bytes (UTF-8 for text) of a frame over `limit`, or `undefined` when it is within it. Text that cannot
+ * be over (at most 3 bytes per UTF-16 unit) is not counted.
+ *
+ * @example
+ * ```ts
+ * oversize("汉字", 5); // 6
+ * oversize("汉字", 6); // undefined
+ * ```
+ */
+export function oversize(data: unknown, limit: number): number | undefined {
+  let bytes = 0;
+  if (typeof data === "string") bytes = data.length * 3 <= limit ? 0 : utf8Length(data);
+  else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) bytes = data.byteLength;
+  else if (data instanceof Blob) bytes = data.size;
+  return bytes > limit ? bytes : undefined;
+}
+
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit < 0xdc00 && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next < 0xe000) {
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
 }

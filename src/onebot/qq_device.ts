@@ -14,6 +14,7 @@ import type { Clock } from "../clock.ts";
 import type { Device, DeviceContext } from "../io/device.ts";
 import { Capability, type OutputEvent } from "../io/event.ts";
 import type { Trust } from "../io/trust.ts";
+import { LogLimiter } from "../log/rate_limit.ts";
 import type { ToolSpec } from "../tools/tool.ts";
 import { ActionError, OneBotConnection, type Role } from "./connection.ts";
 import { normalizeMessage, readSegments, type Segment, textSegment } from "./segments.ts";
@@ -122,6 +123,8 @@ export class QqDevice implements Device {
   #queue: Queued[] = [];
   #lastSent = new Map<string, number>();
   #counts = { inputs: 0, ignored: 0, sent: 0, failed: 0, queuedTotal: 0 };
+  /** Lines a peer can cause at will (ignored messages, dropped frames): at most 10 of a kind per 10 s, then a count. */
+  #limiter: LogLimiter;
 
   /**
    * @example
@@ -149,6 +152,7 @@ export class QqDevice implements Device {
    */
   constructor(options: QqDeviceOptions) {
     this.#options = options;
+    this.#limiter = new LogLimiter({ clock: options.clock });
   }
 
   get #log(): Logger {
@@ -198,6 +202,7 @@ export class QqDevice implements Device {
       for (const connection of bot.connections.values()) connection.close(1001, "homed stopping");
     }
     this.#bots.clear();
+    this.#limiter.flush();
     if (this.#queue.length) {
       this.#log.warning("{count} QQ replies were never sent (no connection)", { count: this.#queue.length });
     }
@@ -249,6 +254,7 @@ export class QqDevice implements Device {
       logger: this.#log,
       actionTimeoutMs: settings.actionTimeoutMs,
       maxFrameBytes: settings.maxFrameBytes,
+      limiter: this.#limiter,
       onEvent: (event, from) => this.#onEvent(event, from),
       onClose: (closed) => {
         if (bot.connections.get(closed.role) === closed) bot.connections.delete(closed.role);
@@ -331,6 +337,9 @@ export class QqDevice implements Device {
     const trust = this.#trustOf(userId, conversation);
     if (!trust) {
       this.#counts.ignored++;
+      const summary = (count: number, seconds: number) =>
+        this.#log.info("Ignored {count} more QQ messages like this in the last {seconds} s", { count, seconds });
+      if (!this.#limiter.allow("ignored", summary)) return;
       this.#log.info("Ignored a QQ {kind} message from {userId}{where}: not the owner, a listed user or group", {
         kind,
         userId,
@@ -409,7 +418,9 @@ export class QqDevice implements Device {
   }
 
   #malformed(what: string): void {
-    this.#log.warning("Dropped a QQ event: {what}", { what });
+    const summary = (count: number, seconds: number) =>
+      this.#log.warning("Dropped {count} more QQ events like this in the last {seconds} s", { count, seconds });
+    if (this.#limiter.allow("malformed", summary)) this.#log.warning("Dropped a QQ event: {what}", { what });
   }
 
   #remember(eventId: string, origin: Origin): void {

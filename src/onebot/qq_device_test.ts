@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { getLogger } from "@logtape/logtape";
+import { getLogger, type Logger } from "@logtape/logtape";
 import { OneBotSim } from "../../tests/support/onebot_sim.ts";
 import { waitFor } from "../../tests/support/wait.ts";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { type Clock, systemClock } from "../clock.ts";
+import { log, setupLogging, stopLogging } from "../log/logging.ts";
 import type { InputEvent } from "../io/event.ts";
 import { IOManager } from "../io/io_manager.ts";
 import { RouteTable } from "../io/route_table.ts";
@@ -16,7 +17,11 @@ const STRANGER = "40004000";
 const GROUP = "500050005";
 
 /** A QQ device behind a real WebSocket server on loopback, and an IOManager to read its inputs. */
-async function setup(settings: Partial<QqSettings> = {}, clock: Clock = systemClock) {
+async function setup(
+  settings: Partial<QqSettings> = {},
+  clock: Clock = systemClock,
+  logger: Logger = getLogger(["test"]),
+) {
   const qq = new QqDevice({
     settings: {
       owner: OWNER,
@@ -32,7 +37,7 @@ async function setup(settings: Partial<QqSettings> = {}, clock: Clock = systemCl
       ...settings,
     },
     clock,
-    logger: getLogger(["test"]),
+    logger,
   });
   const io = new IOManager({
     clock,
@@ -105,7 +110,7 @@ Deno.test("1,000 messages in a burst become exactly 1,000 inputs, in order", asy
   await close(sim);
 });
 
-Deno.test("malformed and oversize frames are dropped and logged; the connection stays usable", async () => {
+Deno.test("malformed frames are dropped and logged; the connection stays usable", async () => {
   const { qq, url, inputs, close } = await setup({ maxFrameBytes: 4_096 });
   const sim = await OneBotSim.connect(url);
   sim.send("{not json");
@@ -113,15 +118,63 @@ Deno.test("malformed and oversize frames are dropped and logged; the connection 
   sim.send({ post_type: "message", message_type: "channel", user_id: Number(OWNER), message: "x" });
   sim.send({ post_type: "message", message_type: "private", user_id: Number(OWNER), message: 42 });
   sim.send({ status: "ok" });
-  sim.privateMessage(OWNER, "x".repeat(10_000));
   sim.send({ post_type: "notice", notice_type: "something_new_from_napcat", self_id: 1 });
   sim.privateMessage(OWNER, "still here");
   await waitFor(() => inputs.length >= 1, "the good message");
   assert.deepEqual(inputs.map((e) => e.payload.text), ["still here"]);
   const bots = qq.status().bots as Array<{ connections: Array<{ dropped_frames: number; open: boolean }> }>;
-  assert.equal(bots[0]!.connections[0]!.dropped_frames, 4, "not JSON, not an object, neither kind, too big");
+  assert.equal(bots[0]!.connections[0]!.dropped_frames, 3, "not JSON, not an object, neither kind");
   assert.equal(bots[0]!.connections[0]!.open, true);
   await close(sim);
+});
+
+Deno.test("a frame over onebot.max_frame_bytes closes its connection; the implementation redials and goes on", async () => {
+  const { qq, url, inputs, close } = await setup({ maxFrameBytes: 4_096 });
+  const sim = await OneBotSim.connect(url);
+  sim.privateMessage(OWNER, "x".repeat(10_000));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    sim.closed,
+    new Promise((_, reject) => timer = setTimeout(() => reject(new Error("homed kept the connection open")), 3_000)),
+  ]).finally(() => clearTimeout(timer));
+  assert.deepEqual(qq.status().bots, [], "the bot is gone");
+  const again = await OneBotSim.connect(url);
+  again.privateMessage(OWNER, "still here");
+  await waitFor(() => inputs.length >= 1, "the message after the redial");
+  assert.deepEqual(inputs.map((e) => e.payload.text), ["still here"]);
+  await close(sim, again);
+});
+
+Deno.test("a flood of messages from strangers logs the first 10 and then one line with the count per 10 s", async () => {
+  const clock = new FakeClock();
+  const lines: string[] = [];
+  setupLogging({
+    level: "info",
+    format: "text",
+    secrets: [],
+    write: (line) => lines.push(line.trim().replace(/^\S+ /, "")),
+  });
+  try {
+    const { qq, url, close } = await setup({}, clock, log("qq"));
+    const sim = await OneBotSim.connect(url);
+    // The bot's own get_login_info/get_version_info go unanswered on the fake clock: only the ignored lines remain.
+    sim.answerWith(() => "silent");
+    for (let i = 0; i < 1_000; i++) sim.privateMessage(STRANGER, `let me in ${i}`);
+    for (let i = 0; i < 500; i++) sim.groupMessage("600060006", STRANGER, `unlisted group ${i}`);
+    await waitFor(() => qq.status().ignored === 1_500, "1,500 ignored messages");
+    clock.advance(10_000);
+    await close(sim);
+  } finally {
+    stopLogging();
+  }
+  const ignored = lines.filter((line) => /Ignored/.test(line));
+  assert.deepEqual(ignored, [
+    ...Array.from(
+      { length: 10 },
+      () => "[INF] homed.qq: Ignored a QQ private message from 40004000: not the owner, a listed user or group",
+    ),
+    "[INF] homed.qq: Ignored 1490 more QQ messages like this in the last 10 s",
+  ]);
 });
 
 Deno.test("replies are segment arrays: user text never becomes a CQ code; groups get reply and @", async () => {

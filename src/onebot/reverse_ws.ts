@@ -52,10 +52,11 @@ export function credentialOf(request: Request): string {
 
 const ROLES: Record<string, Role> = { universal: "universal", api: "api", event: "event" };
 
+/** The API's error code for each status the endpoint refuses with; 503: no QQ device is there to take the call. */
+const CODES: Record<number, string> = { 400: "bad_request", 401: "unauthorized", 403: "forbidden", 503: "unavailable" };
+
 function refuse(status: number, message: string): Response {
-  return Response.json({
-    error: { code: status === 401 ? "unauthorized" : status === 403 ? "forbidden" : "bad_request", message },
-  }, { status });
+  return Response.json({ error: { code: CODES[status] ?? "bad_request", message } }, { status });
 }
 
 /**

@@ -9,6 +9,7 @@
 
 import type { Device, DeviceContext } from "../io/device.ts";
 import type { OutputEvent } from "../io/event.ts";
+import { untrustedLine } from "../text/untrusted.ts";
 import type { Tool, ToolContext, ToolSpec } from "../tools/tool.ts";
 
 /**
@@ -71,7 +72,8 @@ export class PluginDevice implements Device {
     channel: PluginChannel = { capabilities: 0 },
   ) {
     this.name = pluginDeviceName(plugin);
-    this.description = description;
+    // The plugin's words, shown to the model in the channel list: one line, markers escaped, as message text.
+    this.description = untrustedLine(description);
     this.#tools = tools;
     this.#channel = channel;
   }

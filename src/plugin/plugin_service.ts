@@ -26,6 +26,7 @@ import { type GateContext, gateSkill } from "./gating.ts";
 import type { Skill } from "./skill.ts";
 import { skillsPromptBody } from "./skills_prompt.ts";
 import { compareText } from "../text/compare_text.ts";
+import { untrustedLine } from "../text/untrusted.ts";
 
 /** Options of {@link PluginService}. */
 export interface PluginServiceOptions {
@@ -374,8 +375,10 @@ export class PluginService implements Service, PromptContributor {
 
   /**
    * Device path: the whole `plugins` group in one change of the device table. If the new set is refused (a tool name
-   * another device has, say), the changed plugins fall back to their previous versions; if that is refused too, the
-   * table stays as it was.
+   * another device has, say), only the plugins the table refuses are left out: starting from the versions it accepted
+   * last time, each new version is tried in turn (in name order, so a plugin already loaded keeps a tool name a
+   * newcomer also wants); a refused one keeps its previous version, or is not loaded, and is named under problems. If
+   * even the previous set is refused, the table stays as it was.
    */
   async #swapDevices(next: Map<string, LoadedPlugin>, problems: string[], skills: readonly Skill[]): Promise<void> {
     // A pure SKILL.md plugin is a device too (no tools of its own, no output): the channel list shows what is installed.
@@ -388,32 +391,49 @@ export class PluginService implements Service, PromptContributor {
       ...uniqueBy(skills.filter((skill) => !set.has(skill.name)), (skill) => pluginDeviceName(skill.name))
         .map(skillDevice),
     ];
+    const setDevices = (set: Map<string, LoadedPlugin>) => this.#options.devices!.setDevices("plugins", devices(set));
     try {
-      await this.#options.devices!.setDevices("plugins", devices(next));
+      await setDevices(next);
     } catch (error) {
-      const message = (error as Error).message;
-      problems.push(
-        `plugins: the new set of plugin devices was refused (${message}); changed plugins keep their previous version`,
-      );
-      const fallback = new Map<string, LoadedPlugin>();
-      for (const [name, plugin] of next) {
+      const accepted = new Map<string, LoadedPlugin>();
+      for (const name of next.keys()) {
         const previous = this.#plugins.get(name);
-        if (previous && previous !== plugin) {
-          this.#pluginErrors.set(name, [message]);
-          this.#retire(plugin);
-          fallback.set(name, previous);
-        } else fallback.set(name, plugin);
+        if (previous) accepted.set(name, previous);
       }
       try {
-        await this.#options.devices!.setDevices("plugins", devices(fallback));
-        next.clear();
-        for (const [name, plugin] of fallback) next.set(name, plugin);
-      } catch {
-        for (const plugin of fallback.values()) if (![...this.#plugins.values()].includes(plugin)) this.#retire(plugin);
+        await setDevices(accepted);
+      } catch (again) {
+        problems.push(
+          `plugins: the new set of plugin devices was refused (${(error as Error).message}), and so was the ` +
+            `previous set (${(again as Error).message}); the plugin devices stay as they were`,
+        );
+        for (const plugin of next.values()) if (![...this.#plugins.values()].includes(plugin)) this.#retire(plugin);
         next.clear();
         for (const [name, plugin] of this.#plugins) next.set(name, plugin);
         return;
       }
+      for (const name of [...next.keys()].sort(compareText)) {
+        const plugin = next.get(name)!;
+        const previous = accepted.get(name);
+        if (previous === plugin) continue;
+        const trial = new Map(accepted).set(name, plugin);
+        try {
+          await setDevices(trial);
+          accepted.set(name, plugin);
+        } catch (refusal) {
+          const reason = (refusal as Error).message;
+          problems.push(
+            previous
+              ? `${name}: the device table refused its new version (${reason}); the previous version stays`
+              : `${name}: not loaded: the device table refused it (${reason})`,
+          );
+          this.#pluginErrors.set(name, [reason]);
+          this.#retire(plugin);
+        }
+      }
+      const order = [...next.keys()];
+      next.clear();
+      for (const name of order) if (accepted.has(name)) next.set(name, accepted.get(name)!);
     }
     this.#retireReplaced(next);
   }
@@ -538,7 +558,8 @@ export class PluginService implements Service, PromptContributor {
   #toolsOf(plugin: LoadedPlugin): Tool[] {
     return plugin.manifest.tools.map((spec) => ({
       name: spec.name,
-      description: spec.description,
+      // The plugin's words in the tool list the model reads: one line, markers escaped, as message text.
+      description: untrustedLine(spec.description),
       parameters: spec.parameters,
       allow: spec.allow,
       ...(spec.timeoutMs === undefined ? {} : { timeoutMs: spec.timeoutMs }),

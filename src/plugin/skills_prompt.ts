@@ -3,11 +3,15 @@
  * "Skills (mandatory)" instructions, then the `<available_skills>` XML block with `& < > " '` escaped, at most 150
  * skills and a character budget (`plugins.skills_prompt_chars`, 18,000 by default). Over budget, descriptions are
  * shortened and then dropped before any skill is, and a note says so. Skills with `disable-model-invocation` are left
- * out. The butler reads a skill with the `skill_read` tool rather than a file-system `read`.
+ * out. The butler reads a skill with the `skill_read` tool rather than a file-system `read`. A skill's name, description
+ * and location are the plugin's words, not homed's: each is kept on one line and its markers are escaped like message
+ * text (`untrustedLine`; a location's control characters are shown as `\n`…), so a description spanning lines cannot
+ * put a `## [homed] …` header, a `[via …]` tag or an `[end of homed reference]` line into the system message.
  *
  * @module
  */
 
+import { escapeControl, escapeMarkers, untrustedLine } from "../text/untrusted.ts";
 import type { Skill } from "./skill.ts";
 
 /** Most skills listed, as OpenClaw. */
@@ -43,9 +47,9 @@ export function xmlEscape(text: string): string {
 function entry(skill: Skill, description: string | undefined, location: string): string {
   return [
     "  <skill>",
-    `    <name>${xmlEscape(skill.name)}</name>`,
+    `    <name>${xmlEscape(untrustedLine(skill.name))}</name>`,
     ...(description === undefined ? [] : [`    <description>${xmlEscape(description)}</description>`]),
-    `    <location>${xmlEscape(location)}</location>`,
+    `    <location>${xmlEscape(escapeMarkers(escapeControl(location)))}</location>`,
     "  </skill>",
   ].join("\n");
 }
@@ -68,6 +72,7 @@ export function skillsPromptBody(
 ): string | undefined {
   const offered = skills.filter((skill) => !skill.disableModelInvocation).slice(0, MAX_SKILLS_IN_PROMPT);
   if (!offered.length) return undefined;
+  const descriptions = new Map(offered.map((skill) => [skill, untrustedLine(skill.description)]));
   const location = (skill: Skill) =>
     options.home && skill.file.startsWith(`${options.home}/`)
       ? `~${skill.file.slice(options.home.length)}`
@@ -80,7 +85,7 @@ export function skillsPromptBody(
       ...offered.slice(0, count).map((skill) =>
         entry(
           skill,
-          cap === undefined ? skill.description : cap === 0 ? undefined : shorten(skill.description, cap),
+          cap === undefined ? descriptions.get(skill) : cap === 0 ? undefined : shorten(descriptions.get(skill)!, cap),
           location(skill),
         )
       ),

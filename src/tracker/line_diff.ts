@@ -40,8 +40,17 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
+/** Options of {@link unifiedDiff}. */
+export interface DiffOptions {
+  /** Lines of context around each change (3). */
+  context?: number;
+  /** How a line of either text is shown (as it is); lines are compared as they are. */
+  show?: (line: string) => string;
+}
+
 /**
  * The hunks that turn `before` into `after`, under `--- a/<name>` / `+++ b/<name>` headers; empty when equal.
+ * `name` is printed as given.
  *
  * @example
  * ```ts
@@ -49,7 +58,8 @@ function splitLines(text: string): string[] {
  * // "--- a/knowledge/tea/content.md\n+++ b/knowledge/tea/content.md\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
  * ```
  */
-export function unifiedDiff(name: string, before: string, after: string, context = 3): string {
+export function unifiedDiff(name: string, before: string, after: string, options: DiffOptions = {}): string {
+  const { context = 3, show = (line: string) => line } = options;
   if (before === after) return "";
   const a = splitLines(before), b = splitLines(after);
   const header = `--- a/${name}\n+++ b/${name}\n`;
@@ -72,7 +82,7 @@ export function unifiedDiff(name: string, before: string, after: string, context
     const aCount = hunk.filter((op) => op.kind !== "+").length;
     const bCount = hunk.filter((op) => op.kind !== "-").length;
     out += `@@ -${aCount ? first.a + 1 : first.a},${aCount} +${bCount ? first.b + 1 : first.b},${bCount} @@\n`;
-    out += hunk.map((op) => `${op.kind}${op.line}\n`).join("");
+    out += hunk.map((op) => `${op.kind}${show(op.line)}\n`).join("");
   }
   if (!before.endsWith("\n") && before !== "") out += "\\ No newline at end of the old file\n";
   if (!after.endsWith("\n") && after !== "") out += "\\ No newline at end of the new file\n";

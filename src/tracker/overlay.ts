@@ -3,12 +3,14 @@
  * layer says changed against the lower layers — a file in the upper dir is new or modified, a whiteout (a character
  * device 0:0) is a deletion, and a folder that hides lower entries without whiteouts is opaque (it replaced the lower
  * folder). Opacity is seen through the merged view rather than the `trusted.overlay.opaque` attribute, which Deno
- * cannot read.
+ * cannot read. A non-folder (a file, a link) over a lower folder hides that folder's files. Every look into a layer
+ * goes through `tree_access.ts`: no symbolic link on the way is followed, and a link is an entry of its own.
  *
  * @module
  */
 
 import { join, relative, resolve, sep } from "node:path";
+import { type Entry, findEntry, listFolder, lstatEntry } from "./tree_access.ts";
 
 /** One overlay mount. */
 export interface OverlayMount {
@@ -47,27 +49,19 @@ export function overlayOf(path: string, mounts: OverlayMount[]): OverlayMount | 
     .sort((a, b) => b.mountPoint.length - a.mountPoint.length)[0];
 }
 
-async function lstatOrUndefined(path: string): Promise<Deno.FileInfo | undefined> {
-  try {
-    return await Deno.lstat(path);
-  } catch {
-    return undefined;
-  }
-}
-
 /** A whiteout: the overlay's mark of a deleted lower entry. */
 function isWhiteout(info: Deno.FileInfo): boolean {
   return info.isCharDevice === true && (info.rdev ?? 0) === 0;
 }
 
-/** Files under `dir` (relative, `/`-separated), recursively. */
-async function filesUnder(dir: string, prefix: string): Promise<string[]> {
+/** Files and links under the folder `path` of `root` (relative, `/`-separated), recursively; no link is followed. */
+async function filesUnder(root: string, path: string): Promise<string[]> {
   const found: string[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    const path = `${prefix}/${entry.name}`;
-    const info = await lstatOrUndefined(join(dir, entry.name));
-    if (info?.isDirectory) found.push(...await filesUnder(join(dir, entry.name), path));
-    else if (info && !isWhiteout(info)) found.push(path);
+  for (const entry of await listFolder(root, path) ?? []) {
+    const child = `${path}/${entry.name}`;
+    const info = await lstatEntry(root, child);
+    if (info?.isDirectory) found.push(...await filesUnder(root, child));
+    else if (info && !isWhiteout(info)) found.push(child);
   }
   return found;
 }
@@ -92,23 +86,21 @@ export async function overlayCandidates(merged: string, mount: OverlayMount): Pr
   const candidates: OverlayCandidate[] = [];
   const inLower = async (path: string) => {
     for (const root of lowerRoots) {
-      const info = await lstatOrUndefined(join(root, path));
+      const info = await lstatEntry(root, path);
       if (info) return { root, info };
     }
     return undefined;
   };
   const walk = async (path: string): Promise<void> => {
-    const upperDir = join(upperRoot, path);
-    const names = new Set<string>();
-    for await (const entry of Deno.readDir(upperDir)) names.add(entry.name);
-    for (const name of [...names].sort()) {
+    const names = (await listFolder(upperRoot, path) ?? []).map((entry) => entry.name);
+    for (const name of names.sort()) {
       const child = path ? `${path}/${name}` : name;
-      const info = await lstatOrUndefined(join(upperRoot, child));
+      const info = await lstatEntry(upperRoot, child);
       if (!info) continue;
       if (isWhiteout(info)) {
         const lower = await inLower(child);
         if (lower?.info.isDirectory) {
-          for (const file of await filesUnder(join(lower.root, child), child)) {
+          for (const file of await filesUnder(lower.root, child)) {
             candidates.push({ path: file, hint: "whiteout" });
           }
         } else if (lower) candidates.push({ path: child, hint: "whiteout" });
@@ -117,14 +109,13 @@ export async function overlayCandidates(merged: string, mount: OverlayMount): Pr
         if (lower?.info.isDirectory) {
           // Lower entries neither in the merged view nor whited out: the upper folder is opaque.
           let opaque = false;
-          for await (const entry of Deno.readDir(join(lower.root, child))) {
-            const shown = await lstatOrUndefined(join(merged, child, entry.name));
-            if (shown || (await lstatOrUndefined(join(upperRoot, child, entry.name)))) continue;
+          for (const entry of await listFolder(lower.root, child) ?? []) {
+            const below = `${child}/${entry.name}`;
+            if ((await lstatEntry(merged, below)) || (await lstatEntry(upperRoot, below))) continue;
             opaque = true;
-            const hidden = join(lower.root, child, entry.name);
-            const files = (await lstatOrUndefined(hidden))?.isDirectory
-              ? await filesUnder(hidden, `${child}/${entry.name}`)
-              : [`${child}/${entry.name}`];
+            const files = (await lstatEntry(lower.root, below))?.isDirectory
+              ? await filesUnder(lower.root, below)
+              : [below];
             for (const file of files) candidates.push({ path: file, hint: "hidden" });
           }
           if (opaque) candidates.push({ path: child, hint: "replaced" });
@@ -132,15 +123,22 @@ export async function overlayCandidates(merged: string, mount: OverlayMount): Pr
         await walk(child);
       } else {
         candidates.push({ path: child, hint: "upper" });
+        // A file or a link over a lower folder hides all of it.
+        const lower = await inLower(child);
+        if (lower?.info.isDirectory) {
+          for (const file of await filesUnder(lower.root, child)) candidates.push({ path: file, hint: "hidden" });
+        }
       }
     }
   };
-  if ((await lstatOrUndefined(upperRoot))?.isDirectory) await walk("");
+  if ((await lstatEntry(upperRoot, ""))?.isDirectory) await walk("");
   return candidates;
 }
 
 /**
- * The bytes of `path` (relative to the overlay folder `merged`) in the lower layers, or `undefined`.
+ * What `path` (relative to the overlay folder `merged`) holds in the lower layers — a file's bytes or a link's target —
+ * or `undefined`: the top-most layer that has the name decides, and a folder, a whiteout or a link on the way there
+ * means no entry.
  *
  * @example
  * ```ts
@@ -149,22 +147,16 @@ export async function overlayCandidates(merged: string, mount: OverlayMount): Pr
  *   upper: "/var/lib/homed-overlay/upper",
  *   lowers: ["/opt/homed.ro"],
  * };
- * await lowerBytes("/opt/homed/knowledge", mount, "tea/content.md");
- * // { data, mode } of /opt/homed.ro/knowledge/tea/content.md; undefined when no lower layer has it
+ * await lowerEntry("/opt/homed/knowledge", mount, "tea/content.md");
+ * // { kind: "file", data, mode } of /opt/homed.ro/knowledge/tea/content.md; undefined when no lower layer has it
  * ```
  */
-export async function lowerBytes(
-  merged: string,
-  mount: OverlayMount,
-  path: string,
-): Promise<{ data: Uint8Array; mode: number } | undefined> {
+export async function lowerEntry(merged: string, mount: OverlayMount, path: string): Promise<Entry | undefined> {
   const inside = relative(mount.mountPoint, resolve(merged));
   for (const lower of mount.lowers) {
-    const file = join(lower, inside, path);
-    const info = await lstatOrUndefined(file);
-    if (!info) continue;
-    if (!info.isFile) return undefined;
-    return { data: await Deno.readFile(file), mode: (info.mode ?? 0o644) & 0o777 };
+    const found = await findEntry(join(lower, inside), path);
+    if (found === "missing") continue;
+    return found === "other" ? undefined : found;
   }
   return undefined;
 }

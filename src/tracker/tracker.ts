@@ -6,18 +6,35 @@
  * Each part is read one of two ways. On an overlay mount the upper layer names the candidates (new and copied-up
  * files, whiteouts, opaque folders) and the lower layers are the baseline; elsewhere every file is hashed and compared
  * with a content-hash manifest. Commits live in `<data dir>/tracker/`: `manifest.json` (path → sha256, size, mode, or
- * a recorded deletion) and `objects/<sha256>`, the committed bytes, so a revert restores them exactly. Reverted
- * additions are moved to `tracker/reverted-<time>/`, never deleted.
+ * a recorded deletion, or a link's target) and `objects/<sha256>`, the committed bytes, so a revert restores them
+ * exactly. Reverted additions are moved to `tracker/reverted-<time>/`, never deleted.
+ *
+ * Symbolic links are never followed (`tree_access.ts`): a link in a tracked tree is a change of its own, shown as
+ * "link → target" — added, removed, retargeted, or standing where a file was — and whatever lies behind it is not in
+ * the tree (a committed folder replaced by a link shows its files as deleted). A revert removes such a link itself
+ * (its target is left alone; the link is recorded in `reverted-<time>/links.json`) and puts the committed entries back
+ * in a real folder; it refuses, before writing anything, to write behind a link it is not told to remove, and to
+ * recreate a committed link (homed creates no links).
  *
  * @module
  */
 
-import { dirname, join, relative } from "node:path";
-import { atomicWriteBytes, atomicWriteText } from "../fs/atomic_write.ts";
+import { basename, dirname, join } from "node:path";
+import { escapeForTerminal } from "../text/terminal_text.ts";
 import { sha256Hex } from "../text/sha256_hex.ts";
 import { unifiedDiff } from "./line_diff.ts";
-import { lowerBytes, overlayCandidates, type OverlayMount, overlayOf } from "./overlay.ts";
+import { lowerEntry, overlayCandidates, type OverlayMount, overlayOf } from "./overlay.ts";
 import { compareText } from "../text/compare_text.ts";
+import {
+  type Entry,
+  linkOnTheWay,
+  listFolder,
+  lstatEntry,
+  readEntry,
+  removeEntry,
+  writeEntryFile,
+  writeInPlace,
+} from "./tree_access.ts";
 
 /** One tracked part: a folder or a single file, under a fixed name (`knowledge`, `config/homed.yaml`). */
 export interface TrackedRoot {
@@ -30,11 +47,16 @@ export interface TrackedRoot {
 export interface TrackedChange {
   /** `knowledge/tea/content.md`. */
   path: string;
-  change: "added" | "modified" | "deleted" | "replaced";
-  /** Bytes now (absent for a deletion or a replaced folder). */
+  /** `retargeted`: a link that points elsewhere than at the last commit; a link where a file was is `modified`. */
+  change: "added" | "modified" | "deleted" | "replaced" | "retargeted";
+  /** Bytes now (absent for a deletion, a link or a replaced folder). */
   size?: number;
   /** Bytes at the last commit or in the lower layer. */
   baselineSize?: number;
+  /** The target of the symbolic link there now (never followed). */
+  link?: string;
+  /** The target of the link at the last commit or in the lower layer. */
+  baselineLink?: string;
   /** How it was found. */
   source: "overlay" | "manifest";
 }
@@ -54,11 +76,13 @@ interface FileEntry {
   mode: number;
 }
 
+type ManifestEntry = FileEntry | { link: string } | { deleted: true };
+
 interface Manifest {
   format: "homed-tracker";
   version: 1;
   committed: string;
-  files: Record<string, FileEntry | { deleted: true }>;
+  files: Record<string, ManifestEntry>;
 }
 
 /** Options of {@link Tracker}. */
@@ -71,41 +95,37 @@ export interface TrackerOptions {
   now: () => number;
 }
 
-type Bytes = { data: Uint8Array; mode: number };
-
-async function readCurrent(path: string): Promise<Bytes | undefined> {
-  try {
-    const info = await Deno.lstat(path);
-    if (!info.isFile) return undefined;
-    return { data: await Deno.readFile(path), mode: (info.mode ?? 0o644) & 0o777 };
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return undefined;
-    throw error;
-  }
+/** A change with what is on both sides, for diff, commit and revert. */
+interface Item extends TrackedChange {
+  current?: Entry;
+  baseline?: Entry;
+  /** Where the baseline came from. */
+  origin?: "commit" | "lower";
 }
 
-function same(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+function sameEntry(a: Entry, b: Entry): boolean {
+  if (a.kind === "link" || b.kind === "link") return a.kind === "link" && b.kind === "link" && a.target === b.target;
+  if (a.data.length !== b.data.length) return false;
+  for (let i = 0; i < a.data.length; i++) if (a.data[i] !== b.data[i]) return false;
   return true;
 }
 
-/** Files under a folder, relative and `/`-separated; temporary files of atomic writes are not content. */
-async function walkFiles(dir: string, prefix = ""): Promise<string[]> {
+/** Files and links under a folder, relative and `/`-separated; temporary files of atomic writes are not content. */
+async function walkEntries(root: string, path = ""): Promise<string[]> {
   const found: string[] = [];
-  let entries: Deno.DirEntry[];
-  try {
-    entries = await Array.fromAsync(Deno.readDir(dir));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return found;
-    throw error;
-  }
+  const entries = await listFolder(root, path) ?? [];
   for (const entry of entries.sort((a, b) => compareText(a.name, b.name))) {
-    const path = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory) found.push(...await walkFiles(join(dir, entry.name), path));
-    else if (entry.isFile && !/^\..*\.tmp$/.test(entry.name)) found.push(path);
+    const child = path ? `${path}/${entry.name}` : entry.name;
+    if (entry.isSymlink) found.push(child);
+    else if (entry.isDirectory) found.push(...await walkEntries(root, child));
+    else if (entry.isFile && !/^\..*\.tmp$/.test(entry.name)) found.push(child);
   }
   return found;
+}
+
+/** `link → target` or `12 bytes`, for messages and the diff. */
+function described(entry: Entry): string {
+  return entry.kind === "link" ? `link → ${entry.target}` : `${entry.data.length} bytes`;
 }
 
 /**
@@ -136,29 +156,38 @@ export class Tracker {
     return overlayOf(root.kind === "dir" ? root.path : dirname(root.path), this.#options.mounts);
   }
 
-  async #manifest(): Promise<Manifest | undefined> {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(join(this.#options.stateDir, "manifest.json"));
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return undefined;
-      throw error;
+  /** The state folder, as a base for `tree_access.ts`: it must not itself be a link. */
+  async #state(): Promise<string> {
+    const stateDir = this.#options.stateDir;
+    if ((await lstatEntry(dirname(stateDir), basename(stateDir)))?.isSymlink) {
+      throw new Error(`${stateDir} is a symbolic link; the tracker keeps its state only in a real folder`);
     }
-    const manifest = JSON.parse(text) as Manifest;
+    return stateDir;
+  }
+
+  async #manifest(): Promise<Manifest | undefined> {
+    const state = await this.#state();
+    const found = await readEntry(state, "manifest.json");
+    if (!found) return undefined;
+    const path = join(state, "manifest.json");
+    if (found.kind === "link") throw new Error(`${path} is a symbolic link; the tracker does not follow it`);
+    const manifest = JSON.parse(new TextDecoder().decode(found.data)) as Manifest;
     if (manifest.format !== "homed-tracker" || typeof manifest.files !== "object") {
-      throw new TypeError(`${join(this.#options.stateDir, "manifest.json")} is not a tracker manifest`);
+      throw new TypeError(`${path} is not a tracker manifest`);
     }
     return manifest;
   }
 
-  /** Where a tracked name lives on disk, and its root. */
-  #locate(name: string): { root: TrackedRoot; file: string; inside: string } {
+  /** Where a tracked name lives: its root, and the base folder and name inside it that `tree_access.ts` takes. */
+  #locate(name: string): { root: TrackedRoot; base: string; inside: string } {
     for (const root of this.#options.roots) {
-      if (root.kind === "file" && name === root.name) return { root, file: root.path, inside: "" };
+      if (root.kind === "file" && name === root.name) {
+        return { root, base: dirname(root.path), inside: basename(root.path) };
+      }
       if (root.kind === "dir" && name.startsWith(`${root.name}/`)) {
         const inside = name.slice(root.name.length + 1);
-        if (inside.split("/").includes("..")) break;
-        return { root, file: join(root.path, inside), inside };
+        if (inside.split("/").some((part) => part === "" || part === "." || part === "..")) break;
+        return { root, base: root.path, inside };
       }
     }
     throw new TypeError(`path: ${JSON.stringify(name)} is not in a tracked part (${this.#partNames()})`);
@@ -168,38 +197,39 @@ export class Tracker {
     return this.#options.roots.map((root) => root.name).join(", ");
   }
 
-  async #baseline(name: string, manifest: Manifest | undefined): Promise<Bytes | undefined> {
+  async #baseline(
+    name: string,
+    manifest: Manifest | undefined,
+  ): Promise<{ entry?: Entry; origin?: "commit" | "lower" }> {
     const entry = manifest?.files[name];
-    if (entry && "deleted" in entry) return undefined;
+    if (entry && "deleted" in entry) return {};
+    if (entry && "link" in entry) return { entry: { kind: "link", target: String(entry.link) }, origin: "commit" };
     if (entry) {
-      const data = await Deno.readFile(join(this.#options.stateDir, "objects", entry.sha256));
-      if (await sha256Hex(data) !== entry.sha256) {
+      if (!/^[0-9a-f]{64}$/.test(entry.sha256)) {
+        throw new Error(`The tracker manifest's entry of ${name} names no object (${JSON.stringify(entry.sha256)})`);
+      }
+      const object = await readEntry(await this.#state(), `objects/${entry.sha256}`);
+      if (object?.kind !== "file" || await sha256Hex(object.data) !== entry.sha256) {
         throw new Error(`tracker object of ${name} (${entry.sha256}) is damaged; commit again to re-record it`);
       }
-      return { data, mode: entry.mode };
+      return { entry: { kind: "file", data: object.data, mode: entry.mode }, origin: "commit" };
     }
-    return await this.#lower(name);
+    const lower = await this.#lower(name);
+    return lower ? { entry: lower, origin: "lower" } : {};
   }
 
-  /** The bytes of `name` in the overlay's lower layers, when its part is on an overlay mount. */
-  async #lower(name: string): Promise<Bytes | undefined> {
-    const { root, inside } = this.#locate(name);
+  /** What `name` holds in the overlay's lower layers, when its part is on an overlay mount. */
+  async #lower(name: string): Promise<Entry | undefined> {
+    const { root, base, inside } = this.#locate(name);
     const mount = this.#overlay(root);
-    if (!mount) return undefined;
-    return root.kind === "dir"
-      ? await lowerBytes(root.path, mount, inside)
-      : await lowerBytes(dirname(root.path), mount, relative(dirname(root.path), root.path));
+    return mount ? await lowerEntry(base, mount, inside) : undefined;
   }
 
-  /** Every change, with the bytes on both sides (for diff and revert). */
-  async #compare(): Promise<{
-    manifest: Manifest | undefined;
-    items: Array<TrackedChange & { current?: Bytes; baseline?: Bytes }>;
-    modes: Record<string, string>;
-  }> {
+  /** Every change, with what is on both sides (for diff, commit and revert). */
+  async #compare(): Promise<{ manifest: Manifest | undefined; items: Item[]; modes: Record<string, string> }> {
     const manifest = await this.#manifest();
     const modes: Record<string, string> = {};
-    const items: Array<TrackedChange & { current?: Bytes; baseline?: Bytes }> = [];
+    const items: Item[] = [];
     for (const root of this.#options.roots) {
       const mount = this.#overlay(root);
       modes[root.name] = mount ? `overlay (upper ${mount.upper})` : "manifest";
@@ -212,21 +242,33 @@ export class Tracker {
           if (candidate.hint === "replaced") replaced.push(`${root.name}/${candidate.path}`);
           else names.add(`${root.name}/${candidate.path}`);
         }
-      } else for (const path of await walkFiles(root.path)) names.add(`${root.name}/${path}`);
+      } else for (const path of await walkEntries(root.path)) names.add(`${root.name}/${path}`);
       for (const name of Object.keys(manifest?.files ?? {})) {
         if (name === root.name || name.startsWith(`${root.name}/`)) names.add(name);
       }
       for (const name of [...names].sort()) {
-        const current = await readCurrent(this.#locate(name).file);
-        const baseline = await this.#baseline(name, manifest);
+        const { base, inside } = this.#locate(name);
+        const current = await readEntry(base, inside);
+        const { entry: baseline, origin } = await this.#baseline(name, manifest);
         if (!current && !baseline) continue;
-        if (current && baseline && same(current.data, baseline.data)) continue;
+        if (current && baseline && sameEntry(current, baseline)) continue;
         items.push({
           path: name,
-          change: !baseline ? "added" : !current ? "deleted" : "modified",
-          ...(current ? { size: current.data.length, current } : {}),
-          ...(baseline ? { baselineSize: baseline.data.length, baseline } : {}),
+          change: !baseline
+            ? "added"
+            : !current
+            ? "deleted"
+            : current.kind === "link" && baseline.kind === "link"
+            ? "retargeted"
+            : "modified",
+          ...(current?.kind === "file" ? { size: current.data.length } : {}),
+          ...(current?.kind === "link" ? { link: current.target } : {}),
+          ...(baseline?.kind === "file" ? { baselineSize: baseline.data.length } : {}),
+          ...(baseline?.kind === "link" ? { baselineLink: baseline.target } : {}),
           source,
+          ...(current ? { current } : {}),
+          ...(baseline ? { baseline } : {}),
+          ...(origin ? { origin } : {}),
         });
       }
       for (const name of replaced) {
@@ -252,7 +294,7 @@ export class Tracker {
     return {
       modes,
       committed: manifest?.committed,
-      changes: items.map(({ current: _current, baseline: _baseline, ...change }) => change),
+      changes: items.map(({ current: _current, baseline: _baseline, origin: _origin, ...change }) => change),
     };
   }
 
@@ -269,7 +311,9 @@ export class Tracker {
   }
 
   /**
-   * The unified diff of the changes (or of those under `paths`).
+   * The unified diff of the changes (or of those under `paths`), for a terminal: names and lines are shown with
+   * control characters, line breaks and bidi overrides escaped (`escapeForTerminal`); a link is one `#` line naming
+   * its target, and the file it replaced or that replaced it is diffed against nothing.
    *
    * @example
    * ```ts
@@ -280,33 +324,48 @@ export class Tracker {
   async diff(paths: string[] = []): Promise<string> {
     const { items } = await this.#compare();
     const decoder = new TextDecoder("utf-8", { fatal: true });
-    const text = (bytes: Bytes | undefined): string | undefined => {
-      if (!bytes) return "";
-      if (bytes.data.includes(0)) return undefined;
+    const text = (entry: Entry | undefined): string | undefined => {
+      if (entry?.kind !== "file") return "";
+      if (entry.data.includes(0)) return undefined;
       try {
-        return decoder.decode(bytes.data);
+        return decoder.decode(entry.data);
       } catch {
         return undefined;
       }
     };
     let out = "";
     for (const item of this.#select(items, paths)) {
+      const name = escapeForTerminal(item.path);
       if (item.change === "replaced") {
-        out += `# ${item.path}/: the folder replaced the deployed one (opaque); its old files are listed as deleted\n`;
+        out += `# ${name}/: the folder replaced the deployed one (opaque); its old files are listed as deleted\n`;
         continue;
       }
-      const before = text(item.baseline), after = text(item.current);
+      const { current, baseline } = item;
+      if (current?.kind === "link" || baseline?.kind === "link") {
+        const note = !baseline
+          ? `new symbolic link (${described(current!)}); the tracker does not follow links`
+          : !current
+          ? `symbolic link removed (was ${described(baseline)})`
+          : current.kind === "link" && baseline.kind === "link"
+          ? `symbolic link retargeted (${described(current)}, was ${described(baseline)})`
+          : current.kind === "link"
+          ? `a file became a symbolic link (${described(current)})`
+          : `a symbolic link became a file (was ${described(baseline)})`;
+        out += `# ${name}: ${escapeForTerminal(note)}\n`;
+        if (current?.kind !== "file" && baseline?.kind !== "file") continue;
+      }
+      const before = text(baseline), after = text(current);
+      const sizes = (entry: Entry | undefined) => entry?.kind === "file" ? entry.data.length : 0;
       out += before === undefined || after === undefined
-        ? `--- a/${item.path}\n+++ b/${item.path}\nBinary files differ (${item.baselineSize ?? 0} → ${
-          item.size ?? 0
-        } bytes)\n`
-        : unifiedDiff(item.path, before, after);
+        ? `--- a/${name}\n+++ b/${name}\nBinary files differ (${sizes(baseline)} → ${sizes(current)} bytes)\n`
+        : unifiedDiff(name, before, after, { show: escapeForTerminal });
     }
     return out;
   }
 
   /**
    * Records the current state of the changes (or of those under `paths`) as the new baseline; resolves to how many.
+   * A link is recorded as its target, never read through.
    *
    * @example
    * ```ts
@@ -322,14 +381,16 @@ export class Tracker {
       committed: new Date(this.#options.now()).toISOString(),
       files: { ...manifest?.files },
     };
-    const objects = join(this.#options.stateDir, "objects");
-    await Deno.mkdir(objects, { recursive: true });
+    await Deno.mkdir(this.#options.stateDir, { recursive: true });
+    const state = await this.#state();
     const selected = this.#select(items, paths).filter((item) => item.change !== "replaced");
     for (const item of selected) {
-      if (item.current) {
+      if (item.current?.kind === "file") {
         const sha256 = await sha256Hex(item.current.data);
-        await atomicWriteBytes(join(objects, sha256), item.current.data, { mode: 0o600 });
+        await writeEntryFile(state, `objects/${sha256}`, item.current.data, 0o600);
         next.files[item.path] = { sha256, size: item.current.data.length, mode: item.current.mode };
+      } else if (item.current?.kind === "link") {
+        next.files[item.path] = { link: item.current.target };
       } else if (await this.#lower(item.path)) {
         // Gone from what the lower layer holds: the deletion itself is what is committed.
         next.files[item.path] = { deleted: true };
@@ -337,22 +398,63 @@ export class Tracker {
         delete next.files[item.path];
       }
     }
-    await atomicWriteText(join(this.#options.stateDir, "manifest.json"), `${JSON.stringify(next, null, 1)}\n`);
-    await this.#collectGarbage(next);
+    await writeEntryFile(state, "manifest.json", new TextEncoder().encode(`${JSON.stringify(next, null, 1)}\n`), 0o600);
+    await this.#collectGarbage(state, next);
     return selected.length;
   }
 
-  async #collectGarbage(manifest: Manifest): Promise<void> {
+  async #collectGarbage(state: string, manifest: Manifest): Promise<void> {
     const used = new Set(
       Object.values(manifest.files).flatMap((entry) => "sha256" in entry ? [entry.sha256] : []),
     );
-    for await (const entry of Deno.readDir(join(this.#options.stateDir, "objects"))) {
-      if (!used.has(entry.name)) await Deno.remove(join(this.#options.stateDir, "objects", entry.name));
+    for (const entry of await listFolder(state, "objects") ?? []) {
+      if (used.has(entry.name)) continue;
+      const info = await lstatEntry(state, `objects/${entry.name}`);
+      if (info?.isFile) await removeEntry(state, `objects/${entry.name}`, { kind: "file" });
+      else if (info?.isSymlink) {
+        const target = await Deno.readLink(join(state, "objects", entry.name));
+        await removeEntry(state, `objects/${entry.name}`, { kind: "link", target });
+      }
     }
   }
 
   /**
-   * Puts the changes (or those under `paths`) back to the baseline, byte for byte; added files are moved aside.
+   * Refuses, before anything is written, a revert that would have to write behind a link it does not remove, or
+   * recreate a link.
+   */
+  async #checkRevertable(items: Item[], selected: Item[]): Promise<void> {
+    const removed = new Set(selected.filter((item) => item.current?.kind === "link").map((item) => item.path));
+    for (const item of selected) {
+      if (item.baseline?.kind === "link") {
+        throw new Error(
+          `Not reverting ${item.path}: it ${item.origin === "lower" ? "is" : "was"} a symbolic link (${
+            described(item.baseline)
+          }) ${item.origin === "lower" ? "in the overlay's lower layer" : "at the last commit"}, and the tracker ` +
+            "does not create links; recreate it by hand (ln -s) or commit the change",
+        );
+      }
+      const { root, base, inside } = this.#locate(item.path);
+      const link = await linkOnTheWay(base, inside);
+      if (!link) continue;
+      const at = `${root.name}/${link.at}`;
+      if (removed.has(at)) continue;
+      throw new Error(
+        `Not reverting ${item.path}: ${at} is a symbolic link (link → ${link.target}) and the tracker never writes ` +
+          `through a link; ${
+            items.some((other) => other.path === at)
+              ? `revert ${at} as well, which removes the link`
+              : "remove the link by hand first, or commit the change"
+          }`,
+      );
+    }
+  }
+
+  /**
+   * Puts the changes (or those under `paths`) back to the baseline, byte for byte; added files are moved aside. A
+   * symbolic link that is a change is removed — the link itself, never what it points to — and recorded in
+   * `links.json` of the folder set aside; what it stood in place of comes back as a real file or folder. Refused
+   * with a message naming the path, before anything is written, when a path would be written behind a link that is not
+   * removed too, or when the baseline is a link (homed creates no links).
    *
    * @example
    * ```ts
@@ -362,32 +464,46 @@ export class Tracker {
    */
   async revert(paths: string[] = []): Promise<{ reverted: number; movedTo: string | undefined }> {
     const { items } = await this.#compare();
+    const selected = this.#select(items, paths).filter((item) => item.change !== "replaced");
+    await this.#checkRevertable(items, selected);
     const stamp = new Date(this.#options.now()).toISOString().replace(/[:.]/g, "-");
-    const aside = join(this.#options.stateDir, `reverted-${stamp}`);
+    const aside = `reverted-${stamp}`;
     let moved = false;
     let reverted = 0;
-    for (const item of this.#select(items, paths)) {
-      if (item.change === "replaced") continue;
-      const { root, file } = this.#locate(item.path);
-      if (item.change === "added") {
-        const target = join(aside, item.path);
-        await Deno.mkdir(dirname(target), { recursive: true });
-        await Deno.copyFile(file, target);
-        await Deno.remove(file);
+    // Links first, outermost first: the folders they stood for are then restored as real folders.
+    const links: Record<string, string> = {};
+    for (const item of selected) {
+      if (item.current?.kind !== "link") continue;
+      const { base, inside } = this.#locate(item.path);
+      await removeEntry(base, inside, item.current);
+      links[item.path] = item.current.target;
+      if (!item.baseline) reverted++;
+    }
+    if (Object.keys(links).length) {
+      await Deno.mkdir(this.#options.stateDir, { recursive: true });
+      const record = new TextEncoder().encode(`${JSON.stringify(links, null, 1)}\n`);
+      await writeEntryFile(await this.#state(), `${aside}/links.json`, record, 0o600);
+      moved = true;
+    }
+    for (const item of selected) {
+      const { root, base, inside } = this.#locate(item.path);
+      if (!item.baseline) {
+        if (item.current?.kind !== "file") continue;
+        // Re-read right before: what is moved aside is what was there, not through a link swapped in meanwhile.
+        const now = await readEntry(base, inside);
+        if (now?.kind !== "file") throw new Error(`${item.path} changed since the tracker looked at it; run it again`);
+        await Deno.mkdir(this.#options.stateDir, { recursive: true });
+        await writeEntryFile(await this.#state(), `${aside}/${item.path}`, now.data, now.mode);
+        await removeEntry(base, inside, { kind: "file" });
         moved = true;
-      } else {
-        const baseline = item.baseline!;
-        if (root.kind === "file") {
-          // The config and the persona are written in place: their folder may not be ours to write a temp file in.
-          await Deno.writeFile(file, baseline.data, { mode: baseline.mode });
-          await Deno.chmod(file, baseline.mode);
-        } else {
-          await Deno.mkdir(dirname(file), { recursive: true });
-          await atomicWriteBytes(file, baseline.data, { mode: baseline.mode });
-        }
+      } else if (item.baseline.kind === "file") {
+        const { data, mode } = item.baseline;
+        // The config and the persona are written in place: their folder may not be ours to write a temp file in.
+        if (root.kind === "file") await writeInPlace(base, inside, data, mode);
+        else await writeEntryFile(base, inside, data, mode);
       }
       reverted++;
     }
-    return { reverted, movedTo: moved ? aside : undefined };
+    return { reverted, movedTo: moved ? join(this.#options.stateDir, aside) : undefined };
   }
 }

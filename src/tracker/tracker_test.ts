@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { symlink } from "../../tests/support/links.ts";
 import { outsideNeed } from "../../tests/support/outside_tool.ts";
 import { type TrackedRoot, Tracker } from "./tracker.ts";
 
@@ -201,6 +202,72 @@ async function overlayMode(): Promise<void> {
     }
     await assert.rejects(Deno.stat(join(knowledge, "old", "c.md")), Deno.errors.NotFound);
     assert.equal(await Deno.readTextFile(join(knowledge, "learned.md")), "the butler learned this\n");
+    assert.deepEqual((await tracker.status()).changes, []);
+  } finally {
+    await sh("umount", [merged]);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name:
+    "overlay mode: a folder replaced by a link to an outside folder is the link; nothing behind it is read, and revert writes nothing there",
+  ignore: overlay.ignore,
+  fn: overlayLink,
+});
+
+/** Names and contents of the files in `dir` (one level: the outside folder of the test). */
+async function filesIn(dir: string): Promise<Record<string, string>> {
+  const found: Record<string, string> = {};
+  for await (const entry of Deno.readDir(dir)) found[entry.name] = await Deno.readTextFile(join(dir, entry.name));
+  return found;
+}
+
+async function overlayLink(): Promise<void> {
+  overlay.assertAvailable();
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-overlay-link-" });
+  const [lower, upper, work, merged, outside] = ["lower", "upper", "work", "merged", "outside"].map((name) =>
+    join(dir, name)
+  ) as [string, string, string, string, string];
+  for (const folder of [upper, work, merged, outside]) await Deno.mkdir(folder);
+  await Deno.mkdir(join(lower, "knowledge", "notes"), { recursive: true });
+  await Deno.writeTextFile(join(lower, "knowledge", "notes", "a.md"), "deployed a\n");
+  await Deno.writeTextFile(join(outside, "a.md"), "outside a\n");
+  await Deno.writeTextFile(join(outside, "learned.md"), "outside learned\n");
+  const why = await mountOverlay(lower, upper, work, merged);
+  if (why !== undefined) {
+    await Deno.remove(dir, { recursive: true });
+    throw new Error(why);
+  }
+  try {
+    const knowledge = join(merged, "knowledge");
+    const tracker = new Tracker({
+      roots: [{ name: "knowledge", path: knowledge, kind: "dir" }],
+      stateDir: join(dir, "state"),
+      mounts: [{ mountPoint: merged, upper, lowers: [lower] }],
+      now: () => 0,
+    });
+    await Deno.writeTextFile(join(knowledge, "notes", "learned.md"), "learned\n");
+    assert.equal(await tracker.commit(["knowledge/notes/learned.md"]), 1);
+    await Deno.remove(join(knowledge, "notes"), { recursive: true });
+    await symlink(outside, join(knowledge, "notes"));
+    assert.ok((await Deno.lstat(join(upper, "knowledge", "notes"))).isSymlink, "the link is in the upper layer");
+
+    assert.deepEqual((await tracker.status()).changes, [
+      { path: "knowledge/notes", change: "added", link: outside, source: "overlay" },
+      { path: "knowledge/notes/a.md", change: "deleted", baselineSize: 11, source: "overlay" },
+      { path: "knowledge/notes/learned.md", change: "deleted", baselineSize: 8, source: "overlay" },
+    ]);
+    assert.doesNotMatch(await tracker.diff(), /outside a|outside learned/, "nothing behind the link is read");
+    assert.equal((await tracker.revert()).reverted, 3);
+    assert.deepEqual(
+      await filesIn(outside),
+      { "a.md": "outside a\n", "learned.md": "outside learned\n" },
+      "nothing written or created outside",
+    );
+    assert.ok((await Deno.lstat(join(knowledge, "notes"))).isDirectory);
+    assert.equal(await Deno.readTextFile(join(knowledge, "notes", "a.md")), "deployed a\n");
+    assert.equal(await Deno.readTextFile(join(knowledge, "notes", "learned.md")), "learned\n");
     assert.deepEqual((await tracker.status()).changes, []);
   } finally {
     await sh("umount", [merged]);

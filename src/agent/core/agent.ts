@@ -11,6 +11,7 @@ import type { Clock } from "../../clock.ts";
 import type { TurnResult } from "../../io/device.ts";
 import type { InputEvent, OutputType } from "../../io/event.ts";
 import type { IOManager } from "../../io/io_manager.ts";
+import type { Trust } from "../../io/trust.ts";
 import type {
   HistoryEntry,
   PromptContributor,
@@ -305,7 +306,7 @@ export class Agent implements Service {
   /** A finished turn enters layer 1, and the after-turn hooks learn of it. */
   #remember(event: InputEvent, turn: ChatMessage[], text: string, reply: string): void {
     const origin = { eventId: event.id, time: event.time, source: event.source, sender: event.sender };
-    this.#context.appendTurn(turn, origin);
+    this.#context.appendTurn(turn, { ...origin, trust: event.trust });
     this.#afterTurn({ ...origin, trust: event.trust, text, reply });
   }
 
@@ -321,7 +322,14 @@ export class Agent implements Service {
 
   /** The reference block of this message: time, contributors' material, recent device events. */
   async #reference(event: InputEvent, text: string): Promise<PromptSection[]> {
-    const input: PromptInput = { text, source: event.source, sender: event.sender, time: event.time };
+    // The sender's trust goes along: memory gives a guest's message only what that guest said.
+    const input: PromptInput & { trust: Trust } = {
+      text,
+      source: event.source,
+      sender: event.sender,
+      time: event.time,
+      trust: event.trust,
+    };
     const sections: PromptSection[] = [{ title: "Now", body: new Date(this.#options.clock.now()).toISOString() }];
     const history = this.#context.records().map(historyEntry);
     for (const contributor of this.#options.promptContributors ?? []) {

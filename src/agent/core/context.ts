@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { Trust } from "../../io/trust.ts";
 import type { ChatMessage } from "../provider/provider.ts";
 import { similarities } from "../../memory/vector/relevance.ts";
 import { messageTokens } from "./tokens.ts";
@@ -21,6 +22,11 @@ export interface EntryOrigin {
   time: number;
   source: string;
   sender: string;
+  /**
+   * The sender's trust (what layer 2 keeps with the exchange: a guest recalls only its own). Absent in a context saved
+   * before it was recorded; such an exchange is kept as the household's.
+   */
+  trust?: Trust;
 }
 
 /** One context entry: a message and its provenance. */

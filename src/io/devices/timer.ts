@@ -365,8 +365,9 @@ export class TimerDevice implements Device {
         reply: schedule.channel,
       });
     } catch (error) {
-      // Shutting down: the input was refused, so nothing is recorded and it fires on the next start.
-      logger.warning("Schedule {id} could not fire now ({error}); it fires on the next start", {
+      // Refused (homed is stopping, or the creator already has as many inputs waiting as one sender may): nothing is
+      // recorded, so it is still due — tried again at the next wake-up, or on the next start.
+      logger.warning("Schedule {id} could not fire now ({error}); it is tried again at the next wake-up", {
         id: schedule.id,
         error: (error as Error).message,
       });

@@ -9,6 +9,7 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import type { Clock } from "../../clock.ts";
+import type { Trust } from "../../io/trust.ts";
 import { readMeta, writeMeta } from "../database.ts";
 import { DEFAULT_SCORING, type DocMeta, type Hit, type ScoringOptions } from "../vector/inverted_index.ts";
 import type { VectorStore } from "../vector/store.ts";
@@ -24,6 +25,10 @@ export interface MemoryDocument {
   hits: number;
   /** Input event ids it came from. */
   provenance: string[];
+  /** Who asked in the exchange, as their channel named them; "" for documents kept before this was recorded. */
+  sender: string;
+  /** Their trust then; `household` for documents kept before it was recorded (a guest never sees those). */
+  trust: Trust;
 }
 
 /** A document found by a search. */
@@ -96,6 +101,13 @@ export interface DocumentDraft {
   context?: { text: string; eventId: string };
   /** The conversation it belongs to (the first event of its run of turns); its own event when not given. */
   session?: string;
+  /** Who asked in the exchange (the input event's sender). */
+  sender?: string;
+  /**
+   * Their trust; without it the document is the household's. Only a `guest` document is found by that guest's
+   * recall ({@link DocumentStore.search}'s `saidBy`).
+   */
+  trust?: Trust;
 }
 
 /**
@@ -172,8 +184,8 @@ export class DocumentStore {
       return 0;
     }
     const rows = this.#db.prepare(
-      `SELECT id, text, created, context, session FROM documents WHERE id IN (SELECT value FROM json_each(?))
-       ORDER BY created`,
+      `SELECT id, text, created, context, session, sender, trust FROM documents
+       WHERE id IN (SELECT value FROM json_each(?)) ORDER BY created`,
     ).all(JSON.stringify(lost)) as Array<Record<string, string | number>>;
     this.#index.putMany(
       rows.map((row) => ({
@@ -211,13 +223,15 @@ export class DocumentStore {
       lastAccessed: now,
       hits: 0,
       provenance: [...new Set(draft.provenance)],
+      sender: draft.sender ?? "",
+      trust: trustOf(draft.trust),
     };
     const context = draft.context?.text ?? "";
     const session = draft.session ?? document.provenance[0] ?? document.id;
     this.#db.prepare(
       `INSERT INTO documents (id, text, summary, created, last_accessed, hits, provenance, context, context_event,
-         session)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         session, sender, trust)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       document.id,
       document.text,
@@ -229,6 +243,8 @@ export class DocumentStore {
       context,
       draft.context?.eventId ?? "",
       session,
+      document.sender,
+      document.trust,
     );
     this.#index.put(document.id, document.text, metaOf({ ...document, session }), context);
     return document;
@@ -255,8 +271,9 @@ export class DocumentStore {
    * from the context field of the documents that had it as context; returns how many documents were deleted.
    */
   forget(eventIds: ReadonlySet<string>): number {
-    const rows = this.#db.prepare("SELECT id, text, created, provenance, context_event, session FROM documents")
-      .all() as Array<Record<string, string | number>>;
+    const rows = this.#db.prepare(
+      "SELECT id, text, created, provenance, context_event, session, sender, trust FROM documents",
+    ).all() as Array<Record<string, string | number>>;
     let count = 0;
     for (const row of rows) {
       const provenance = JSON.parse(String(row.provenance)) as string[];
@@ -282,13 +299,21 @@ export class DocumentStore {
 
   /**
    * The best documents for a query; each one found counts a hit and is marked accessed (unless `touch` is false, as
-   * for the unasked reference block).
+   * for the unasked reference block). With `saidBy` (a guest's sender), only the documents of that guest's own turns
+   * are searched — the index filters them, so the `k` found are the best of those.
+   *
+   * @example
+   * ```ts
+   * declare const documents: DocumentStore;
+   * documents.search("where is my umbrella", 3, false, "visitor"); // only what "visitor" said as a guest
+   * ```
    */
-  search(query: string, k: number, touch = true): DocumentHit[] {
+  search(query: string, k: number, touch = true, saidBy?: string): DocumentHit[] {
     const ranked = this.#index.search(query, {
       k,
       pool: RERANK_POOL,
       contextWeight: CONTEXT_WEIGHT,
+      ...(saidBy !== undefined ? { filter: { [GUEST_META]: saidBy } } : {}),
       // Before the index orders and supersedes: a newer note on the same fact still moves above an older one.
       rerank: (candidates) =>
         fuseConversations(candidates, SESSION_WEIGHT, (hit) => String(hit.meta.session ?? hit.id)),
@@ -322,10 +347,22 @@ export class DocumentStore {
   }
 }
 
-/** A document's metadata in the index: its time and conversation. */
-function metaOf(row: { created?: unknown; session?: unknown }): DocMeta {
+/**
+ * The index metadata naming the guest whose turn a document holds; household and owner documents (and those kept
+ * before the sender was recorded) have none, so a guest's filtered search never meets them.
+ */
+const GUEST_META = "guest";
+
+/** A stored trust value as a trust level: anything but `owner` or `guest` is the household's. */
+function trustOf(value: unknown): Trust {
+  return value === "guest" || value === "owner" ? value : "household";
+}
+
+/** A document's metadata in the index: its time and conversation, and the guest who asked, if one did. */
+function metaOf(row: { created?: unknown; session?: unknown; sender?: unknown; trust?: unknown }): DocMeta {
   const meta: DocMeta = { time: Number(row.created) };
   if (row.session) meta.session = String(row.session);
+  if (trustOf(row.trust) === "guest" && row.sender) meta[GUEST_META] = String(row.sender);
   return meta;
 }
 
@@ -338,5 +375,7 @@ function fromRow(row: Record<string, unknown>): MemoryDocument {
     lastAccessed: Number(row.last_accessed),
     hits: Number(row.hits),
     provenance: JSON.parse(String(row.provenance)) as string[],
+    sender: String(row.sender ?? ""),
+    trust: trustOf(row.trust),
   };
 }

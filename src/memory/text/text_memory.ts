@@ -9,6 +9,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import { atomicWriteText } from "../../fs/atomic_write.ts";
+import type { Trust } from "../../io/trust.ts";
 
 /** One candidate, as the memory facade's `observe` takes it. */
 export interface MemoryEntry {
@@ -19,6 +20,11 @@ export interface MemoryEntry {
   source: string;
   sender: string;
   text: string;
+  /**
+   * The trust of the turn's sender (both halves of an exchange carry it). Lines written before it was recorded have
+   * none and count as the household's: a guest's recall never holds them.
+   */
+  trust?: Trust;
 }
 
 function isEntry(value: unknown): value is MemoryEntry {
