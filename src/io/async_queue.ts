@@ -4,11 +4,13 @@
  * @module
  */
 
+import { Waiters } from "./waiters.ts";
+
 /** A FIFO queue that consumers await. */
 export class AsyncQueue<T> {
   #items: T[] = [];
   #head = 0;
-  #waiters: Array<(item: T | undefined) => void> = [];
+  #waiters = new Waiters<T>();
   #closed = false;
 
   /** Number of items waiting. */
@@ -28,9 +30,7 @@ export class AsyncQueue<T> {
    */
   push(item: T): void {
     if (this.#closed) throw new RangeError("The queue is closed");
-    const waiter = this.#waiters.shift();
-    if (waiter) waiter(item);
-    else this.#items.push(item);
+    if (!this.#waiters.hand(item)) this.#items.push(item);
   }
 
   /**
@@ -48,18 +48,7 @@ export class AsyncQueue<T> {
       return Promise.resolve(item);
     }
     if (this.#closed || signal?.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const waiter = (item: T | undefined) => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve(item);
-      };
-      const onAbort = () => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        resolve(undefined);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#waiters.push(waiter);
-    });
+    return this.#waiters.wait(signal);
   }
 
   /** True after {@link AsyncQueue.close}. */
@@ -78,6 +67,6 @@ export class AsyncQueue<T> {
   /** Refuses further pushes and wakes every waiter with `undefined`; queued items can still be taken. */
   close(): void {
     this.#closed = true;
-    for (const waiter of this.#waiters.splice(0)) waiter(undefined);
+    this.#waiters.closeAll();
   }
 }

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { Waiters } from "./waiters.ts";
+
 /** A push refused because the sender already has `limit` inputs waiting. */
 export class LaneFullError extends RangeError {
   /** Who sent it. */
@@ -56,7 +58,7 @@ export class FairQueue<T> {
   #turns: [string[], string[]] = [[], []];
   #size = 0;
   #seq = 0;
-  #waiters: Array<(item: T | undefined) => void> = [];
+  #waiters = new Waiters<T>();
   #closed = false;
 
   /**
@@ -101,8 +103,7 @@ export class FairQueue<T> {
    */
   push(item: T): void {
     if (this.#closed) throw new RangeError("The queue is closed");
-    const waiter = this.#waiters.shift();
-    if (waiter) return waiter(item);
+    if (this.#waiters.hand(item)) return;
     const name = this.#options.laneOf(item);
     if (this.waiting(name) >= this.#perSender) throw new LaneFullError(name, this.#perSender);
     let lane = this.#lanes.get(name);
@@ -122,18 +123,7 @@ export class FairQueue<T> {
     if (signal?.aborted) return Promise.resolve(undefined);
     if (this.#size > 0) return Promise.resolve(this.#take());
     if (this.#closed) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const waiter = (item: T | undefined) => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve(item);
-      };
-      const onAbort = () => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        resolve(undefined);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#waiters.push(waiter);
-    });
+    return this.#waiters.wait(signal);
   }
 
   #take(): T {
@@ -168,6 +158,6 @@ export class FairQueue<T> {
   /** Refuses further pushes and wakes every waiter with `undefined`; queued items can still be taken. */
   close(): void {
     this.#closed = true;
-    for (const waiter of this.#waiters.splice(0)) waiter(undefined);
+    this.#waiters.closeAll();
   }
 }
