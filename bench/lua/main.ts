@@ -9,10 +9,11 @@
  *   the same run: the same request and answer through plain JS (`JSON.stringify` of the request body plus
  *   `JSON.parse` of the answer) — what the OpenAI-compatible provider does per request.
  *
- * - Pattern work and the time limit (issue 18, point 7): the hostile `string.find(string.rep("a", 480), ".-.-.-b")`
- *   under a 1 s limit — how long the call took, what it returned, and the longest the event loop went without running
- *   a 5 ms interval meanwhile; and ordinary pattern calls over ≈ 64 KiB of text (`gsub("%s+", " ")`, `gmatch("%a+")`,
- *   a plain `find` of a 40-byte needle), 200 times after 20 warm-up calls, for what bounding the matcher costs.
+ * - Pattern work and the time limit (issue 18, point 7), before and after: the VM of commit 3168b43 (`git show`, loaded
+ *   from the untracked bench/out/) against this one, interleaved. The hostile `string.find(string.rep("a", 480),
+ *   ".-.-.-b")` under a 1 s limit — how long the call took, what it returned, and the longest the event loop went
+ *   without running a 5 ms interval meanwhile; the adapter call above; ordinary pattern calls (`gsub("%s+", " ")`,
+ *   `gmatch("%a+")`, a plain `find` of a 40-byte needle over ≈ 64 KiB, 200 short anchored `match`es) — p50s.
  * - The Worker option, measured and not taken: a worker's start with a wasmoon engine in it, one structured-clone round
  *   trip of the request above, and the CPU a busy worker still burns in the second after `terminate()`.
  *
@@ -176,47 +177,102 @@ rows["anchor: JS JSON.stringify + JSON.parse of the same"] = {
   p99_ms: round(percentile(anchor, 99)),
 };
 
-// Pattern work and the time limit.
-const patterns = await LuaVm.open({
-  name: "patterns.lua",
-  source: `
-    function hostile() return tostring(string.find(string.rep("a", 480), ".-.-.-b")) end
-    local text = string.rep("The kitchen lamp is on;  the heating\\tis at 21 degrees.\\n", 1200)
-    function squeeze() return #(text:gsub("%s+", " ")) end
-    function words() local n = 0 for _ in text:gmatch("%a+") do n = n + 1 end return n end
-    function needle() return tostring(text:find("the heating is at 22 degrees in the hall", 1, true)) end
-  `,
-  limits: LIMITS,
-  logger,
-});
-let last = performance.now();
-let gap = 0;
-const interval = setInterval(() => {
-  const now = performance.now();
-  gap = Math.max(gap, now - last);
-  last = now;
-}, 5);
-const hostileStarted = performance.now();
-let outcome: string;
-try {
-  outcome = `returned ${await patterns.call("hostile")}`;
-} catch (error) {
-  outcome = (error as Error).message;
-}
-const hostileMs = performance.now() - hostileStarted;
-await new Promise((resolve) => setTimeout(resolve, 20));
-clearInterval(interval);
-const patternRows: Record<string, Record<string, number>> = {};
-for (const [name, label] of [["squeeze", 'gsub("%s+", " ")'], ["words", 'gmatch("%a+")'], ["needle", "plain find"]]) {
-  const times: number[] = [];
-  for (let i = 0; i < 220; i++) {
-    const started = performance.now();
-    await patterns.call(name!);
-    if (i >= 20) times.push(performance.now() - started);
+// Pattern work and the time limit: the VM before issue 18's step checks (from git) against this one, interleaved.
+const PRE_FIX = "3168b43";
+/** The LuaVm class of `src/lua/vm.ts` at commit PRE_FIX, or undefined without that history. */
+async function preFixVm(): Promise<typeof LuaVm | undefined> {
+  const shown = await new Deno.Command("git", {
+    args: ["show", `${PRE_FIX}:src/lua/vm.ts`],
+    stdout: "piped",
+    stderr: "null",
+  }).output().catch(() => undefined);
+  if (!shown?.success) return undefined;
+  // Beside the committed sources' relative imports, under the untracked bench/out/, and gone once loaded.
+  const url = new URL("../out/lua/pre_fix_vm.ts", import.meta.url);
+  await Deno.mkdir(new URL(".", url), { recursive: true });
+  await Deno.writeTextFile(
+    url,
+    new TextDecoder().decode(shown.stdout).replaceAll('from "./', 'from "../../../src/lua/'),
+  );
+  try {
+    return (await import(url.href)).LuaVm;
+  } finally {
+    await Deno.remove(url);
   }
-  patternRows[`${label} over 64 KiB`] = { p50_ms: round(percentile(times, 50)), p99_ms: round(percentile(times, 99)) };
 }
-patterns.close();
+const PATTERNS = `
+  function hostile() return tostring(string.find(string.rep("a", 480), ".-.-.-b")) end
+  local text = string.rep("The kitchen lamp is on;  the heating\\tis at 21 degrees.\\n", 1200)
+  local w = {
+    squeeze = function() return #(text:gsub("%s+", " ")) end,
+    words = function() local n = 0 for _ in text:gmatch("%a+") do n = n + 1 end return n end,
+    needle = function() return tostring(text:find("the heating is at 22 degrees in the hall", 1, true)) end,
+    keys = function()
+      local n = 0
+      for i = 1, 200 do if ("key_" .. i):match("^(%a+)_(%d+)$") then n = n + 1 end end
+      return n
+    end,
+  }
+  function repeated(name, n) for _ = 1, n do w[name]() end return n end
+`;
+const Before = await preFixVm();
+const versions = [["after", LuaVm], ...(Before ? [["before", Before] as const] : [])] as const;
+const vms = await Promise.all(versions.map(async ([version, Vm]) => ({
+  version,
+  patterns: await Vm.open({ name: "patterns.lua", source: PATTERNS, limits: LIMITS, logger }),
+  adapter: await Vm.open({ name: "ollama.lua", source: ollamaSource, limits: LIMITS, grants: { json: true }, logger }),
+})));
+const comparison: Record<string, Record<string, number>> = {};
+const compare = async (label: string, rounds: number, run: (vm: (typeof vms)[number]) => Promise<unknown>) => {
+  const times: Record<string, number[]> = {};
+  for (let i = 0; i < rounds + rounds / 10; i++) {
+    for (const vm of vms) {
+      const started = performance.now();
+      await run(vm);
+      if (i >= rounds / 10) (times[vm.version] ??= []).push(performance.now() - started);
+    }
+  }
+  comparison[label] = Object.fromEntries(
+    Object.entries(times).map(([version, list]) => [`${version}_p50_ms`, round(percentile(list, 50))]),
+  );
+};
+await compare("ollama.lua build_request + parse_response", 500, async ({ adapter }) => {
+  await adapter.call("build_request", request(false));
+  await adapter.call("parse_response", 200, answers.ollama);
+});
+for (
+  const [name, label] of [
+    ["squeeze", 'gsub("%s+", " ") over 64 KiB'],
+    ["words", 'gmatch("%a+") over 64 KiB'],
+    ["needle", "plain find of 40 bytes over 64 KiB"],
+    ["keys", '200 short match("^(%a+)_(%d+)$")'],
+  ]
+) await compare(label!, 100, ({ patterns }) => patterns.call("repeated", name!, 1));
+const hostile: Record<string, Record<string, unknown>> = {};
+for (const { version, patterns } of vms) {
+  let last = performance.now();
+  let gap = 0;
+  const interval = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+  }, 5);
+  const started = performance.now();
+  let outcome: string;
+  try {
+    outcome = `returned ${await patterns.call("hostile")}`;
+  } catch (error) {
+    outcome = (error as Error).message;
+  }
+  const callMs = performance.now() - started;
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  clearInterval(interval);
+  hostile[version] = { outcome, call_ms: round(callMs), event_loop_longest_gap_ms: round(gap) };
+}
+for (const { patterns, adapter } of vms) {
+  patterns.close();
+  adapter.close();
+}
 
 // The Worker option: start, one round trip, and what terminate() leaves running.
 const workerStarts: number[] = [];
@@ -262,14 +318,11 @@ const results = {
     next_p99_ms: round(percentile(opens.slice(1), 99)),
   },
   rows,
-  patterns: {
-    hostile: {
-      call: 'string.find(string.rep("a", 480), ".-.-.-b") under lua.time_limit 1 s',
-      outcome,
-      call_ms: round(hostileMs),
-      event_loop_longest_gap_ms: round(gap),
-    },
-    rows: patternRows,
+  issue18: {
+    before: Before ? `src/lua/vm.ts at ${PRE_FIX}` : "not measured (no git history)",
+    hostile_call: 'string.find(string.rep("a", 480), ".-.-.-b") under lua.time_limit 1 s',
+    hostile,
+    p50_per_call: comparison,
   },
   worker_option: {
     start_p50_ms: round(percentile(workerStarts.slice(1), 50)),
@@ -285,6 +338,6 @@ console.log(
 );
 console.table({ "VM start": results.vm_start });
 console.table(rows);
-console.table({ "hostile pattern": results.patterns.hostile });
-console.table(patternRows);
+console.table(hostile);
+console.table(comparison);
 console.table({ "Worker option": results.worker_option });

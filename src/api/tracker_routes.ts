@@ -2,7 +2,9 @@
  * `GET /api/tracker/changes`: what changed in knowledge, plugins, the config and the persona since the last
  * `homed tracker commit` — how each part is read (overlay or manifest), when the last commit was, and the changes.
  * Owner only: the list names every file the household's butler holds. A symbolic link is a change of its own, with
- * its target as `link` (and `baselineLink`); the tracker never reads through it, so nothing behind it is listed.
+ * its target as `link` (and `baselineLink`); the tracker never reads through it, so nothing behind it is listed. A file
+ * with hard links outside the tracked parts is `hardlinked` (`hardLinks`, `hardLinksInside`), never read; `warnings`
+ * names it, and every tracker manifest entry skipped as unsafe or malformed, with why.
  *
  * @module
  */

@@ -1,10 +1,10 @@
 /**
  * `homed restore`: unpacks a backup into a staging folder in the data dir, checks it whole (the manifest first, every
  * member's path and kind against the part it belongs to, the total size, every checksum, the gzip trailer, every SQLite
- * database's integrity), and only then swaps it in. Members stream to disk: nothing holds a whole member. What was
- * there before is moved to `data/.before-restore-<time>/`, never deleted; a foreign, truncated, oversized or damaged
- * archive is refused with the reason and changes nothing; when putting it in place fails midway (a file that cannot be
- * moved), everything moved so far is moved back.
+ * database's integrity, the tracker manifest's entries), and only then swaps it in. Members stream to disk: nothing
+ * holds a whole member. What was there before is moved to `data/.before-restore-<time>/`, never deleted; a foreign,
+ * truncated, oversized or damaged archive is refused with the reason and changes nothing; when putting it in place
+ * fails midway (a file that cannot be moved), everything moved so far is moved back.
  *
  * @module
  */
@@ -28,6 +28,7 @@ import {
   skippedInData,
 } from "./backup_layout.ts";
 import { ArchiveError, readTarMembers, type TarMember } from "./tar.ts";
+import { parseTrackerManifest, type SkippedEntry, TRACKER_MANIFEST_IN_DATA } from "../tracker/manifest.ts";
 
 export { ArchiveError } from "./tar.ts";
 
@@ -421,7 +422,10 @@ async function stage(member: TarMember, target: string, label: string): Promise<
   return hash.digest("hex");
 }
 
-/** The checking pass over what was staged: every sum, every listed file present, every database sound. */
+/**
+ * The checking pass over what was staged: every sum, every listed file present, every database sound, the tracker
+ * manifest's entries safe.
+ */
 function verify(unpacked: Unpacked, staging: string, label: string): void {
   let listed: Map<string, string>;
   try {
@@ -458,6 +462,29 @@ function verify(unpacked: Unpacked, staging: string, label: string): void {
     }
     if (verdict !== "ok") throw new ArchiveError(`${label}: database ${path} fails its integrity check: ${verdict}`);
   }
+  checkTrackerManifest(unpacked, staging, label);
+}
+
+/**
+ * The tracker's manifest, checked as the tracker reads it (its parts are the archive's parts but the data dir): homed
+ * never writes a bad entry, so one (a `..`, an absolute path, the wrong shape) refuses the whole archive, naming it.
+ */
+function checkTrackerManifest(unpacked: Unpacked, staging: string, label: string): void {
+  const member = `data/${TRACKER_MANIFEST_IN_DATA}`;
+  if (!unpacked.staged.has(member)) return;
+  const parts = PART_NAMES.filter((name) => name !== "data").map((name) => ({ name, kind: PART_KINDS[name] }));
+  let skipped: SkippedEntry[];
+  try {
+    ({ skipped } = parseTrackerManifest(Deno.readTextFileSync(join(staging, member)), parts));
+  } catch (error) {
+    throw new ArchiveError(`${label}: ${member} is not a tracker manifest (${(error as Error).message})`);
+  }
+  const [first, ...more] = skipped;
+  if (!first) return;
+  throw new ArchiveError(
+    `${label}: ${member}: entry ${JSON.stringify(first.entry)} ${first.reason}, which homed never writes` +
+      (more.length ? ` (and ${more.length} more bad entr${more.length === 1 ? "y" : "ies"})` : ""),
+  );
 }
 
 /**

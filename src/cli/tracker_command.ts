@@ -2,7 +2,9 @@
  * `homed tracker status|diff|commit|revert [PATH…]`: the change tracker from the terminal. A revert names what to put
  * back (or says `--all`), since it overwrites files. Everything printed that people's files decide — names, link
  * targets, the diff's lines, error messages naming them — has its control characters, line breaks and bidi overrides
- * escaped (`escapeForTerminal`), so no name can clear the terminal or forge a line of the listing.
+ * escaped (`escapeForTerminal`), so no name can clear the terminal or forge a line of the listing. The tracker's
+ * warnings (manifest entries skipped, files with hard links outside not read) follow every action's output, one a
+ * line (as `#` lines after a diff).
  *
  * @module
  */
@@ -16,6 +18,14 @@ export const TRACKER_ACTIONS = ["status", "diff", "commit", "revert"] as const;
 /** What is there now and what was: `(12 → 14 bytes)`, `(link → /srv/x, was 12 bytes)`… */
 function sizeNote(change: TrackerStatus["changes"][number]): string {
   if (change.change === "replaced") return "(folder replaced)";
+  if (change.change === "hardlinked") {
+    const was = change.baselineLink !== undefined
+      ? `; was link → ${change.baselineLink}`
+      : change.baselineSize !== undefined
+      ? `; was ${change.baselineSize} bytes`
+      : "";
+    return `(${change.hardLinks} hard links, ${change.hardLinksInside} in the tracked tree: not read${was})`;
+  }
   const now = change.link !== undefined ? `link → ${change.link}` : `${change.size} bytes`;
   const before = change.baselineLink !== undefined ? `link → ${change.baselineLink}` : `${change.baselineSize} bytes`;
   if (change.change === "added") return `(${now})`;
@@ -55,6 +65,7 @@ export async function runTracker(
 
 async function run(tracker: Tracker, action: string, paths: string[], options: { all: boolean }): Promise<string> {
   const shown = escapeForTerminal;
+  const warnings = (prefix = "") => tracker.warnings.map((warning) => `${prefix}${shown(warning)}\n`).join("");
   switch (action) {
     case "status": {
       const status = await tracker.status();
@@ -68,14 +79,15 @@ async function run(tracker: Tracker, action: string, paths: string[], options: {
       for (const change of status.changes) {
         lines.push(`  ${change.change.padEnd(10)} ${shown(change.path)} ${shown(sizeNote(change))}`);
       }
+      for (const warning of status.warnings) lines.push(shown(warning));
       return `${lines.join("\n")}\n`;
     }
     case "diff":
       // Tracker.diff escapes names and lines itself (a name with a line break must not split a line first).
-      return (await tracker.diff(paths)) || "No changes.\n";
+      return `${(await tracker.diff(paths)) || "No changes.\n"}${warnings("# ")}`;
     case "commit": {
       const count = await tracker.commit(paths);
-      return `Committed ${count} change${count === 1 ? "" : "s"}.\n`;
+      return `Committed ${count} change${count === 1 ? "" : "s"}.\n${warnings()}`;
     }
     case "revert": {
       if (!paths.length && !options.all) {
@@ -84,7 +96,7 @@ async function run(tracker: Tracker, action: string, paths: string[], options: {
       const { reverted, movedTo } = await tracker.revert(paths);
       return `Reverted ${reverted} change${reverted === 1 ? "" : "s"}.${
         movedTo ? ` Files that were added are kept in ${shown(movedTo)}.` : ""
-      }\n`;
+      }\n${warnings()}`;
     }
     default:
       throw new TypeError(`tracker: unknown action ${JSON.stringify(action)}; allowed: ${TRACKER_ACTIONS.join(", ")}`);

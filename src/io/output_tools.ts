@@ -35,7 +35,11 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
       parameters: { type: "object", properties: {}, additionalProperties: false },
       execute: (_args, context) => ({
         channels: io.channels(),
-        routes: io.routes.entries(),
+        // A sender's own route is theirs: the owner sees every one, anyone else only their own.
+        routes: io.routes.entries().filter((route) =>
+          route.sender === undefined || context.trust === "owner" ||
+          (route.sender === context.sender && route.source === context.source)
+        ),
         current_reply_channel: context.replyChannel(),
       }),
     },
@@ -43,12 +47,15 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
       name: "output_set_channel",
       allow: "household",
       description:
-        "Send the reply of the current turn to another channel. With remember=true, also route future messages from this source there.",
+        "Send the reply of the current turn to another channel. With remember=true, also send the replies to this sender's future messages from this source there (the owner's route is for everyone on the source).",
       parameters: {
         type: "object",
         properties: {
           channel: { type: "string", minLength: 1, description: 'Channel name, e.g. "http" or "qq:private:10001"' },
-          remember: { type: "boolean", description: "Persist this as the route for the current source" },
+          remember: {
+            type: "boolean",
+            description: "Persist this as the route of the sender's messages from the current source",
+          },
         },
         required: ["channel"],
         additionalProperties: false,
@@ -58,8 +65,17 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
         const problem = io.checkChannel(channel, "message");
         if (problem) throw new Error(problem);
         context.setReplyChannel(channel);
-        if (args.remember === true) await io.routes.set(context.source, channel);
-        return `The reply will go to ${channel}${args.remember === true ? `; ${context.source} now routes there` : ""}`;
+        if (args.remember !== true) return `The reply will go to ${channel}`;
+        const { source, sender } = context;
+        // The owner's route is the source's, as a configured one (`io.routes`); anyone else's is for their own
+        // messages only, so it never takes someone else's reply where they did not ask it to go.
+        if (context.trust === "owner") {
+          await io.routes.set(source, channel);
+          return `The reply will go to ${channel}; ${source} now routes there`;
+        }
+        await io.routes.setForSender(source, sender, channel);
+        return `The reply will go to ${channel}; from now on, replies to ${sender}'s messages from ${source} go ` +
+          `there (only ${sender}'s: a route for everyone on ${source} is the owner's to set)`;
       },
     },
     {

@@ -1,6 +1,7 @@
 /**
  * Input source (or prefix) → default output channel. Config gives the defaults; changes made at run time are kept
- * in the data dir and survive restarts.
+ * in the data dir and survive restarts. A run-time route is the source's (the owner's, for everyone on it) or one
+ * sender's own (a household member's, for her own messages from that source only).
  *
  * @module
  */
@@ -15,19 +16,106 @@ import { compareText } from "../text/compare_text.ts";
 export interface Route {
   /** A source (`http`) or a prefix ending in a colon (`qq:group:`). */
   source: string;
+  /**
+   * Whose messages from `source` it routes, for a route a household member remembered for themself; absent for a route
+   * of the whole source (the config's and the owner's), which applies to everyone on it.
+   */
+  sender?: string;
   channel: string;
   origin: "config" | "runtime";
 }
 
+/**
+ * The run-time routes: the source's own (the owner's, for everyone on it) and each sender's own, by source then
+ * sender.
+ */
+export interface RuntimeRoutes {
+  routes: Record<string, string>;
+  senders: Record<string, Record<string, string>>;
+}
+
 /** Stores the run-time routes; `undefined` for a table that keeps nothing (tests). */
 export interface RouteStore {
-  load(): Promise<Record<string, string>>;
-  save(routes: Record<string, string>): Promise<void>;
+  load(): Promise<RuntimeRoutes>;
+  save(routes: RuntimeRoutes): Promise<void>;
+}
+
+/** The version of `routes.json` that holds senders' own routes; a file without one is an older homed's. */
+const FILE_VERSION = 2;
+
+/**
+ * Reads the text of a route file. An older homed's file — one JSON object of source → channel, without `version` — is
+ * the owner's: each of its routes is the source's. A version-2 file is `{version: 2, routes: {source: channel},
+ * senders: {source: {sender: channel}}}`. Throws `SyntaxError` or `TypeError` for anything else.
+ *
+ * @example
+ * ```ts
+ * parseRouteFile('{"http": "qq:private:7"}'); // { routes: { http: "qq:private:7" }, senders: {} }
+ * parseRouteFile('{"version": 2, "routes": {}, "senders": {"http": {"alice": "qq:private:8"}}}');
+ * // { routes: {}, senders: { http: { alice: "qq:private:8" } } }
+ * ```
+ */
+export function parseRouteFile(text: string): RuntimeRoutes {
+  const parsed: unknown = JSON.parse(text);
+  if (!isObject(parsed)) throw new TypeError("not a JSON object");
+  if (!("version" in parsed) || typeof parsed.version === "string") {
+    // An older homed's file; a source named "version" is one of its routes like any other.
+    return { routes: channelsOf(parsed, "route"), senders: {} };
+  }
+  if (parsed.version !== FILE_VERSION) throw new TypeError(`version ${JSON.stringify(parsed.version)} is not 2`);
+  const routes = channelsOf(objectField(parsed, "routes"), "route");
+  const senders: Record<string, Record<string, string>> = {};
+  for (const [source, bySender] of Object.entries(objectField(parsed, "senders"))) {
+    if (!isObject(bySender)) throw new TypeError(`senders of "${source}" is not an object`);
+    senders[source] = channelsOf(bySender, `route of "${source}" for`);
+  }
+  return { routes, senders };
+}
+
+/**
+ * The text of a route file for `routes`: while no sender has a route of their own, an older homed's format (so an
+ * older homed still reads it); else version 2.
+ *
+ * @example
+ * ```ts
+ * routeFileText({ routes: { http: "qq:private:7" }, senders: {} }); // '{\n  "http": "qq:private:7"\n}\n'
+ * ```
+ */
+export function routeFileText(routes: RuntimeRoutes): string {
+  const senders = Object.fromEntries(Object.entries(routes.senders).filter(([, bySender]) => hasKeys(bySender)));
+  const shape = hasKeys(senders) ? { version: FILE_VERSION, routes: routes.routes, senders } : routes.routes;
+  return `${JSON.stringify(shape, null, 2)}\n`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** `object[name]`, which must be an object when present; `{}` when absent. */
+function objectField(object: Record<string, unknown>, name: string): Record<string, unknown> {
+  const value = object[name];
+  if (value === undefined) return {};
+  if (!isObject(value)) throw new TypeError(`${name} is not an object`);
+  return value;
+}
+
+function hasKeys(value: object): boolean {
+  return Object.keys(value).length > 0;
+}
+
+function channelsOf(object: Record<string, unknown>, what: string): Record<string, string> {
+  const channels: Record<string, string> = {};
+  for (const [key, channel] of Object.entries(object)) {
+    if (typeof channel !== "string") throw new TypeError(`${what} "${key}" is not a string`);
+    channels[key] = channel;
+  }
+  return channels;
 }
 
 /**
  * A route store in one JSON file. A file that cannot be parsed, or is a link, is kept aside as `<file>.bad-<time>`
- * (never silently overwritten, never followed) and the table starts from the config's routes.
+ * (never silently overwritten, never followed) and the table starts from the config's routes. An older homed's file
+ * is read as the owner's routes ({@link parseRouteFile}).
  *
  * @example
  * ```ts
@@ -42,17 +130,8 @@ export function fileRouteStore(path: string, logger: Logger, now: () => number =
       try {
         // A link in the data dir is not followed: it is treated like an unreadable file (set aside, not read).
         const found = await readContainedText(dirname(path), path);
-        if (!found) return {};
-        const parsed: unknown = JSON.parse(found.text);
-        if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-          throw new TypeError("not a JSON object");
-        }
-        const routes: Record<string, string> = {};
-        for (const [source, channel] of Object.entries(parsed)) {
-          if (typeof channel !== "string") throw new TypeError(`route "${source}" is not a string`);
-          routes[source] = channel;
-        }
-        return routes;
+        if (!found) return { routes: {}, senders: {} };
+        return parseRouteFile(found.text);
       } catch (error) {
         if (!(error instanceof LinkError || error instanceof SyntaxError || error instanceof TypeError)) throw error;
         const aside = `${path}.bad-${now()}`;
@@ -62,31 +141,51 @@ export function fileRouteStore(path: string, logger: Logger, now: () => number =
           reason: (error as Error).message,
           aside,
         });
-        return {};
+        return { routes: {}, senders: {} };
       }
     },
     save: async (routes) => {
-      await atomicWriteText(path, `${JSON.stringify(routes, null, 2)}\n`);
+      await atomicWriteText(path, routeFileText(routes));
     },
   };
 }
 
-/** The route table. Reads are synchronous; {@link RouteTable.set} persists before it returns. */
+/**
+ * The route table. Reads are synchronous; {@link RouteTable.set} and {@link RouteTable.setForSender} persist before
+ * they return.
+ *
+ * A route is the whole source's — the config's (`io.routes`) and the ones the owner remembers, for everyone on that
+ * source — or one sender's own, remembered by a household member for their own messages from that source only. A
+ * sender's own route comes first for that sender; nobody else's replies follow it.
+ */
 export class RouteTable {
   #config: Readonly<Record<string, string>>;
   #runtime: Record<string, string>;
+  #senders: Record<string, Record<string, string>>;
   #store: RouteStore | undefined;
 
   /**
+   * `runtime` is the source's run-time routes (the owner's); `senders` each sender's own, by source then sender.
+   *
    * @example
    * ```ts
-   * const table = new RouteTable({ "qq:group:": "qq:private:10001" }, {}, undefined);
+   * const table = new RouteTable({ "qq:group:": "qq:private:10001" }, {}, undefined, {
+   *   http: { alice: "qq:private:30003000" },
+   * });
    * table.resolve("qq:group:42"); // "qq:private:10001"
+   * table.resolve("http", "alice"); // "qq:private:30003000"
+   * table.resolve("http", "owner"); // "http"
    * ```
    */
-  constructor(config: Record<string, string>, runtime: Record<string, string>, store: RouteStore | undefined) {
+  constructor(
+    config: Record<string, string>,
+    runtime: Record<string, string>,
+    store: RouteStore | undefined,
+    senders: Record<string, Record<string, string>> = {},
+  ) {
     this.#config = { ...config };
     this.#runtime = { ...runtime };
+    this.#senders = Object.fromEntries(Object.entries(senders).map(([source, bySender]) => [source, { ...bySender }]));
     this.#store = store;
   }
 
@@ -105,14 +204,26 @@ export class RouteTable {
    * ```
    */
   static async open(config: Record<string, string>, store: RouteStore): Promise<RouteTable> {
-    return new RouteTable(config, await store.load(), store);
+    const { routes, senders } = await store.load();
+    return new RouteTable(config, routes, store, senders);
   }
 
   /**
-   * The channel for a source: an exact route, else the longest matching prefix route, else the source itself
-   * (a reply goes back where the message came from).
+   * The channel for a message from `source`: the route `sender` remembered for their own messages from that source,
+   * if any; else the source's exact route, else its longest matching prefix route, else the source itself (a reply
+   * goes back where the message came from).
+   *
+   * @example
+   * ```ts
+   * const table = new RouteTable({ http: "qq:private:1" }, {}, undefined, { http: { alice: "qq:private:2" } });
+   * table.resolve("http", "alice"); // "qq:private:2"
+   * table.resolve("http", "owner"); // "qq:private:1"
+   * table.resolve("http"); // "qq:private:1"
+   * ```
    */
-  resolve(source: string): string {
+  resolve(source: string, sender?: string): string {
+    const own = sender === undefined ? undefined : this.#senders[source]?.[sender];
+    if (own !== undefined) return own;
     const merged = { ...this.#config, ...this.#runtime };
     const exact = merged[source];
     if (exact !== undefined) return exact;
@@ -123,14 +234,34 @@ export class RouteTable {
     return best === undefined ? source : merged[best]!;
   }
 
-  /** Sets a run-time route and persists it. */
+  /** Sets a run-time route of the whole source (for everyone on it: the owner's to set) and persists it. */
   async set(source: string, channel: string): Promise<void> {
     const next = { ...this.#runtime, [source]: channel };
-    await this.#store?.save(next);
+    await this.#store?.save({ routes: next, senders: this.#senders });
     this.#runtime = next;
   }
 
-  /** Every route, run-time ones overriding config ones. */
+  /**
+   * Sets the route of `sender`'s own messages from `source` (nobody else's) and persists it.
+   *
+   * @example
+   * ```ts
+   * const table = new RouteTable({}, {}, undefined);
+   * await table.setForSender("http", "alice", "qq:private:30003000");
+   * table.resolve("http", "alice"); // "qq:private:30003000"
+   * table.resolve("http", "owner"); // "http"
+   * ```
+   */
+  async setForSender(source: string, sender: string, channel: string): Promise<void> {
+    const next = { ...this.#senders, [source]: { ...this.#senders[source], [sender]: channel } };
+    await this.#store?.save({ routes: this.#runtime, senders: next });
+    this.#senders = next;
+  }
+
+  /**
+   * Every route, run-time ones overriding config ones, by source; a source's own route before its senders' (by
+   * sender).
+   */
   entries(): Route[] {
     const rows = new Map<string, Route>();
     for (const [source, channel] of Object.entries(this.#config)) {
@@ -139,6 +270,11 @@ export class RouteTable {
     for (const [source, channel] of Object.entries(this.#runtime)) {
       rows.set(source, { source, channel, origin: "runtime" });
     }
-    return [...rows.values()].sort((a, b) => compareText(a.source, b.source));
+    const senders: Route[] = Object.entries(this.#senders).flatMap(([source, bySender]) =>
+      Object.entries(bySender).map(([sender, channel]) => ({ source, sender, channel, origin: "runtime" as const }))
+    );
+    return [...rows.values(), ...senders].sort((a, b) =>
+      compareText(a.source, b.source) || compareText(a.sender ?? "", b.sender ?? "")
+    );
   }
 }

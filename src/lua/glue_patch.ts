@@ -142,6 +142,9 @@ interface FuncType {
 interface Body {
   /** Absolute function index. */
   index: number;
+  /** Where the body (its size first) starts and ends in the code section. */
+  start: number;
+  end: number;
   type: FuncType;
   /** The body without its size: local declarations, then code. */
   bytes: Uint8Array;
@@ -273,7 +276,9 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
   const functionTypes: number[] = [];
   for (let r = new Reader(section(3)), n = r.u32(), i = 0; i < n; i++) functionTypes.push(r.u32());
   const bodies: Body[] = [];
-  for (let r = new Reader(section(10)), n = r.u32(), i = 0; i < n; i++) {
+  const code = section(10);
+  for (let r = new Reader(code), n = r.u32(), i = 0; i < n; i++) {
+    const start = r.at;
     const bytes = r.bytesOf(r.u32());
     const body = new Reader(bytes);
     let locals = 0;
@@ -283,7 +288,7 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
     }
     const type = types[functionTypes[i]!];
     if (!type) throw new GluePatchError(`function ${i} has no type`);
-    bodies.push({ index: importedFunctions + i, type, bytes, code: body.at, locals });
+    bodies.push({ index: importedFunctions + i, start, end: r.at, type, bytes, code: body.at, locals });
   }
   const bodyOf = (index: number) => bodies[index - importedFunctions];
 
@@ -303,10 +308,7 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
       }
       const data = r.bytesOf(r.u32());
       if (offset === undefined) continue;
-      outer: for (let at = 0; at + needle.length <= data.length; at++) {
-        for (let k = 0; k < needle.length; k++) if (data[at + k] !== needle[k]) continue outer;
-        found.push(offset + at);
-      }
+      for (const at of occurrences(data, needle)) found.push(offset + at);
     }
     return found;
   };
@@ -327,15 +329,20 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
   const scanned = new Map<number, ReturnType<typeof scan>>();
   const scanOf = (body: Body) => scanned.get(body.index) ?? scanned.set(body.index, scan(body)).get(body.index)!;
   /** Bodies holding `bytes` somewhere (a cheap filter before decoding them). */
-  const holding = (bytes: number[]) =>
-    bodies.filter((body) => {
-      const code = body.bytes;
-      outer: for (let at = code.indexOf(bytes[0]!, body.code); at >= 0; at = code.indexOf(bytes[0]!, at + 1)) {
-        for (let k = 1; k < bytes.length; k++) if (code[at + k] !== bytes[k]) continue outer;
-        return true;
+  const holding = (bytes: number[]): Body[] => {
+    const found = new Set<Body>();
+    for (const at of occurrences(code, bytes)) {
+      let low = 0;
+      let high = bodies.length - 1;
+      while (low < high) {
+        const middle = (low + high + 1) >> 1;
+        if (bodies[middle]!.start <= at) low = middle;
+        else high = middle - 1;
       }
-      return false;
-    });
+      if (bodies[low] && at >= bodies[low]!.start) found.add(bodies[low]!);
+    }
+    return [...found];
+  };
   const only = (what: string, found: Body[]): Body => {
     if (found.length !== 1) throw new GluePatchError(`${found.length} candidates for ${what}, expected one`);
     return found[0]!;
@@ -428,10 +435,16 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
     ...[...callers, rep, move].map((body) => [body.index, rewrite(body, "state")] as [number, Uint8Array]),
     [memcmp.index, rewrite(memcmp, "count")],
   ]);
-  const codeSection: Uint8Array[] = [new Uint8Array(uleb(bodies.length))];
+  // The code section: the original bytes, with the rewritten bodies in place of theirs.
+  const codeSection: Uint8Array[] = [];
+  let copied = 0;
   for (const body of bodies) {
-    codeSection.push(rewritten.get(body.index) ?? concat([new Uint8Array(uleb(body.bytes.length)), body.bytes]));
+    const replacement = rewritten.get(body.index);
+    if (!replacement) continue;
+    codeSection.push(code.subarray(copied, body.start), replacement);
+    copied = body.end;
   }
+  codeSection.push(code.subarray(copied));
 
   const replaced = new Map<number, Uint8Array>([
     [1, new Uint8Array(typeSection)],
@@ -445,6 +458,17 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
     parts.push(new Uint8Array([id, ...uleb(bytes.length)]), bytes);
   }
   return concat(parts);
+}
+
+/** Where `needle` starts in `haystack`. */
+function occurrences(haystack: Uint8Array, needle: ArrayLike<number>): number[] {
+  const found: number[] = [];
+  const first = needle[0]!;
+  outer: for (let at = haystack.indexOf(first); at >= 0; at = haystack.indexOf(first, at + 1)) {
+    for (let k = 1; k < needle.length; k++) if (haystack[at + k] !== needle[k]) continue outer;
+    found.push(at);
+  }
+  return found;
 }
 
 function append(out: number[], ...parts: ReadonlyArray<ArrayLike<number>>): void {

@@ -98,8 +98,8 @@ let running: Run | undefined;
 let factory: Promise<LuaFactory> | undefined;
 
 /**
- * One factory per process: the wasm is patched and compiled once (≈ 20 ms); each VM is a fresh state (≈ 1 ms).
- * wasmoon itself is loaded on the first VM, so a daemon that runs no Lua never pays for it.
+ * One factory per process: the wasm is patched (≈ 10 ms) and compiled once (≈ 20 ms); each VM is a fresh state
+ * (≈ 1 ms). wasmoon itself is loaded on the first VM, so a daemon that runs no Lua never pays for it.
  */
 function luaFactory(): Promise<LuaFactory> {
   provideBundleGlobals();
@@ -116,12 +116,19 @@ async function createFactory(): Promise<LuaFactory> {
   const { LuaFactory } = await import("wasmoon");
   const instantiate = WebAssembly.instantiate;
   let instance: WebAssembly.Instance | undefined;
+  let refused: GluePatchError | undefined;
   const patched = (source: BufferSource | WebAssembly.Module, imports?: WebAssembly.Imports) => {
     if (instance === undefined && !(source instanceof WebAssembly.Module)) {
       const view = ArrayBuffer.isView(source)
         ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
         : new Uint8Array(source);
-      const bytes = patchGlue(view);
+      let bytes: Uint8Array<ArrayBuffer> | undefined;
+      try {
+        bytes = patchGlue(view);
+      } catch (error) {
+        if (error instanceof GluePatchError) refused = error;
+        throw error;
+      }
       if (bytes) {
         return instantiate(bytes, imports).then((result) => {
           instance = result.instance;
@@ -137,6 +144,9 @@ async function createFactory(): Promise<LuaFactory> {
   try {
     made = new LuaFactory(luaWasmPath());
     lua = await made.getLuaModule();
+  } catch (error) {
+    // wasmoon reports a failed instantiation as its own abort; the reason is the patch's.
+    throw refused ?? error;
   } finally {
     WebAssembly.instantiate = instantiate;
   }

@@ -225,6 +225,14 @@ Deno.test("issue 18: every long C loop a script can start meets the time limit, 
     ["string.rep of nothing with a separator", 'return #string.rep("", 1e12, "")'],
     ["table.move over nothing", "return table.move({}, 1, 1e12, 1, {})"],
     ["inside a coroutine", `${subject} return coroutine.wrap(function() return s:find(".-.-.-b") end)()`],
+    [
+      "a gmatch iterator made outside the coroutine that calls it",
+      `${subject} local next_match = s:gmatch(".-.-.-b") return coroutine.wrap(function() return next_match() end)()`,
+    ],
+    [
+      "a gmatch iterator made in a finished coroutine",
+      `${subject} return coroutine.wrap(function() return s:gmatch(".-.-.-b") end)()()`,
+    ],
     ["caught by pcall, again and again", `${subject} while true do pcall(string.find, s, ".-.-.-b") end`],
     [
       "caught inside a coroutine",

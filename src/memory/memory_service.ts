@@ -322,7 +322,18 @@ export class MemoryService implements Service, PromptContributor {
 
   /**
    * The reference block's memory part: up to three documents that match the message, by summary — for a guest's
-   * message (or one whose trust is not given), only documents of that guest's own turns.
+   * message (or one whose trust is not given), only documents of that guest's own turns. Each is an item naming who
+   * asked in that exchange and their trust then (the prompt ends its line with `[said by …, trust …]`), so a guest's
+   * words recalled in the owner's turn stay a guest's.
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * const input = { text: "my umbrella", source: "http", sender: "owner", trust: "owner" as const, time: Date.now() };
+   * (await memory.reference(input, []))?.items;
+   * // [{ text: "2026-11-01T09:00 visitor: My umbrella is the green one / butler: Noted.", sender: "visitor",
+   * //    trust: "guest" }]
+   * ```
    */
   async reference(input: TrustedPromptInput, _history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
     // A memory that could not be opened leaves the turn without references rather than failing it.
@@ -335,8 +346,12 @@ export class MemoryService implements Service, PromptContributor {
     if (!hits.length) return undefined;
     return {
       title: "Earlier in this household (memory; memory_recall for more)",
-      body: hits.map((hit) => `- ${new Date(hit.document.created).toISOString().slice(0, 16)} ${hit.document.summary}`)
-        .join("\n"),
+      body: "",
+      items: hits.map(({ document }) => ({
+        text: `${new Date(document.created).toISOString().slice(0, 16)} ${document.summary}`,
+        sender: document.sender,
+        trust: document.trust,
+      })),
     };
   }
 

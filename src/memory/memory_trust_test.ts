@@ -169,9 +169,14 @@ Deno.test("the service: memory_recall is for anyone and recalls for its asker; a
     assert.match(household.content, /owner: The safe code is 4711/);
 
     const input = { text: "the safe code and my umbrella", source: "http", time: clock.now() };
+    // Each document shown with who asked in it and their trust then (the prompt's `[said by …, trust …]`).
     const shown = async (sender: string, trust?: Trust) =>
-      (await memory.reference({ ...input, sender, ...(trust ? { trust } : {}) }, []))?.body ?? "";
-    assert.match(await shown("visitor", "guest"), /^- \S+ visitor: My umbrella is the green one \/ butler: Noted\.$/);
+      ((await memory.reference({ ...input, sender, ...(trust ? { trust } : {}) }, []))?.items ?? [])
+        .map((item) => `- ${item.text} (${item.sender}, ${item.trust})`).join("\n");
+    assert.match(
+      await shown("visitor", "guest"),
+      /^- \S+ visitor: My umbrella is the green one \/ butler: Noted\. \(visitor, guest\)$/,
+    );
     assert.match(await shown("alice", "household"), /owner: The safe code is 4711/);
     assert.equal(await shown("owner"), "", "a message whose trust is not given gets no household memory");
     assert.equal((await memory.inspectDocuments("umbrella", 5))[0]!.trust, "guest");

@@ -1,10 +1,11 @@
 /**
  * One OneBot V11 WebSocket, from either side (the implementation dialled homed, or homed dialled it): actions matched
  * to their responses by echo (responses may come out of order), each under a deadline; events handed on; frames that
- * are not JSON, have the wrong shape or are too big are logged and dropped while the connection stays usable; the
- * time of the last frame and the announced heartbeat interval are kept for liveness. A frame over
- * `onebot.max_frame_bytes` closes the connection (1009, Message Too Big). Deno hands a server-side WebSocket over only
- * whole messages, so such a frame has been received by then; Deno itself refuses one over 64 MiB at its header.
+ * are not JSON or have the wrong shape are logged (at most 10 a kind per 10 s, then a count) and dropped while the
+ * connection stays usable; the time of the last frame and the announced heartbeat interval are kept for liveness. A frame over
+ * `onebot.max_frame_bytes` (UTF-8 bytes) closes the connection (1009, Message Too Big). The forward client
+ * (`ws_client.ts`) refuses such a frame at its header; Deno's server-side WebSocket (the reverse endpoint) hands over
+ * only whole messages, so there it has been received by then — Deno refuses one over 64 MiB at its header.
  *
  * @module
  */
@@ -33,9 +34,25 @@ export class ActionError extends Error {
   }
 }
 
+/**
+ * What a connection needs of its socket: Deno's WebSocket (the reverse endpoint), or the forward client's `WsClient`.
+ */
+export interface OneBotSocket {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
+  addEventListener(
+    type: "open" | "close" | "error",
+    listener: (event: Event) => void,
+    options?: AddEventListenerOptions,
+  ): void;
+  removeEventListener(type: "message", listener: (event: MessageEvent) => void): void;
+}
+
 /** Options of {@link OneBotConnection}. */
 export interface ConnectionOptions {
-  socket: WebSocket;
+  socket: OneBotSocket;
   selfId: string;
   role: Role;
   clock: Clock;

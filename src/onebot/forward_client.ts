@@ -1,7 +1,8 @@
 /**
  * The forward-WebSocket client (`onebot.forward_url`), for implementations that only serve: homed dials them,
  * learns the bot's QQ number from the first frame (or `get_login_info`), and from then on the socket is an ordinary
- * Universal connection of the QQ device. It redials with capped exponential backoff and jitter, and drops a
+ * Universal connection of the QQ device. The socket is homed's own client (`ws_client.ts`), which refuses a frame over
+ * `onebot.max_frame_bytes` at its header. It redials with capped exponential backoff and jitter, and drops a
  * connection whose heartbeats stop for twice their announced interval.
  *
  * @module
@@ -12,6 +13,7 @@ import type { Clock } from "../clock.ts";
 import type { Service } from "../service/service.ts";
 import type { OneBotConnection } from "./connection.ts";
 import type { QqDevice } from "./qq_device.ts";
+import { WsClient } from "./ws_client.ts";
 
 /** Options of {@link ForwardClient}. */
 export interface ForwardClientOptions {
@@ -46,7 +48,7 @@ export class ForwardClient implements Service {
   #options: ForwardClientOptions;
   #stop = new AbortController();
   #loop: Promise<void> | undefined;
-  #socket: WebSocket | undefined;
+  #socket: WsClient | undefined;
   #connection: OneBotConnection | undefined;
   #failures = 0;
   #dials = 0;
@@ -131,17 +133,25 @@ export class ForwardClient implements Service {
 
   /** One connection's life: dial, learn the self id, attach, wait for the close. */
   #session(): Promise<"connected" | "failed"> {
-    const { url, accessToken, device, logger } = this.#options;
+    const { url, accessToken, device, logger, clock } = this.#options;
     return new Promise((resolve) => {
-      let socket: WebSocket;
+      let socket: WsClient;
       try {
-        const headers = accessToken ? { authorization: `Bearer ${accessToken}` } : {};
-        // Deno's WebSocket takes headers as a second argument (not in the web standard).
-        socket =
-          new (WebSocket as unknown as new (url: string, options: { headers: Record<string, string> }) => WebSocket)(
-            url,
-            { headers },
-          );
+        const headers: Record<string, string> = accessToken ? { authorization: `Bearer ${accessToken}` } : {};
+        const limit = device.maxFrameBytes;
+        // Its own client, not Deno's WebSocket: a frame over the limit is refused at its header, before its payload.
+        socket = new WsClient(url, {
+          headers,
+          maxMessageBytes: limit,
+          clock,
+          onTooBig: (bytes) => {
+            logger.warning(
+              "QQ forward connection {url}: a frame of {bytes} bytes is over onebot.max_frame_bytes ({limit}); closing the connection (1009)",
+              { url, bytes, limit },
+            );
+            return `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${limit})`;
+          },
+        });
       } catch (error) {
         logger.warning("QQ forward connection {url} failed: {error}", { url, error: (error as Error).message });
         return resolve("failed");

@@ -2,9 +2,10 @@
  * QQ through OneBot V11, as one Device (`qq`). Implementations connect to it (reverse WebSocket, on the daemon's
  * listener) or it dials them (forward WebSocket); either way each socket becomes a {@link OneBotConnection} filed
  * under its bot's QQ number and role. Messages from the owner, listed users and listed groups become InputEvents with
- * the sender's trust level; everyone else is ignored and logged. Replies go out as segment arrays (so nothing a user
- * wrote can become a CQ code), split at `onebot.split_at`, at most one per `onebot.min_send_interval` per
- * conversation; while no connection is up they wait in a bounded queue and go out, in order and once, on reconnect.
+ * the sender's trust level; everyone else is ignored and logged (at most 10 lines per 10 s, then one with the count).
+ * Replies go out as segment arrays (so nothing a user wrote can become a CQ code), split at `onebot.split_at`, at most
+ * one per `onebot.min_send_interval` per conversation; while no connection is up they wait in a bounded queue and go
+ * out, in order and once, on reconnect.
  *
  * @module
  */
@@ -16,7 +17,7 @@ import { Capability, type OutputEvent } from "../io/event.ts";
 import type { Trust } from "../io/trust.ts";
 import { LogLimiter } from "../log/rate_limit.ts";
 import type { ToolSpec } from "../tools/tool.ts";
-import { ActionError, OneBotConnection, type Role } from "./connection.ts";
+import { ActionError, OneBotConnection, type OneBotSocket, type Role } from "./connection.ts";
 import { normalizeMessage, readSegments, type Segment, textSegment } from "./segments.ts";
 
 /** The `onebot.*` settings the device uses. */
@@ -155,6 +156,11 @@ export class QqDevice implements Device {
     this.#limiter = new LogLimiter({ clock: options.clock });
   }
 
+  /** `onebot.max_frame_bytes`: the forward client refuses a larger frame at its header. */
+  get maxFrameBytes(): number {
+    return this.#options.settings.maxFrameBytes;
+  }
+
   get #log(): Logger {
     return this.#options.logger;
   }
@@ -242,7 +248,7 @@ export class QqDevice implements Device {
    * Files a new socket under its bot. A socket with the same QQ number and role replaces the old one, which is
    * closed; replies waiting for a connection go out once the bot can take actions.
    */
-  attach(socket: WebSocket, selfId: string, role: Role): OneBotConnection {
+  attach(socket: OneBotSocket, selfId: string, role: Role): OneBotConnection {
     const { settings, clock } = this.#options;
     const bot = this.#bots.get(selfId) ?? { selfId, connections: new Map(), info: {} };
     this.#bots.set(selfId, bot);

@@ -15,6 +15,22 @@ import type { Trust } from "../io/trust.ts";
 export interface PromptSection {
   title: string;
   body: string;
+  /**
+   * In a reference section: what people said (remembered exchanges, device events), each shown after the body on a
+   * line of its own that homed ends with `[said by <sender>, trust <level>]`, so the model — and the agent, which
+   * notes the lowest trust a turn's reference block holds — can tell a guest's words from the owner's.
+   */
+  items?: readonly SaidItem[];
+}
+
+/** Something someone said, as a reference section carries it. */
+export interface SaidItem {
+  /** The text, shown on one line (untrusted: escaped like every other reference text). */
+  text: string;
+  /** Who said it, as their channel named them; "" when that was not recorded. */
+  sender: string;
+  /** Their trust when they said it. */
+  trust: Trust;
 }
 
 /** What a contributor sees of the message being answered. */

@@ -16,15 +16,25 @@
  * in a real folder; it refuses, before writing anything, to write behind a link it is not told to remove, and to
  * recreate a committed link (homed creates no links).
  *
+ * The manifest is checked on every read (`manifest.ts`): an entry whose name could leave its part (`..`, absolute, an
+ * empty or `.` segment, a NUL), lies in no tracked part, or has the wrong shape is skipped with a warning naming it
+ * and why, and the next commit drops it; the good entries keep working. A file with more hard links than the tracked
+ * parts hold (a link from elsewhere) is never read — not compared, diffed, hashed or committed — but listed as
+ * `hardlinked` with a warning; a revert replaces its name with a new file (or removes an added name), never writes
+ * into it. Warnings come with each result (`TrackerStatus.warnings`, {@link Tracker.warnings}) and go to the logger,
+ * each once.
+ *
  * @module
  */
 
+import type { Logger } from "@logtape/logtape";
 import { basename, dirname, join } from "node:path";
 import { escapeForTerminal } from "../text/terminal_text.ts";
 import { sha256Hex } from "../text/sha256_hex.ts";
 import { unifiedDiff } from "./line_diff.ts";
 import { lowerEntry, overlayCandidates, type OverlayMount, overlayOf } from "./overlay.ts";
 import { compareText } from "../text/compare_text.ts";
+import { parseTrackerManifest, type TrackerManifest } from "./manifest.ts";
 import {
   type Entry,
   linkOnTheWay,
@@ -32,6 +42,7 @@ import {
   lstatEntry,
   readEntry,
   removeEntry,
+  replaceFile,
   writeEntryFile,
   writeInPlace,
 } from "./tree_access.ts";
@@ -47,9 +58,12 @@ export interface TrackedRoot {
 export interface TrackedChange {
   /** `knowledge/tea/content.md`. */
   path: string;
-  /** `retargeted`: a link that points elsewhere than at the last commit; a link where a file was is `modified`. */
-  change: "added" | "modified" | "deleted" | "replaced" | "retargeted";
-  /** Bytes now (absent for a deletion, a link or a replaced folder). */
+  /**
+   * `retargeted`: a link that points elsewhere than at the last commit; a link where a file was is `modified`.
+   * `hardlinked`: a file with hard links outside the tracked parts, not read (so whether it changed is not known).
+   */
+  change: "added" | "modified" | "deleted" | "replaced" | "retargeted" | "hardlinked";
+  /** Bytes now (absent for a deletion, a link, a replaced folder or a file not read). */
   size?: number;
   /** Bytes at the last commit or in the lower layer. */
   baselineSize?: number;
@@ -57,6 +71,10 @@ export interface TrackedChange {
   link?: string;
   /** The target of the link at the last commit or in the lower layer. */
   baselineLink?: string;
+  /** For `hardlinked`: how many hard links the file has… */
+  hardLinks?: number;
+  /** …and how many of them are in the tracked parts. */
+  hardLinksInside?: number;
   /** How it was found. */
   source: "overlay" | "manifest";
 }
@@ -68,21 +86,8 @@ export interface TrackerStatus {
   /** When the last commit was made; undefined before the first. */
   committed: string | undefined;
   changes: TrackedChange[];
-}
-
-interface FileEntry {
-  sha256: string;
-  size: number;
-  mode: number;
-}
-
-type ManifestEntry = FileEntry | { link: string } | { deleted: true };
-
-interface Manifest {
-  format: "homed-tracker";
-  version: 1;
-  committed: string;
-  files: Record<string, ManifestEntry>;
+  /** What was skipped and why: bad manifest entries, files not read (sentences, each once). */
+  warnings: string[];
 }
 
 /** Options of {@link Tracker}. */
@@ -93,7 +98,12 @@ export interface TrackerOptions {
   /** The overlay mounts the tree lives on (`tracker.overlay`), or none. */
   mounts: OverlayMount[];
   now: () => number;
+  /** Where warnings also go, each once per logger (`log("tracker")` for the daemon); none: results only. */
+  logger?: Logger;
 }
+
+/** The warnings each logger was already given. */
+const logged = new WeakMap<Logger, Set<string>>();
 
 /** A change with what is on both sides, for diff, commit and revert. */
 interface Item extends TrackedChange {
@@ -104,7 +114,8 @@ interface Item extends TrackedChange {
 }
 
 function sameEntry(a: Entry, b: Entry): boolean {
-  if (a.kind === "link" || b.kind === "link") return a.kind === "link" && b.kind === "link" && a.target === b.target;
+  // A file not read is never the same as anything.
+  if (a.kind !== "file" || b.kind !== "file") return a.kind === "link" && b.kind === "link" && a.target === b.target;
   if (a.data.length !== b.data.length) return false;
   for (let i = 0; i < a.data.length; i++) if (a.data[i] !== b.data[i]) return false;
   return true;
@@ -125,7 +136,13 @@ async function walkEntries(root: string, path = ""): Promise<string[]> {
 
 /** `link → target` or `12 bytes`, for messages and the diff. */
 function described(entry: Entry): string {
+  if (entry.kind === "hardlinked") return `a file with ${entry.links} hard links, not read`;
   return entry.kind === "link" ? `link → ${entry.target}` : `${entry.data.length} bytes`;
+}
+
+/** `lstat`'s key of one file. */
+function fileKey(info: Deno.FileInfo): string {
+  return `${info.dev}:${info.ino}`;
 }
 
 /**
@@ -147,6 +164,7 @@ function described(entry: Entry): string {
  */
 export class Tracker {
   #options: TrackerOptions;
+  #warnings: string[] = [];
 
   constructor(options: TrackerOptions) {
     this.#options = options;
@@ -165,17 +183,68 @@ export class Tracker {
     return stateDir;
   }
 
-  async #manifest(): Promise<Manifest | undefined> {
+  /** The last commit's manifest, its bad entries left out and named in `warnings`. */
+  async #manifest(warnings: string[]): Promise<TrackerManifest | undefined> {
     const state = await this.#state();
     const found = await readEntry(state, "manifest.json");
     if (!found) return undefined;
     const path = join(state, "manifest.json");
     if (found.kind === "link") throw new Error(`${path} is a symbolic link; the tracker does not follow it`);
-    const manifest = JSON.parse(new TextDecoder().decode(found.data)) as Manifest;
-    if (manifest.format !== "homed-tracker" || typeof manifest.files !== "object") {
-      throw new TypeError(`${path} is not a tracker manifest`);
+    if (found.kind !== "file") throw new Error(`${path} is not a regular file`);
+    let parsed: ReturnType<typeof parseTrackerManifest>;
+    try {
+      parsed = parseTrackerManifest(new TextDecoder().decode(found.data), this.#options.roots);
+    } catch (error) {
+      throw new Error(`${path} is not a tracker manifest: ${(error as Error).message}`, { cause: error });
     }
-    return manifest;
+    for (const { entry, reason } of parsed.skipped) {
+      warnings.push(
+        `Skipping in the tracker manifest ${path}: entry ${JSON.stringify(entry)} ${reason}; the next commit drops it`,
+      );
+    }
+    return parsed.manifest;
+  }
+
+  /** Hands each warning to the logger once. */
+  #log(warnings: string[]): void {
+    const logger = this.#options.logger;
+    if (!logger) return;
+    let seen = logged.get(logger);
+    if (!seen) logged.set(logger, seen = new Set());
+    for (const warning of warnings) {
+      if (seen.has(warning)) continue;
+      seen.add(warning);
+      logger.warning("Tracker: {warning}", { warning });
+    }
+  }
+
+  /**
+   * How many of a file's hard links the tracked parts hold, for the files among `names` with more than one: counted
+   * over every part whole (the names compared may be only an overlay's candidates). A file not counted holds one.
+   */
+  async #linksInside(names: string[]): Promise<(info: Deno.FileInfo) => number> {
+    const linked = new Set<string>();
+    for (const name of names) {
+      const { base, inside } = this.#locate(name);
+      const info = await lstatEntry(base, inside);
+      if (info?.isFile && (info.nlink ?? 1) > 1) linked.add(fileKey(info));
+    }
+    const counts = new Map<string, number>();
+    if (linked.size) {
+      for (const root of this.#options.roots) {
+        const all = root.kind === "file"
+          ? [root.name]
+          : (await walkEntries(root.path)).map((path) => `${root.name}/${path}`);
+        for (const name of all) {
+          const { base, inside } = this.#locate(name);
+          const info = await lstatEntry(base, inside);
+          if (info?.isFile && linked.has(fileKey(info))) {
+            counts.set(fileKey(info), (counts.get(fileKey(info)) ?? 0) + 1);
+          }
+        }
+      }
+    }
+    return (info) => counts.get(fileKey(info)) ?? 1;
   }
 
   /** Where a tracked name lives: its root, and the base folder and name inside it that `tree_access.ts` takes. */
@@ -199,15 +268,14 @@ export class Tracker {
 
   async #baseline(
     name: string,
-    manifest: Manifest | undefined,
+    manifest: TrackerManifest | undefined,
   ): Promise<{ entry?: Entry; origin?: "commit" | "lower" }> {
-    const entry = manifest?.files[name];
+    // Own entries only: a name like "knowledge/constructor" is not the object's prototype.
+    const entry = manifest && Object.hasOwn(manifest.files, name) ? manifest.files[name] : undefined;
     if (entry && "deleted" in entry) return {};
-    if (entry && "link" in entry) return { entry: { kind: "link", target: String(entry.link) }, origin: "commit" };
+    if (entry && "link" in entry) return { entry: { kind: "link", target: entry.link }, origin: "commit" };
     if (entry) {
-      if (!/^[0-9a-f]{64}$/.test(entry.sha256)) {
-        throw new Error(`The tracker manifest's entry of ${name} names no object (${JSON.stringify(entry.sha256)})`);
-      }
+      // The manifest's check made sure the sum is 64 hex digits, so it names a file in objects/.
       const object = await readEntry(await this.#state(), `objects/${entry.sha256}`);
       if (object?.kind !== "file" || await sha256Hex(object.data) !== entry.sha256) {
         throw new Error(`tracker object of ${name} (${entry.sha256}) is damaged; commit again to re-record it`);
@@ -225,15 +293,24 @@ export class Tracker {
     return mount ? await lowerEntry(base, mount, inside) : undefined;
   }
 
-  /** Every change, with what is on both sides (for diff, commit and revert). */
-  async #compare(): Promise<{ manifest: Manifest | undefined; items: Item[]; modes: Record<string, string> }> {
-    const manifest = await this.#manifest();
+  /**
+   * Every change, with what is on both sides (for diff, commit and revert), and the warnings of this look; with the
+   * count of hard links inside it read by, for a re-read.
+   */
+  async #compare(): Promise<{
+    manifest: TrackerManifest | undefined;
+    items: Item[];
+    modes: Record<string, string>;
+    linksInside: (info: Deno.FileInfo) => number;
+  }> {
+    const warnings: string[] = [];
+    const manifest = await this.#manifest(warnings);
     const modes: Record<string, string> = {};
     const items: Item[] = [];
+    const parts: Array<{ source: "overlay" | "manifest"; names: string[]; replaced: string[] }> = [];
     for (const root of this.#options.roots) {
       const mount = this.#overlay(root);
       modes[root.name] = mount ? `overlay (upper ${mount.upper})` : "manifest";
-      const source = mount ? "overlay" : "manifest";
       const names = new Set<string>();
       const replaced: string[] = [];
       if (root.kind === "file") names.add(root.name);
@@ -246,15 +323,30 @@ export class Tracker {
       for (const name of Object.keys(manifest?.files ?? {})) {
         if (name === root.name || name.startsWith(`${root.name}/`)) names.add(name);
       }
-      for (const name of [...names].sort()) {
+      parts.push({ source: mount ? "overlay" : "manifest", names: [...names].sort(), replaced });
+    }
+    const linksInside = await this.#linksInside(parts.flatMap((part) => part.names));
+    for (const { source, names, replaced } of parts) {
+      for (const name of names) {
         const { base, inside } = this.#locate(name);
-        const current = await readEntry(base, inside);
+        const current = await readEntry(base, inside, { linksInside });
         const { entry: baseline, origin } = await this.#baseline(name, manifest);
         if (!current && !baseline) continue;
         if (current && baseline && sameEntry(current, baseline)) continue;
+        if (current?.kind === "hardlinked") {
+          const { links, inside: held } = current;
+          warnings.push(
+            `Not read: ${name} (${join(base, inside)}) has ${links} hard links and only ${held} ${
+              held === 1 ? "is" : "are"
+            } in the tracked tree: not compared, diffed or committed, since a link could lead the tracker to a file ` +
+              "elsewhere",
+          );
+        }
         items.push({
           path: name,
-          change: !baseline
+          change: current?.kind === "hardlinked"
+            ? "hardlinked"
+            : !baseline
             ? "added"
             : !current
             ? "deleted"
@@ -265,6 +357,7 @@ export class Tracker {
           ...(current?.kind === "link" ? { link: current.target } : {}),
           ...(baseline?.kind === "file" ? { baselineSize: baseline.data.length } : {}),
           ...(baseline?.kind === "link" ? { baselineLink: baseline.target } : {}),
+          ...(current?.kind === "hardlinked" ? { hardLinks: current.links, hardLinksInside: current.inside } : {}),
           source,
           ...(current ? { current } : {}),
           ...(baseline ? { baseline } : {}),
@@ -277,7 +370,23 @@ export class Tracker {
         }
       }
     }
-    return { manifest, items, modes };
+    this.#warnings = warnings;
+    this.#log(warnings);
+    return { manifest, items, modes, linksInside };
+  }
+
+  /**
+   * The warnings of the last status, diff, commit or revert: manifest entries skipped, files not read (each once).
+   *
+   * @example
+   * ```ts
+   * declare const tracker: Tracker;
+   * await tracker.commit();
+   * for (const warning of tracker.warnings) console.error(warning);
+   * ```
+   */
+  get warnings(): string[] {
+    return [...this.#warnings];
   }
 
   /**
@@ -295,6 +404,7 @@ export class Tracker {
       modes,
       committed: manifest?.committed,
       changes: items.map(({ current: _current, baseline: _baseline, origin: _origin, ...change }) => change),
+      warnings: this.warnings,
     };
   }
 
@@ -313,7 +423,8 @@ export class Tracker {
   /**
    * The unified diff of the changes (or of those under `paths`), for a terminal: names and lines are shown with
    * control characters, line breaks and bidi overrides escaped (`escapeForTerminal`); a link is one `#` line naming
-   * its target, and the file it replaced or that replaced it is diffed against nothing.
+   * its target, and the file it replaced or that replaced it is diffed against nothing; a file with hard links
+   * outside is one `#` line, not read.
    *
    * @example
    * ```ts
@@ -341,6 +452,11 @@ export class Tracker {
         continue;
       }
       const { current, baseline } = item;
+      if (current?.kind === "hardlinked") {
+        out += `# ${name}: ${current.links} hard links, only ${current.inside} in the tracked tree: not read (a link ` +
+          "could lead the tracker to a file elsewhere)\n";
+        continue;
+      }
       if (current?.kind === "link" || baseline?.kind === "link") {
         const note = !baseline
           ? `new symbolic link (${described(current!)}); the tracker does not follow links`
@@ -365,7 +481,8 @@ export class Tracker {
 
   /**
    * Records the current state of the changes (or of those under `paths`) as the new baseline; resolves to how many.
-   * A link is recorded as its target, never read through.
+   * A link is recorded as its target, never read through; a file with hard links outside is left as it was recorded
+   * (see {@link Tracker.warnings}); bad manifest entries are dropped.
    *
    * @example
    * ```ts
@@ -375,7 +492,7 @@ export class Tracker {
    */
   async commit(paths: string[] = []): Promise<number> {
     const { manifest, items } = await this.#compare();
-    const next: Manifest = {
+    const next: TrackerManifest = {
       format: "homed-tracker",
       version: 1,
       committed: new Date(this.#options.now()).toISOString(),
@@ -383,7 +500,9 @@ export class Tracker {
     };
     await Deno.mkdir(this.#options.stateDir, { recursive: true });
     const state = await this.#state();
-    const selected = this.#select(items, paths).filter((item) => item.change !== "replaced");
+    const selected = this.#select(items, paths).filter((item) =>
+      item.change !== "replaced" && item.change !== "hardlinked"
+    );
     for (const item of selected) {
       if (item.current?.kind === "file") {
         const sha256 = await sha256Hex(item.current.data);
@@ -403,7 +522,7 @@ export class Tracker {
     return selected.length;
   }
 
-  async #collectGarbage(state: string, manifest: Manifest): Promise<void> {
+  async #collectGarbage(state: string, manifest: TrackerManifest): Promise<void> {
     const used = new Set(
       Object.values(manifest.files).flatMap((entry) => "sha256" in entry ? [entry.sha256] : []),
     );
@@ -419,8 +538,8 @@ export class Tracker {
   }
 
   /**
-   * Refuses, before anything is written, a revert that would have to write behind a link it does not remove, or
-   * recreate a link.
+   * Refuses, before anything is written, a revert that would have to write behind a link it does not remove, recreate
+   * a link, or replace a multiply-linked single file from another file system.
    */
   async #checkRevertable(items: Item[], selected: Item[]): Promise<void> {
     const removed = new Set(selected.filter((item) => item.current?.kind === "link").map((item) => item.path));
@@ -434,6 +553,7 @@ export class Tracker {
         );
       }
       const { root, base, inside } = this.#locate(item.path);
+      if (root.kind === "file" && item.baseline?.kind === "file") await this.#checkReplaceable(item, base, inside);
       const link = await linkOnTheWay(base, inside);
       if (!link) continue;
       const at = `${root.name}/${link.at}`;
@@ -450,11 +570,31 @@ export class Tracker {
   }
 
   /**
+   * A single file (the config, the persona) with more than one hard link is replaced by a new file renamed over it,
+   * made in the tracker's state folder: that must be on the file's file system.
+   */
+  async #checkReplaceable(item: Item, base: string, inside: string): Promise<void> {
+    const info = await lstatEntry(base, inside);
+    if (!info?.isFile || (info.nlink ?? 1) <= 1) return;
+    await Deno.mkdir(this.#options.stateDir, { recursive: true });
+    const state = await this.#state();
+    if ((await lstatEntry(dirname(state), basename(state)))?.dev === info.dev) return;
+    throw new Error(
+      `Not reverting ${item.path}: ${join(base, inside)} has ${info.nlink} hard links, so the tracker does not write ` +
+        "into it in place (the file at its other links would change too), and the new file that replaces it has to " +
+        `be made on its file system, where the tracker's state (${state}) is not; remove the other links or replace ` +
+        "it by a copy by hand first",
+    );
+  }
+
+  /**
    * Puts the changes (or those under `paths`) back to the baseline, byte for byte; added files are moved aside. A
    * symbolic link that is a change is removed — the link itself, never what it points to — and recorded in
    * `links.json` of the folder set aside; what it stood in place of comes back as a real file or folder. Refused
    * with a message naming the path, before anything is written, when a path would be written behind a link that is not
-   * removed too, or when the baseline is a link (homed creates no links).
+   * removed too, or when the baseline is a link (homed creates no links). A file with hard links outside is never
+   * written into: its name gets a new file with the baseline, renamed over it, or, added since, is removed (the file
+   * stays at its other links; recorded in `hardlinks.json` of the folder set aside).
    *
    * @example
    * ```ts
@@ -463,7 +603,7 @@ export class Tracker {
    * ```
    */
   async revert(paths: string[] = []): Promise<{ reverted: number; movedTo: string | undefined }> {
-    const { items } = await this.#compare();
+    const { items, linksInside } = await this.#compare();
     const selected = this.#select(items, paths).filter((item) => item.change !== "replaced");
     await this.#checkRevertable(items, selected);
     const stamp = new Date(this.#options.now()).toISOString().replace(/[:.]/g, "-");
@@ -485,12 +625,22 @@ export class Tracker {
       await writeEntryFile(await this.#state(), `${aside}/links.json`, record, 0o600);
       moved = true;
     }
+    const hardlinks: Record<string, { path: string; device: number; inode: number | null; hardLinks: number }> = {};
     for (const item of selected) {
       const { root, base, inside } = this.#locate(item.path);
+      if (!item.baseline && item.current?.kind === "hardlinked") {
+        // Only this name goes: the file stays at its other links, never read or copied.
+        const { dev, ino, links } = item.current;
+        await removeEntry(base, inside, { kind: "hardlinked", dev, ino });
+        hardlinks[item.path] = { path: join(base, inside), device: dev, inode: ino, hardLinks: links };
+        reverted++;
+        continue;
+      }
       if (!item.baseline) {
         if (item.current?.kind !== "file") continue;
-        // Re-read right before: what is moved aside is what was there, not through a link swapped in meanwhile.
-        const now = await readEntry(base, inside);
+        // Re-read right before: what is moved aside is what was there, not through a link swapped in meanwhile, nor a
+        // file linked from elsewhere since.
+        const now = await readEntry(base, inside, { linksInside });
         if (now?.kind !== "file") throw new Error(`${item.path} changed since the tracker looked at it; run it again`);
         await Deno.mkdir(this.#options.stateDir, { recursive: true });
         await writeEntryFile(await this.#state(), `${aside}/${item.path}`, now.data, now.mode);
@@ -499,10 +649,20 @@ export class Tracker {
       } else if (item.baseline.kind === "file") {
         const { data, mode } = item.baseline;
         // The config and the persona are written in place: their folder may not be ours to write a temp file in.
-        if (root.kind === "file") await writeInPlace(base, inside, data, mode);
-        else await writeEntryFile(base, inside, data, mode);
+        // One with other hard links is replaced by a new file instead (made in the state folder: checked before).
+        if (root.kind === "file") {
+          const info = await lstatEntry(base, inside);
+          if (info?.isFile && (info.nlink ?? 1) > 1) await replaceFile(base, inside, data, mode, await this.#state());
+          else await writeInPlace(base, inside, data, mode);
+        } else await writeEntryFile(base, inside, data, mode);
       }
       reverted++;
+    }
+    if (Object.keys(hardlinks).length) {
+      await Deno.mkdir(this.#options.stateDir, { recursive: true });
+      const record = new TextEncoder().encode(`${JSON.stringify(hardlinks, null, 1)}\n`);
+      await writeEntryFile(await this.#state(), `${aside}/hardlinks.json`, record, 0o600);
+      moved = true;
     }
     return { reverted, movedTo: moved ? join(this.#options.stateDir, aside) : undefined };
   }

@@ -1,6 +1,7 @@
 /**
  * The tracker of a loaded config: knowledge, plugins, the config file and the persona (the memory data dir is left
- * out), its state in `<data dir>/tracker/`, and the overlay `tracker.overlay` names.
+ * out), its state in `<data dir>/tracker/`, and the overlay `tracker.overlay` names; its warnings go to the `tracker`
+ * log as well (nowhere when no logging is set up, as for `homed tracker`, which prints them).
  *
  * @module
  */
@@ -8,6 +9,7 @@
 import { join } from "node:path";
 import { backupRoots } from "../backup/backup_layout.ts";
 import type { LoadedConfig } from "../config/load.ts";
+import { log } from "../log/logging.ts";
 import { Tracker } from "./tracker.ts";
 
 /**
@@ -28,5 +30,6 @@ export function trackerFor(loaded: LoadedConfig, now: () => number): Tracker {
     stateDir: join(loaded.config.daemon.data_dir, "tracker"),
     mounts: overlay ? [{ mountPoint: overlay.mount, upper: overlay.upper, lowers: overlay.lower }] : [],
     now,
+    logger: log("tracker"),
   });
 }

@@ -12,15 +12,35 @@
  * `openat`, so a folder swapped for a link and back between two checks is the one gap left; a file read is also
  * checked to be the very inode its `lstat` showed.
  *
+ * Hard links: a caller that knows how many of a file's links its tree holds says so ({@link ReadOptions}), and a file
+ * with more (a link from elsewhere) is reported, never read ({@link Entry} `hardlinked`). Nothing here writes into a
+ * file with more than one link: `writeEntryFile` and `replaceFile` rename a new file over the name, and
+ * `writeInPlace` refuses such a file.
+ *
  * @module
  */
 
 import { join } from "node:path";
 
-/** What a name in a tree holds: a regular file's bytes and permission bits, or a symbolic link's target. */
+/**
+ * What a name in a tree holds: a regular file's bytes and permission bits, a symbolic link's target, or — when the
+ * caller counts hard links ({@link ReadOptions}) — a file with links outside the tree, not read: how many links it
+ * has, how many the tree holds, and which file it is.
+ */
 export type Entry =
   | { kind: "file"; data: Uint8Array; mode: number }
-  | { kind: "link"; target: string };
+  | { kind: "link"; target: string }
+  | { kind: "hardlinked"; links: number; inside: number; dev: number; ino: number | null };
+
+/** Options of {@link findEntry} and {@link readEntry}. */
+export interface ReadOptions {
+  /**
+   * How many hard links of the file `info` (its `lstat`) the caller's tree holds, this name included: a file with more
+   * links than that is not read but reported as `hardlinked`, and one that is read must still have, once opened, the
+   * link count its `lstat` showed.
+   */
+  linksInside?: (info: Deno.FileInfo) => number;
+}
 
 /** A symbolic link on the way to a name: `at` is the link's name, relative to the base like the name itself. */
 export interface LinkOnTheWay {
@@ -156,15 +176,22 @@ export async function listFolder(base: string, name: string): Promise<Deno.DirEn
 
 /**
  * What `name` under `base` holds: `"missing"` when nothing is there, `"other"` when a link or a file lies on the way
- * or it is a folder or a special file; else the file's bytes or the link's target (never followed).
+ * or it is a folder or a special file; else the file's bytes or the link's target (never followed), or with
+ * `options.linksInside` a file linked from outside the caller's tree, unread.
  *
  * @example
  * ```ts
  * const found = await findEntry("/opt/homed.ro/knowledge", "tea/content.md");
  * if (typeof found === "object" && found.kind === "file") found.data; // the deployed bytes
+ * const counted = await findEntry("/srv/homed/knowledge", "leak.md", { linksInside: () => 1 });
+ * if (typeof counted === "object" && counted.kind === "hardlinked") counted.links; // 2: not read
  * ```
  */
-export async function findEntry(base: string, name: string): Promise<Entry | "missing" | "other"> {
+export async function findEntry(
+  base: string,
+  name: string,
+  options: ReadOptions = {},
+): Promise<Entry | "missing" | "other"> {
   const parts = components(name);
   if (!parts.length) throw new TypeError("findEntry: name the entry inside the base");
   const way = await walkFolders(base, parts.slice(0, -1));
@@ -176,7 +203,10 @@ export async function findEntry(base: string, name: string): Promise<Entry | "mi
   if (!info) found = "missing";
   else if (info.isSymlink) found = { kind: "link", target: await Deno.readLink(path) };
   else if (!info.isFile) found = "other";
-  else {
+  else if (options.linksInside && (info.nlink ?? 1) > options.linksInside(info)) {
+    const inside = options.linksInside(info);
+    found = { kind: "hardlinked", links: info.nlink ?? 1, inside, dev: info.dev, ino: info.ino };
+  } else {
     let file: Deno.FsFile;
     try {
       file = await Deno.open(path, { read: true });
@@ -187,6 +217,8 @@ export async function findEntry(base: string, name: string): Promise<Entry | "mi
     try {
       const opened = await file.stat();
       if (opened.dev !== info.dev || opened.ino !== info.ino) throw changedWhileRead(path);
+      // Linked from elsewhere since its lstat: the count it was judged by no longer holds.
+      if (options.linksInside && opened.nlink !== info.nlink) throw changedWhileRead(path);
       const data = new Uint8Array(await new Response(file.readable).arrayBuffer());
       found = { kind: "file", data, mode: (info.mode ?? 0o644) & 0o777 };
     } finally {
@@ -209,8 +241,8 @@ export async function findEntry(base: string, name: string): Promise<Entry | "mi
  * const entry = await readEntry("/srv/homed/knowledge", "notes/a.md"); // undefined when notes is a link
  * ```
  */
-export async function readEntry(base: string, name: string): Promise<Entry | undefined> {
-  const found = await findEntry(base, name);
+export async function readEntry(base: string, name: string, options: ReadOptions = {}): Promise<Entry | undefined> {
+  const found = await findEntry(base, name, options);
   return typeof found === "object" ? found : undefined;
 }
 
@@ -296,7 +328,8 @@ export async function writeEntryFile(base: string, name: string, data: Uint8Arra
 /**
  * Overwrites the file `name` directly in `base` in place (for the config file and the persona, whose folder may not
  * be homed's to make a temporary file in): the file opened must be the one `lstat` showed, so a link swapped in is
- * never written through; a missing file is created only where nothing, not even a link, is.
+ * never written through; a missing file is created only where nothing, not even a link, is. A file with more than
+ * one hard link is refused (writing it would change the file at its other links too): {@link replaceFile} is for it.
  *
  * @example
  * ```ts
@@ -315,6 +348,7 @@ export async function writeInPlace(base: string, name: string, data: Uint8Array,
       `${path} is ${info.isSymlink ? "a symbolic link" : "not a regular file"}; the tracker does not write it`,
     );
   }
+  if (info && (info.nlink ?? 1) > 1) throw hardLinkedInPlace(path, info.nlink ?? 1);
   const file = info
     ? await Deno.open(path, { write: true })
     : await Deno.open(path, { write: true, createNew: true, mode });
@@ -324,6 +358,8 @@ export async function writeInPlace(base: string, name: string, data: Uint8Array,
     if (info && (opened.dev !== info.dev || opened.ino !== info.ino)) {
       throw new Error(`${path} was replaced while the tracker opened it; nothing was written`);
     }
+    // Checked on the file opened too: a link made since the lstat.
+    if ((opened.nlink ?? 1) > 1) throw hardLinkedInPlace(path, opened.nlink ?? 1);
     await file.truncate(0);
     await writeAll(file, data);
   } finally {
@@ -335,9 +371,70 @@ export async function writeInPlace(base: string, name: string, data: Uint8Array,
   await Deno.chmod(path, mode);
 }
 
+function hardLinkedInPlace(path: string, links: number): Error {
+  return new Error(
+    `${path} has ${links} hard links; the tracker never writes into such a file in place (the file at its other ` +
+      `link${links > 2 ? "s" : ""} would change too); nothing was written`,
+  );
+}
+
 /**
- * Removes the entry `name` under `base` — a file, a link (the link itself; its target is left alone) or an empty
- * folder — after checking that no folder on the way is a link; `expect` says what must be there.
+ * Replaces the file `name` directly in `base` by a new one holding `data`: written in `scratch` (a folder of the
+ * caller's, checked by it, on the same file system), fsynced, then renamed over the name — for a file of a single-file
+ * part with more than one hard link, whose folder may not be homed's to make a temporary file in. The other links keep
+ * the old file; a link at the name itself is replaced, never written through.
+ *
+ * @example
+ * ```ts
+ * const data = new TextEncoder().encode("daemon: {}\n");
+ * await replaceFile("/etc/homed", "homed.yaml", data, 0o640, "/var/lib/homed/tracker");
+ * ```
+ */
+export async function replaceFile(
+  base: string,
+  name: string,
+  data: Uint8Array,
+  mode: number,
+  scratch: string,
+): Promise<void> {
+  const parts = components(name);
+  if (parts.length !== 1) {
+    throw new TypeError(`replaceFile: ${JSON.stringify(name)} must be a file directly in the base`);
+  }
+  const path = join(base, name);
+  const temporary = join(scratch, `.${crypto.randomUUID()}.tmp`);
+  const file = await Deno.open(temporary, { write: true, createNew: true, mode });
+  let opened: Deno.FileInfo | undefined;
+  let renamed = false;
+  try {
+    try {
+      opened = await file.stat();
+      await writeAll(file, data);
+    } finally {
+      file.close();
+    }
+    await Deno.chmod(temporary, mode);
+    if ((await lstatOrUndefined(temporary))?.ino !== opened.ino) throw changedWhileWritten(path);
+    try {
+      await Deno.rename(temporary, path);
+    } catch (error) {
+      const why = (error as Error).message;
+      throw new Error(`${path} could not be replaced by a new file (${why}); nothing was written`, { cause: error });
+    }
+    renamed = true;
+  } finally {
+    const left = renamed ? undefined : await lstatOrUndefined(temporary);
+    if (left && opened && left.dev === opened.dev && left.ino === opened.ino) {
+      await Deno.remove(temporary).catch(() => {});
+    }
+  }
+  if ((await lstatOrUndefined(path))?.ino !== opened?.ino) throw changedWhileWritten(path);
+}
+
+/**
+ * Removes the entry `name` under `base` — a file, a link (the link itself; its target is left alone), a name of a
+ * file with other hard links (the file stays at those) or an empty folder — after checking that no folder on the way
+ * is a link; `expect` says what must be there.
  *
  * @example
  * ```ts
@@ -347,7 +444,10 @@ export async function writeInPlace(base: string, name: string, data: Uint8Array,
 export async function removeEntry(
   base: string,
   name: string,
-  expect: { kind: "file" } | { kind: "link"; target: string },
+  expect:
+    | { kind: "file" }
+    | { kind: "link"; target: string }
+    | { kind: "hardlinked"; dev: number; ino: number | null },
 ): Promise<void> {
   const parts = components(name);
   if (!parts.length) throw new TypeError("removeEntry: name the entry inside the base");
@@ -357,9 +457,13 @@ export async function removeEntry(
     throw new Error(`${join(base, way.link.at)} is a symbolic link, and the tracker never removes through a link`);
   }
   const info = way.missing || way.blocked ? undefined : await lstatOrUndefined(path);
-  const matches = expect.kind === "file"
-    ? info?.isFile === true
-    : info?.isSymlink === true && await Deno.readLink(path) === expect.target;
+  let matches: boolean;
+  if (expect.kind === "file") matches = info?.isFile === true;
+  else if (expect.kind === "link") matches = info?.isSymlink === true && await Deno.readLink(path) === expect.target;
+  else {
+    // Still that file, and still linked elsewhere: removing this name leaves it there.
+    matches = info?.isFile === true && info.dev === expect.dev && info.ino === expect.ino && (info.nlink ?? 1) > 1;
+  }
   if (!matches || !(await unchanged(way.folders))) {
     throw new Error(`${path} changed since the tracker looked at it; run it again`);
   }

@@ -1,11 +1,14 @@
 /**
  * Inputs that are not messages (sensor readings, notices) are recorded here, coalesced by source and type, so a
- * chatty sensor costs no LLM call; the newest ones are shown in the system prompt.
+ * chatty sensor costs no LLM call; the newest ones are shown in the next message's reference block, each with who
+ * sent its latest payload and their trust.
  *
  * @module
  */
 
 import type { InputEvent } from "../../io/event.ts";
+import type { Trust } from "../../io/trust.ts";
+import type { SaidItem } from "../../prompt/contributor.ts";
 
 /** One coalesced row. */
 export interface EventSummary {
@@ -15,6 +18,9 @@ export interface EventSummary {
   firstTime: number;
   lastTime: number;
   lastPayload: Record<string, unknown>;
+  /** Who sent the latest payload, and their trust (a QQ notice's or a plugin's: guest). */
+  lastSender: string;
+  lastTrust: Trust;
 }
 
 /** Coalesced non-message events. */
@@ -45,6 +51,8 @@ export class EventLog {
       firstTime: row?.firstTime ?? event.time,
       lastTime: event.time,
       lastPayload: event.payload,
+      lastSender: event.sender,
+      lastTrust: event.trust,
     });
     while (this.#rows.size > this.#limit) this.#rows.delete(this.#rows.keys().next().value!);
   }
@@ -59,12 +67,33 @@ export class EventLog {
     return [...this.#rows.values()].reverse().slice(0, count);
   }
 
-  /** Rendered for the system prompt; empty when there is nothing. */
-  render(count = 10): string {
-    return this.recent(count).map((row) =>
-      `- ${new Date(row.lastTime).toISOString()} ${row.source} ${row.type} ×${row.count}: ${
+  /**
+   * The newest `count` rows as reference items, newest first: each with who sent the payload shown.
+   *
+   * @example
+   * ```ts
+   * const events = new EventLog();
+   * events.record({
+   *   id: "e1",
+   *   time: Date.UTC(2026, 10, 30, 8),
+   *   source: "qq:private:40004000",
+   *   sender: "40004000",
+   *   trust: "guest",
+   *   type: "qq.request.friend",
+   *   payload: { comment: "add me" },
+   * });
+   * events.items();
+   * // [{ text: '2026-11-30T08:00:00.000Z qq:private:40004000 qq.request.friend ×1: {"comment":"add me"}',
+   * //    sender: "40004000", trust: "guest" }]
+   * ```
+   */
+  items(count = 10): SaidItem[] {
+    return this.recent(count).map((row) => ({
+      text: `${new Date(row.lastTime).toISOString()} ${row.source} ${row.type} ×${row.count}: ${
         JSON.stringify(row.lastPayload).slice(0, 200)
-      }`
-    ).join("\n");
+      }`,
+      sender: row.lastSender,
+      trust: row.lastTrust,
+    }));
   }
 }

@@ -6,10 +6,10 @@
  */
 
 import type { Trust } from "../../io/trust.ts";
-import type { PromptSection } from "../../prompt/contributor.ts";
-import { escapeMarkers, oneLine } from "../../text/untrusted.ts";
+import type { PromptSection, SaidItem } from "../../prompt/contributor.ts";
+import { escapeMarkers, oneLine, untrustedLine } from "../../text/untrusted.ts";
 
-export type { PromptSection } from "../../prompt/contributor.ts";
+export type { PromptSection, SaidItem } from "../../prompt/contributor.ts";
 
 /**
  * Builds the one system message. Empty sections are left out.
@@ -36,20 +36,70 @@ export const REFERENCE_CLOSE = "[end of homed reference]";
  * Puts the per-turn reference block in front of the tagged user message; with no non-empty section the message
  * comes back unchanged. Section bodies are material homed did not write (learned text, device payloads), so each line
  * is quoted (`> `) and anything that looks like a tag or the block's end marker is escaped: nothing inside can pass
- * as homed's own words or end the quote.
+ * as homed's own words or end the quote. A section's items follow its body, one quoted line each, escaped the same
+ * way and ended by homed with who said it ({@link saidTag}).
  *
  * @example
  * ```ts
  * withReference([{ title: "Now", body: "2026-11-30T09:00:00Z" }], "[via http, from alice, trust owner] hi");
  * // "[homed reference for this message — …]\n### Now\n> 2026-11-30T09:00:00Z\n[end of homed reference]\n\n" +
  * // "[via http, from alice, trust owner] hi"
+ * withReference(
+ *   [{ title: "Memory", body: "", items: [{ text: "2026-11-29 visitor: hi", sender: "visitor", trust: "guest" }] }],
+ *   "[via http, from alice, trust owner] hi",
+ * );
+ * // "[homed reference …]\n### Memory\n> - 2026-11-29 visitor: hi [said by visitor, trust guest]\n[end of …]…"
  * ```
  */
 export function withReference(sections: readonly PromptSection[], message: string): string {
-  const blocks = sections.filter((section) => section.body.trim() !== "")
-    .map((section) => `### ${section.title}\n${quote(section.body.trim())}`);
+  const blocks = sections.flatMap((section) => {
+    const body = section.body.trim();
+    const lines = [...(body === "" ? [] : [quote(body)]), ...(section.items ?? []).map(itemLine)];
+    return lines.length ? [`### ${section.title}\n${lines.join("\n")}`] : [];
+  });
   if (!blocks.length) return message;
   return `${REFERENCE_OPEN}\n${blocks.join("\n")}\n${REFERENCE_CLOSE}\n\n${message}`;
+}
+
+/** One item of a reference section: its text on one line, escaped, then who said it. */
+function itemLine(item: SaidItem): string {
+  return `> - ${untrustedLine(item.text)} ${saidTag(item)}`;
+}
+
+/**
+ * The tag homed puts after a reference item: who said it, as their channel named them (on one line, without
+ * brackets, quotes or commas, at most 64 characters; "(not recorded)" when unknown), and their trust.
+ *
+ * @example
+ * ```ts
+ * saidTag({ sender: "visitor", trust: "guest" }); // "[said by visitor, trust guest]"
+ * saidTag({ sender: "", trust: "household" }); // "[said by (not recorded), trust household]"
+ * ```
+ */
+export function saidTag(item: Pick<SaidItem, "sender" | "trust">): string {
+  const sender = oneLine(item.sender).replace(/[[\]［］",，]/g, "").slice(0, 64).trim();
+  return `[said by ${sender === "" ? "(not recorded)" : sender}, trust ${item.trust}]`;
+}
+
+const TRUST_ORDER: readonly Trust[] = ["guest", "household", "owner"];
+
+/**
+ * The lowest trust among `trust` (the turn's own) and everyone whose words the sections' items hold: what a turn's
+ * prompt was shaped by, at worst.
+ *
+ * @example
+ * ```ts
+ * lowestTrustSeen("owner", [{ title: "Memory", body: "", items: [{ text: "hi", sender: "v", trust: "guest" }] }]);
+ * // "guest"
+ * lowestTrustSeen("household", [{ title: "Now", body: "2026-11-30T09:00:00Z" }]); // "household"
+ * ```
+ */
+export function lowestTrustSeen(trust: Trust, sections: readonly PromptSection[]): Trust {
+  let lowest = TRUST_ORDER.indexOf(trust);
+  for (const section of sections) {
+    for (const item of section.items ?? []) lowest = Math.min(lowest, TRUST_ORDER.indexOf(item.trust));
+  }
+  return TRUST_ORDER[lowest] ?? "guest";
 }
 
 /** Who said a message, as the channel authenticated it. */
