@@ -154,7 +154,7 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
       throw new ApiError(503, "busy", `${EVENTS_CLIENTS_MAX} clients already listen on /api/events; try again later`);
     }
     // At most EVENTS_CLIENT_MAX_BYTES wait for one client; one that stops reading is let go, its connection closed.
-    return device.eventStream(logger);
+    return device.eventStream(logger, c.get("identity"));
   });
 
   return app;

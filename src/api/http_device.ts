@@ -30,8 +30,13 @@ export interface Submission {
   done: Promise<TurnResult>;
 }
 
-/** Largest number of messages kept for the next `/api/events` client while none listens; the oldest go first. */
+/**
+ * Largest number of messages kept per recipient (and for the whole household) while none of their `/api/events`
+ * clients listens; the oldest go first — so one member's flood of reminders drops only her own kept messages.
+ */
 export const OUTBOX_LIMIT = 100;
+/** Most recipients with kept messages; past it, the one whose newest message is oldest loses its backlog. */
+export const OUTBOX_RECIPIENTS = 64;
 
 /**
  * Most bytes that may wait for one `/api/events` client — one that stopped reading — before it is let go and its
@@ -49,6 +54,8 @@ export interface HttpDeviceOptions {
 
 /** A client of `GET /api/events`. */
 export interface EventListener {
+  /** Who listens: they get the messages for them and for the whole household; the owner gets every message. */
+  identity?: Identity;
   deliver(event: OutputEvent): void;
   /** homed is stopping: end the stream. */
   close(): void;
@@ -63,7 +70,10 @@ export class HttpDevice implements Device {
   readonly answersInline = true;
   #context: DeviceContext | undefined;
   #pending = new Map<string, Pending>();
-  #outbox: OutputEvent[] = [];
+  /** Kept messages by recipient (`""`: the whole household), each with its arrival number. */
+  #outbox = new Map<string, Array<{ seq: number; event: OutputEvent }>>();
+  #kept = 0;
+  #seq = 0;
   #listeners = new Set<EventListener>();
   #dropped = 0;
   #pushed = 0;
@@ -122,26 +132,55 @@ export class HttpDevice implements Device {
 
   /**
    * Replies to a waiting request are answered through {@link HttpDevice.onTurnEvent}; what arrives here is everything
-   * else sent to `http` (a reminder, `output_send`): pushed to every `/api/events` client, or — while none listens —
-   * kept (the latest {@link OUTBOX_LIMIT}) for the next one.
+   * else sent to `http` (a reminder, `output_send`): pushed to the `/api/events` clients it is for (its recipient's and
+   * the owner's; all of them when it is for the whole household), or — while none of them listens — kept (the latest
+   * {@link OUTBOX_LIMIT} per recipient) for the next one.
    */
   send(event: OutputEvent): Promise<void> {
-    if (this.#listeners.size) {
-      for (const listener of this.#listeners) listener.deliver(event);
+    const listeners = [...this.#listeners].filter((listener) => HttpDevice.#isFor(event, listener.identity));
+    if (listeners.length) {
+      for (const listener of listeners) listener.deliver(event);
       this.#pushed++;
       return Promise.resolve();
     }
-    this.#outbox.push(event);
-    if (this.#outbox.length > OUTBOX_LIMIT) {
-      this.#outbox.shift();
+    const key = event.recipient ?? "";
+    let kept = this.#outbox.get(key);
+    if (!kept) {
+      if (this.#outbox.size >= OUTBOX_RECIPIENTS) this.#dropRecipient();
+      this.#outbox.set(key, kept = []);
+    }
+    kept.push({ seq: this.#seq++, event });
+    this.#kept++;
+    if (kept.length > OUTBOX_LIMIT) {
+      kept.shift();
+      this.#kept--;
       this.#dropped++;
     }
     return Promise.resolve();
   }
 
+  static #isFor(event: OutputEvent, identity: Identity | undefined): boolean {
+    return event.recipient === undefined || !identity || identity.trust === "owner" ||
+      identity.name === event.recipient;
+  }
+
+  /** Frees room for a new recipient: the one whose newest kept message is the oldest loses its backlog. */
+  #dropRecipient(): void {
+    let stalest: string | undefined, stalestSeq = Infinity;
+    for (const [key, kept] of this.#outbox) {
+      const newest = kept.at(-1)?.seq ?? -1;
+      if (key !== "" && newest < stalestSeq) stalest = key, stalestSeq = newest;
+    }
+    if (stalest === undefined) return;
+    const gone = this.#outbox.get(stalest)!.length;
+    this.#outbox.delete(stalest);
+    this.#kept -= gone;
+    this.#dropped += gone;
+  }
+
   /**
-   * Adds an `/api/events` client; it gets the kept messages first (`backlog`, oldest first — they are handed over
-   * once), then every new one until `unsubscribe`.
+   * Adds an `/api/events` client; it gets the kept messages for it first (`backlog`, oldest first — they are handed
+   * over once), then every new one for it until `unsubscribe`.
    *
    * @example
    * ```ts
@@ -151,23 +190,32 @@ export class HttpDevice implements Device {
    * const device = new HttpDevice();
    * const queue = new AsyncQueue<OutputEvent>();
    * const { backlog, unsubscribe } = device.subscribe({
+   *   identity: { name: "alice", trust: "household" },
    *   deliver: (event) => queue.push(event),
    *   close: () => queue.close(),
    * });
-   * backlog.length; // 0: nothing was sent to `http` while no client listened
+   * backlog.length; // 0: nothing was sent to `http` for alice while she did not listen
    * unsubscribe();
    * ```
    */
   subscribe(listener: EventListener): { backlog: OutputEvent[]; unsubscribe(): void } {
-    const backlog = this.#outbox;
-    this.#outbox = [];
+    const taken: Array<{ seq: number; event: OutputEvent }> = [];
+    for (const [key, kept] of this.#outbox) {
+      if (!HttpDevice.#isFor(kept[0]!.event, listener.identity) && key !== "") continue;
+      taken.push(...kept);
+      this.#outbox.delete(key);
+      this.#kept -= kept.length;
+    }
     this.#listeners.add(listener);
-    return { backlog, unsubscribe: () => void this.#listeners.delete(listener) };
+    return {
+      backlog: taken.sort((a, b) => a.seq - b.seq).map(({ event }) => event),
+      unsubscribe: () => void this.#listeners.delete(listener),
+    };
   }
 
   /**
-   * Serves one `GET /api/events` client: `ready` (with the number of kept messages), the kept messages, then every new
-   * one. At most {@link EVENTS_CLIENT_MAX_BYTES} may wait for it; a message that would take it over lets the client
+   * Serves one `GET /api/events` client of `identity`: `ready` (with the number of kept messages), the kept messages
+   * for it, then every new one for it (see {@link HttpDevice.send}). At most {@link EVENTS_CLIENT_MAX_BYTES} may wait for it; a message that would take it over lets the client
    * go — it is unsubscribed, what waited for it is dropped, its connection is closed, and `logger` says so.
    *
    * @example
@@ -180,7 +228,7 @@ export class HttpDevice implements Device {
    * await response.body!.cancel(); // the client went away: unsubscribed
    * ```
    */
-  eventStream(logger: Logger): Response {
+  eventStream(logger: Logger, identity?: Identity): Response {
     const limit = this.#options.eventsClientMaxBytes ?? EVENTS_CLIENT_MAX_BYTES;
     const stream = new SseStream({
       maxWaitingBytes: limit,
@@ -204,6 +252,7 @@ export class HttpDevice implements Device {
       stream.abort(`homed closed this /api/events stream: its client stopped reading with ${waiting} bytes waiting`);
     };
     const subscription = this.subscribe({
+      ...(identity ? { identity } : {}),
       deliver: (event) => send(eventMessage(event)),
       close: () => {
         subscription.unsubscribe();
@@ -225,7 +274,7 @@ export class HttpDevice implements Device {
     return {
       waiting_requests: this.#pending.size,
       event_clients: this.#listeners.size,
-      kept_messages: this.#outbox.length,
+      kept_messages: this.#kept,
       dropped_messages: this.#dropped,
       pushed_messages: this.#pushed,
       event_clients_let_go: this.#letGo,

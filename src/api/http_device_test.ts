@@ -6,7 +6,7 @@ import { RouteTable } from "../io/route_table.ts";
 import { log, setupLogging, stopLogging } from "../log/logging.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { createApi } from "./app.ts";
-import { EVENTS_CLIENT_MAX_BYTES, HttpDevice } from "./http_device.ts";
+import { EVENTS_CLIENT_MAX_BYTES, HttpDevice, OUTBOX_LIMIT, OUTBOX_RECIPIENTS } from "./http_device.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -103,4 +103,62 @@ Deno.test("/api/events: a client that stops reading is let go once 1 MiB waits f
     await close();
     stopLogging();
   }
+});
+
+Deno.test("/api/events keeps messages per recipient: one member's flood drops only hers; each sees hers, the owner all", () => {
+  const device = new HttpDevice();
+  const message = (text: string, recipient?: string) =>
+    device.send({ target: "http", type: "message", payload: { text }, ...(recipient ? { recipient } : {}) });
+  message("owner: the boiler service is at 10", "owner");
+  message("for everyone: dinner at 7");
+  message("bob: your parcel came", "bob");
+  for (let i = 0; i < 1_000; i++) message(`alice spam ${i}`, "alice");
+  assert.equal(device.status().kept_messages, 3 + OUTBOX_LIMIT, "alice keeps her latest 100, the others all theirs");
+  assert.equal(device.status().dropped_messages, 1_000 - OUTBOX_LIMIT);
+
+  const texts = (backlog: Array<{ payload: Record<string, unknown> }>) => backlog.map((e) => String(e.payload.text));
+  const bob = device.subscribe({ identity: { name: "bob", trust: "household" }, deliver: () => {}, close: () => {} });
+  assert.deepEqual(texts(bob.backlog), ["for everyone: dinner at 7", "bob: your parcel came"]);
+  const alice = device.subscribe({
+    identity: { name: "alice", trust: "household" },
+    deliver: () => {},
+    close: () => {},
+  });
+  assert.deepEqual(texts(alice.backlog), Array.from({ length: OUTBOX_LIMIT }, (_, i) => `alice spam ${900 + i}`));
+  const owner = device.subscribe({ identity: { name: "owner", trust: "owner" }, deliver: () => {}, close: () => {} });
+  assert.deepEqual(texts(owner.backlog), ["owner: the boiler service is at 10"], "what the others took is theirs");
+
+  // Live: a member's message goes to her clients and the owner's, not to another member's.
+  const seen: Record<string, string[]> = { bob: [], alice: [], owner: [] };
+  for (const subscription of [bob, alice, owner]) subscription.unsubscribe();
+  for (const [name, trust] of [["bob", "household"], ["alice", "household"], ["owner", "owner"]] as const) {
+    device.subscribe({
+      identity: { name, trust },
+      deliver: (event) => seen[name]!.push(String(event.payload.text)),
+      close: () => {},
+    });
+  }
+  message("alice: your reminder", "alice");
+  message("for everyone: the lights are off");
+  assert.deepEqual(seen, {
+    bob: ["for everyone: the lights are off"],
+    alice: ["alice: your reminder", "for everyone: the lights are off"],
+    owner: ["alice: your reminder", "for everyone: the lights are off"],
+  });
+});
+
+Deno.test("/api/events keeps at most OUTBOX_RECIPIENTS backlogs; the stalest recipient's goes first", () => {
+  const device = new HttpDevice();
+  for (let i = 0; i <= OUTBOX_RECIPIENTS; i++) {
+    device.send({ target: "http", type: "message", payload: { text: `for p${i}` }, recipient: `p${i}` });
+  }
+  assert.equal(device.status().kept_messages, OUTBOX_RECIPIENTS);
+  const first = device.subscribe({ identity: { name: "p0", trust: "household" }, deliver: () => {}, close: () => {} });
+  assert.deepEqual(first.backlog, [], "p0's backlog was the stalest");
+  const last = device.subscribe({
+    identity: { name: `p${OUTBOX_RECIPIENTS}`, trust: "household" },
+    deliver: () => {},
+    close: () => {},
+  });
+  assert.equal(last.backlog.length, 1);
 });

@@ -40,6 +40,12 @@ export interface OutputEvent {
   payload: Record<string, unknown>;
   /** Id of the InputEvent this answers, if any. */
   replyTo?: string;
+  /**
+   * Who it is for: the sender of the input it answers (set by the agent; a reminder's is its creator). A channel
+   * shared by several people (`http`'s `/api/events`) keeps and shows it to them and the owner only; without it, a
+   * message is for the whole household.
+   */
+  recipient?: string;
 }
 
 /** Kinds of output. */

@@ -303,7 +303,7 @@ export class Agent implements Service {
   ): Promise<string> {
     const { io, logger } = this.#options;
     try {
-      await io.send({ target: channel, type, payload, replyTo: event.id });
+      await io.send({ target: channel, type, payload, replyTo: event.id, recipient: event.sender });
       return channel;
     } catch (error) {
       if (channel === event.source) throw error;
@@ -313,7 +313,7 @@ export class Agent implements Service {
         source: event.source,
       });
       if (io.answersInline(event.source, event.source)) return event.source;
-      await io.send({ target: event.source, type, payload, replyTo: event.id });
+      await io.send({ target: event.source, type, payload, replyTo: event.id, recipient: event.sender });
       return event.source;
     }
   }

@@ -93,6 +93,7 @@ Deno.test("one system message, beginning with the persona; the user message tagg
     type: "message",
     payload: { text: "Hello" },
     replyTo: result.eventId,
+    recipient: "alice",
   }]);
   assert.deepEqual(tv.turnEvents.filter((e) => e.type === "delta"), [], "no streaming unless the input asks for it");
   assert.deepEqual(tv.turnEvents.map((e) => e.type), ["done"]);
@@ -301,6 +302,7 @@ Deno.test("an LLM failure reports a clear error, sends it to the channel, and le
     type: "error",
     payload: { text: "The LLM server at x failed (HTTP 500: boom)", code: "server" },
     replyTo: failed.eventId,
+    recipient: "owner",
   });
   provider.enqueue({ content: "third" });
   await turn(tv, "three");
