@@ -63,6 +63,11 @@ export interface Device {
    * a reply that stays on the input's channel is handed over directly and never queued behind other output.
    */
   readonly answersInline?: boolean;
+  /**
+   * Chat apps where people send several short lines in a row (QQ): messages of one sender on one source that wait
+   * together are answered in one turn, their texts joined, instead of one turn each.
+   */
+  readonly coalesces?: boolean;
   /** Optional: cheap bookkeeping on the daemon heartbeat (connection liveness). Errors are logged, never fatal. */
   heartbeat?(): Promise<void> | void;
   /** Optional: counters for `/api/status`. */

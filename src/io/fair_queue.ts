@@ -141,6 +141,33 @@ export class FairQueue<T> {
     return item;
   }
 
+  /**
+   * Takes, from the head of `lane`, the items that match `matches` — stopping at the first that does not, and after
+   * `max` — out of their turn (a burst the consumer answers together with the item it took).
+   *
+   * @example
+   * ```ts
+   * const queue = new FairQueue<string>({ laneOf: () => "alice", first: () => false });
+   * for (const line of ["so", "about the lamp", "/cancel"]) queue.push(line);
+   * queue.takeFollowing("alice", (line) => !line.startsWith("/"), 10); // ["so", "about the lamp"]
+   * ```
+   */
+  takeFollowing(lane: string, matches: (item: T) => boolean, max: number): T[] {
+    const found = this.#lanes.get(lane);
+    if (!found) return [];
+    const taken: T[] = [];
+    while (taken.length < max && found.head < found.items.length && matches(found.items[found.head]!.item)) {
+      taken.push(found.items[found.head++]!.item);
+      this.#size--;
+    }
+    if (found.head === found.items.length) {
+      this.#lanes.delete(lane);
+      const turns = this.#turns[found.tier];
+      turns.splice(turns.indexOf(lane), 1);
+    }
+    return taken;
+  }
+
   /** True after {@link FairQueue.close}. */
   get closed(): boolean {
     return this.#closed;

@@ -92,3 +92,19 @@ Deno.test("a lane that never empties still serves in arrival order after it comp
   assert.equal(q.size, 5);
   assert.deepEqual((await q.next())!.n, 9_995);
 });
+
+Deno.test("takeFollowing takes a lane's matching head out of turn, stopping at the first that does not match", async () => {
+  const q = queue();
+  q.push({ sender: "alice", n: 1 });
+  q.push({ sender: "alice", n: 2 });
+  q.push({ sender: "bob", n: 1 });
+  q.push({ sender: "alice", n: 30 });
+  q.push({ sender: "alice", n: 4 });
+  assert.deepEqual(await q.next(), { sender: "alice", n: 1 });
+  assert.deepEqual(q.takeFollowing("alice", (item) => item.n < 10, 5), [{ sender: "alice", n: 2 }]);
+  assert.equal(q.size, 3);
+  assert.deepEqual(q.takeFollowing("alice", () => true, 1), [{ sender: "alice", n: 30 }], "at most max");
+  assert.deepEqual(q.takeFollowing("alice", () => true, 5), [{ sender: "alice", n: 4 }]);
+  assert.deepEqual(q.takeFollowing("nobody", () => true, 5), []);
+  assert.deepEqual(await takeAll(q), ["bob1"], "an emptied lane leaves the turns");
+});

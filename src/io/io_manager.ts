@@ -196,6 +196,30 @@ export class IOManager implements Service {
     return this.#inputs.next(signal);
   }
 
+  /**
+   * For a message from a device that {@link Device.coalesces}: the messages of the same sender on the same source
+   * that wait right behind it (at most `max`), taken out of the queue to be answered in the same turn; none for
+   * other devices, streamed messages, or when something else of that sender waits in between.
+   *
+   * @example
+   * ```ts
+   * declare const io: IOManager;
+   * const first = await io.next();
+   * const burst = first ? io.takeBurst(first) : []; // the lines sent right after it, for one answer
+   * ```
+   */
+  takeBurst(event: InputEvent, max = 10): InputEvent[] {
+    const device = this.#devices.get(deviceOf(event.source));
+    if (!device?.coalesces || event.type !== "message" || event.payload.stream === true) return [];
+    return this.#inputs.takeFollowing(
+      event.sender,
+      (next) =>
+        next.type === "message" && next.source === event.source && next.trust === event.trust &&
+        next.payload.stream !== true && next.reply === event.reply,
+      max,
+    );
+  }
+
   /** Refuses further inputs and hands back the ones still queued, oldest first (shutdown answers them). */
   closeInputs(): InputEvent[] {
     this.#inputs.close();

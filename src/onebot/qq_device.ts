@@ -113,6 +113,8 @@ export function conversationOf(channel: string): Conversation | undefined {
 /** The `qq` channel. */
 export class QqDevice implements Device {
   readonly name = "qq";
+  /** People send several short lines in a row: a burst waiting together is answered in one turn. */
+  readonly coalesces = true;
   readonly type = "onebot";
   readonly description =
     "QQ via OneBot V11: qq:private:<QQ number> for a person, qq:group:<group number> for a group; text, images, voice and files";

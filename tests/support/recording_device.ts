@@ -23,6 +23,8 @@ export interface RecordingOptions {
   answersInline?: boolean;
   /** `start()` waits for this promise (a slow device). */
   startGate?: Promise<void>;
+  /** Declares the device a chat app whose bursts are answered in one turn. */
+  coalesces?: boolean;
 }
 
 /** Records sends, turn events, starts and stops. */
@@ -37,12 +39,14 @@ export class RecordingDevice implements Device {
   /** Sends that were started but never settled (with `hangSend`). */
   hung = 0;
   readonly answersInline: boolean;
+  readonly coalesces: boolean;
   #context: DeviceContext | undefined;
   #doneWaiters = new Map<string, (result: TurnResult) => void>();
 
   constructor(readonly name: string, private readonly options: RecordingOptions = {}) {
     this.description = `test device ${name}`;
     this.answersInline = options.answersInline ?? false;
+    this.coalesces = options.coalesces ?? false;
   }
 
   tools(): ToolSpec[] {

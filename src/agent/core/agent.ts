@@ -218,13 +218,41 @@ export class Agent implements Service {
       }
       this.#busy = true;
       try {
-        this.#finish(event, await this.#turnFor(event));
+        const turn = this.#coalesced(event);
+        this.#finish(turn, await this.#turnFor(turn));
       } catch (error) {
         this.#options.logger.error("Turn {id} crashed: {error}", { id: event.id, error });
       } finally {
         this.#busy = false;
       }
     }
+  }
+
+  /**
+   * `event` with the burst behind it (see `IOManager.takeBurst`) folded in: one input with the texts joined by line
+   * breaks and the attachments together, under the last message's id — the reply quotes the newest line.
+   */
+  #coalesced(event: InputEvent): InputEvent {
+    const burst = this.#options.io.takeBurst(event);
+    if (!burst.length) return event;
+    const all = [event, ...burst];
+    const last = burst.at(-1)!;
+    const attachments = all.flatMap((input) =>
+      Array.isArray(input.payload.attachments) ? input.payload.attachments as unknown[] : []
+    );
+    this.#options.logger.info("Answering {count} messages {sender} sent in a row on {source} in one turn", {
+      count: all.length,
+      sender: event.sender,
+      source: event.source,
+    });
+    return {
+      ...last,
+      payload: {
+        ...last.payload,
+        text: all.map((input) => String(input.payload.text ?? "")).filter((text) => text !== "").join("\n"),
+        ...(attachments.length ? { attachments } : {}),
+      },
+    };
   }
 
   /** Runs one turn; never throws. The result names the channel the reply is meant for. */

@@ -465,3 +465,30 @@ Deno.test("reference items carry who said them; a turn notes the lowest trust it
   assert.equal(agent.status().lower_trust_reference_turns, 1);
   await close();
 });
+
+Deno.test("a burst of one sender's lines on a chat app is answered in one turn, under the newest line's id", async () => {
+  const chat = new RecordingDevice("chat", { coalesces: true });
+  const { provider, tv, close } = await setup({ extraDevices: [chat] });
+  try {
+    provider.enqueue({ content: "The lamp is off now." });
+    // Sent in one go: the first is taken at once, the two behind it wait together and join it.
+    const lines = ["so", "about the lamp", "turn it off please"].map((text) =>
+      chat.emit(text, "alice", "chat:private:1", "message", "household")
+    );
+    const done = await chat.doneFor(lines[2]!.id);
+    assert.equal(done.reply, "The lamp is off now.");
+    assert.equal(provider.requests.length, 1, "one turn for the three lines");
+    assert.match(
+      String(provider.requests[0]!.messages.at(-1)!.content),
+      /\[via chat:private:1, from alice, trust household\] so\nabout the lamp\nturn it off please$/,
+    );
+    // A device that does not coalesce answers each line, however they arrive.
+    provider.enqueue({ content: "one" }, { content: "two" });
+    const [a, b] = ["first", "second"].map((text) => tv.emit(text, "alice", "tv", "message", "household"));
+    assert.equal((await tv.doneFor(a!.id)).reply, "one");
+    assert.equal((await tv.doneFor(b!.id)).reply, "two");
+    assert.equal(provider.requests.length, 3);
+  } finally {
+    await close();
+  }
+});
