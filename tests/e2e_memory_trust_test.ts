@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
+import { chatAs, type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
 import { teardown } from "./support/teardown.ts";
 
 const OWNER = "owner-token-0123456789";
@@ -19,16 +19,7 @@ const MEMORY_TITLE = "### Earlier in this household (memory; memory_recall for m
 
 type Messages = Array<{ role: string; content: string | null }>;
 
-async function chat(homed: HomedProcess, token: string, text: string): Promise<Record<string, unknown>> {
-  const response = await fetch(`${homed.url}/api/chat`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    body: JSON.stringify({ text }),
-  });
-  const body = await response.json();
-  assert.equal(response.status, 200, JSON.stringify(body));
-  return body;
-}
+const chat = chatAs;
 
 async function get(homed: HomedProcess, token: string, path: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`${homed.url}${path}`, { headers: { authorization: `Bearer ${token}` } });

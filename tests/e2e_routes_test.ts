@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
+import { chatAs, type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
 import { OneBotSim } from "./support/onebot_sim.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
@@ -22,16 +22,7 @@ const ALICE_QQ = "30003000";
 
 type Messages = Array<{ role: string; content: string | null }>;
 
-async function chat(homed: HomedProcess, token: string, text: string): Promise<Record<string, unknown>> {
-  const response = await fetch(`${homed.url}/api/chat`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    body: JSON.stringify({ text }),
-  });
-  const body = await response.json();
-  assert.equal(response.status, 200, JSON.stringify(body));
-  return body;
-}
+const chat = chatAs;
 
 async function routes(homed: HomedProcess, token: string): Promise<unknown> {
   const response = await fetch(`${homed.url}/api/channels`, { headers: { authorization: `Bearer ${token}` } });

@@ -98,18 +98,15 @@ class Reader {
   }
 
   u32(): number {
-    let result = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      byte = this.byte();
-      result |= (byte & 0x7f) << shift;
-      shift += 7;
-    } while (byte & 0x80);
-    return result >>> 0;
+    return this.#leb128(false);
   }
 
   s32(): number {
+    return this.#leb128(true);
+  }
+
+  /** A LEB128 number of at most 32 bits, sign-extended when `signed`. */
+  #leb128(signed: boolean): number {
     let result = 0;
     let shift = 0;
     let byte: number;
@@ -118,6 +115,7 @@ class Reader {
       result |= (byte & 0x7f) << shift;
       shift += 7;
     } while (byte & 0x80);
+    if (!signed) return result >>> 0;
     if (shift < 32 && byte & 0x40) result |= -1 << shift;
     return result | 0;
   }

@@ -269,3 +269,24 @@ export async function postJson(
   });
   return { status: response.status, body: await response.json() };
 }
+
+/**
+ * Chats with a running homed as the person `token` names and returns the JSON body, asserting a 200.
+ *
+ * @example
+ * ```ts
+ * declare const homed: HomedProcess;
+ * const body = await chatAs(homed, "alice-token-0123456789", "Is the heating on?");
+ * body.reply; // the butler's answer
+ * ```
+ */
+export async function chatAs(homed: HomedProcess, token: string, text: string): Promise<Record<string, unknown>> {
+  const response = await fetch(`${homed.url}/api/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    body: JSON.stringify({ text }),
+  });
+  const body = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(body));
+  return body;
+}
