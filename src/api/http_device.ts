@@ -72,7 +72,6 @@ export class HttpDevice implements Device {
   #pending = new Map<string, Pending>();
   /** Kept messages by recipient (`""`: the whole household), each with its arrival number. */
   #outbox = new Map<string, Array<{ seq: number; event: OutputEvent }>>();
-  #kept = 0;
   #seq = 0;
   #listeners = new Set<EventListener>();
   #dropped = 0;
@@ -150,10 +149,8 @@ export class HttpDevice implements Device {
       this.#outbox.set(key, kept = []);
     }
     kept.push({ seq: this.#seq++, event });
-    this.#kept++;
     if (kept.length > OUTBOX_LIMIT) {
       kept.shift();
-      this.#kept--;
       this.#dropped++;
     }
     return Promise.resolve();
@@ -174,7 +171,6 @@ export class HttpDevice implements Device {
     if (stalest === undefined) return;
     const gone = this.#outbox.get(stalest)!.length;
     this.#outbox.delete(stalest);
-    this.#kept -= gone;
     this.#dropped += gone;
   }
 
@@ -204,7 +200,6 @@ export class HttpDevice implements Device {
       if (!HttpDevice.#isFor(kept[0]!.event, listener.identity) && key !== "") continue;
       taken.push(...kept);
       this.#outbox.delete(key);
-      this.#kept -= kept.length;
     }
     this.#listeners.add(listener);
     return {
@@ -274,7 +269,7 @@ export class HttpDevice implements Device {
     return {
       waiting_requests: this.#pending.size,
       event_clients: this.#listeners.size,
-      kept_messages: this.#kept,
+      kept_messages: this.#outbox.values().reduce((count, kept) => count + kept.length, 0),
       dropped_messages: this.#dropped,
       pushed_messages: this.#pushed,
       event_clients_let_go: this.#letGo,

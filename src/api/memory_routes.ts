@@ -7,6 +7,7 @@
  */
 
 import type { Context, Hono } from "hono";
+import { permits } from "../io/trust.ts";
 import type { MemoryService } from "../memory/memory_service.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
@@ -15,7 +16,7 @@ import { searchParams } from "./search_params.ts";
 /** Refuses a caller below trust `household`, naming the trust needed and the caller's. */
 function requireHousehold(c: Context<{ Variables: ApiVariables }>): void {
   const { name, trust } = c.get("identity");
-  if (trust === "owner" || trust === "household") return;
+  if (permits("household", trust)) return;
   throw new ApiError(
     403,
     "forbidden",

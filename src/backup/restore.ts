@@ -27,7 +27,7 @@ import {
   type PartName,
   skippedInData,
 } from "./backup_layout.ts";
-import { ArchiveError, readTarMembers, type TarMember } from "./tar.ts";
+import { ArchiveError, memberBytes, readTarMembers, type TarMember } from "./tar.ts";
 import { parseTrackerManifest, type SkippedEntry, TRACKER_MANIFEST_IN_DATA } from "../tracker/manifest.ts";
 
 export { ArchiveError } from "./tar.ts";
@@ -214,13 +214,7 @@ async function readSmall(member: TarMember, max: number, label: string): Promise
   if (member.size > max) {
     throw new ArchiveError(`${label}: ${member.path} holds ${member.size} bytes; at most ${max} are read`);
   }
-  const data = new Uint8Array(member.size);
-  let at = 0;
-  for await (const chunk of member.chunks()) {
-    data.set(chunk, at);
-    at += chunk.length;
-  }
-  return data;
+  return await memberBytes(member);
 }
 
 /** Splits what arrives into pieces of at most {@link GZIP_PIECE} bytes, then gunzips: see there. */

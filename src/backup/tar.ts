@@ -334,12 +334,33 @@ export async function* readTarMembers(stream: ReadableStream<Uint8Array>): Async
  */
 export async function* readTar(stream: ReadableStream<Uint8Array>): AsyncGenerator<TarEntry> {
   for await (const member of readTarMembers(stream)) {
-    const data = new Uint8Array(member.size);
-    let at = 0;
-    for await (const chunk of member.chunks()) {
-      data.set(chunk, at);
-      at += chunk.length;
-    }
-    yield { path: member.path, type: member.type, mode: member.mode, mtime: member.mtime, data };
+    yield {
+      path: member.path,
+      type: member.type,
+      mode: member.mode,
+      mtime: member.mtime,
+      data: await memberBytes(member),
+    };
   }
+}
+
+/**
+ * A member's bytes read whole (its declared size): for a member known to be small, or one a caller capped first.
+ *
+ * @example
+ * ```ts
+ * const file = await Deno.open("homed.tar.gz");
+ * for await (const member of readTarMembers(file.readable.pipeThrough(new DecompressionStream("gzip")))) {
+ *   if (member.path === "homed-backup.json") console.log(new TextDecoder().decode(await memberBytes(member)));
+ * }
+ * ```
+ */
+export async function memberBytes(member: TarMember): Promise<Uint8Array> {
+  const data = new Uint8Array(member.size);
+  let at = 0;
+  for await (const chunk of member.chunks()) {
+    data.set(chunk, at);
+    at += chunk.length;
+  }
+  return data;
 }

@@ -1,7 +1,7 @@
 /**
  * IOManager: the only path in (the fair input queue: the owner first, other senders in turn, a bound per sender) and
- * out (one ordered outbound queue per device) of the agent, the device
- * table, and the route table. It is a {@link Service}: started with the initial devices, stopped with a deadline.
+ * out (one ordered outbound queue per device) of the agent, the device table, and the route table. It is a
+ * {@link Service}: started with the initial devices, stopped with a deadline.
  *
  * @module
  */

@@ -27,6 +27,21 @@ export function permits(rule: ToolAllow, trust: Trust): boolean {
   return RANK[trust] >= NEEDED[rule];
 }
 
+/**
+ * The lower of two trust levels; a value that is no trust level (read back from a file, say) counts as `guest`.
+ *
+ * @example
+ * ```ts
+ * lowerTrust("owner", "household"); // "household"
+ * lowerTrust("owner", "stranger" as Trust); // "guest"
+ * ```
+ */
+export function lowerTrust(a: Trust, b: Trust): Trust {
+  const rank = (trust: Trust) => RANK[trust] ?? -1;
+  const lower = rank(a) <= rank(b) ? a : b;
+  return rank(lower) < 0 ? "guest" : lower;
+}
+
 /** The rule in words, for refusals: "the owner only", "household members and the owner". */
 export function describeRule(rule: ToolAllow): string {
   return rule === "owner" ? "the owner only" : rule === "household" ? "household members and the owner" : "anyone";

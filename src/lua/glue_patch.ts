@@ -152,15 +152,14 @@ interface Body {
   locals: number;
 }
 
-/** Calls `visit` for each instruction of `code` (from `start`): its opcode, where it starts and ends, an immediate. */
+/** Calls `visit` for each instruction of `code` (from `start`): its opcode, where it ends, an immediate. */
 function instructions(
   code: Uint8Array,
   start: number,
-  visit: (op: number, at: number, next: number, immediate: number) => void,
+  visit: (op: number, next: number, immediate: number) => void,
 ): void {
   const r = new Reader(code, start);
   while (r.at < code.length) {
-    const at = r.at;
     const op = r.byte();
     let immediate = -1;
     if (op === 0x02 || op === 0x03 || op === 0x04) {
@@ -204,7 +203,7 @@ function instructions(
     ) {
       throw new GluePatchError(`unknown instruction 0x${op.toString(16)}`);
     }
-    visit(op, at, r.at, immediate);
+    visit(op, r.at, immediate);
   }
 }
 
@@ -317,7 +316,7 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
     const calls = new Set<number>();
     const constants = new Set<number>();
     let loops = 0;
-    instructions(body.bytes, body.code, (op, _at, _next, immediate) => {
+    instructions(body.bytes, body.code, (op, _next, immediate) => {
       if (op === OP.call) calls.add(immediate);
       else if (op === OP.i32Const) constants.add(immediate);
       else if (op === OP.loop) loops++;
@@ -376,12 +375,11 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
   // The additions: a type (i32) → i32 for the hook, two globals, their exports.
   let hookType = types.findIndex((type) => sameType(type, [I32], [I32]));
   const typeSection: number[] = [];
-  append(typeSection, section(1));
-  if (hookType < 0) {
+  if (hookType >= 0) append(typeSection, section(1));
+  else {
     hookType = types.length;
     const rest = new Reader(section(1));
     rest.u32();
-    typeSection.length = 0;
     append(typeSection, uleb(types.length + 1), section(1).subarray(rest.at), [0x60, 1, I32, 1, I32]);
   }
   const globals = new Reader(section(6));
@@ -420,7 +418,7 @@ export function patchGlue(wasm: Uint8Array): Uint8Array<ArrayBuffer> | undefined
     if (kind === "match") append(out, [OP.localGet, 0, OP.i32Load, 2, 12, OP.localSet, ...uleb(state)], check(state));
     else if (kind === "state") append(out, [OP.localGet, 0, OP.localSet, ...uleb(state)]);
     let copied = body.code;
-    instructions(body.bytes, body.code, (op, _at, next) => {
+    instructions(body.bytes, body.code, (op, next) => {
       if (op !== OP.loop) return;
       append(out, body.bytes.subarray(copied, next), kind === "count" ? count : check(state));
       copied = next;

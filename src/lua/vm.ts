@@ -84,12 +84,13 @@ const C_STEPS = 10_000;
 /** One call in flight: what the step checks inside C loops answer to. */
 interface Run {
   deadline: number;
-  /** The limit's message, raised in the running thread. */
-  message: string;
   /** True once the deadline has passed. */
   stopped: boolean;
-  /** Marks the run stopped; from then on every instruction and every C step meets the error again. */
-  stop(): void;
+  /**
+   * Marks the run stopped and raises the limit's error in `state`, the running thread; from then on every instruction
+   * and every C step meets the error again.
+   */
+  stop(state: number): void;
 }
 
 /** The run whose thread wasmoon is resuming now (C loops run only inside a resume). */
@@ -156,9 +157,7 @@ async function createFactory(): Promise<LuaFactory> {
   hook.value = lua.module.addFunction((state: number) => {
     const run = running;
     if (run === undefined || performance.now() <= run.deadline) return C_STEPS;
-    run.stop();
-    lua.lua_pushstring(state, run.message);
-    lua.lua_error(state);
+    run.stop(state);
     return 0;
   }, "ii");
   steps.value = C_STEPS;
@@ -415,24 +414,25 @@ export class LuaVm {
     const main = thread.address;
     const started = performance.now();
     let slice = started;
+    const timeLimit = `stopped after ${this.#limits.timeMs} ms (lua.time_limit)`;
     const run: Run = {
       deadline: started + this.#limits.timeMs,
-      message: `stopped after ${this.#limits.timeMs} ms (lua.time_limit)`,
       stopped: false,
-      stop() {
-        if (run.stopped) return;
-        run.stopped = true;
-        // From now on the hook fires on every instruction, so a script that catches the error with pcall meets it
-        // again at once, outside its pcall soon enough.
-        lua.lua_sethook(main, hook, COUNT_MASK, 1);
+      stop(state) {
+        if (!run.stopped) {
+          run.stopped = true;
+          // From now on the hook fires on every instruction, so a script that catches the error with pcall meets it
+          // again at once, outside its pcall soon enough.
+          lua.lua_sethook(main, hook, COUNT_MASK, 1);
+        }
+        lua.lua_pushstring(state, timeLimit);
+        lua.lua_error(state);
       },
     };
     const hook = lua.module.addFunction((state: number) => {
       const now = performance.now();
       if (now > run.deadline) {
-        run.stop();
-        lua.lua_pushstring(state, run.message);
-        lua.lua_error(state);
+        run.stop(state);
         return;
       }
       if (now - slice > SLICE_MS && state === main && lua.lua_isyieldable(state)) {
@@ -471,14 +471,7 @@ export class LuaVm {
         return results[0];
       } catch (error) {
         const message = (error as Error)?.message ?? String(error);
-        if (run.stopped) {
-          throw new LuaError(
-            "time_limit",
-            this.name,
-            undefined,
-            `stopped after ${this.#limits.timeMs} ms (lua.time_limit)`,
-          );
-        }
+        if (run.stopped) throw new LuaError("time_limit", this.name, undefined, timeLimit);
         if (/not enough memory/.test(message)) {
           throw new LuaError(
             "memory_limit",

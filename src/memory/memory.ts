@@ -18,7 +18,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { similarities } from "./vector/relevance.ts";
 import type { Provider } from "../agent/provider/provider.ts";
 import type { Clock } from "../clock.ts";
-import type { Trust } from "../io/trust.ts";
+import { permits, type Trust } from "../io/trust.ts";
 import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
 import { DOCUMENT_SCORING, type DocumentDraft, DocumentStore } from "./document/document_store.ts";
 import { saidBefore, sessionOf } from "./recall/conversation.ts";
@@ -68,8 +68,7 @@ export interface RecallOptions {
  * ```
  */
 export function onlySaidBy(asker: Asker | undefined): string | undefined {
-  if (!asker || asker.trust === "owner" || asker.trust === "household") return undefined;
-  return asker.sender;
+  return !asker || permits("household", asker.trust) ? undefined : asker.sender;
 }
 
 /** Options of {@link openMemory}. */

@@ -16,7 +16,6 @@ import { join } from "node:path";
 import type { ContextEntry, ContextWindow } from "../agent/core/context.ts";
 import type { Provider } from "../agent/provider/provider.ts";
 import type { Clock } from "../clock.ts";
-import type { Trust } from "../io/trust.ts";
 import type { HistoryEntry, PromptContributor, PromptInput, PromptSection, TurnRecord } from "../prompt/contributor.ts";
 import type { JobSpec, Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -24,12 +23,6 @@ import { ContextStore } from "./context_store.ts";
 import { type Asker, type JobReport, type Memory, onlySaidBy, openMemory, type RecallItem } from "./memory.ts";
 
 export type { Asker, RecallItem } from "./memory.ts";
-
-/**
- * What the reference block sees of a message: the contract's input plus the sender's trust, which the agent passes
- * along. A message without one counts as a guest's (its reference block then holds no household memory).
- */
-export type TrustedPromptInput = PromptInput & { trust?: Trust };
 
 /** Options of {@link MemoryService}. */
 export interface MemoryServiceOptions {
@@ -335,7 +328,7 @@ export class MemoryService implements Service, PromptContributor {
    * //    trust: "guest" }]
    * ```
    */
-  async reference(input: TrustedPromptInput, _history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
+  async reference(input: PromptInput, _history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
     // A memory that could not be opened leaves the turn without references rather than failing it.
     const memory = await this.#ready().catch(() => undefined);
     if (!memory) return undefined;

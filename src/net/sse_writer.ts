@@ -123,7 +123,17 @@ export class SseStream {
 
   /** {@link SseStream.send} for a message already encoded with {@link encodeSse}. */
   write(bytes: Uint8Array): SseSendResult {
-    return this.#push(bytes);
+    if (this.#closed || this.#ending) return "closed";
+    if (this.#wanted) {
+      this.#wanted = false;
+      this.#controller.enqueue(bytes);
+      return "sent";
+    }
+    if (this.#waiting > 0 && this.#waiting + bytes.length > this.#options.maxWaitingBytes) return "over";
+    this.#queue.push(bytes);
+    this.#waiting += bytes.length;
+    this.#peak = Math.max(this.#peak, this.#waiting);
+    return "sent";
   }
 
   /** Ends the stream once what waits has gone out (homed is stopping). */
@@ -141,20 +151,6 @@ export class SseStream {
   abort(reason: string): void {
     if (this.#closed) return;
     this.#finish(() => this.#controller.error(reason));
-  }
-
-  #push(bytes: Uint8Array): SseSendResult {
-    if (this.#closed || this.#ending) return "closed";
-    if (this.#wanted) {
-      this.#wanted = false;
-      this.#controller.enqueue(bytes);
-      return "sent";
-    }
-    if (this.#waiting > 0 && this.#waiting + bytes.length > this.#options.maxWaitingBytes) return "over";
-    this.#queue.push(bytes);
-    this.#waiting += bytes.length;
-    this.#peak = Math.max(this.#peak, this.#waiting);
-    return "sent";
   }
 
   #take(): Uint8Array | undefined {
@@ -176,7 +172,7 @@ export class SseStream {
     if (every <= 0 || this.#closed || this.#ending) return;
     const clock = this.#options.clock ?? systemClock;
     this.#cancelKeepAlive = clock.after(every, () => {
-      if (this.#waiting === 0) this.#push(encoder.encode(": keep-alive\n\n"));
+      if (this.#waiting === 0) this.write(encoder.encode(": keep-alive\n\n"));
       this.#keepAlive();
     });
   }

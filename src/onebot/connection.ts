@@ -213,11 +213,7 @@ export class OneBotConnection {
     const summary = (count: number, seconds: number) =>
       logger.warning(
         "QQ {selfId}: {count} more connections closed for frames over onebot.max_frame_bytes in the last {seconds} s",
-        {
-          selfId,
-          count,
-          seconds,
-        },
+        { selfId, count, seconds },
       );
     if (this.#limiter.allow(`refused ${selfId}`, summary)) {
       logger.warning(
@@ -320,15 +316,9 @@ export class OneBotConnection {
 
 /**
  * The size in bytes (UTF-8 for text) of a frame over `limit`, or `undefined` when it is within it. Text that cannot
- * be over (at most 3 bytes per UTF-16 unit) is not counted.
- *
- * @example
- * ```ts
- * oversize("汉字", 5); // 6
- * oversize("汉字", 6); // undefined
- * ```
+ * be over (at most 3 bytes per UTF-16 unit) is not counted: `oversize("汉字", 5)` is 6, `oversize("汉字", 6)` undefined.
  */
-export function oversize(data: unknown, limit: number): number | undefined {
+function oversize(data: unknown, limit: number): number | undefined {
   let bytes = 0;
   if (typeof data === "string") bytes = data.length * 3 <= limit ? 0 : utf8Length(data);
   else if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) bytes = data.byteLength;

@@ -28,6 +28,9 @@ export interface WsClientOptions {
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 const HEAD_LIMIT = 16 * 1024;
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const strictDecoder = new TextDecoder("utf-8", { fatal: true });
+const latin1 = new TextDecoder("latin1");
 
 function base64(bytes: Uint8Array): string {
   return btoa(String.fromCharCode(...bytes));
@@ -77,7 +80,7 @@ function clientFrame(opcode: number, payload: Uint8Array): Uint8Array {
 /** A close frame's payload: the code, then the reason cut to fit in 123 bytes. */
 function closePayload(code: number, reason: string): Uint8Array {
   let text = encoder.encode(reason);
-  if (text.length > 123) text = encoder.encode(new TextDecoder().decode(text.subarray(0, 120)).replace(/\uFFFD*$/, ""));
+  if (text.length > 123) text = encoder.encode(decoder.decode(text.subarray(0, 120)).replace(/\uFFFD*$/, ""));
   const payload = new Uint8Array(2 + text.length);
   new DataView(payload.buffer).setUint16(0, code);
   payload.set(text, 2);
@@ -163,8 +166,8 @@ export class WsClient {
   #finished = false;
   #ponging = false;
   #cancelCloseTimer: (() => void) | undefined;
-  /** The close frame homed sent first, if it did. */
-  #sentClose: { code: number; reason: string } | undefined;
+  /** homed sent its close frame first. */
+  #sentClose = false;
 
   /**
    * Dials `url` (`ws://` or `wss://`) at once; listen for `open`, `message`, `error` and `close`.
@@ -226,12 +229,12 @@ export class WsClient {
     if (this.readyState === WsClient.CLOSING || this.readyState === WsClient.CLOSED) return;
     if (this.readyState === WsClient.CONNECTING) {
       this.readyState = WsClient.CLOSING;
-      this.#sentClose = { code, reason };
+      this.#sentClose = true;
       this.#finish(1006, "", false);
       return;
     }
     this.readyState = WsClient.CLOSING;
-    this.#sentClose = { code, reason };
+    this.#sentClose = true;
     this.#write(clientFrame(8, closePayload(code, reason)));
     this.#armCloseTimer(code, reason);
   }
@@ -275,9 +278,9 @@ export class WsClient {
       const read = await conn.read(buffer.subarray(filled));
       if (read === null) throw new Error("The server closed the connection during the WebSocket handshake");
       filled += read;
-      end = new TextDecoder("latin1").decode(buffer.subarray(0, filled)).indexOf("\r\n\r\n");
+      end = latin1.decode(buffer.subarray(0, filled)).indexOf("\r\n\r\n");
     }
-    const [status, ...lines] = new TextDecoder("latin1").decode(buffer.subarray(0, end)).split("\r\n");
+    const [status, ...lines] = latin1.decode(buffer.subarray(0, end)).split("\r\n");
     const fields = new Map(lines.map((line) => {
       const colon = line.indexOf(":");
       return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()] as const;
@@ -356,7 +359,7 @@ export class WsClient {
       let data: string | ArrayBuffer;
       if (kind === 1) {
         try {
-          data = new TextDecoder("utf-8", { fatal: true }).decode(whole);
+          data = strictDecoder.decode(whole);
         } catch {
           throw new Failure(1007, "A text message is not valid UTF-8");
         }
@@ -369,7 +372,7 @@ export class WsClient {
   /** The server's close frame: answered (unless homed closed first), then the connection ends. */
   async #closing(payload: Uint8Array): Promise<void> {
     const code = payload.length >= 2 ? new DataView(payload.buffer, payload.byteOffset).getUint16(0) : 1005;
-    const reason = new TextDecoder().decode(payload.subarray(2));
+    const reason = decoder.decode(payload.subarray(2));
     if (!this.#sentClose) {
       this.readyState = WsClient.CLOSING;
       this.#write(clientFrame(8, payload.length >= 2 ? payload.subarray(0, 2) : new Uint8Array(0)));
@@ -381,7 +384,7 @@ export class WsClient {
   /** Fails the connection: a close frame with the failure's code, then the TCP connection is closed. */
   async #fail(failure: Failure): Promise<void> {
     this.readyState = WsClient.CLOSING;
-    this.#sentClose = { code: failure.code, reason: failure.message };
+    this.#sentClose = true;
     this.#write(clientFrame(8, closePayload(failure.code, failure.message)));
     await this.#settled();
     try {
@@ -394,17 +397,19 @@ export class WsClient {
   async #settled(): Promise<void> {
     let cancel: (() => void) | undefined;
     const timeout = new Promise<void>((resolve) => {
-      cancel = (this.#options.clock ?? systemClock).after(this.#options.closeTimeoutMs ?? 5_000, resolve);
+      cancel = this.#afterCloseTimeout(resolve);
     });
     await Promise.race([this.#writes, timeout]);
     cancel?.();
   }
 
   #armCloseTimer(code: number, reason: string): void {
-    this.#cancelCloseTimer = (this.#options.clock ?? systemClock).after(
-      this.#options.closeTimeoutMs ?? 5_000,
-      () => this.#finish(code, reason, false),
-    );
+    this.#cancelCloseTimer = this.#afterCloseTimeout(() => this.#finish(code, reason, false));
+  }
+
+  /** Calls `callback` once `closeTimeoutMs` has passed; returns a function that cancels it. */
+  #afterCloseTimeout(callback: () => void): () => void {
+    return (this.#options.clock ?? systemClock).after(this.#options.closeTimeoutMs ?? 5_000, callback);
   }
 
   /** Answers a ping; while an answer is still being written, later pings get none (RFC 6455 5.5.3 allows it). */

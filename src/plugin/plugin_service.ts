@@ -431,9 +431,11 @@ export class PluginService implements Service, PromptContributor {
           this.#retire(plugin);
         }
       }
-      const order = [...next.keys()];
-      next.clear();
-      for (const name of order) if (accepted.has(name)) next.set(name, accepted.get(name)!);
+      for (const name of [...next.keys()]) {
+        const kept = accepted.get(name);
+        if (kept) next.set(name, kept);
+        else next.delete(name);
+      }
     }
     this.#retireReplaced(next);
   }

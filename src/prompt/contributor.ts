@@ -40,6 +40,11 @@ export interface PromptInput {
   sender: string;
   /** Milliseconds since the epoch. */
   time: number;
+  /**
+   * The sender's trust, which the agent passes along. A contributor that gives out what the household said treats a
+   * message without one as a guest's (memory's reference block then holds no household memory).
+   */
+  trust?: Trust;
 }
 
 /** One message of the conversation as a contributor sees it, with where it came from. */

@@ -59,7 +59,8 @@ const MONTHS = [
  * rolls impossible dates over (February 30 becomes March 2), so each field is checked against its own range first.
  */
 function impossibleField(match: RegExpExecArray): string | undefined {
-  const [, year, month, day, hour, minute, second = "00", offsetHour = "00", offsetMinute = "00"] = match.map(Number);
+  // Seconds and the offset are optional: an absent group counts as 0.
+  const [, year, month, day, hour, minute, second, offsetHour, offsetMinute] = match.map((group) => Number(group ?? 0));
   if (month! < 1 || month! > 12) return `the month is ${month}; allowed: 01 to 12`;
   const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
   if (day! < 1 || day! > days) {
@@ -67,8 +68,8 @@ function impossibleField(match: RegExpExecArray): string | undefined {
   }
   if (hour! > 23) return `the hour is ${hour}; allowed: 00 to 23`;
   if (minute! > 59) return `the minute is ${minute}; allowed: 00 to 59`;
-  if (Number(second) > 59) return `the second is ${second}; allowed: 00 to 59`;
-  if (Number(offsetHour) > 14 || Number(offsetMinute) > 59) return `the offset is not a real one (at most ±14:00)`;
+  if (second! > 59) return `the second is ${second}; allowed: 00 to 59`;
+  if (offsetHour! > 14 || offsetMinute! > 59) return `the offset is not a real one (at most ±14:00)`;
   return undefined;
 }
 

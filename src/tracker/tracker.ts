@@ -183,6 +183,18 @@ export class Tracker {
     return stateDir;
   }
 
+  /** The state folder, made first when missing: for a write into it. */
+  async #madeState(): Promise<string> {
+    await Deno.mkdir(this.#options.stateDir, { recursive: true });
+    return await this.#state();
+  }
+
+  /** Writes `value` as the JSON file `name` of the state folder (the manifest, a revert's records). */
+  async #writeRecord(name: string, value: unknown): Promise<void> {
+    const data = new TextEncoder().encode(`${JSON.stringify(value, null, 1)}\n`);
+    await writeEntryFile(await this.#madeState(), name, data, 0o600);
+  }
+
   /** The last commit's manifest, its bad entries left out and named in `warnings`. */
   async #manifest(warnings: string[]): Promise<TrackerManifest | undefined> {
     const state = await this.#state();
@@ -498,8 +510,7 @@ export class Tracker {
       committed: new Date(this.#options.now()).toISOString(),
       files: { ...manifest?.files },
     };
-    await Deno.mkdir(this.#options.stateDir, { recursive: true });
-    const state = await this.#state();
+    const state = await this.#madeState();
     const selected = this.#select(items, paths).filter((item) =>
       item.change !== "replaced" && item.change !== "hardlinked"
     );
@@ -517,7 +528,7 @@ export class Tracker {
         delete next.files[item.path];
       }
     }
-    await writeEntryFile(state, "manifest.json", new TextEncoder().encode(`${JSON.stringify(next, null, 1)}\n`), 0o600);
+    await this.#writeRecord("manifest.json", next);
     await this.#collectGarbage(state, next);
     return selected.length;
   }
@@ -576,8 +587,7 @@ export class Tracker {
   async #checkReplaceable(item: Item, base: string, inside: string): Promise<void> {
     const info = await lstatEntry(base, inside);
     if (!info?.isFile || (info.nlink ?? 1) <= 1) return;
-    await Deno.mkdir(this.#options.stateDir, { recursive: true });
-    const state = await this.#state();
+    const state = await this.#madeState();
     if ((await lstatEntry(dirname(state), basename(state)))?.dev === info.dev) return;
     throw new Error(
       `Not reverting ${item.path}: ${join(base, inside)} has ${info.nlink} hard links, so the tracker does not write ` +
@@ -620,9 +630,7 @@ export class Tracker {
       if (!item.baseline) reverted++;
     }
     if (Object.keys(links).length) {
-      await Deno.mkdir(this.#options.stateDir, { recursive: true });
-      const record = new TextEncoder().encode(`${JSON.stringify(links, null, 1)}\n`);
-      await writeEntryFile(await this.#state(), `${aside}/links.json`, record, 0o600);
+      await this.#writeRecord(`${aside}/links.json`, links);
       moved = true;
     }
     const hardlinks: Record<string, { path: string; device: number; inode: number | null; hardLinks: number }> = {};
@@ -642,8 +650,7 @@ export class Tracker {
         // file linked from elsewhere since.
         const now = await readEntry(base, inside, { linksInside });
         if (now?.kind !== "file") throw new Error(`${item.path} changed since the tracker looked at it; run it again`);
-        await Deno.mkdir(this.#options.stateDir, { recursive: true });
-        await writeEntryFile(await this.#state(), `${aside}/${item.path}`, now.data, now.mode);
+        await writeEntryFile(await this.#madeState(), `${aside}/${item.path}`, now.data, now.mode);
         await removeEntry(base, inside, { kind: "file" });
         moved = true;
       } else if (item.baseline.kind === "file") {
@@ -659,9 +666,7 @@ export class Tracker {
       reverted++;
     }
     if (Object.keys(hardlinks).length) {
-      await Deno.mkdir(this.#options.stateDir, { recursive: true });
-      const record = new TextEncoder().encode(`${JSON.stringify(hardlinks, null, 1)}\n`);
-      await writeEntryFile(await this.#state(), `${aside}/hardlinks.json`, record, 0o600);
+      await this.#writeRecord(`${aside}/hardlinks.json`, hardlinks);
       moved = true;
     }
     return { reverted, movedTo: moved ? join(this.#options.stateDir, aside) : undefined };

@@ -273,6 +273,14 @@ async function makeFolders(base: string, parts: string[]): Promise<Folder[]> {
   return folders;
 }
 
+/** Our own temporary file, wherever a swapped folder put it: removed only when it is the one opened. */
+async function removeOwnTemporary(temporary: string, opened: Deno.FileInfo | undefined): Promise<void> {
+  const left = await lstatOrUndefined(temporary);
+  if (left && opened && left.dev === opened.dev && left.ino === opened.ino) {
+    await Deno.remove(temporary).catch(() => {});
+  }
+}
+
 async function writeAll(file: Deno.FsFile, data: Uint8Array): Promise<void> {
   let written = 0;
   while (written < data.length) written += await file.write(data.subarray(written));
@@ -315,11 +323,7 @@ export async function writeEntryFile(base: string, name: string, data: Uint8Arra
     await Deno.rename(temporary, path);
     renamed = true;
   } finally {
-    // Our own temporary file, wherever a swapped folder put it: removed only when it is the one opened.
-    const left = renamed ? undefined : await lstatOrUndefined(temporary);
-    if (left && opened && left.dev === opened.dev && left.ino === opened.ino) {
-      await Deno.remove(temporary).catch(() => {});
-    }
+    if (!renamed) await removeOwnTemporary(temporary, opened);
   }
   const written = await lstatOrUndefined(path);
   if (!(await unchanged(folders)) || written?.ino !== opened?.ino) throw changedWhileWritten(path);
@@ -423,10 +427,7 @@ export async function replaceFile(
     }
     renamed = true;
   } finally {
-    const left = renamed ? undefined : await lstatOrUndefined(temporary);
-    if (left && opened && left.dev === opened.dev && left.ino === opened.ino) {
-      await Deno.remove(temporary).catch(() => {});
-    }
+    if (!renamed) await removeOwnTemporary(temporary, opened);
   }
   if ((await lstatOrUndefined(path))?.ino !== opened?.ino) throw changedWhileWritten(path);
 }

@@ -348,9 +348,15 @@ export class Agent implements Service {
 
   /** A finished turn enters layer 1, and the after-turn hooks learn of it. */
   #remember(event: InputEvent, turn: ChatMessage[], text: string, reply: string): void {
-    const origin = { eventId: event.id, time: event.time, source: event.source, sender: event.sender };
-    this.#context.appendTurn(turn, { ...origin, trust: event.trust });
-    this.#afterTurn({ ...origin, trust: event.trust, text, reply });
+    const origin = {
+      eventId: event.id,
+      time: event.time,
+      source: event.source,
+      sender: event.sender,
+      trust: event.trust,
+    };
+    this.#context.appendTurn(turn, origin);
+    this.#afterTurn({ ...origin, text, reply });
   }
 
   /** The one system message: persona, then what changes rarely. Identical from turn to turn. */
@@ -366,7 +372,7 @@ export class Agent implements Service {
   /** The reference block of this message: time, contributors' material, recent device events. */
   async #reference(event: InputEvent, text: string): Promise<PromptSection[]> {
     // The sender's trust goes along: memory gives a guest's message only what that guest said.
-    const input: PromptInput & { trust: Trust } = {
+    const input: PromptInput = {
       text,
       source: event.source,
       sender: event.sender,

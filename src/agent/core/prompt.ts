@@ -5,11 +5,11 @@
  * @module
  */
 
-import type { Trust } from "../../io/trust.ts";
+import { lowerTrust, type Trust } from "../../io/trust.ts";
 import type { PromptSection, SaidItem } from "../../prompt/contributor.ts";
 import { escapeMarkers, oneLine, untrustedLine } from "../../text/untrusted.ts";
 
-export type { PromptSection, SaidItem } from "../../prompt/contributor.ts";
+export type { PromptSection } from "../../prompt/contributor.ts";
 
 /**
  * Builds the one system message. Empty sections are left out.
@@ -81,8 +81,6 @@ export function saidTag(item: Pick<SaidItem, "sender" | "trust">): string {
   return `[said by ${sender === "" ? "(not recorded)" : sender}, trust ${item.trust}]`;
 }
 
-const TRUST_ORDER: readonly Trust[] = ["guest", "household", "owner"];
-
 /**
  * The lowest trust among `trust` (the turn's own) and everyone whose words the sections' items hold: what a turn's
  * prompt was shaped by, at worst.
@@ -95,11 +93,11 @@ const TRUST_ORDER: readonly Trust[] = ["guest", "household", "owner"];
  * ```
  */
 export function lowestTrustSeen(trust: Trust, sections: readonly PromptSection[]): Trust {
-  let lowest = TRUST_ORDER.indexOf(trust);
+  let lowest = lowerTrust(trust, trust); // a value that is no trust level counts as guest
   for (const section of sections) {
-    for (const item of section.items ?? []) lowest = Math.min(lowest, TRUST_ORDER.indexOf(item.trust));
+    for (const item of section.items ?? []) lowest = lowerTrust(lowest, item.trust);
   }
-  return TRUST_ORDER[lowest] ?? "guest";
+  return lowest;
 }
 
 /** Who said a message, as the channel authenticated it. */

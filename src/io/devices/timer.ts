@@ -218,7 +218,7 @@ export class TimerDevice implements Device {
       throw new Error(`There are already ${max} active schedules; cancel some first (schedule_list shows them)`);
     }
     const nextRun = time.kind === "at" ? time.at : nextCronRun(time.cron, time.timezone, now)!;
-    if (context.trust !== "owner") this.#checkPersonLimits(context.sender, nextRun, max);
+    if (!owner) this.#checkPersonLimits(context.sender, nextRun, max);
     const schedule: Schedule = {
       id: this.#options.newId?.() ?? `s-${crypto.randomUUID().slice(0, 8)}`,
       text: String(args.text),
@@ -249,9 +249,10 @@ export class TimerDevice implements Device {
   #checkPersonLimits(sender: string, nextRun: number, max: number): void {
     const { store } = this.#options;
     const limits = { ...PERSON_LIMITS, ...this.#options.personLimits };
-    if (store.count() >= max - limits.ownerReserve) {
+    const active = store.count();
+    if (active >= max - limits.ownerReserve) {
       throw new Error(
-        `There are already ${store.count()} active schedules; the last ${limits.ownerReserve} of ${max} are kept ` +
+        `There are already ${active} active schedules; the last ${limits.ownerReserve} of ${max} are kept ` +
           `for the owner`,
       );
     }
