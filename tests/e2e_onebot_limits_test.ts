@@ -1,7 +1,7 @@
 /**
  * QQ limits end to end (issue 18, points 20 and 21): a real homed and a simulated implementation over loopback. A flood
  * of frames homed cannot use costs ten log lines, not one each; a frame over `onebot.max_frame_bytes` ends its
- * connection with 1009, naming the limit.
+ * connection with 1009, naming the limit — refused at its header, before its payload.
  */
 
 import assert from "node:assert/strict";
@@ -58,6 +58,53 @@ Deno.test("a real homed: 1,000 bad frames log 10 lines; a frame over onebot.max_
       /QQ 30003000: a frame of 90073 bytes is over onebot\.max_frame_bytes \(65536\); closing the connection \(1009\)/,
     );
     assert.deepEqual((await qq()).bots.map((bot: { self_id: string }) => bot.self_id), ["10001000"], "the first stays");
+
+    // A third sends only a frame header declaring 50 MB: homed refuses it there, without waiting for the payload.
+    const raw = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(homed.url).port) });
+    try {
+      const headers = Object.entries(handshakeHeaders("napcat", "40004000", "")).map(([k, v]) => `${k}: ${v}\r\n`);
+      await raw.write(new TextEncoder().encode(
+        `GET /onebot/v11/ws HTTP/1.1\r\nHost: ${new URL(homed.url).host}\r\nUpgrade: websocket\r\n` +
+          `Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n` +
+          `${headers.join("")}\r\n`,
+      ));
+      const header = new Uint8Array([0x81, 0xff, 0, 0, 0, 0, 0x03, 0x20, 0, 0, 1, 2, 3, 4]); // masked, 52,428,800
+      await raw.write(header);
+      const received: number[] = [];
+      const buffer = new Uint8Array(4_096);
+      const reading = (async () => {
+        for (let read; (read = await raw.read(buffer).catch(() => null)) !== null;) {
+          received.push(...buffer.subarray(0, read));
+        }
+      })();
+      let cut: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        reading,
+        new Promise((_, reject) => cut = setTimeout(() => reject(new Error("homed waited for the payload")), 5_000)),
+      ]).finally(() => clearTimeout(cut));
+      const text = new TextDecoder("latin1").decode(new Uint8Array(received));
+      assert.match(text, /^HTTP\/1\.1 101 /);
+      // homed's own frames (its first actions, unmasked) come first; the close frame last.
+      const bytes = new Uint8Array(received);
+      let at = text.indexOf("\r\n\r\n") + 4;
+      let close: Uint8Array | undefined;
+      while (at + 2 <= bytes.length) {
+        let length = bytes[at + 1]! & 0x7f;
+        let start = at + 2;
+        if (length === 126) (length = (bytes[at + 2]! << 8) | bytes[at + 3]!, start += 2);
+        if ((bytes[at]! & 0x0f) === 8) close = bytes.subarray(start, start + length);
+        at = start + length;
+      }
+      assert.ok(close, "a close frame");
+      assert.equal((close[0]! << 8) | close[1]!, 1009);
+      assert.equal(
+        new TextDecoder().decode(close.subarray(2)),
+        "Frame of 52428800 bytes is over onebot.max_frame_bytes (65536)",
+      );
+    } finally {
+      raw.close();
+    }
+    await waitFor(() => homed.stderr().includes("QQ 40004000: a frame of 52428800 bytes"), "the warning");
   } finally {
     await teardown(
       () => sim.close(),

@@ -8,21 +8,22 @@
 import type { Logger } from "@logtape/logtape";
 import type { ListenAddr } from "../config/listen_addr.ts";
 import { bindHost, connectHost } from "../config/listen_addr.ts";
+import { type FetchHandler, type HttpListener, serveHttp } from "../net/http_listener.ts";
 import type { Service } from "../service/service.ts";
 
 /** Options of {@link HttpServer}. */
 export interface HttpServerOptions {
   listen: ListenAddr;
-  handler: (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => Response | Promise<Response>;
+  handler: FetchHandler;
   logger: Logger;
   version: string;
 }
 
-/** The `http` service: `Deno.serve` on `daemon.listen_addr`. */
+/** The `http` service: {@link serveHttp} on `daemon.listen_addr`. */
 export class HttpServer implements Service {
   readonly name = "http";
   #options: HttpServerOptions;
-  #server: Deno.HttpServer<Deno.NetAddr> | undefined;
+  #server: HttpListener | undefined;
 
   /**
    * @example
@@ -49,7 +50,7 @@ export class HttpServer implements Service {
 
   /** The port listened on (the one the system chose when `listen_addr` asked for port 0). */
   get port(): number {
-    return this.#server?.addr.port ?? this.#options.listen.port;
+    return this.#server?.port ?? this.#options.listen.port;
   }
 
   /** `http://host:port` to reach the listener from this machine. */
@@ -57,18 +58,24 @@ export class HttpServer implements Service {
     return `http://${connectHost({ host: this.#options.listen.host, port: this.port })}:${this.port}`;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     const { listen, handler, logger, version } = this.#options;
     const hostname = bindHost(listen);
     try {
-      this.#server = Deno.serve({ hostname, port: listen.port, onListen: () => {} }, handler);
+      this.#server = await serveHttp({
+        hostname,
+        port: listen.port,
+        handler,
+        onError: (error) => logger.error("A request failed: {error}", { error }),
+      });
     } catch (error) {
-      const reason = error instanceof Deno.errors.AddrInUse ? "the address is in use" : (error as Error).message;
+      const code = (error as { code?: unknown }).code;
+      const reason = code === "EADDRINUSE" ? "the address is in use" : (error as Error).message;
       throw new Error(`Cannot listen on ${hostname}:${listen.port} (daemon.listen_addr): ${reason}`, {
         cause: error,
       });
     }
-    const port = this.#server.addr.port;
+    const port = this.#server.port;
     if (hostname === "0.0.0.0" || hostname === "::") {
       const bound = hostname.includes(":") ? `[${hostname}]:${port}` : `${hostname}:${port}`;
       logger.info("Listening on {bound}, every interface — from this machine {url} (homed {version})", {
@@ -79,7 +86,6 @@ export class HttpServer implements Service {
     } else {
       logger.info("Listening on {url} (homed {version})", { url: this.url, version });
     }
-    return Promise.resolve();
   }
 
   /** Stops accepting and lets requests in flight finish (aborting would cut them); the host bounds the wait. */

@@ -3,9 +3,9 @@
  * to their responses by echo (responses may come out of order), each under a deadline; events handed on; frames that
  * are not JSON or have the wrong shape are logged (at most 10 a kind per 10 s, then a count) and dropped while the
  * connection stays usable; the time of the last frame and the announced heartbeat interval are kept for liveness. A frame over
- * `onebot.max_frame_bytes` (UTF-8 bytes) closes the connection (1009, Message Too Big). The forward client
- * (`ws_client.ts`) refuses such a frame at its header; Deno's server-side WebSocket (the reverse endpoint) hands over
- * only whole messages, so there it has been received by then — Deno refuses one over 64 MiB at its header.
+ * `onebot.max_frame_bytes` (UTF-8 bytes) closes the connection (1009, Message Too Big). Both homed's sockets (the
+ * forward client and the reverse endpoint, `net/ws_peer.ts`) refuse such a frame at its header, before its payload
+ * ({@link OneBotConnection.tooBig} words and logs it); the check here stays for any other socket.
  *
  * @module
  */
@@ -35,7 +35,8 @@ export class ActionError extends Error {
 }
 
 /**
- * What a connection needs of its socket: Deno's WebSocket (the reverse endpoint), or the forward client's `WsClient`.
+ * What a connection needs of its socket: homed's `WsPeer` (the reverse endpoint's, the forward client's), or Deno's
+ * WebSocket.
  */
 export interface OneBotSocket {
   readonly readyState: number;
@@ -207,6 +208,20 @@ export class OneBotConnection {
 
   /** A frame over `onebot.max_frame_bytes`: the connection is closed as Message Too Big. */
   #refuse(bytes: number): void {
+    this.close(1009, this.tooBig(bytes));
+  }
+
+  /**
+   * A frame of `bytes` is over `onebot.max_frame_bytes`: counted and logged (at a bounded rate); returns the reason
+   * the connection is closed with. For a socket that refuses such a frame at its header.
+   *
+   * @example
+   * ```ts
+   * declare const connection: OneBotConnection;
+   * connection.tooBig(52_428_800); // "Frame of 52428800 bytes is over onebot.max_frame_bytes (1048576)"
+   * ```
+   */
+  tooBig(bytes: number): string {
     this.droppedFrames++;
     const { logger, maxFrameBytes } = this.#options;
     const selfId = this.selfId;
@@ -221,7 +236,7 @@ export class OneBotConnection {
         { selfId, bytes, limit: maxFrameBytes },
       );
     }
-    this.close(1009, `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${maxFrameBytes})`);
+    return `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${maxFrameBytes})`;
   }
 
   #heartbeat(frame: Record<string, unknown>): void {

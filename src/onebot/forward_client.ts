@@ -13,7 +13,7 @@ import type { Clock } from "../clock.ts";
 import type { Service } from "../service/service.ts";
 import type { OneBotConnection } from "./connection.ts";
 import type { QqDevice } from "./qq_device.ts";
-import { WsClient } from "./ws_client.ts";
+import { WsClient } from "../net/ws_client.ts";
 
 /** Options of {@link ForwardClient}. */
 export interface ForwardClientOptions {

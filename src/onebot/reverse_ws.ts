@@ -1,14 +1,16 @@
 /**
  * The reverse-WebSocket endpoint implementations dial (`onebot.path`, with or without a trailing slash), on the
  * daemon's one listener but outside `/api/*`: it checks its own token. Everything is decided from the handshake
- * headers before the upgrade — Deno closes the request once the socket opens.
+ * headers before the upgrade. The socket is homed's own (`net/ws_server.ts`): a frame over `onebot.max_frame_bytes`
+ * is refused at its header, before its payload is read.
  *
  * @module
  */
 
 import type { Hono } from "hono";
 import type { ApiVariables } from "../api/auth.ts";
-import type { Role } from "./connection.ts";
+import { upgradeWebSocket } from "../net/ws_server.ts";
+import type { OneBotConnection, Role } from "./connection.ts";
 import type { QqDevice } from "./qq_device.ts";
 
 /** Options of {@link onebotRoutes}. */
@@ -19,7 +21,7 @@ export interface ReverseWsOptions {
   accessToken: string;
   /** The QQ device, or where to find it now (a plugin may provide it, or not, after a reload). */
   device: QqDevice | (() => QqDevice | undefined);
-  /** Seconds without a pong before Deno closes the socket (server-side pings). */
+  /** Seconds the socket may stay quiet: a ping at half of it, the connection dropped at the whole (default 60). */
   idleTimeoutSeconds?: number;
 }
 
@@ -115,9 +117,22 @@ export function onebotRoutes(options: ReverseWsOptions): (app: Hono<{ Variables:
     if ((request.headers.get("upgrade") ?? "").toLowerCase() !== "websocket") {
       return refuse(400, "This is homed's OneBot V11 reverse WebSocket: connect with a WebSocket client");
     }
-    const { socket, response } = Deno.upgradeWebSocket(request, { idleTimeout: options.idleTimeoutSeconds ?? 60 });
-    device.attach(socket, selfId, role);
-    return response;
+    // Frames are read only after attach() returns, so the connection words the refusal; the fallback says the same.
+    const attached: { connection?: OneBotConnection } = {};
+    const limit = device.maxFrameBytes;
+    let upgraded: ReturnType<typeof upgradeWebSocket>;
+    try {
+      upgraded = upgradeWebSocket(request, {
+        maxMessageBytes: limit,
+        idleTimeoutMs: (options.idleTimeoutSeconds ?? 60) * 1_000,
+        onTooBig: (bytes) =>
+          attached.connection?.tooBig(bytes) ?? `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${limit})`,
+      });
+    } catch (error) {
+      return refuse(400, `Not a WebSocket handshake homed can take: ${(error as Error).message}`);
+    }
+    attached.connection = device.attach(upgraded.socket, selfId, role);
+    return upgraded.response;
   };
   return (app) => {
     const path = options.path.replace(/\/+$/, "") || "/";

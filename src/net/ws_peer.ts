@@ -1,8 +1,10 @@
 /**
- * The WebSocket client (RFC 6455) of the forward connection. It reads frames itself, so a message whose frame header
- * declares more than `maxMessageBytes` is refused — close 1009, Message Too Big — before any of its payload is read or
- * kept: Deno's own WebSocket hands over only whole messages (up to 64 MiB each). Text and binary messages,
- * fragmentation, ping and pong, the close handshake; no extensions and no subprotocols (OneBot uses neither).
+ * One side of a WebSocket connection (RFC 6455) once the handshake is done, read frame by frame, so a message whose
+ * frame header declares more than `maxMessageBytes` is refused — close 1009, Message Too Big — before any of its
+ * payload is read or kept (Deno's own WebSocket, client and server, hands over only whole messages, up to 64 MiB
+ * each). Text and binary messages, fragmentation, ping and pong, the close handshake, optional pings when the peer
+ * is quiet; no extensions and no subprotocols (OneBot uses neither). The client side masks what it sends and wants
+ * unmasked frames; the server side the other way round.
  *
  * Its events and `readyState` are those of a WebSocket (`open`, `message` with string or ArrayBuffer data, `error`,
  * `close` with code and reason), so the QQ device's connections take it like Deno's.
@@ -11,42 +13,30 @@
  */
 
 import { type Clock, systemClock } from "../clock.ts";
+import type { ByteConn } from "./byte_conn.ts";
 
-/** Options of {@link WsClient}. */
-export interface WsClientOptions {
-  /** Sent with the handshake (e.g. `authorization`); names and values may not hold line breaks. */
-  headers?: Record<string, string>;
+/** Which end of the connection this is. */
+export type WsRole = "client" | "server";
+
+/** Options of {@link WsPeer}. */
+export interface WsPeerOptions {
   /** The largest message taken, in bytes, all its fragments together. */
   maxMessageBytes: number;
   /** A message declared larger than `maxMessageBytes`: returns the reason sent in the close frame (≤ 123 bytes). */
   onTooBig?: (bytes: number) => string;
   /** How long the closing handshake may take before the TCP connection is dropped (default 5 s). */
   closeTimeoutMs?: number;
+  /**
+   * Quiet this long (no frame from the peer): a ping is sent at half of it, and the connection is dropped when the
+   * whole passes without an answer. 0 or absent: never.
+   */
+  idleTimeoutMs?: number;
   clock?: Pick<Clock, "after">;
 }
 
-const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-const HEAD_LIMIT = 16 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const strictDecoder = new TextDecoder("utf-8", { fatal: true });
-const latin1 = new TextDecoder("latin1");
-
-function base64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
-}
-
-/**
- * The `Sec-WebSocket-Accept` a server must answer a key with.
- *
- * @example
- * ```ts
- * await acceptFor("dGhlIHNhbXBsZSBub25jZQ=="); // "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" (RFC 6455, section 1.3)
- * ```
- */
-export async function acceptFor(key: string): Promise<string> {
-  return base64(new Uint8Array(await crypto.subtle.digest("SHA-1", encoder.encode(`${key}${GUID}`))));
-}
 
 /** The protocol was broken, or a message was too big: the connection ends with `code`. */
 class Failure extends Error {
@@ -55,26 +45,32 @@ class Failure extends Error {
   }
 }
 
-/** A client frame (always masked) with `opcode` and `payload`. */
-function clientFrame(opcode: number, payload: Uint8Array): Uint8Array {
+/** A frame with `opcode` and `payload`, masked (what a client sends) or not (what a server sends). */
+function frame(opcode: number, payload: Uint8Array, masked: boolean): Uint8Array {
   const length = payload.length;
   const extra = length < 126 ? 0 : length < 65_536 ? 2 : 8;
-  const frame = new Uint8Array(2 + extra + 4 + length);
-  frame[0] = 0x80 | opcode;
-  const view = new DataView(frame.buffer);
-  if (extra === 0) frame[1] = 0x80 | length;
+  const maskBytes = masked ? 4 : 0;
+  const bytes = new Uint8Array(2 + extra + maskBytes + length);
+  bytes[0] = 0x80 | opcode;
+  const maskBit = masked ? 0x80 : 0;
+  const view = new DataView(bytes.buffer);
+  if (extra === 0) bytes[1] = maskBit | length;
   else if (extra === 2) {
-    frame[1] = 0x80 | 126;
+    bytes[1] = maskBit | 126;
     view.setUint16(2, length);
   } else {
-    frame[1] = 0x80 | 127;
+    bytes[1] = maskBit | 127;
     view.setBigUint64(2, BigInt(length));
   }
-  const maskAt = 2 + extra;
+  const at = 2 + extra;
+  if (!masked) {
+    bytes.set(payload, at);
+    return bytes;
+  }
   const mask = crypto.getRandomValues(new Uint8Array(4));
-  frame.set(mask, maskAt);
-  for (let i = 0; i < length; i++) frame[maskAt + 4 + i] = payload[i]! ^ mask[i & 3]!;
-  return frame;
+  bytes.set(mask, at);
+  for (let i = 0; i < length; i++) bytes[at + 4 + i] = payload[i]! ^ mask[i & 3]!;
+  return bytes;
 }
 
 /** A close frame's payload: the code, then the reason cut to fit in 123 bytes. */
@@ -94,7 +90,7 @@ class Incoming {
   #start = 0;
   #end: number;
 
-  constructor(private readonly conn: Deno.Conn, first: Uint8Array) {
+  constructor(private readonly conn: ByteConn, first: Uint8Array) {
     this.#buffer = new Uint8Array(Math.max(Incoming.SIZE, first.length));
     this.#buffer.set(first, 0);
     this.#end = first.length;
@@ -151,50 +147,41 @@ class Incoming {
   }
 }
 
-/** A WebSocket client connection with a byte limit per message, checked at each frame header. */
-export class WsClient {
+/** One end of a WebSocket connection with a byte limit per message, checked at each frame header. */
+export class WsPeer {
   static readonly CONNECTING = 0;
   static readonly OPEN = 1;
   static readonly CLOSING = 2;
   static readonly CLOSED = 3;
-  readonly url: string;
-  readyState: number = WsClient.CONNECTING;
+  readyState: number = WsPeer.CONNECTING;
+  #role: WsRole;
   #events = new EventTarget();
-  #options: WsClientOptions;
-  #conn: Deno.Conn | undefined;
+  #options: WsPeerOptions;
+  #conn: ByteConn | undefined;
   #writes: Promise<void> = Promise.resolve();
   #finished = false;
   #ponging = false;
   #cancelCloseTimer: (() => void) | undefined;
-  /** homed sent its close frame first. */
+  #cancelIdle: (() => void) | undefined;
+  /** This side sent its close frame first. */
   #sentClose = false;
 
   /**
-   * Dials `url` (`ws://` or `wss://`) at once; listen for `open`, `message`, `error` and `close`.
+   * A peer that waits for {@link WsPeer.open}; listen for `open`, `message`, `error` and `close`.
    *
    * @example
    * ```ts
-   * const socket = new WsClient("ws://127.0.0.1:3001/", {
-   *   headers: { authorization: `Bearer ${Deno.env.get("ONEBOT_ACCESS_TOKEN") ?? ""}` },
-   *   maxMessageBytes: 1_048_576,
-   *   onTooBig: (bytes) => `Frame of ${bytes} bytes is over onebot.max_frame_bytes (1048576)`,
-   * });
-   * socket.addEventListener("message", (event) => console.log(event.data));
+   * import type { ByteConn } from "./byte_conn.ts";
+   *
+   * declare const conn: ByteConn; // a connection whose handshake is done
+   * const peer = new WsPeer("server", { maxMessageBytes: 1_048_576 });
+   * peer.addEventListener("message", (event) => peer.send(`echo: ${event.data}`));
+   * peer.open(conn, new Uint8Array());
    * ```
    */
-  constructor(url: string, options: WsClientOptions) {
-    const parsed = new URL(url);
-    if (parsed.protocol !== "ws:" && parsed.protocol !== "wss:") {
-      throw new SyntaxError(`A WebSocket URL starts with ws:// or wss://, got ${JSON.stringify(url)}`);
-    }
-    for (const [name, value] of Object.entries(options.headers ?? {})) {
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) {
-        throw new TypeError(`The WebSocket header ${JSON.stringify(name)} is not a valid header name and value`);
-      }
-    }
-    this.url = url;
+  constructor(role: WsRole, options: WsPeerOptions) {
+    this.#role = role;
     this.#options = options;
-    void this.#run(parsed);
   }
 
   /** Listens for `message` (data: a string, or an ArrayBuffer for a binary message), `open`, `error` or `close`. */
@@ -213,100 +200,76 @@ export class WsClient {
     this.#events.removeEventListener(type, listener as EventListener);
   }
 
-  /**
-   * Sends a text message. Throws while connecting (as WebSocket does); after closing, the message is dropped.
-   */
+  /** Sends a text message. Throws while connecting (as WebSocket does); after closing, the message is dropped. */
   send(data: string): void {
-    if (this.readyState === WsClient.CONNECTING) {
+    if (this.readyState === WsPeer.CONNECTING) {
       throw new DOMException("The WebSocket is still connecting", "InvalidStateError");
     }
-    if (this.readyState !== WsClient.OPEN) return;
-    this.#write(clientFrame(1, encoder.encode(data)));
+    if (this.readyState !== WsPeer.OPEN) return;
+    this.#write(this.#frame(1, encoder.encode(data)));
   }
 
-  /** Starts the closing handshake (or gives up the dial); `close` follows. */
+  /** Starts the closing handshake (or gives up a connection not open yet); `close` follows. */
   close(code = 1000, reason = ""): void {
-    if (this.readyState === WsClient.CLOSING || this.readyState === WsClient.CLOSED) return;
-    if (this.readyState === WsClient.CONNECTING) {
-      this.readyState = WsClient.CLOSING;
-      this.#sentClose = true;
-      this.#finish(1006, "", false);
+    if (this.readyState === WsPeer.CLOSING || this.readyState === WsPeer.CLOSED) return;
+    this.#sentClose = true;
+    if (this.readyState === WsPeer.CONNECTING) {
+      this.readyState = WsPeer.CLOSING;
+      this.finish(1006, "", false);
       return;
     }
-    this.readyState = WsClient.CLOSING;
-    this.#sentClose = true;
-    this.#write(clientFrame(8, closePayload(code, reason)));
-    this.#armCloseTimer(code, reason);
+    this.readyState = WsPeer.CLOSING;
+    this.#write(this.#frame(8, closePayload(code, reason)));
+    this.#cancelCloseTimer = this.#afterCloseTimeout(() => this.finish(code, reason, false));
   }
 
-  async #run(url: URL): Promise<void> {
-    try {
-      const hostname = url.hostname.replace(/^\[|\]$/g, "");
-      const secure = url.protocol === "wss:";
-      const port = Number(url.port) || (secure ? 443 : 80);
-      const conn = secure ? await Deno.connectTls({ hostname, port }) : await Deno.connect({ hostname, port });
-      this.#conn = conn;
-      if (this.#finished) return void conn.close();
-      const incoming = await this.#handshake(conn, url);
-      if (this.#finished) return;
-      this.readyState = WsClient.OPEN;
-      this.#events.dispatchEvent(new Event("open"));
-      await this.#frames(incoming);
-    } catch (error) {
+  /**
+   * Takes `conn` — the handshake done, `first` the bytes read past it — and reads frames until the connection ends.
+   * `preamble` (the server's handshake answer) is written before anything else.
+   */
+  open(conn: ByteConn, first: Uint8Array, preamble?: Uint8Array): void {
+    this.#conn = conn;
+    if (preamble) this.#write(preamble);
+    if (this.#finished) return void conn.close();
+    this.readyState = WsPeer.OPEN;
+    this.#events.dispatchEvent(new Event("open"));
+    this.#heard();
+    void this.#frames(new Incoming(conn, first)).catch(async (error) => {
       if (this.#finished) return;
       if (error instanceof Failure) return await this.#fail(error);
-      if (this.readyState === WsClient.CONNECTING) this.#events.dispatchEvent(new Event("error"));
-      this.#finish(1006, "", false);
-    }
+      this.finish(1006, "", false);
+    });
   }
 
-  async #handshake(conn: Deno.Conn, url: URL): Promise<Incoming> {
-    const key = base64(crypto.getRandomValues(new Uint8Array(16)));
-    const extra = Object.entries(this.#options.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`);
-    const headers = extra.join("");
-    this.#write(
-      encoder.encode(
-        `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-          `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n${headers}\r\n`,
-      ),
-    );
-    const buffer = new Uint8Array(HEAD_LIMIT);
-    let filled = 0;
-    let end = -1;
-    while (end < 0) {
-      if (filled === buffer.length) throw new Error(`The WebSocket handshake answer is over ${HEAD_LIMIT} bytes`);
-      const read = await conn.read(buffer.subarray(filled));
-      if (read === null) throw new Error("The server closed the connection during the WebSocket handshake");
-      filled += read;
-      end = latin1.decode(buffer.subarray(0, filled)).indexOf("\r\n\r\n");
-    }
-    const [status, ...lines] = latin1.decode(buffer.subarray(0, end)).split("\r\n");
-    const fields = new Map(lines.map((line) => {
-      const colon = line.indexOf(":");
-      return [line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim()] as const;
-    }));
-    if (!/^HTTP\/1\.1 101\b/.test(status ?? "")) {
-      throw new Error(`The server answered the WebSocket handshake with ${JSON.stringify(status?.slice(0, 80))}`);
-    }
-    if (
-      fields.get("upgrade")?.toLowerCase() !== "websocket" ||
-      !/(^|,)\s*upgrade\s*(,|$)/i.test(fields.get("connection") ?? "") ||
-      fields.get("sec-websocket-accept") !== await acceptFor(key) ||
-      fields.has("sec-websocket-extensions") || fields.has("sec-websocket-protocol")
-    ) {
-      throw new Error("The server's WebSocket handshake answer is not valid");
-    }
-    return new Incoming(conn, buffer.slice(end + 4, filled));
+  /** Hands over a connection the caller opened before the handshake, so that {@link WsPeer.finish} closes it. */
+  protected adopt(conn: ByteConn): void {
+    this.#conn = conn;
+  }
+
+  /** Whether the connection has ended. */
+  protected get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** Writes `bytes` after what is queued; a failed write ends nothing by itself (the read side sees the end). */
+  protected write(bytes: Uint8Array): void {
+    this.#write(bytes);
+  }
+
+  #frame(opcode: number, payload: Uint8Array): Uint8Array {
+    return frame(opcode, payload, this.#role === "client");
   }
 
   /** Reads frames until the connection ends; messages are dispatched whole. */
   async #frames(incoming: Incoming): Promise<void> {
     const limit = this.#options.maxMessageBytes;
+    const masked = this.#role === "server";
     const parts: Uint8Array[] = [];
     let messageBytes = 0;
     let messageOpcode = 0;
     for (;;) {
       if (!(await incoming.need(2))) break;
+      this.#heard();
       const first = incoming.peek(0);
       const second = incoming.peek(1);
       const fin = (first & 0x80) !== 0;
@@ -320,12 +283,26 @@ export class WsClient {
         length = declared > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(declared);
       }
       if ((first & 0x70) !== 0) throw new Failure(1002, "Reserved bits are set, but no extension was agreed");
-      if ((second & 0x80) !== 0) throw new Failure(1002, "A frame from the server must not be masked");
+      if (((second & 0x80) !== 0) !== masked) {
+        throw new Failure(
+          1002,
+          masked ? "A frame from a client must be masked" : "A frame from the server must not be masked",
+        );
+      }
       incoming.skip(2 + extra);
+      let mask: Uint8Array | undefined;
+      if (masked) {
+        if (!(await incoming.need(4))) break;
+        mask = incoming.take(4);
+      }
+      const payloadOf = (bytes: Uint8Array): Uint8Array => {
+        if (mask) { for (let i = 0; i < bytes.length; i++) bytes[i]! ^= mask[i & 3]!; }
+        return bytes;
+      };
       if (opcode >= 8) {
         if (!fin || length > 125) throw new Failure(1002, "A control frame must be whole and at most 125 bytes");
         if (!(await incoming.need(length))) break;
-        const payload = incoming.take(length);
+        const payload = payloadOf(incoming.take(length));
         if (opcode === 8) return this.#closing(payload);
         if (opcode === 9) this.#pong(payload);
         else if (opcode !== 10) throw new Failure(1002, `Unknown control opcode ${opcode}`);
@@ -341,7 +318,7 @@ export class WsClient {
       }
       if (opcode !== 0) messageOpcode = opcode;
       if (!(await incoming.need(length))) break;
-      parts.push(incoming.take(length));
+      parts.push(payloadOf(incoming.take(length)));
       messageBytes += length;
       if (!fin) continue;
       const whole = parts.length === 1 ? parts[0]! : new Uint8Array(messageBytes);
@@ -364,33 +341,49 @@ export class WsClient {
           throw new Failure(1007, "A text message is not valid UTF-8");
         }
       } else data = whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer;
-      if (this.readyState === WsClient.OPEN) this.#events.dispatchEvent(new MessageEvent("message", { data }));
+      if (this.readyState === WsPeer.OPEN) this.#events.dispatchEvent(new MessageEvent("message", { data }));
     }
-    this.#finish(1006, "", false);
+    this.finish(1006, "", false);
   }
 
-  /** The server's close frame: answered (unless homed closed first), then the connection ends. */
+  /** The other side's close frame: answered (unless this side closed first), then the connection ends. */
   async #closing(payload: Uint8Array): Promise<void> {
     const code = payload.length >= 2 ? new DataView(payload.buffer, payload.byteOffset).getUint16(0) : 1005;
     const reason = decoder.decode(payload.subarray(2));
     if (!this.#sentClose) {
-      this.readyState = WsClient.CLOSING;
-      this.#write(clientFrame(8, payload.length >= 2 ? payload.subarray(0, 2) : new Uint8Array(0)));
+      this.readyState = WsPeer.CLOSING;
+      this.#write(this.#frame(8, payload.length >= 2 ? payload.subarray(0, 2) : new Uint8Array(0)));
       await this.#settled();
     }
-    this.#finish(code, reason, true);
+    this.finish(code, reason, true);
   }
 
   /** Fails the connection: a close frame with the failure's code, then the TCP connection is closed. */
   async #fail(failure: Failure): Promise<void> {
-    this.readyState = WsClient.CLOSING;
+    this.readyState = WsPeer.CLOSING;
     this.#sentClose = true;
-    this.#write(clientFrame(8, closePayload(failure.code, failure.message)));
+    this.#write(this.#frame(8, closePayload(failure.code, failure.message)));
     await this.#settled();
     try {
       await this.#conn?.closeWrite();
     } catch { /* already gone */ }
-    this.#finish(failure.code, failure.message, false);
+    this.finish(failure.code, failure.message, false);
+  }
+
+  /** A frame came: the quiet-connection timers start again. */
+  #heard(): void {
+    const idle = this.#options.idleTimeoutMs ?? 0;
+    if (idle <= 0 || this.#finished) return;
+    this.#cancelIdle?.();
+    const clock = this.#options.clock ?? systemClock;
+    const cancelPing = clock.after(idle / 2, () => {
+      if (this.readyState === WsPeer.OPEN) this.#write(this.#frame(9, new Uint8Array(0)));
+    });
+    const cancelDrop = clock.after(idle, () => this.finish(1006, "No answer to a ping", false));
+    this.#cancelIdle = () => {
+      cancelPing();
+      cancelDrop();
+    };
   }
 
   /** Waits for the writes queued so far, at most `closeTimeoutMs`. */
@@ -403,10 +396,6 @@ export class WsClient {
     cancel?.();
   }
 
-  #armCloseTimer(code: number, reason: string): void {
-    this.#cancelCloseTimer = this.#afterCloseTimeout(() => this.#finish(code, reason, false));
-  }
-
   /** Calls `callback` once `closeTimeoutMs` has passed; returns a function that cancels it. */
   #afterCloseTimeout(callback: () => void): () => void {
     return (this.#options.clock ?? systemClock).after(this.#options.closeTimeoutMs ?? 5_000, callback);
@@ -416,7 +405,7 @@ export class WsClient {
   #pong(payload: Uint8Array): void {
     if (this.#ponging) return;
     this.#ponging = true;
-    this.#write(clientFrame(10, payload));
+    this.#write(this.#frame(10, payload));
     this.#writes = this.#writes.then(() => void (this.#ponging = false));
   }
 
@@ -428,15 +417,17 @@ export class WsClient {
     }).catch(() => {});
   }
 
-  /** Ends the connection once: the socket closed, then `close`. */
-  #finish(code: number, reason: string, wasClean: boolean): void {
+  /** Ends the connection once: the socket closed, then `close` (with `error` first when it was not clean). */
+  protected finish(code: number, reason: string, wasClean: boolean, error = false): void {
     if (this.#finished) return;
     this.#finished = true;
-    this.readyState = WsClient.CLOSED;
+    this.readyState = WsPeer.CLOSED;
     this.#cancelCloseTimer?.();
+    this.#cancelIdle?.();
     try {
       this.#conn?.close();
     } catch { /* already closed */ }
+    if (error) this.#events.dispatchEvent(new Event("error"));
     this.#events.dispatchEvent(new CloseEvent("close", { code, reason, wasClean }));
   }
 }
