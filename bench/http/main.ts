@@ -2,12 +2,13 @@
  * The HTTP listener's cost: homed's `node:http` listener (`src/net/http_listener.ts`, which it needs for the raw
  * connection of the OneBot reverse WebSocket) against `Deno.serve` (the anchor, in the same run), both serving the
  * same hono app in a child process of their own. Per server: latency of 2,000 sequential small GETs, 500 JSON POSTs
- * of 4 KB and 100 SSE streams of 100 messages (p50 / p99, ms, keep-alive client), and the child's RSS idle after
- * start and after the load.
+ * of 4 KB and 100 SSE streams of 100 messages (p50 / p99, ms, keep-alive client), and the child's RSS (under the
+ * daemon's V8 flags) idle after start, after that load, and after the same load again (growth there would be a leak).
  *
  * Run: deno task bench:http (writes bench/out/http/results.json; --record: bench/http/results.json).
  */
 
+import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 
 async function rssMb(pid: number): Promise<number> {
@@ -28,7 +29,16 @@ async function timed(count: number, once: () => Promise<void>): Promise<{ p50: n
 
 async function measure(kind: "deno" | "homed") {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", "--allow-net=127.0.0.1", "--allow-read=.", "bench/http/server.ts", "--kind", kind],
+    args: [
+      "run",
+      DAEMON_V8_FLAGS,
+      "--no-prompt",
+      "--allow-net=127.0.0.1",
+      "--allow-read=.",
+      "bench/http/server.ts",
+      "--kind",
+      kind,
+    ],
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
@@ -43,13 +53,18 @@ async function measure(kind: "deno" | "homed") {
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const idle = await rssMb(child.pid);
   const body = JSON.stringify({ text: "x".repeat(4_000) });
-  const get = await timed(2_000, async () => void await (await fetch(`${base}/healthz`)).text());
-  const post = await timed(500, async () => {
-    await (await fetch(`${base}/api/chat`, { method: "POST", headers: { "content-type": "application/json" }, body }))
-      .text();
+  const load = async () => ({
+    get: await timed(2_000, async () => void await (await fetch(`${base}/healthz`)).text()),
+    post: await timed(500, async () => {
+      const headers = { "content-type": "application/json" };
+      await (await fetch(`${base}/api/chat`, { method: "POST", headers, body })).text();
+    }),
+    sse: await timed(100, async () => void await (await fetch(`${base}/api/events`)).text()),
   });
-  const sse = await timed(100, async () => void await (await fetch(`${base}/api/events`)).text());
+  const { get, post, sse } = await load();
   const loaded = await rssMb(child.pid);
+  await load();
+  const again = await rssMb(child.pid);
   child.kill("SIGTERM");
   await child.status;
   await reader.cancel();
@@ -61,6 +76,7 @@ async function measure(kind: "deno" | "homed") {
     sse_100_p50_ms: sse.p50,
     idle_rss_mb: idle,
     rss_after_load_mb: loaded,
+    rss_after_twice_mb: again,
   };
 }
 
