@@ -134,10 +134,10 @@ async function homedCase(documents: number, entry: Entry = { kind: "src" }): Pro
 }
 
 /**
- * The stack's libraries that homed needs before it listens (config: yaml and zod; HTTP: hono; logging: logtape;
+ * The stack's libraries that homed needs before it listens (config: yaml and zod; HTTP: hono and node:http; logging: logtape;
  * node:sqlite), imported by a script that then listens like the anchor: the floor any homed stands on.
  */
-const LIBRARIES = ["yaml", "zod", "hono", "@logtape/logtape", "node:sqlite"];
+const LIBRARIES = ["yaml", "zod", "hono", "@logtape/logtape", "node:sqlite", "node:http"];
 
 async function anchorCase(libraries: readonly string[] = []): Promise<{ ms: number[]; rss: number[] }> {
   const results = { ms: [] as number[], rss: [] as number[] };
