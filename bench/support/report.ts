@@ -73,6 +73,7 @@ const RECORDED = [
   "recall_conversation.json",
   "stemmers.json",
   "replay.json",
+  "oversize.json",
 ];
 
 /** True when the run was asked to update the committed results (`--record`). */

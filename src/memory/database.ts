@@ -6,6 +6,7 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
+import { prepared } from "../sqlite/prepared.ts";
 
 /** The schema version this homed writes. */
 export const SCHEMA_VERSION = 6;
@@ -46,12 +47,12 @@ const MIGRATIONS: Record<number, string> = {
  * ```
  */
 export function readMeta(db: DatabaseSync, key: string): string | undefined {
-  return (db.prepare("SELECT value FROM meta WHERE key = ?").get(key) as { value?: string } | undefined)?.value;
+  return (prepared(db, "SELECT value FROM meta WHERE key = ?").get(key) as { value?: string } | undefined)?.value;
 }
 
 /** Sets a `meta` value (inside the caller's transaction, if any). */
 export function writeMeta(db: DatabaseSync, key: string, value: string): void {
-  db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, value);
+  prepared(db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").run(key, value);
 }
 
 /**
@@ -99,9 +100,9 @@ export function openMemoryDb(path: string): DatabaseSync {
   // and the start-up scan of every id would otherwise keep 2 MiB resident (docs/PERFORMANCE.md, start-up).
   db.exec("PRAGMA cache_size = -256");
   db.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
-  const row = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value?: string } | undefined;
+  const row = prepared(db, "SELECT value FROM meta WHERE key = 'schema'").get() as { value?: string } | undefined;
   // Databases from before the shared schema key recorded only the documents table.
-  const legacy = db.prepare("SELECT value FROM meta WHERE key = 'documents_schema'").get() as
+  const legacy = prepared(db, "SELECT value FROM meta WHERE key = 'documents_schema'").get() as
     | { value?: string }
     | undefined;
   const version = Number(row?.value ?? legacy?.value ?? 0);
@@ -114,7 +115,7 @@ export function openMemoryDb(path: string): DatabaseSync {
   for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
     transaction(db, () => {
       db.exec(MIGRATIONS[next]!);
-      db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)").run(String(next));
+      prepared(db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)").run(String(next));
     });
   }
   return db;

@@ -8,6 +8,7 @@
 
 import { DatabaseSync } from "node:sqlite";
 import type { Trust } from "../io/trust.ts";
+import { prepared } from "../sqlite/prepared.ts";
 
 /** One schedule. */
 export interface Schedule {
@@ -116,7 +117,8 @@ export class ScheduleStore {
 
   /** Adds one (its `seq` keeps creation order among schedules due at the same moment). */
   insert(schedule: Schedule): void {
-    this.#db.prepare(
+    prepared(
+      this.#db,
       `INSERT INTO schedules (id, text, kind, cron, timezone, channel, creator, trust, source, created, next_run,
         last_run, runs, seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
         (SELECT COALESCE(MAX(seq), 0) + 1 FROM schedules))`,
@@ -139,26 +141,27 @@ export class ScheduleStore {
 
   /** One schedule by id, active or not. */
   get(id: string): Schedule | undefined {
-    const row = this.#db.prepare("SELECT * FROM schedules WHERE id = ?").get(id) as Row | undefined;
+    const row = prepared(this.#db, "SELECT * FROM schedules WHERE id = ?").get(id) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   /** The schedules still to fire, soonest first (then in creation order). */
   active(): Schedule[] {
-    return (this.#db.prepare("SELECT * FROM schedules WHERE next_run IS NOT NULL ORDER BY next_run, seq")
+    return (prepared(this.#db, "SELECT * FROM schedules WHERE next_run IS NOT NULL ORDER BY next_run, seq")
       .all() as unknown as Row[]).map(fromRow);
   }
 
   /** Schedules due at or before `now`, in firing order. */
   due(now: number): Schedule[] {
-    return (this.#db.prepare(
+    return (prepared(
+      this.#db,
       "SELECT * FROM schedules WHERE next_run IS NOT NULL AND next_run <= ? ORDER BY next_run, seq",
     ).all(now) as unknown as Row[]).map(fromRow);
   }
 
   /** The soonest `next_run`, if any. */
   soonest(): number | undefined {
-    const row = this.#db.prepare("SELECT MIN(next_run) AS next FROM schedules WHERE next_run IS NOT NULL").get() as
+    const row = prepared(this.#db, "SELECT MIN(next_run) AS next FROM schedules WHERE next_run IS NOT NULL").get() as
       | { next: number | null }
       | undefined;
     return row?.next ?? undefined;
@@ -182,13 +185,13 @@ export class ScheduleStore {
     if (filter.creator !== undefined) where.push("creator = ?"), values.push(filter.creator);
     if (filter.from !== undefined) where.push("next_run >= ?"), values.push(filter.from);
     if (filter.to !== undefined) where.push("next_run <= ?"), values.push(filter.to);
-    const row = this.#db.prepare(`SELECT COUNT(*) AS n FROM schedules WHERE ${where.join(" AND ")}`).get(...values);
+    const row = prepared(this.#db, `SELECT COUNT(*) AS n FROM schedules WHERE ${where.join(" AND ")}`).get(...values);
     return Number((row as { n: number }).n);
   }
 
   /** Records a firing at `firedAt` and the next run (null: done). */
   fired(id: string, firedAt: number, nextRun: number | null): void {
-    this.#db.prepare("UPDATE schedules SET last_run = ?, next_run = ?, runs = runs + 1 WHERE id = ?").run(
+    prepared(this.#db, "UPDATE schedules SET last_run = ?, next_run = ?, runs = runs + 1 WHERE id = ?").run(
       firedAt,
       nextRun,
       id,
@@ -197,13 +200,13 @@ export class ScheduleStore {
 
   /** Moves the next run without firing (missed runs of a recurring schedule that are not replayed). */
   reschedule(id: string, nextRun: number | null): void {
-    this.#db.prepare("UPDATE schedules SET next_run = ? WHERE id = ?").run(nextRun, id);
+    prepared(this.#db, "UPDATE schedules SET next_run = ? WHERE id = ?").run(nextRun, id);
   }
 
   /** Stops a schedule; false when there is no active one with that id. */
   cancel(id: string): boolean {
     return Number(
-      this.#db.prepare("UPDATE schedules SET next_run = NULL WHERE id = ? AND next_run IS NOT NULL").run(id)
+      prepared(this.#db, "UPDATE schedules SET next_run = NULL WHERE id = ? AND next_run IS NOT NULL").run(id)
         .changes,
     ) > 0;
   }

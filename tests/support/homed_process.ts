@@ -170,6 +170,8 @@ export async function workspace(
 /** A running homed. */
 export interface HomedProcess {
   url: string;
+  /** The daemon's process id (for a benchmark reading its resident memory). */
+  pid: number;
   workspace: Workspace;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
@@ -235,6 +237,7 @@ export async function startHomed(ws: Workspace): Promise<HomedProcess> {
   }
   return {
     url,
+    pid: child.pid,
     workspace: ws,
     stderr: () => stderr,
     async stop(options = {}) {

@@ -13,6 +13,7 @@ import type { Trust } from "../../io/trust.ts";
 import { readMeta, writeMeta } from "../database.ts";
 import { DEFAULT_SCORING, type DocMeta, type Hit, type ScoringOptions } from "../vector/inverted_index.ts";
 import type { VectorStore } from "../vector/store.ts";
+import { prepared } from "../../sqlite/prepared.ts";
 
 /** One document. */
 export interface MemoryDocument {
@@ -175,7 +176,7 @@ export class DocumentStore {
     // Documents indexed before their conversation was index metadata are indexed again, once.
     const all = readMeta(this.#db, INDEX_META) !== INDEX_META_VERSION;
     // Ids first: on a clean start nothing is missing, and reading every text would cost more than the check.
-    const ids = (this.#db.prepare("SELECT id FROM documents").all() as Array<{ id: string }>).map((row) => row.id);
+    const ids = (prepared(this.#db, "SELECT id FROM documents").all() as Array<{ id: string }>).map((row) => row.id);
     const lost = all ? ids : ids.filter((id) => !this.#index.has(id));
     // Written after the index writes: a kill in between re-puts them all again next time, which is harmless.
     const done = () => all && writeMeta(this.#db, INDEX_META, INDEX_META_VERSION);
@@ -183,7 +184,8 @@ export class DocumentStore {
       done();
       return 0;
     }
-    const rows = this.#db.prepare(
+    const rows = prepared(
+      this.#db,
       `SELECT id, text, created, context, session, sender, trust FROM documents
        WHERE id IN (SELECT value FROM json_each(?)) ORDER BY created`,
     ).all(JSON.stringify(lost)) as Array<Record<string, string | number>>;
@@ -201,7 +203,7 @@ export class DocumentStore {
 
   /** Number of documents. */
   get size(): number {
-    return (this.#db.prepare("SELECT COUNT(*) AS n FROM documents").get() as { n: number }).n;
+    return (prepared(this.#db, "SELECT COUNT(*) AS n FROM documents").get() as { n: number }).n;
   }
 
   /**
@@ -228,7 +230,8 @@ export class DocumentStore {
     };
     const context = draft.context?.text ?? "";
     const session = draft.session ?? document.provenance[0] ?? document.id;
-    this.#db.prepare(
+    prepared(
+      this.#db,
       `INSERT INTO documents (id, text, summary, created, last_accessed, hits, provenance, context, context_event,
          session, sender, trust)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -256,14 +259,14 @@ export class DocumentStore {
    */
   archiveCold(before: number, maxHits: number): number {
     return Number(
-      this.#db.prepare("UPDATE documents SET archived = 1 WHERE archived = 0 AND last_accessed < ? AND hits <= ?")
+      prepared(this.#db, "UPDATE documents SET archived = 1 WHERE archived = 0 AND last_accessed < ? AND hits <= ?")
         .run(before, maxHits).changes,
     );
   }
 
   /** Archived documents. */
   get archived(): number {
-    return (this.#db.prepare("SELECT COUNT(*) AS n FROM documents WHERE archived = 1").get() as { n: number }).n;
+    return (prepared(this.#db, "SELECT COUNT(*) AS n FROM documents WHERE archived = 1").get() as { n: number }).n;
   }
 
   /**
@@ -271,7 +274,8 @@ export class DocumentStore {
    * from the context field of the documents that had it as context; returns how many documents were deleted.
    */
   forget(eventIds: ReadonlySet<string>): number {
-    const rows = this.#db.prepare(
+    const rows = prepared(
+      this.#db,
       "SELECT id, text, created, provenance, context_event, session, sender, trust FROM documents",
     ).all() as Array<Record<string, string | number>>;
     let count = 0;
@@ -279,12 +283,12 @@ export class DocumentStore {
       const provenance = JSON.parse(String(row.provenance)) as string[];
       if (!provenance.some((id) => eventIds.has(id))) {
         if (eventIds.has(String(row.context_event))) {
-          this.#db.prepare("UPDATE documents SET context = '', context_event = '' WHERE id = ?").run(String(row.id));
+          prepared(this.#db, "UPDATE documents SET context = '', context_event = '' WHERE id = ?").run(String(row.id));
           this.#index.put(String(row.id), String(row.text), metaOf(row));
         }
         continue;
       }
-      this.#db.prepare("DELETE FROM documents WHERE id = ?").run(String(row.id));
+      prepared(this.#db, "DELETE FROM documents WHERE id = ?").run(String(row.id));
       this.#index.delete(String(row.id));
       count++;
     }
@@ -293,7 +297,9 @@ export class DocumentStore {
 
   /** One document by id. */
   get(id: string): MemoryDocument | undefined {
-    const row = this.#db.prepare("SELECT * FROM documents WHERE id = ?").get(id) as Record<string, unknown> | undefined;
+    const row = prepared(this.#db, "SELECT * FROM documents WHERE id = ?").get(id) as
+      | Record<string, unknown>
+      | undefined;
     return row ? fromRow(row) : undefined;
   }
 
@@ -338,7 +344,7 @@ export class DocumentStore {
   touch(shown: readonly MemoryDocument[]): void {
     if (!shown.length) return;
     const now = this.#clock.now();
-    const bump = this.#db.prepare("UPDATE documents SET hits = hits + 1, last_accessed = ? WHERE id = ?");
+    const bump = prepared(this.#db, "UPDATE documents SET hits = hits + 1, last_accessed = ? WHERE id = ?");
     for (const document of shown) {
       bump.run(now, document.id);
       document.hits++;

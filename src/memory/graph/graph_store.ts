@@ -9,6 +9,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { transaction } from "../database.ts";
 import { normalizeName, SynonymIndex } from "./synonyms.ts";
+import { prepared } from "../../sqlite/prepared.ts";
 
 /** An entity. */
 export interface Entity {
@@ -98,7 +99,7 @@ export class GraphStore {
 
   #loadSynonyms(): void {
     this.#synonyms = new SynonymIndex();
-    const rows = this.#db.prepare("SELECT id, name, type, aliases FROM entities").all() as Array<
+    const rows = prepared(this.#db, "SELECT id, name, type, aliases FROM entities").all() as Array<
       Record<string, unknown>
     >;
     for (const row of rows) {
@@ -124,17 +125,17 @@ export class GraphStore {
   }
 
   #entity(name: string, type: string, time: number): number {
-    const row = this.#db.prepare("SELECT id FROM entities WHERE name = ? AND type = ?").get(name, type) as
+    const row = prepared(this.#db, "SELECT id FROM entities WHERE name = ? AND type = ?").get(name, type) as
       | { id: number }
       | undefined;
     const id = row?.id ?? this.#fileAsAlias(name, type);
     if (id !== undefined) {
-      this.#db.prepare("UPDATE entities SET mentions = mentions + 1, last_seen = MAX(last_seen, ?) WHERE id = ?")
+      prepared(this.#db, "UPDATE entities SET mentions = mentions + 1, last_seen = MAX(last_seen, ?) WHERE id = ?")
         .run(time, id);
       return id;
     }
     const inserted = Number(
-      this.#db.prepare("INSERT INTO entities (name, type, mentions, first_seen, last_seen) VALUES (?, ?, 1, ?, ?)")
+      prepared(this.#db, "INSERT INTO entities (name, type, mentions, first_seen, last_seen) VALUES (?, ?, 1, ?, ?)")
         .run(name, type, time, time).lastInsertRowid,
     );
     this.#synonyms.add(inserted, name, type);
@@ -148,13 +149,13 @@ export class GraphStore {
   #fileAsAlias(name: string, type: string): number | undefined {
     const id = this.#synonyms.probe(name, type);
     if (id === undefined) return undefined;
-    const row = this.#db.prepare("SELECT name, aliases FROM entities WHERE id = ? AND type = ?").get(id, type) as
+    const row = prepared(this.#db, "SELECT name, aliases FROM entities WHERE id = ? AND type = ?").get(id, type) as
       | { name: string; aliases: string }
       | undefined;
     if (!row) return undefined;
     const aliases = JSON.parse(row.aliases) as string[];
     if (!aliases.includes(name)) {
-      this.#db.prepare("UPDATE entities SET aliases = ? WHERE id = ?").run(JSON.stringify([...aliases, name]), id);
+      prepared(this.#db, "UPDATE entities SET aliases = ? WHERE id = ?").run(JSON.stringify([...aliases, name]), id);
       this.#synonyms.add(id, name, type);
       this.#onMerge({ alias: name, entity: row.name, type });
     }
@@ -204,7 +205,8 @@ export class GraphStore {
     }
     const subject = this.#entity(name, type, draft.time);
     this.#touched.add(subject);
-    const open = this.#db.prepare(
+    const open = prepared(
+      this.#db,
       "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
     ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string }>;
     // "卧室" and "卧室的" are one value; the stored spelling stays.
@@ -212,16 +214,17 @@ export class GraphStore {
     const same = open.find((row) => normalizeName(row.object) === key);
     if (same) {
       const provenance = [...new Set([...JSON.parse(same.provenance) as string[], ...draft.provenance])];
-      this.#db.prepare("UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(provenance), same.id);
+      prepared(this.#db, "UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(provenance), same.id);
       return "confirmed";
     }
     let outcome: FactOutcome = "added";
     if (draft.single && open.length) {
-      this.#db.prepare("UPDATE triples SET valid_to = ? WHERE subject = ? AND predicate = ? AND valid_to IS NULL")
+      prepared(this.#db, "UPDATE triples SET valid_to = ? WHERE subject = ? AND predicate = ? AND valid_to IS NULL")
         .run(draft.time, subject, predicate);
       outcome = "replaced";
     }
-    this.#db.prepare(
+    prepared(
+      this.#db,
       "INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, NULL)",
     ).run(subject, predicate, object, JSON.stringify([...new Set(draft.provenance)]), draft.time);
     return outcome;
@@ -233,7 +236,7 @@ export class GraphStore {
    */
   forget(eventIds: ReadonlySet<string>): number {
     return this.#write(() => {
-      const rows = this.#db.prepare("SELECT id, subject, provenance FROM triples").all() as Array<
+      const rows = prepared(this.#db, "SELECT id, subject, provenance FROM triples").all() as Array<
         Record<string, unknown>
       >;
       let deleted = 0;
@@ -243,9 +246,12 @@ export class GraphStore {
         if (left.length === provenance.length) continue;
         this.#touched.add(Number(row.subject));
         if (left.length) {
-          this.#db.prepare("UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(left), Number(row.id));
+          prepared(this.#db, "UPDATE triples SET provenance = ? WHERE id = ?").run(
+            JSON.stringify(left),
+            Number(row.id),
+          );
         } else {
-          this.#db.prepare("DELETE FROM triples WHERE id = ?").run(Number(row.id));
+          prepared(this.#db, "DELETE FROM triples WHERE id = ?").run(Number(row.id));
           deleted++;
         }
       }
@@ -266,11 +272,11 @@ export class GraphStore {
    * ```
    */
   entityText(id: number): EntityText | undefined {
-    const row = this.#db.prepare("SELECT name, type, aliases, last_seen FROM entities WHERE id = ?").get(id) as
+    const row = prepared(this.#db, "SELECT name, type, aliases, last_seen FROM entities WHERE id = ?").get(id) as
       | { name: string; type: string; aliases: string; last_seen: number }
       | undefined;
     if (!row) return undefined;
-    const facts = this.#db.prepare("SELECT predicate, object FROM triples WHERE subject = ? AND valid_to IS NULL")
+    const facts = prepared(this.#db, "SELECT predicate, object FROM triples WHERE subject = ? AND valid_to IS NULL")
       .all(id) as Array<{ predicate: string; object: string }>;
     const text = [row.name, ...JSON.parse(row.aliases) as string[], row.type]
       .concat(facts.map((fact) => `${fact.predicate} ${fact.object}`)).join(" ");
@@ -279,13 +285,14 @@ export class GraphStore {
 
   /** Every entity id, for checking the entity index at start. */
   entityIds(): number[] {
-    return (this.#db.prepare("SELECT id FROM entities ORDER BY id").all() as Array<{ id: number }>).map((r) => r.id);
+    return (prepared(this.#db, "SELECT id FROM entities ORDER BY id").all() as Array<{ id: number }>).map((r) => r.id);
   }
 
   /** The facts that hold about the entities `ids`, in fact order. */
   openFactsOf(ids: readonly number[]): Array<Fact & { entity: number }> {
     if (!ids.length) return [];
-    const rows = this.#db.prepare(
+    const rows = prepared(
+      this.#db,
       `SELECT t.id, t.subject AS entity, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance,
          t.valid_from, t.valid_to
        FROM triples t JOIN entities e ON e.id = t.subject
@@ -296,7 +303,8 @@ export class GraphStore {
 
   /** The facts about an entity (any type), holding ones first, then history; newest first within each. */
   facts(name: string): Fact[] {
-    const rows = this.#db.prepare(
+    const rows = prepared(
+      this.#db,
       `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to
        FROM triples t JOIN entities e ON e.id = t.subject
        WHERE e.name = ?1 OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value = ?1)
@@ -315,7 +323,8 @@ export class GraphStore {
    * ```
    */
   index(limit: number): Array<{ name: string; type: string; mentions: number }> {
-    const rows = this.#db.prepare(
+    const rows = prepared(
+      this.#db,
       "SELECT name, type, mentions FROM entities ORDER BY mentions DESC, last_seen DESC, name LIMIT ?",
     ).all(limit) as Array<Record<string, unknown>>;
     return rows.map((row) => ({ name: String(row.name), type: String(row.type), mentions: Number(row.mentions) }));
@@ -323,9 +332,9 @@ export class GraphStore {
 
   /** Entity and open-fact counts. */
   counts(): { entities: number; facts: number } {
-    const entities = (this.#db.prepare("SELECT COUNT(*) AS n FROM entities").get() as { n: number }).n;
+    const entities = (prepared(this.#db, "SELECT COUNT(*) AS n FROM entities").get() as { n: number }).n;
     const facts =
-      (this.#db.prepare("SELECT COUNT(*) AS n FROM triples WHERE valid_to IS NULL").get() as { n: number }).n;
+      (prepared(this.#db, "SELECT COUNT(*) AS n FROM triples WHERE valid_to IS NULL").get() as { n: number }).n;
     return { entities, facts };
   }
 }
