@@ -1,5 +1,27 @@
+/**
+ * The folder picture of DESIGN.md ("Modules and direction of dependence"), checked: every folder (and top-level file)
+ * of `src/` sits on a level, and imports — type imports included — go only to lower levels, so no two folders depend
+ * on each other, however indirectly.
+ */
+
 import assert from "node:assert/strict";
-import { join, relative } from "node:path";
+import { dirname, join, normalize, relative } from "node:path";
+
+/** Lowest first: a part may import only parts on lower levels (and itself). DESIGN.md draws the same levels. */
+export const LEVELS: readonly (readonly string[])[] = [
+  ["clock.ts", "version.ts", "build_info.ts", "text", "fs", "sqlite", "identity", "lua", "search"],
+  ["net", "log", "service", "tools", "prompt"],
+  ["config"],
+  ["provider", "io", "tracker"],
+  ["context", "devices", "knowledge", "backup"],
+  ["memory", "agent", "plugin"],
+  ["api", "supervise"],
+  ["daemon.ts"],
+  ["cli", "flags.ts"],
+  ["main.ts"],
+];
+
+const levelOf = new Map(LEVELS.flatMap((parts, level) => parts.map((part) => [part, level] as const)));
 
 /** Every non-test TypeScript file under `dir`. */
 async function sources(dir: string): Promise<string[]> {
@@ -12,34 +34,56 @@ async function sources(dir: string): Promise<string[]> {
   return out;
 }
 
-/** Imports that load code at run time (`import type` and `import { type … }`-only lines are erased). */
-function runtimeImports(text: string): string[] {
-  const out: string[] = [];
-  for (const match of text.matchAll(/^import\s+(?!type\b)([^;]*?)\s+from\s+"([^"]+)";/gms)) {
-    const names = match[1]!.replace(/^\{|\}$/g, "").split(",").map((name) => name.trim()).filter(Boolean);
-    if (names.every((name) => name.startsWith("type "))) continue;
-    out.push(match[2]!);
-  }
-  return out;
+/** The relative specifiers a file imports or re-exports, type-only ones included (doc examples are not imports). */
+export function importedSpecifiers(text: string): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "");
+  return [...code.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"/gm)].map((match) => match[1]!);
 }
 
-Deno.test("memory, knowledge and prompt load no agent code at run time (agent depends on them, not back)", async () => {
+/** The part of `src/` a path is in: its top folder, or the file itself at the top. */
+function partOf(path: string): string {
+  return relative("src", path).split("/")[0]!;
+}
+
+Deno.test("every part of src/ is on a level, and imports only parts on lower levels (type imports too)", async () => {
   const offenders: string[] = [];
-  for (const layer of ["src/memory", "src/knowledge", "src/prompt"]) {
-    for (const path of await sources(layer)) {
-      for (const specifier of runtimeImports(await Deno.readTextFile(path))) {
-        if (/(?:^|\/)agent\//.test(specifier)) offenders.push(`${relative(".", path)} imports ${specifier}`);
+  const unplaced = new Set<string>();
+  for (const path of await sources("src")) {
+    const from = partOf(path);
+    if (!levelOf.has(from)) unplaced.add(from);
+    for (const specifier of importedSpecifiers(await Deno.readTextFile(path))) {
+      const target = normalize(join(dirname(path), specifier));
+      if (!target.startsWith("src/")) continue;
+      const to = partOf(target);
+      if (to === from) continue;
+      if (!levelOf.has(to)) unplaced.add(to);
+      else if ((levelOf.get(to) ?? 0) >= (levelOf.get(from) ?? 0)) {
+        offenders.push(`${relative(".", path)} (${from}) imports ${specifier} (${to})`);
       }
     }
   }
+  assert.deepEqual([...unplaced], [], "parts of src/ not on a level: add them to LEVELS and to DESIGN.md");
   assert.deepEqual(offenders, []);
 });
 
-Deno.test("the layering check sees a runtime import and ignores a type-only one", () => {
+Deno.test("the layering check sees value and type imports and re-exports, not imports in doc comments", () => {
   const text = [
-    'import type { Provider } from "../agent/provider/provider.ts";',
-    'import { type ContextEntry } from "../agent/core/context.ts";',
-    'import { similarities } from "../agent/core/relevance.ts";',
+    'import type { Provider } from "../provider/provider.ts";',
+    'import { type ContextEntry } from "../context/context_window.ts";',
+    'import {\n  similarities,\n} from "../search/relevance.ts";',
+    'export { ScheduleStore } from "./timer/schedule_store.ts";',
+    '/**\n * @example\n * ```ts\n * import { createApi } from "../api/app.ts";\n * ```\n */',
+    'import { z } from "zod";',
   ].join("\n");
-  assert.deepEqual(runtimeImports(text), ["../agent/core/relevance.ts"]);
+  assert.deepEqual(importedSpecifiers(text), [
+    "../provider/provider.ts",
+    "../context/context_window.ts",
+    "../search/relevance.ts",
+    "./timer/schedule_store.ts",
+  ]);
+});
+
+Deno.test("the levels name each part once", () => {
+  const all = LEVELS.flat();
+  assert.deepEqual(all.filter((part, i) => all.indexOf(part) !== i), []);
 });

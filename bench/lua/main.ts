@@ -192,7 +192,7 @@ async function preFixVm(): Promise<typeof LuaVm | undefined> {
   await Deno.mkdir(new URL(".", url), { recursive: true });
   await Deno.writeTextFile(
     url,
-    new TextDecoder().decode(shown.stdout).replaceAll('from "./', 'from "../../../src/lua/'),
+    new TextDecoder().decode(shown.stdout).replaceAll('from "./', 'from "../../../src/lua'),
   );
   try {
     return (await import(url.href)).LuaVm;

@@ -20,10 +20,10 @@
  */
 
 import { getLogger } from "@logtape/logtape";
-import { ContextWindow } from "../../src/agent/core/context.ts";
-import { estimateTokens } from "../../src/agent/core/tokens.ts";
+import { ContextWindow } from "../../src/context/context_window.ts";
+import { estimateTokens } from "../../src/context/tokens.ts";
 import { MemoryService } from "../../src/memory/memory_service.ts";
-import { VectorStore } from "../../src/memory/vector/store.ts";
+import { VectorStore } from "../../src/search/store.ts";
 import type { PromptSection } from "../../src/prompt/contributor.ts";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { type ConversationSet, loadConversationSet } from "../retrieval/conversation_set.ts";

@@ -20,7 +20,7 @@ import { startDaemon } from "../../src/daemon.ts";
 import type { InputEvent } from "../../src/io/event.ts";
 import { IOManager } from "../../src/io/io_manager.ts";
 import { RouteTable } from "../../src/io/route_table.ts";
-import { QqDevice } from "../../src/onebot/qq_device.ts";
+import { QqDevice } from "../../src/devices/qq/qq_device.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";
 import { RawWsClient } from "./raw_ws_client.ts";

@@ -13,8 +13,8 @@
 
 import { hasTimeWords, isWhenQuestion } from "../../src/memory/recall/time_words.ts";
 import { fuseConversations } from "../../src/memory/document/document_store.ts";
-import { DEFAULT_SCORING } from "../../src/memory/vector/inverted_index.ts";
-import { VectorStore } from "../../src/memory/vector/store.ts";
+import { DEFAULT_SCORING } from "../../src/search/inverted_index.ts";
+import { VectorStore } from "../../src/search/store.ts";
 import { environment, writeResults } from "../support/report.ts";
 import { loadConversationSet } from "./conversation_set.ts";
 

@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { VectorStore } from "../../src/memory/vector/store.ts";
+import { VectorStore } from "../../src/search/store.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 import { syntheticNotes } from "./synthetic.ts";
 import { fts5System, ftsMatchQuery } from "./systems.ts";

@@ -1,5 +1,5 @@
 /**
- * `deno task eval:stemmers` (issue 9, item 8): the engine with its own light stemmer (`src/memory/vector/stem.ts`)
+ * `deno task eval:stemmers` (issue 9, item 8): the engine with its own light stemmer (`src/search/stem.ts`)
  * against the same engine with two maintained stemmers from npm — Porter (`stemmer`, wooorm) and Porter2 / English
  * Snowball (`wink-porter2-stemmer`) — each with the household lexicon compiled by it. Same documents and queries as
  * `eval:retrieval` (CMRC 2018 dev is Chinese: it shows that nothing else moves). The stemmer with the better figures
@@ -10,7 +10,7 @@
 
 import { stemmer } from "stemmer";
 import porter2 from "wink-porter2-stemmer";
-import { stem } from "../../src/memory/vector/stem.ts";
+import { stem } from "../../src/search/stem.ts";
 import { environment, writeResults } from "../support/report.ts";
 import { evaluate, loadCmrc, loadConversation, loadHome, type Metrics, metrics } from "./corpora.ts";
 import { engineSystem } from "./systems.ts";

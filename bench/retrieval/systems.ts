@@ -1,6 +1,6 @@
 /**
  * The three retrieval systems compared on the same documents and queries:
- * - `engine`: homed's TF-IDF engine (src/memory/vector), with the household lexicon and supersession by time;
+ * - `engine`: homed's TF-IDF engine (src/search/), with the household lexicon and supersession by time;
  * - `fts5`: SQLite FTS5 through node:sqlite — a `porter unicode61` column for Latin text plus a column of the same
  *   CJK bigrams the engine uses (FTS5's tokenizer cannot split Chinese), an OR query of the query's terms, ranked by
  *   `bm25()`;
@@ -11,9 +11,9 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
-import { InvertedIndex } from "../../src/memory/vector/inverted_index.ts";
-import { HOUSEHOLD_IDIOMS, HOUSEHOLD_LEXICON } from "../../src/memory/vector/lexicon.ts";
-import { compileLexicon, HOUSEHOLD, termFrequencies, tokenize } from "../../src/memory/vector/tokenizer.ts";
+import { InvertedIndex } from "../../src/search/inverted_index.ts";
+import { HOUSEHOLD_IDIOMS, HOUSEHOLD_LEXICON } from "../../src/search/lexicon.ts";
+import { compileLexicon, HOUSEHOLD, termFrequencies, tokenize } from "../../src/search/tokenizer.ts";
 
 /** A document of an eval corpus. */
 export interface EvalDoc {

@@ -1,10 +1,10 @@
 /**
  * Parameter sweep of the engine's scoring on both eval corpora (kept for transparency: these runs chose the
- * defaults in src/memory/vector/inverted_index.ts). Run: deno run --allow-read=.,../shared/data bench/retrieval/tune.ts
+ * defaults in src/search/inverted_index.ts). Run: deno run --allow-read=.,../shared/data bench/retrieval/tune.ts
  */
 
-import { InvertedIndex, type ScoringOptions } from "../../src/memory/vector/inverted_index.ts";
-import { HOUSEHOLD, termFrequencies } from "../../src/memory/vector/tokenizer.ts";
+import { InvertedIndex, type ScoringOptions } from "../../src/search/inverted_index.ts";
+import { HOUSEHOLD, termFrequencies } from "../../src/search/tokenizer.ts";
 
 const cmrc = JSON.parse(
   await Deno.readTextFile(new URL("../../../shared/data/cmrc2018/cmrc2018_dev.json", import.meta.url)),

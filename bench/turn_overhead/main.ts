@@ -22,7 +22,7 @@
 
 import { getHeapSpaceStatistics } from "node:v8";
 import { getLogger } from "@logtape/logtape";
-import { OpenAIProvider } from "../../src/agent/provider/openai_provider.ts";
+import { OpenAIProvider } from "../../src/provider/openai_provider.ts";
 import { systemClock } from "../../src/clock.ts";
 import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
 import { parseConfig } from "../../src/config/load.ts";

@@ -16,7 +16,7 @@ import { ApiError, statusForTurnError } from "./api_error.ts";
 import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
 import { requestGuard, type RequestGuardOptions } from "./request_guard.ts";
 import { parseChatBody } from "./chat_body.ts";
-import type { HttpDevice } from "./http_device.ts";
+import type { HttpDevice } from "../devices/http/http_device.ts";
 
 /** Options of {@link createApi}. */
 export interface ApiOptions {
@@ -50,7 +50,7 @@ function turnError(result: TurnResult): ApiError | undefined {
  *
  * @example
  * ```ts
- * import { HttpDevice } from "./http_device.ts";
+ * import { HttpDevice } from "../devices/http/http_device.ts";
  * import { log } from "../log/logging.ts";
  *
  * const app = createApi({

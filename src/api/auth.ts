@@ -6,14 +6,9 @@
  */
 
 import type { MiddlewareHandler } from "hono";
-import type { Trust } from "../io/trust.ts";
+import type { Identity } from "../identity/identity.ts";
+import type { Trust } from "../identity/trust.ts";
 import { ApiError } from "./api_error.ts";
-
-/** An authenticated caller. */
-export interface Identity {
-  name: string;
-  trust: Trust;
-}
 
 /** Hono variables the API sets. */
 export type ApiVariables = { identity: Identity };

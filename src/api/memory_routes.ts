@@ -7,7 +7,7 @@
  */
 
 import type { Context, Hono } from "hono";
-import { permits } from "../io/trust.ts";
+import { permits } from "../identity/trust.ts";
 import type { MemoryService } from "../memory/memory_service.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";

@@ -6,7 +6,7 @@
  */
 
 import type { Hono } from "hono";
-import { scheduleView, type TimerDevice } from "../io/devices/timer.ts";
+import { scheduleView, type TimerDevice } from "../devices/timer/timer.ts";
 import type { ApiVariables } from "./auth.ts";
 
 /**
@@ -15,7 +15,7 @@ import type { ApiVariables } from "./auth.ts";
  * @example
  * ```ts
  * import { type ApiOptions, createApi } from "./app.ts";
- * import type { TimerDevice } from "../io/devices/timer.ts";
+ * import type { TimerDevice } from "../devices/timer/timer.ts";
  *
  * declare const options: ApiOptions;
  * declare const timer: TimerDevice;

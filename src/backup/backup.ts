@@ -11,16 +11,8 @@
 import { backup as sqliteBackup, DatabaseSync } from "node:sqlite";
 import { join, resolve } from "node:path";
 import type { LoadedConfig } from "../config/load.ts";
-import {
-  BACKUP_FORMAT,
-  BACKUP_VERSION,
-  type BackupRoot,
-  backupRoots,
-  checksumLine,
-  CHECKSUMS,
-  MANIFEST,
-  skippedInData,
-} from "./backup_layout.ts";
+import { BACKUP_FORMAT, BACKUP_VERSION, checksumLine, CHECKSUMS, MANIFEST, skippedInData } from "./backup_layout.ts";
+import { type HomePart, homeParts } from "../config/parts.ts";
 import { MAX_MEMBER_BYTES, TAR_END, tarBlocks, type TarEntry } from "./tar.ts";
 import { sha256Hex } from "../text/sha256_hex.ts";
 
@@ -46,7 +38,7 @@ export interface BackupOptions {
 }
 
 interface Found {
-  root: BackupRoot;
+  root: HomePart;
   /** Archive path. */
   name: string;
   /** Path on disk. */
@@ -61,7 +53,7 @@ interface Found {
  * Files under `root`, folders first-come; other roots nested inside it (knowledge in the data dir) are left to them.
  * Archive names are the names read from the folders joined with `/`, so every name a file system allows comes back.
  */
-async function collect(root: BackupRoot, otherRoots: string[], skipped: string[]): Promise<Found[]> {
+async function collect(root: HomePart, otherRoots: string[], skipped: string[]): Promise<Found[]> {
   const found: Found[] = [];
   let info: Deno.FileInfo;
   try {
@@ -190,7 +182,7 @@ async function snapshot(file: Found, staging: string): Promise<Uint8Array> {
  */
 export async function createBackup(options: BackupOptions): Promise<BackupSummary> {
   const { loaded } = options;
-  const roots = backupRoots(loaded);
+  const roots = homeParts(loaded);
   const staging = join(loaded.config.daemon.data_dir, `.backup-${crypto.randomUUID().slice(0, 8)}`);
   const summary: BackupSummary = { files: 0, bytes: 0, perRoot: {}, skipped: [] };
   const listed: Found[] = [];

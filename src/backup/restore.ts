@@ -17,8 +17,6 @@ import {
   BACKUP_FORMAT,
   BACKUP_OWN,
   BACKUP_VERSION,
-  type BackupRoot,
-  backupRoots,
   CHECKSUMS,
   MANIFEST,
   parseChecksums,
@@ -27,6 +25,7 @@ import {
   type PartName,
   skippedInData,
 } from "./backup_layout.ts";
+import { type HomePart, homeParts } from "../config/parts.ts";
 import { ArchiveError, memberBytes, readTarMembers, type TarMember } from "./tar.ts";
 import { parseTrackerManifest, type SkippedEntry, TRACKER_MANIFEST_IN_DATA } from "../tracker/manifest.ts";
 
@@ -93,7 +92,7 @@ export async function restoreLimit(loaded: LoadedConfig): Promise<RestoreLimit> 
   if (configured !== null) {
     return { bytes: configured, why: `backup.max_restore_bytes: ${configured}; raise it to restore this archive` };
   }
-  const held = await heldBytes(backupRoots(loaded));
+  const held = await heldBytes(homeParts(loaded));
   return {
     bytes: Math.max(RESTORE_SIZE_FACTOR * held, RESTORE_FLOOR_BYTES),
     why: `backup.max_restore_bytes is not set: ${RESTORE_SIZE_FACTOR} × the ${held} bytes the parts hold now, and ` +
@@ -102,7 +101,7 @@ export async function restoreLimit(loaded: LoadedConfig): Promise<RestoreLimit> 
 }
 
 /** Bytes of the regular files in `roots` (each counted once, links not followed, backups and staging left out). */
-async function heldBytes(roots: BackupRoot[]): Promise<number> {
+async function heldBytes(roots: HomePart[]): Promise<number> {
   const paths = roots.map((root) => resolve(root.path));
   let total = 0;
   const walk = async (dir: string, top: boolean): Promise<void> => {
@@ -246,7 +245,7 @@ async function unpack(
   options: RestoreOptions,
   staging: string,
   limit: RestoreLimit,
-  roots: BackupRoot[],
+  roots: HomePart[],
 ): Promise<Unpacked> {
   const { label } = options;
   let manifest: Unpacked["manifest"] | undefined;
@@ -362,7 +361,7 @@ function checkUnique(member: TarMember, part: PartName, files: Set<string>, dirs
 }
 
 /** A member of a folder part must not land on another part that lives inside that folder here. */
-function checkLanding(member: TarMember, part: PartName, roots: BackupRoot[], label: string): void {
+function checkLanding(member: TarMember, part: PartName, roots: HomePart[], label: string): void {
   const root = roots.find((candidate) => candidate.name === part);
   if (!root || root.kind === "file" || member.path === part) return;
   const target = resolve(root.path, member.path.slice(part.length + 1));
@@ -485,7 +484,7 @@ function checkTrackerManifest(unpacked: Unpacked, staging: string, label: string
  * What is in each part's place here must be of the part's kind; a file part whose folder is missing needs the right
  * to make it (restore's rights name the file, not its folder).
  */
-async function checkHere(roots: BackupRoot[]): Promise<void> {
+async function checkHere(roots: HomePart[]): Promise<void> {
   for (const root of roots) {
     const info = await Deno.stat(root.path).catch(() => undefined);
     if (info && root.kind === "dir" && !info.isDirectory) {
@@ -524,7 +523,7 @@ async function checkHere(roots: BackupRoot[]): Promise<void> {
 export async function restoreBackup(options: RestoreOptions): Promise<RestoreSummary> {
   const { loaded, label } = options;
   const dataDir = loaded.config.daemon.data_dir;
-  const roots = backupRoots(loaded);
+  const roots = homeParts(loaded);
   // Rights for every part first, so a missing one stops the restore before anything is read or moved.
   for (const root of roots) {
     if (Deno.permissions.querySync({ name: "write", path: root.path }).state !== "granted") {
@@ -549,7 +548,7 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
       throw error;
     }
     const skipped: string[] = [];
-    const applied: BackupRoot[] = [];
+    const applied: HomePart[] = [];
     for (const root of roots) {
       if (unpacked.manifest.roots.includes(root.name)) applied.push(root);
     }
@@ -571,8 +570,8 @@ export async function restoreBackup(options: RestoreOptions): Promise<RestoreSum
  * so. What is there now goes to `previous`.
  */
 async function apply(
-  applied: BackupRoot[],
-  roots: BackupRoot[],
+  applied: HomePart[],
+  roots: HomePart[],
   unpacked: Unpacked,
   staging: string,
   previous: string,

@@ -15,7 +15,7 @@ import { ConfigError } from "./config_error.ts";
 import { type EnvReader, expandTree } from "./expand.ts";
 import { isLoopback } from "./listen_addr.ts";
 import { type Config, configSchema } from "./schema.ts";
-import { builtinAdapter } from "../agent/provider/builtin_adapters.ts";
+import { builtinAdapter } from "./builtin_adapters.ts";
 
 /** Where the config came from. */
 export type ConfigOrigin = "--config" | "$HOMED_CONFIG" | "default file" | "embedded defaults";

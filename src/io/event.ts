@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Trust } from "./trust.ts";
+import type { Trust } from "../identity/trust.ts";
 
 /** One input, from any device. Only `message` events start a turn. */
 export interface InputEvent {

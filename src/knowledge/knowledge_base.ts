@@ -11,8 +11,8 @@ import type { Clock } from "../clock.ts";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import { checkContained, LinkError, readContainedText } from "../fs/contained.ts";
 import { oneLine, withoutControl } from "../text/untrusted.ts";
-import type { VectorStore } from "../memory/vector/store.ts";
-import { tokenize } from "../memory/vector/tokenizer.ts";
+import type { VectorStore } from "../search/store.ts";
+import { tokenize } from "../search/tokenizer.ts";
 import { parseSections, type Section } from "./sections.ts";
 import { topicProblem } from "./topic_name.ts";
 import { compareText } from "../text/compare_text.ts";
@@ -108,7 +108,7 @@ export class KnowledgeBase {
    * import { join } from "node:path";
    * import { systemClock } from "../clock.ts";
    * import { log } from "../log/logging.ts";
-   * import { VectorStore } from "../memory/vector/store.ts";
+   * import { VectorStore } from "../search/store.ts";
    *
    * const dataDir = "/var/lib/homed"; // daemon.data_dir
    * const store = await VectorStore.open(join(dataDir, "vector", "knowledge"));

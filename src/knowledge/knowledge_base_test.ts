@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
-import { VectorStore } from "../memory/vector/store.ts";
+import { VectorStore } from "../search/store.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { waitFor } from "../../tests/support/wait.ts";

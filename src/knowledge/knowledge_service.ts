@@ -8,7 +8,7 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import { checkContained } from "../fs/contained.ts";
-import { VectorStore } from "../memory/vector/store.ts";
+import { VectorStore } from "../search/store.ts";
 import type { JobSpec, Service } from "../service/service.ts";
 import { KnowledgeBase } from "./knowledge_base.ts";
 

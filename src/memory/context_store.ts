@@ -7,7 +7,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { ContextEntry } from "../agent/core/context.ts";
+import type { ContextEntry } from "../context/context_window.ts";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import { LinkError, readContainedText } from "../fs/contained.ts";
 import { dirname } from "node:path";
@@ -50,7 +50,7 @@ export class ContextStore {
    * @example
    * ```ts
    * import { join } from "node:path";
-   * import { ContextWindow } from "../agent/core/context.ts";
+   * import { ContextWindow } from "../context/context_window.ts";
    * import { log } from "../log/logging.ts";
    *
    * const dataDir = "/var/lib/homed"; // daemon.data_dir

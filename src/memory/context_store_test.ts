@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
-import { ContextWindow } from "../agent/core/context.ts";
+import { ContextWindow } from "../context/context_window.ts";
 import { contextProblem, ContextStore } from "./context_store.ts";
 
 Deno.test("the context is saved and restored with its provenance; an unusable file is set aside", async () => {

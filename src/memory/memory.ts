@@ -15,10 +15,10 @@
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { DatabaseSync } from "node:sqlite";
-import { similarities } from "./vector/relevance.ts";
-import type { Provider } from "../agent/provider/provider.ts";
+import { similarities } from "../search/relevance.ts";
+import type { Provider } from "../provider/provider.ts";
 import type { Clock } from "../clock.ts";
-import { permits, type Trust } from "../io/trust.ts";
+import { permits, type Trust } from "../identity/trust.ts";
 import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
 import { DOCUMENT_SCORING, type DocumentDraft, DocumentStore } from "./document/document_store.ts";
 import { saidBefore, sessionOf } from "./recall/conversation.ts";
@@ -28,8 +28,8 @@ import { EntityIndex } from "./graph/entity_index.ts";
 import { GraphStore } from "./graph/graph_store.ts";
 import { Distiller } from "./pipeline/distiller.ts";
 import { type MemoryEntry, TextMemory } from "./text/text_memory.ts";
-import type { ScoringOptions } from "./vector/inverted_index.ts";
-import { VectorStore } from "./vector/store.ts";
+import type { ScoringOptions } from "../search/inverted_index.ts";
+import { VectorStore } from "../search/store.ts";
 
 /** One recalled item. */
 export interface RecallItem {

@@ -13,8 +13,8 @@
 
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
-import type { ContextEntry, ContextWindow } from "../agent/core/context.ts";
-import type { Provider } from "../agent/provider/provider.ts";
+import type { ContextEntry, ContextWindow } from "../context/context_window.ts";
+import type { Provider } from "../provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import type { HistoryEntry, PromptContributor, PromptInput, PromptSection, TurnRecord } from "../prompt/contributor.ts";
 import type { JobSpec, Service } from "../service/service.ts";
@@ -73,7 +73,7 @@ export class MemoryService implements Service, PromptContributor {
    * @example
    * ```ts
    * import { join } from "node:path";
-   * import { ContextWindow } from "../agent/core/context.ts";
+   * import { ContextWindow } from "../context/context_window.ts";
    * import { systemClock } from "../clock.ts";
    * import { log } from "../log/logging.ts";
    * import { ServiceHost } from "../service/service_host.ts";

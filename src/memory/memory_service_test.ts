@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
-import { ContextWindow } from "../agent/core/context.ts";
+import { ContextWindow } from "../context/context_window.ts";
 import { REFERENCE_CLOSE, REFERENCE_OPEN, withReference } from "../agent/core/prompt.ts";
 import { summarize } from "./document/document_store.ts";
 import { MemoryService } from "./memory_service.ts";

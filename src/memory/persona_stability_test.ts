@@ -6,7 +6,7 @@ import { fakeLlmProvider } from "../../tests/support/fake_llm_provider.ts";
 import { RecordingDevice } from "../../tests/support/recording_device.ts";
 import { ScriptedProvider } from "../../tests/support/scripted_provider.ts";
 import { Agent } from "../agent/core/agent.ts";
-import { ContextWindow } from "../agent/core/context.ts";
+import { ContextWindow } from "../context/context_window.ts";
 import { DEFAULT_PERSONA_TEXT, personaNames } from "../agent/personal.ts";
 import { IOManager } from "../io/io_manager.ts";
 import { RouteTable } from "../io/route_table.ts";

@@ -20,7 +20,7 @@ import { runExec } from "./exec_tool.ts";
 import type { Device, DeviceContext } from "../io/device.ts";
 import { Capability, type OutputEvent } from "../io/event.ts";
 import { type Manifest, ManifestError, readManifest } from "./manifest.ts";
-import { PluginDevice, pluginDeviceName } from "./plugin_device.ts";
+import { PluginDevice, pluginDeviceName } from "../devices/plugin/plugin_device.ts";
 import { DEFAULT_LIMITS, discoverSkills, type SkillRoot } from "./discovery.ts";
 import { type GateContext, gateSkill } from "./gating.ts";
 import type { Skill } from "./skill.ts";

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { Trust } from "../io/trust.ts";
+import type { Trust } from "../identity/trust.ts";
 
 /** One labelled block. */
 export interface PromptSection {

@@ -6,7 +6,7 @@
  */
 
 import { type Clock, systemClock } from "../clock.ts";
-import { describeRule, permits } from "../io/trust.ts";
+import { describeRule, permits } from "../identity/trust.ts";
 import { compileSchema, type SchemaCheck, type SchemaViolation } from "./json_schema.ts";
 import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
 import { compareText } from "../text/compare_text.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { ToolAllow, Trust } from "../io/trust.ts";
+import type { ToolAllow, Trust } from "../identity/trust.ts";
 
 /** A JSON Schema object, as sent to the LLM. */
 export type JsonSchema = Record<string, unknown>;

@@ -7,7 +7,7 @@
  */
 
 import { join } from "node:path";
-import { backupRoots } from "../backup/backup_layout.ts";
+import { homeParts } from "../config/parts.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { log } from "../log/logging.ts";
 import { Tracker } from "./tracker.ts";
@@ -26,7 +26,7 @@ import { Tracker } from "./tracker.ts";
 export function trackerFor(loaded: LoadedConfig, now: () => number): Tracker {
   const overlay = loaded.config.tracker.overlay;
   return new Tracker({
-    roots: backupRoots(loaded).filter((root) => root.name !== "data"),
+    roots: homeParts(loaded).filter((root) => root.name !== "data"),
     stateDir: join(loaded.config.daemon.data_dir, "tracker"),
     mounts: overlay ? [{ mountPoint: overlay.mount, upper: overlay.upper, lowers: overlay.lower }] : [],
     now,

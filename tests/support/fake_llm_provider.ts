@@ -1,6 +1,6 @@
 import { getLogger } from "@logtape/logtape";
 import type { Clock } from "../../src/clock.ts";
-import { OpenAIProvider } from "../../src/agent/provider/openai_provider.ts";
+import { OpenAIProvider } from "../../src/provider/openai_provider.ts";
 
 /**
  * The real OpenAI-compatible provider pointed at a {@link FakeLlm} on loopback, deterministic (temperature 0, no

@@ -6,7 +6,7 @@
 
 import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../src/io/device.ts";
 import { Capability, type InputEvent, type OutputEvent } from "../../src/io/event.ts";
-import type { Trust } from "../../src/io/trust.ts";
+import type { Trust } from "../../src/identity/trust.ts";
 import type { ToolContext, ToolSpec } from "../../src/tools/tool.ts";
 
 /** Options of {@link RecordingDevice}. */

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ProviderError } from "../../src/agent/provider/provider_error.ts";
+ * import { ProviderError } from "../../src/provider/provider_error.ts";
  * import { FakeClock } from "./fake_clock.ts";
  * import { FakeLlm } from "./fake_llm.ts";
  * import { fakeLlmProvider } from "./fake_llm_provider.ts";

@@ -12,7 +12,7 @@ import {
   emptyUsageTotals,
   type Provider,
   type UsageTotals,
-} from "../../src/agent/provider/provider.ts";
+} from "../../src/provider/provider.ts";
 import { checkRequest, type FakeExpectations } from "./fake_llm.ts";
 
 /** A scripted answer: a response, an error to throw, a function of the request, or `"hang"` (never answers). */

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { Trust } from "../../src/io/trust.ts";
+import type { Trust } from "../../src/identity/trust.ts";
 import type { ToolContext } from "../../src/tools/tool.ts";
 
 /**

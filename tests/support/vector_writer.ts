@@ -5,7 +5,7 @@
  * Usage: deno run --allow-read=DIR --allow-write=DIR tests/support/vector_writer.ts DIR START
  */
 
-import { VectorStore } from "../../src/memory/vector/store.ts";
+import { VectorStore } from "../../src/search/store.ts";
 
 /** The text of document `n`, the same in the writer and the checker. */
 export function writerText(n: number): string {

@@ -11,7 +11,7 @@ import type { Clock } from "../../clock.ts";
 import type { TurnResult } from "../../io/device.ts";
 import type { InputEvent, OutputType } from "../../io/event.ts";
 import type { IOManager } from "../../io/io_manager.ts";
-import type { Trust } from "../../io/trust.ts";
+import type { Trust } from "../../identity/trust.ts";
 import type {
   HistoryEntry,
   PromptContributor,
@@ -23,12 +23,12 @@ import type { Service } from "../../service/service.ts";
 import type { ToolRegistry } from "../../tools/registry.ts";
 import type { ToolContext } from "../../tools/tool.ts";
 import type { Persona } from "../personal.ts";
-import type { ChatMessage, Provider, ToolCall } from "../provider/provider.ts";
-import { ProviderError } from "../provider/provider_error.ts";
-import { type ContextEntry, type ContextWindow, SHRINK_TO } from "./context.ts";
+import type { ChatMessage, Provider, ToolCall } from "../../provider/provider.ts";
+import { ProviderError } from "../../provider/provider_error.ts";
+import { type ContextEntry, type ContextWindow, SHRINK_TO } from "../../context/context_window.ts";
 import { EventLog } from "./event_log.ts";
 import { buildSystemPrompt, lowestTrustSeen, tagMessage, withReference } from "./prompt.ts";
-import { cutToTokens, messagesTokens, messageTokens } from "./tokens.ts";
+import { cutToTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
 
 /** Options of {@link Agent}. */
@@ -104,8 +104,8 @@ export class Agent implements Service {
    * import { log } from "../../log/logging.ts";
    * import { ToolRegistry } from "../../tools/registry.ts";
    * import { loadPersona } from "../personal.ts";
-   * import type { Provider } from "../provider/provider.ts";
-   * import { ContextWindow } from "./context.ts";
+   * import type { Provider } from "../../provider/provider.ts";
+   * import { ContextWindow } from "../../context/context_window.ts";
    *
    * declare const io: IOManager;
    * declare const provider: Provider;

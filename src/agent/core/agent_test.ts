@@ -11,10 +11,10 @@ import { outputTools } from "../../io/output_tools.ts";
 import { RouteTable } from "../../io/route_table.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import type { Persona } from "../personal.ts";
-import { ProviderError } from "../provider/provider_error.ts";
+import { ProviderError } from "../../provider/provider_error.ts";
 import type { HistoryEntry, PromptContributor, TurnRecord } from "../../prompt/contributor.ts";
 import { Agent, type TurnToolContext } from "./agent.ts";
-import { ContextWindow } from "./context.ts";
+import { ContextWindow } from "../../context/context_window.ts";
 import { REFERENCE_CLOSE, REFERENCE_OPEN } from "./prompt.ts";
 
 const PERSONA: Persona = Object.freeze({ text: "# Test persona\n", source: "test", sha256: "x" });

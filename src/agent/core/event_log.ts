@@ -7,7 +7,7 @@
  */
 
 import type { InputEvent } from "../../io/event.ts";
-import type { Trust } from "../../io/trust.ts";
+import type { Trust } from "../../identity/trust.ts";
 import type { SaidItem } from "../../prompt/contributor.ts";
 
 /** One coalesced row. */

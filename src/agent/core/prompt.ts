@@ -5,7 +5,7 @@
  * @module
  */
 
-import { lowerTrust, type Trust } from "../../io/trust.ts";
+import { lowerTrust, type Trust } from "../../identity/trust.ts";
 import type { PromptSection, SaidItem } from "../../prompt/contributor.ts";
 import { escapeMarkers, oneLine, untrustedLine } from "../../text/untrusted.ts";
 

@@ -6,7 +6,7 @@
  */
 
 import type { Clock } from "../../clock.ts";
-import { ProviderError } from "../provider/provider_error.ts";
+import { ProviderError } from "../../provider/provider_error.ts";
 
 /** The LLM time budget of one turn. */
 export class TurnDeadline {
@@ -19,7 +19,7 @@ export class TurnDeadline {
    * @example
    * ```ts
    * import { systemClock } from "../../clock.ts";
-   * import type { Provider } from "../provider/provider.ts";
+   * import type { Provider } from "../../provider/provider.ts";
    *
    * declare const provider: Provider;
    *

@@ -9,10 +9,10 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import type { Clock } from "../../clock.ts";
-import type { Trust } from "../../io/trust.ts";
+import type { Trust } from "../../identity/trust.ts";
 import { readMeta, writeMeta } from "../database.ts";
-import { DEFAULT_SCORING, type DocMeta, type Hit, type ScoringOptions } from "../vector/inverted_index.ts";
-import type { VectorStore } from "../vector/store.ts";
+import { DEFAULT_SCORING, type DocMeta, type Hit, type ScoringOptions } from "../../search/inverted_index.ts";
+import type { VectorStore } from "../../search/store.ts";
 import { prepared } from "../../sqlite/prepared.ts";
 
 /** One document. */
@@ -60,7 +60,7 @@ export const DOCUMENT_SCORING: ScoringOptions = { ...DEFAULT_SCORING, slope: 0.5
  *
  * @example
  * ```ts
- * import type { VectorStore } from "../vector/store.ts";
+ * import type { VectorStore } from "../../search/store.ts";
  *
  * declare const store: VectorStore;
  * store.search("when do the bins go out", {
@@ -151,7 +151,7 @@ export class DocumentStore {
    * import { join } from "node:path";
    * import { systemClock } from "../../clock.ts";
    * import { openMemoryDb } from "../database.ts";
-   * import { VectorStore } from "../vector/store.ts";
+   * import { VectorStore } from "../../search/store.ts";
    *
    * const dir = "/var/lib/homed/memory";
    * const index = await VectorStore.open(join(dir, "documents-index"), { scoring: DOCUMENT_SCORING });

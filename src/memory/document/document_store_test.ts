@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { systemClock } from "../../clock.ts";
 import { openMemoryDb } from "../database.ts";
-import { VectorStore } from "../vector/store.ts";
+import { VectorStore } from "../../search/store.ts";
 import { DocumentStore, SESSION_WEIGHT } from "./document_store.ts";
 
 Deno.test("documents the index lost (killed before its write, or set aside) are indexed again at open", async () => {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { VectorStore } from "../vector/store.ts";
+import type { VectorStore } from "../../search/store.ts";
 import type { Fact, GraphStore } from "./graph_store.ts";
 
 /** A fact found for a query, scored by how well its entity matched. */
@@ -29,7 +29,7 @@ export class EntityIndex {
    * ```ts
    * import { join } from "node:path";
    * import { openMemoryDb } from "../database.ts";
-   * import { VectorStore } from "../vector/store.ts";
+   * import { VectorStore } from "../../search/store.ts";
    * import { GraphStore } from "./graph_store.ts";
    *
    * const dir = "/var/lib/homed/memory";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { openMemoryDb } from "../database.ts";
-import { VectorStore } from "../vector/store.ts";
+import { VectorStore } from "../../search/store.ts";
 import { EntityIndex } from "./entity_index.ts";
 import { GraphStore } from "./graph_store.ts";
 

@@ -8,7 +8,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { Provider } from "../../agent/provider/provider.ts";
+import type { Provider } from "../../provider/provider.ts";
 import type { MemoryEntry } from "../text/text_memory.ts";
 import { type ProposedFact, ruleFacts } from "./rules.ts";
 

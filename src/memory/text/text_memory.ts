@@ -9,7 +9,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import { atomicWriteText } from "../../fs/atomic_write.ts";
-import type { Trust } from "../../io/trust.ts";
+import type { Trust } from "../../identity/trust.ts";
 
 /** One candidate, as the memory facade's `observe` takes it. */
 export interface MemoryEntry {

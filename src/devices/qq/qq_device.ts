@@ -1,0 +1,564 @@
+/**
+ * QQ through OneBot V11, as one Device (`qq`). Implementations connect to it (reverse WebSocket, on the daemon's
+ * listener) or it dials them (forward WebSocket); either way each socket becomes a {@link OneBotConnection} filed
+ * under its bot's QQ number and role. Messages from the owner, listed users and listed groups become InputEvents with
+ * the sender's trust level; everyone else is ignored and logged (at most 10 lines per 10 s, then one with the count).
+ * Replies go out as segment arrays (so nothing a user wrote can become a CQ code), split at `onebot.split_at`, at most
+ * one per `onebot.min_send_interval` per conversation; while no connection is up they wait in a bounded queue and go
+ * out, in order and once, on reconnect.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { Clock } from "../../clock.ts";
+import type { Device, DeviceContext } from "../../io/device.ts";
+import { Capability, type OutputEvent } from "../../io/event.ts";
+import type { Trust } from "../../identity/trust.ts";
+import { LogLimiter } from "../../log/rate_limit.ts";
+import type { ToolSpec } from "../../tools/tool.ts";
+import { ActionError, OneBotConnection, type OneBotSocket, type Role } from "./connection.ts";
+import { normalizeMessage, readSegments, type Segment, textSegment } from "./segments.ts";
+
+/** The `onebot.*` settings the device uses. */
+export interface QqSettings {
+  owner: string;
+  allowUsers: readonly string[];
+  allowGroups: readonly string[];
+  approveFriends: readonly string[];
+  groupPrefix: string;
+  actionTimeoutMs: number;
+  splitAt: number;
+  minSendIntervalMs: number;
+  queueLimit: number;
+  maxFrameBytes: number;
+}
+
+/** Options of {@link QqDevice}. */
+export interface QqDeviceOptions {
+  settings: QqSettings;
+  clock: Clock;
+  logger: Logger;
+}
+
+interface Bot {
+  selfId: string;
+  connections: Map<Role, OneBotConnection>;
+  /** From `get_login_info` and `get_version_info` when the bot connected (best effort). */
+  info: Record<string, unknown>;
+}
+
+interface Conversation {
+  kind: "private" | "group";
+  id: string;
+}
+
+/** What homed remembers of an input it turned into an event, to reply to it. */
+interface Origin {
+  selfId: string;
+  conversation: Conversation;
+  messageId: string | undefined;
+  userId: string;
+}
+
+interface Queued {
+  event: OutputEvent;
+  conversation: Conversation;
+  selfId: string | undefined;
+}
+
+const REMEMBERED = 1_000;
+
+/**
+ * Splits text into pieces of at most `size` characters, preferring paragraph, then line, then sentence breaks.
+ *
+ * @example
+ * ```ts
+ * splitText("a\n\nb", 2); // ["a", "b"]
+ * ```
+ */
+export function splitText(text: string, size: number): string[] {
+  const pieces: string[] = [];
+  let rest = text.trim();
+  while (rest.length > size) {
+    const window = rest.slice(0, size);
+    let cut = Math.max(window.lastIndexOf("\n\n"), window.lastIndexOf("\n"));
+    if (cut < size / 2) {
+      cut = Math.max(
+        cut,
+        ...["。", "！", "？", ". ", "! ", "? "].map((m) => window.lastIndexOf(m) + m.length),
+      );
+    }
+    if (cut < size / 2) cut = size;
+    pieces.push(rest.slice(0, cut).trim());
+    rest = rest.slice(cut).trim();
+  }
+  if (rest) pieces.push(rest);
+  return pieces;
+}
+
+/**
+ * Parses a `qq:private:<id>` / `qq:group:<id>` channel; `undefined` for anything else.
+ *
+ * @example
+ * ```ts
+ * conversationOf("qq:group:123456"); // { kind: "group", id: "123456" }
+ * ```
+ */
+export function conversationOf(channel: string): Conversation | undefined {
+  const match = /^qq:(private|group):(\d{5,12})$/.exec(channel);
+  return match ? { kind: match[1] as Conversation["kind"], id: match[2]! } : undefined;
+}
+
+/** The `qq` channel. */
+export class QqDevice implements Device {
+  readonly name = "qq";
+  /** People send several short lines in a row: a burst waiting together is answered in one turn. */
+  readonly coalesces = true;
+  readonly type = "onebot";
+  readonly description =
+    "QQ via OneBot V11: qq:private:<QQ number> for a person, qq:group:<group number> for a group; text, images, voice and files";
+  #options: QqDeviceOptions;
+  #context: DeviceContext | undefined;
+  #bots = new Map<string, Bot>();
+  #origins = new Map<string, Origin>();
+  #sentIds = new Set<string>();
+  #queue: Queued[] = [];
+  #lastSent = new Map<string, number>();
+  #counts = { inputs: 0, ignored: 0, sent: 0, failed: 0, queuedTotal: 0 };
+  /** Lines a peer can cause at will (ignored messages, dropped frames): at most 10 of a kind per 10 s, then a count. */
+  #limiter: LogLimiter;
+
+  /**
+   * @example
+   * ```ts
+   * import { systemClock } from "../../clock.ts";
+   * import { log } from "../../log/logging.ts";
+   *
+   * const qq = new QqDevice({
+   *   settings: {
+   *     owner: "10001",
+   *     allowUsers: [],
+   *     allowGroups: ["123456"],
+   *     approveFriends: [],
+   *     groupPrefix: "",
+   *     actionTimeoutMs: 30_000,
+   *     splitAt: 1_500,
+   *     minSendIntervalMs: 1_000,
+   *     queueLimit: 100,
+   *     maxFrameBytes: 1_048_576,
+   *   },
+   *   clock: systemClock,
+   *   logger: log("qq"),
+   * });
+   * ```
+   */
+  constructor(options: QqDeviceOptions) {
+    this.#options = options;
+    this.#limiter = new LogLimiter({ clock: options.clock });
+  }
+
+  /** `onebot.max_frame_bytes`: the forward client refuses a larger frame at its header. */
+  get maxFrameBytes(): number {
+    return this.#options.settings.maxFrameBytes;
+  }
+
+  get #log(): Logger {
+    return this.#options.logger;
+  }
+
+  tools(): ToolSpec[] {
+    return [{
+      name: "qq_status",
+      description:
+        "Which QQ accounts are connected (self ids, roles, last heartbeat, whether QQ is online) and how many replies wait for a connection.",
+      parameters: { type: "object", properties: {}, additionalProperties: false },
+      allow: "anyone",
+    }, {
+      name: "qq_delete_message",
+      description: "Recall (delete) a QQ message the butler sent, by its message_id.",
+      parameters: {
+        type: "object",
+        properties: { message_id: { type: "string", pattern: "^-?\\d{1,12}$" } },
+        required: ["message_id"],
+        additionalProperties: false,
+      },
+      allow: "household",
+    }];
+  }
+
+  async execute(name: string, args: Record<string, unknown>): Promise<unknown> {
+    if (name === "qq_status") return this.status();
+    if (name === "qq_delete_message") {
+      const id = String(args.message_id);
+      if (!this.#sentIds.has(id)) throw new Error(`message ${id} is not one the butler sent (recently)`);
+      const connection = this.#actions(undefined);
+      if (!connection) throw new Error("no QQ connection is up");
+      await connection.call("delete_msg", { message_id: Number(id) });
+      return `Recalled message ${id}`;
+    }
+    throw new Error(`The qq device has no tool ${JSON.stringify(name)}`);
+  }
+
+  start(context: DeviceContext): Promise<void> {
+    this.#context = context;
+    return Promise.resolve();
+  }
+
+  stop(): Promise<void> {
+    for (const bot of this.#bots.values()) {
+      for (const connection of bot.connections.values()) connection.close(1001, "homed stopping");
+    }
+    this.#bots.clear();
+    this.#limiter.flush();
+    if (this.#queue.length) {
+      this.#log.warning("{count} QQ replies were never sent (no connection)", { count: this.#queue.length });
+    }
+    this.#context = undefined;
+    return Promise.resolve();
+  }
+
+  outputCapabilities(): number {
+    return Capability.Text | Capability.Image | Capability.Audio | Capability.File;
+  }
+
+  /** Closes connections that went quiet (3× their heartbeat interval); their implementations redial. */
+  heartbeat(): void {
+    const now = this.#options.clock.now();
+    for (const bot of this.#bots.values()) {
+      for (const connection of bot.connections.values()) connection.closeIfStale(now);
+    }
+  }
+
+  status(): Record<string, unknown> {
+    return {
+      bots: [...this.#bots.values()].map((bot) => ({
+        self_id: bot.selfId,
+        nickname: bot.info.nickname ?? null,
+        app: bot.info.app_name ? `${bot.info.app_name} ${bot.info.app_version ?? ""}`.trim() : null,
+        connections: [...bot.connections.values()].map((connection) => connection.status()),
+      })),
+      queued_replies: this.#queue.length,
+      inputs: this.#counts.inputs,
+      ignored: this.#counts.ignored,
+      sent: this.#counts.sent,
+      failed: this.#counts.failed,
+    };
+  }
+
+  /**
+   * Files a new socket under its bot. A socket with the same QQ number and role replaces the old one, which is
+   * closed; replies waiting for a connection go out once the bot can take actions.
+   */
+  attach(socket: OneBotSocket, selfId: string, role: Role): OneBotConnection {
+    const { settings, clock } = this.#options;
+    const bot = this.#bots.get(selfId) ?? { selfId, connections: new Map(), info: {} };
+    this.#bots.set(selfId, bot);
+    const connection = new OneBotConnection({
+      socket,
+      selfId,
+      role,
+      clock,
+      logger: this.#log,
+      actionTimeoutMs: settings.actionTimeoutMs,
+      maxFrameBytes: settings.maxFrameBytes,
+      limiter: this.#limiter,
+      onEvent: (event, from) => this.#onEvent(event, from),
+      onClose: (closed) => {
+        if (bot.connections.get(closed.role) === closed) bot.connections.delete(closed.role);
+        if (bot.connections.size === 0 && this.#bots.get(selfId) === bot) this.#bots.delete(selfId);
+        this.#log.info("QQ {selfId} ({role}) disconnected", { selfId, role: closed.role });
+      },
+    });
+    const stale = bot.connections.get(role);
+    bot.connections.set(role, connection);
+    if (stale) stale.close(1000, "replaced by a new connection");
+    const open = () => {
+      this.#log.info("QQ {selfId} connected ({role})", { selfId, role });
+      if (role === "event") return;
+      void this.#flush();
+      void this.#learn(bot, connection);
+    };
+    if (socket.readyState === WebSocket.OPEN) open();
+    else socket.addEventListener("open", open, { once: true });
+    return connection;
+  }
+
+  /** Asks a newly connected bot who it is and what runs it, for status; a failure is only logged. */
+  async #learn(bot: Bot, connection: OneBotConnection): Promise<void> {
+    for (const action of ["get_login_info", "get_version_info"]) {
+      try {
+        const data = await connection.call(action, {});
+        if (data && typeof data === "object") Object.assign(bot.info, data);
+      } catch (error) {
+        this.#log.info("QQ {selfId}: {action} failed: {error}", {
+          selfId: bot.selfId,
+          action,
+          error: (error as Error).message,
+        });
+      }
+    }
+  }
+
+  /** The connection that carries actions for `selfId` (or any bot when none is named). */
+  #actions(selfId: string | undefined): OneBotConnection | undefined {
+    const bots = selfId && this.#bots.has(selfId) ? [this.#bots.get(selfId)!] : [...this.#bots.values()];
+    for (const bot of bots) {
+      for (const role of ["universal", "api"] as const) {
+        const connection = bot.connections.get(role);
+        if (connection?.open) return connection;
+      }
+    }
+    return undefined;
+  }
+
+  #trustOf(userId: string, conversation: Conversation): Trust | undefined {
+    const { owner, allowUsers, allowGroups } = this.#options.settings;
+    if (conversation.kind === "group" && !allowGroups.includes(conversation.id)) return undefined;
+    if (owner !== "" && userId === owner) return "owner";
+    if (allowUsers.includes(userId)) return "household";
+    return conversation.kind === "group" ? "guest" : undefined;
+  }
+
+  #onEvent(event: Record<string, unknown>, from: OneBotConnection): void {
+    const context = this.#context;
+    if (!context) return;
+    const selfId = event.self_id === undefined ? from.selfId : String(event.self_id);
+    switch (event.post_type) {
+      case "message":
+        return this.#onMessage(event, selfId, context);
+      case "notice":
+        return this.#onNotice(event, selfId, context);
+      case "request":
+        return this.#onRequest(event, selfId, context, from);
+      default:
+        return; // meta events (lifecycle, heartbeat) are the connection's; message_sent and unknown types ignored
+    }
+  }
+
+  #onMessage(event: Record<string, unknown>, selfId: string, context: DeviceContext): void {
+    const userId = event.user_id === undefined ? "" : String(event.user_id);
+    if (userId === "" || userId === selfId) return; // the bot's own messages
+    const kind = event.message_type;
+    if (kind !== "private" && kind !== "group") return this.#malformed(`a message of type ${JSON.stringify(kind)}`);
+    const conversation: Conversation = { kind, id: kind === "group" ? String(event.group_id) : userId };
+    const trust = this.#trustOf(userId, conversation);
+    if (!trust) {
+      this.#counts.ignored++;
+      const summary = (count: number, seconds: number) =>
+        this.#log.info("Ignored {count} more QQ messages like this in the last {seconds} s", { count, seconds });
+      if (!this.#limiter.allow("ignored", summary)) return;
+      this.#log.info("Ignored a QQ {kind} message from {userId}{where}: not the owner, a listed user or group", {
+        kind,
+        userId,
+        where: kind === "group" ? ` in group ${conversation.id}` : "",
+      });
+      return;
+    }
+    const segments = normalizeMessage(event.message);
+    if (!segments) return this.#malformed("a message whose `message` is neither a CQ string nor segments");
+    const read = readSegments(segments, selfId);
+    let text = read.text;
+    if (kind === "group") {
+      const prefix = this.#options.settings.groupPrefix;
+      const mentioned = read.mentions.includes(selfId);
+      const repliedTo = read.replyTo !== undefined && this.#sentIds.has(read.replyTo);
+      const prefixed = prefix !== "" && text.startsWith(prefix);
+      if (!mentioned && !repliedTo && !prefixed) return; // group chatter not addressed to the butler
+      if (prefixed) text = text.slice(prefix.length).trim();
+    }
+    if (text === "" && read.attachments.length === 0) return;
+    const sender = event.sender as Record<string, unknown> | undefined;
+    const display = [sender?.card, sender?.nickname].find((name) => typeof name === "string" && name !== "") as
+      | string
+      | undefined;
+    const messageId = event.message_id === undefined ? undefined : String(event.message_id);
+    const input = context.emit({
+      source: `qq:${kind}:${conversation.id}`,
+      sender: userId,
+      trust,
+      type: "message",
+      payload: {
+        text: text === "" ? "(sent an attachment)" : text,
+        ...(display ? { display } : {}),
+        ...(read.attachments.length ? { attachments: read.attachments } : {}),
+        ...(messageId ? { message_id: messageId } : {}),
+      },
+    });
+    this.#counts.inputs++;
+    this.#remember(input.id, { selfId, conversation, messageId, userId });
+  }
+
+  #onNotice(event: Record<string, unknown>, selfId: string, context: DeviceContext): void {
+    const group = event.group_id === undefined ? undefined : String(event.group_id);
+    const user = event.user_id === undefined ? undefined : String(event.user_id);
+    const known = group ? this.#options.settings.allowGroups.includes(group) : user !== undefined &&
+      (user === this.#options.settings.owner || this.#options.settings.allowUsers.includes(user));
+    if (!known) return;
+    const { post_type: _post, time: _time, self_id: _self, ...payload } = event;
+    context.emit({
+      source: group ? `qq:group:${group}` : `qq:private:${user}`,
+      sender: user ?? selfId,
+      trust: "guest",
+      type: `qq.notice.${String(event.notice_type)}`,
+      payload,
+    });
+  }
+
+  #onRequest(event: Record<string, unknown>, selfId: string, context: DeviceContext, from: OneBotConnection): void {
+    const user = String(event.user_id);
+    if (event.request_type === "friend" && this.#options.settings.approveFriends.includes(user)) {
+      this.#actions(selfId)?.call("set_friend_add_request", { flag: event.flag, approve: true }).then(
+        () => this.#log.info("Approved the QQ friend request of {user} (onebot.approve_friends)", { user }),
+        (error) =>
+          this.#log.warning("Approving the friend request of {user} failed: {error}", { user, error: error.message }),
+      );
+      return;
+    }
+    // Left for the owner: recorded, shown to the butler as a device event.
+    context.emit({
+      source: `qq:private:${user}`,
+      sender: user,
+      trust: "guest",
+      type: `qq.request.${String(event.request_type)}`,
+      payload: { user_id: user, comment: event.comment ?? "", group_id: event.group_id ?? null, via: from.selfId },
+    });
+  }
+
+  #malformed(what: string): void {
+    const summary = (count: number, seconds: number) =>
+      this.#log.warning("Dropped {count} more QQ events like this in the last {seconds} s", { count, seconds });
+    if (this.#limiter.allow("malformed", summary)) this.#log.warning("Dropped a QQ event: {what}", { what });
+  }
+
+  #remember(eventId: string, origin: Origin): void {
+    this.#origins.set(eventId, origin);
+    if (this.#origins.size > REMEMBERED) this.#origins.delete(this.#origins.keys().next().value!);
+  }
+
+  /**
+   * Sends one output. With a connection up it resolves once QQ accepted every piece; without one it is queued
+   * (bounded by `onebot.queue_limit`) and resolves — it goes out on reconnect. An action that may have been carried
+   * out (written, then no answer) is never sent again.
+   */
+  send(event: OutputEvent): Promise<void> {
+    const conversation = conversationOf(event.target);
+    if (!conversation) {
+      return Promise.reject(
+        new TypeError(
+          `QQ channels are qq:private:<QQ number> or qq:group:<group number>, got ${JSON.stringify(event.target)}`,
+        ),
+      );
+    }
+    const origin = event.replyTo === undefined ? undefined : this.#origins.get(event.replyTo);
+    const selfId = origin?.selfId;
+    if (!this.#actions(selfId)) return this.#enqueue({ event, conversation, selfId });
+    return this.#deliver({ event, conversation, selfId });
+  }
+
+  #enqueue(item: Queued): Promise<void> {
+    const limit = this.#options.settings.queueLimit;
+    if (this.#queue.length >= limit) {
+      return Promise.reject(
+        new Error(
+          `No QQ connection, and ${limit} replies already wait for one (onebot.queue_limit); this one was dropped`,
+        ),
+      );
+    }
+    this.#queue.push(item);
+    this.#counts.queuedTotal++;
+    this.#log.warning("No QQ connection: reply to {target} queued ({count} waiting)", {
+      target: item.event.target,
+      count: this.#queue.length,
+    });
+    return Promise.resolve();
+  }
+
+  /** Sends what waited for a connection, oldest first, each once. */
+  async #flush(): Promise<void> {
+    while (this.#queue.length && this.#actions(this.#queue[0]!.selfId)) {
+      const item = this.#queue.shift()!;
+      await this.#deliver(item).catch((error) =>
+        this.#log.warning("A queued QQ reply to {target} failed: {error}", {
+          target: item.event.target,
+          error: (error as Error).message,
+        })
+      );
+    }
+  }
+
+  async #deliver(item: Queued): Promise<void> {
+    const pieces = this.#messages(item);
+    const key = `${item.conversation.kind}:${item.conversation.id}`;
+    for (let i = 0; i < pieces.length; i++) {
+      await this.#paced(key);
+      const connection = this.#actions(item.selfId);
+      if (!connection) {
+        // The connection went away between pieces: what is left waits for the next one.
+        const rest = pieces.slice(i).map((segments) => segments);
+        this.#queue.unshift({ ...item, event: { ...item.event, payload: { segments: rest } } });
+        return;
+      }
+      const action = item.conversation.kind === "group" ? "send_group_msg" : "send_private_msg";
+      const params = item.conversation.kind === "group"
+        ? { group_id: Number(item.conversation.id), message: pieces[i] }
+        : { user_id: Number(item.conversation.id), message: pieces[i] };
+      try {
+        const data = await connection.call(action, params);
+        const id = (data as { message_id?: unknown } | null)?.message_id;
+        if (id !== undefined) this.#rememberSent(String(id));
+        this.#counts.sent++;
+      } catch (error) {
+        this.#counts.failed++;
+        throw error instanceof ActionError ? error : new ActionError(String(error));
+      } finally {
+        this.#lastSent.set(key, this.#options.clock.monotonic());
+      }
+    }
+  }
+
+  /** Waits until this conversation's last send is `onebot.min_send_interval` ago (QQ's risk control). */
+  async #paced(key: string): Promise<void> {
+    const last = this.#lastSent.get(key);
+    if (last === undefined) return;
+    const wait = this.#options.settings.minSendIntervalMs - (this.#options.clock.monotonic() - last);
+    if (wait > 0) await this.#options.clock.sleep(wait);
+  }
+
+  #rememberSent(id: string): void {
+    this.#sentIds.add(id);
+    if (this.#sentIds.size > REMEMBERED) this.#sentIds.delete(this.#sentIds.values().next().value!);
+  }
+
+  /**
+   * The output as QQ messages (segment arrays): text split at `onebot.split_at`; the first piece of a reply in a group
+   * quotes the message it answers and @-mentions its sender; images, voice and files as their segments.
+   */
+  #messages(item: Queued): Segment[][] {
+    const { event, conversation } = item;
+    const resumed = event.payload.segments;
+    if (Array.isArray(resumed)) return resumed as Segment[][];
+    const text = typeof event.payload.text === "string" ? event.payload.text : "";
+    const origin = event.replyTo === undefined ? undefined : this.#origins.get(event.replyTo);
+    const sameConversation = origin && origin.conversation.kind === conversation.kind &&
+      origin.conversation.id === conversation.id;
+    const lead: Segment[] = [];
+    if (sameConversation && conversation.kind === "group") {
+      if (origin.messageId) lead.push({ type: "reply", data: { id: origin.messageId } });
+      lead.push({ type: "at", data: { qq: origin.userId } }, textSegment(" "));
+    }
+    const media: Record<string, string> = { image: "image", audio: "record", file: "file" };
+    const pieces: Segment[][] = [];
+    if (event.type in media) {
+      const url = String(event.payload.url ?? "");
+      pieces.push([...lead, { type: media[event.type]!, data: { file: url } }]);
+      if (text) pieces.push([textSegment(text)]);
+      return pieces;
+    }
+    const body = event.type === "structured" ? (text || JSON.stringify(event.payload.data)) : text;
+    splitText(body, this.#options.settings.splitAt).forEach((piece, index) =>
+      pieces.push(index === 0 ? [...lead, textSegment(piece)] : [textSegment(piece)])
+    );
+    return pieces.length ? pieces : [[...lead, textSegment("(empty)")]];
+  }
+}

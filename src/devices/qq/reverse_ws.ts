@@ -1,0 +1,142 @@
+/**
+ * The reverse-WebSocket endpoint implementations dial (`onebot.path`, with or without a trailing slash), on the
+ * daemon's one listener but outside `/api/*`: it checks its own token. Everything is decided from the handshake
+ * headers before the upgrade. The socket is homed's own (`net/ws_server.ts`): a frame over `onebot.max_frame_bytes`
+ * is refused at its header, before its payload is read.
+ *
+ * @module
+ */
+
+import type { Hono } from "hono";
+import { upgradeWebSocket } from "../../net/ws_server.ts";
+import type { OneBotConnection, Role } from "./connection.ts";
+import type { QqDevice } from "./qq_device.ts";
+
+/** Options of {@link onebotRoutes}. */
+export interface ReverseWsOptions {
+  /** `onebot.path`. */
+  path: string;
+  /** `onebot.access_token`; empty: no check at all (a bare `Bearer ` from NapCat passes). */
+  accessToken: string;
+  /** The QQ device, or where to find it now (a plugin may provide it, or not, after a reload). */
+  device: QqDevice | (() => QqDevice | undefined);
+  /** Seconds the socket may stay quiet: a ping at half of it, the connection dropped at the whole (default 60). */
+  idleTimeoutSeconds?: number;
+}
+
+async function digest(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+}
+
+async function sameSecret(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([digest(a), digest(b)]);
+  let difference = 0;
+  for (let i = 0; i < x.length; i++) difference |= x[i]! ^ y[i]!;
+  return difference === 0;
+}
+
+/**
+ * The credential an implementation sent: `Authorization: Bearer <t>` (SPEC, NapCat, Lagrange), `Token <t>`
+ * (go-cqhttp), or `?access_token=<t>`; empty when none.
+ *
+ * @example
+ * ```ts
+ * credentialOf(new Request("http://h/onebot/v11/ws", { headers: { authorization: "Token abc" } })); // "abc"
+ * ```
+ */
+export function credentialOf(request: Request): string {
+  const header = request.headers.get("authorization") ?? "";
+  const match = /^(bearer|token)\s*(.*)$/i.exec(header.trim());
+  if (match && match[2]!.trim() !== "") return match[2]!.trim();
+  return new URL(request.url).searchParams.get("access_token") ?? "";
+}
+
+const ROLES: Record<string, Role> = { universal: "universal", api: "api", event: "event" };
+
+/** The API's error code for each status the endpoint refuses with; 503: no QQ device is there to take the call. */
+const CODES: Record<number, string> = { 400: "bad_request", 401: "unauthorized", 403: "forbidden", 503: "unavailable" };
+
+function refuse(status: number, message: string): Response {
+  return Response.json({ error: { code: CODES[status] ?? "bad_request", message } }, { status });
+}
+
+/**
+ * Mounts the endpoint.
+ *
+ * @example
+ * ```ts
+ * import { type ApiOptions, createApi } from "../../api/app.ts";
+ * import type { QqDevice } from "./qq_device.ts";
+ *
+ * declare const options: ApiOptions;
+ * declare const qq: QqDevice;
+ * const accessToken = Deno.env.get("ONEBOT_ACCESS_TOKEN") ?? "";
+ * const app = createApi({ ...options, routes: [onebotRoutes({ path: "/onebot/v11/ws", accessToken, device: qq })] });
+ * ```
+ */
+export function onebotRoutes<Variables extends object>(
+  options: ReverseWsOptions,
+): (app: Hono<{ Variables: Variables }>) => void {
+  const current = typeof options.device === "function" ? options.device : () => options.device as QqDevice;
+  const handle = async (request: Request): Promise<Response> => {
+    const device = current();
+    if (!device) {
+      return refuse(503, 'QQ is not on: set onebot.enabled: true, or add a plugin with native: "onebot" (plugins/qq)');
+    }
+    // Browsers always send Origin on a WebSocket handshake and let any page open one cross-site; QQ implementations
+    // never send it. Without this, a web page could pose as an implementation on a token-less loopback setup.
+    const origin = request.headers.get("origin");
+    if (origin !== null) {
+      return refuse(
+        403,
+        `OneBot connections come from QQ implementations, not web pages (Origin ${
+          JSON.stringify(origin.slice(0, 80))
+        })`,
+      );
+    }
+    if (options.accessToken !== "") {
+      const given = credentialOf(request);
+      if (given === "") {
+        return refuse(
+          401,
+          "The OneBot connection needs onebot.access_token (Authorization: Bearer/Token, or ?access_token=)",
+        );
+      }
+      if (!(await sameSecret(given, options.accessToken))) {
+        return refuse(403, "The OneBot access token is not onebot.access_token");
+      }
+    }
+    const selfId = request.headers.get("x-self-id")?.trim() ?? "";
+    if (!/^\d{1,20}$/.test(selfId)) {
+      return refuse(400, `X-Self-ID must be the bot's QQ number, got ${JSON.stringify(selfId.slice(0, 40))}`);
+    }
+    const rawRole = (request.headers.get("x-client-role") ?? "universal").trim().toLowerCase();
+    const role = ROLES[rawRole];
+    if (!role) {
+      return refuse(400, `X-Client-Role must be Universal, API or Event, got ${JSON.stringify(rawRole.slice(0, 40))}`);
+    }
+    if ((request.headers.get("upgrade") ?? "").toLowerCase() !== "websocket") {
+      return refuse(400, "This is homed's OneBot V11 reverse WebSocket: connect with a WebSocket client");
+    }
+    // Frames are read only after attach() returns, so the connection words the refusal; the fallback says the same.
+    const attached: { connection?: OneBotConnection } = {};
+    const limit = device.maxFrameBytes;
+    let upgraded: ReturnType<typeof upgradeWebSocket>;
+    try {
+      upgraded = upgradeWebSocket(request, {
+        maxMessageBytes: limit,
+        idleTimeoutMs: (options.idleTimeoutSeconds ?? 60) * 1_000,
+        onTooBig: (bytes) =>
+          attached.connection?.tooBig(bytes) ?? `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${limit})`,
+      });
+    } catch (error) {
+      return refuse(400, `Not a WebSocket handshake homed can take: ${(error as Error).message}`);
+    }
+    attached.connection = device.attach(upgraded.socket, selfId, role);
+    return upgraded.response;
+  };
+  return (app) => {
+    const path = options.path.replace(/\/+$/, "") || "/";
+    for (const route of new Set([path, `${path}/`])) app.get(route, (c) => handle(c.req.raw));
+  };
+}

@@ -1,0 +1,381 @@
+/**
+ * The timer device (source `timer:<id>`): reminders and schedules that wake the butler. Each firing is an input
+ * message from the schedule's creator, with their trust, whose reply goes to the schedule's channel. It offers the
+ * tools `schedule_create`, `schedule_list` and `schedule_cancel`; it has no output of its own.
+ *
+ * Firing: one timer at the soonest `next_run` (re-armed at least every minute, so a clock jump or a machine sleep is
+ * noticed). A firing is queued and written to the store in one synchronous step. After a restart or
+ * a sleep, a missed one-shot fires once with "late by N minutes"; a recurring schedule fires its latest missed run
+ * once, late, if it is less than an hour old, and otherwise skips to its next run — missed runs are never replayed.
+ * The heartbeat plays no part: only a firing starts a turn.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { Clock } from "../../clock.ts";
+import { loadCron, localTime, nextCronRun, parseScheduleTime, previousCronRun } from "./schedule_spec.ts";
+import type { Schedule, ScheduleStore } from "./schedule_store.ts";
+import type { ToolContext, ToolSpec } from "../../tools/tool.ts";
+import type { Device, DeviceContext, TurnEvent } from "../../io/device.ts";
+import type { OutputEvent } from "../../io/event.ts";
+
+/** Options of {@link TimerDevice}. */
+export interface TimerOptions {
+  store: ScheduleStore;
+  clock: Clock;
+  /** `daemon.timezone`: the zone of schedules that name none; empty: the system's, found when first needed. */
+  timezone: string;
+  /** Why a channel cannot take a message, or undefined (the IO manager's check). */
+  checkChannel(channel: string): string | undefined;
+  logger: Logger;
+  /** New schedule ids (tests pass a counter). */
+  newId?: () => string;
+  /** Most schedules active at once (10,000). */
+  maxActive?: number;
+  /** What one person other than the owner may hold (see {@link PERSON_LIMITS}). */
+  personLimits?: Partial<PersonLimits>;
+}
+
+/** What one person other than the owner may schedule, so no one member can crowd out the household or the owner. */
+export interface PersonLimits {
+  /** Active schedules of one person at once. */
+  active: number;
+  /** Of one person's schedules, at most this many may be due within an hour of each other. */
+  perHour: number;
+  /** Of `maxActive`, this many are kept for the owner alone: others are refused above `maxActive - ownerReserve`. */
+  ownerReserve: number;
+}
+
+/** The defaults: 200 active per person, 20 due within any hour, 1,000 of the 10,000 kept for the owner. */
+export const PERSON_LIMITS: PersonLimits = { active: 200, perHour: 20, ownerReserve: 1_000 };
+
+/** A firing later than this says so in minutes. */
+export const LATE_AFTER_MS = 60_000;
+/** A firing this late or later (a restart) says so in seconds. */
+const LATE_SECONDS_MS = 1_000;
+/** A recurring schedule's missed run older than this is skipped rather than fired late. */
+export const CATCH_UP_MS = 3_600_000;
+/** The timer wakes at least this often. */
+const WAKE_MS = 60_000;
+
+/** A schedule as tools and the API show it. */
+export function scheduleView(schedule: Schedule): Record<string, unknown> {
+  return {
+    id: schedule.id,
+    text: schedule.text,
+    ...(schedule.kind === "cron" ? { cron: schedule.cron } : {}),
+    timezone: schedule.timezone,
+    next_run: schedule.nextRun === null ? null : new Date(schedule.nextRun).toISOString(),
+    next_run_local: schedule.nextRun === null ? null : localTime(schedule.nextRun, schedule.timezone),
+    channel: schedule.channel,
+    creator: schedule.creator,
+    created: new Date(schedule.created).toISOString(),
+    runs: schedule.runs,
+  };
+}
+
+const TOOLS: ToolSpec[] = [
+  {
+    name: "schedule_create",
+    allow: "household",
+    description: "Schedule a reminder or a task for later: you will receive `text` as a message at that time and act " +
+      "on it (remind, check, report). Give exactly one of `at` (once: an ISO-8601 time with its offset — resolve " +
+      '"at 8 pm", "in 20 minutes" from the current time) or `cron` (repeating: 5 fields, minute hour day month ' +
+      'weekday, e.g. "0 7 * * 1-5" for weekdays at 07:00). The reply goes to the current channel unless `channel` ' +
+      "names another (the owner only).",
+    parameters: {
+      type: "object",
+      properties: {
+        text: { type: "string", minLength: 1, maxLength: 2000, description: "What to do or say then" },
+        at: { type: "string", description: "Once, at this ISO-8601 time with offset, e.g. 2026-12-01T20:00:00+08:00" },
+        cron: { type: "string", description: "Repeating, 5-field cron, e.g. 30 7 * * *" },
+        timezone: { type: "string", description: "IANA zone for cron (default: the household's)" },
+        channel: { type: "string", minLength: 1, description: "Where the message goes (default: this channel)" },
+      },
+      required: ["text"],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: "schedule_list",
+    allow: "household",
+    description: "List the active reminders and schedules (the owner sees all, others their own), with the next run.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+  },
+  {
+    name: "schedule_cancel",
+    allow: "household",
+    description: "Cancel a reminder or schedule by its id (from schedule_list or schedule_create).",
+    parameters: {
+      type: "object",
+      properties: { id: { type: "string", minLength: 1 } },
+      required: ["id"],
+      additionalProperties: false,
+    },
+  },
+];
+
+/** The `timer` device. */
+export class TimerDevice implements Device {
+  readonly name = "timer";
+  readonly type = "timer";
+  readonly description = "Reminders and schedules: wakes the butler at set times (no output of its own)";
+  #options: TimerOptions;
+  #context: DeviceContext | undefined;
+  #cancelTimer: (() => void) | undefined;
+  #fired = 0;
+  #failures = 0;
+
+  constructor(options: TimerOptions) {
+    this.#options = options;
+  }
+
+  tools(): ToolSpec[] {
+    return TOOLS;
+  }
+
+  async start(context: DeviceContext): Promise<void> {
+    // The cron library loads only when a recurring schedule exists (or is made).
+    if (this.#options.store.active().some((schedule) => schedule.kind === "cron")) await loadCron();
+    this.#context = context;
+    this.#tick();
+  }
+
+  stop(): Promise<void> {
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+    this.#context = undefined;
+    return Promise.resolve();
+  }
+
+  outputCapabilities(): number {
+    return 0;
+  }
+
+  send(event: OutputEvent): Promise<void> {
+    return Promise.reject(new Error(`The timer device takes no output (${event.type} to ${event.target})`));
+  }
+
+  /** A schedule's turn that failed is logged: nobody waits for it. */
+  onTurnEvent(event: TurnEvent): void {
+    if (event.type === "done" && event.result.error) {
+      this.#options.logger.warning("A scheduled turn ({id}) failed: {message}", {
+        id: event.eventId,
+        message: event.result.error.message,
+      });
+    }
+  }
+
+  status(): Record<string, unknown> {
+    const soonest = this.#options.store.soonest();
+    return {
+      active: this.#options.store.count(),
+      next_run: soonest === undefined ? null : new Date(soonest).toISOString(),
+      fired: this.#fired,
+      failed_firings: this.#failures,
+    };
+  }
+
+  /** Active schedules the viewer may see: all for the owner, else their own. */
+  list(viewer?: { name: string; owner: boolean }): Schedule[] {
+    const all = this.#options.store.active();
+    return !viewer || viewer.owner ? all : all.filter((schedule) => schedule.creator === viewer.name);
+  }
+
+  async execute(name: string, args: Record<string, unknown>, context: ToolContext): Promise<unknown> {
+    switch (name) {
+      case "schedule_create":
+        if (args.cron !== undefined) await loadCron();
+        return this.#create(args, context);
+      case "schedule_list":
+        return this.list({ name: context.sender, owner: context.trust === "owner" }).map(scheduleView);
+      case "schedule_cancel":
+        return this.#cancel(String(args.id), context);
+      default:
+        throw new Error(`The timer device has no tool ${JSON.stringify(name)}`);
+    }
+  }
+
+  #create(args: Record<string, unknown>, context: ToolContext): Record<string, unknown> {
+    const { store, clock } = this.#options;
+    const now = clock.now();
+    const time = parseScheduleTime(args, { now, timezone: this.#timezone() });
+    // Others schedule only for the channel they asked on: the turn's reply channel may have been switched by
+    // output_set_channel, which must not become a way round this rule.
+    const owner = context.trust === "owner";
+    const own = owner ? context.replyChannel() : context.source;
+    const channel = typeof args.channel === "string" ? args.channel : own;
+    if (channel !== own && !owner) {
+      throw new Error(
+        `channel: only the owner may schedule for another channel (${channel}); yours is ${own}`,
+      );
+    }
+    const problem = this.#options.checkChannel(channel);
+    if (problem) throw new Error(`channel: ${problem}`);
+    const max = this.#options.maxActive ?? 10_000;
+    if (store.count() >= max) {
+      throw new Error(`There are already ${max} active schedules; cancel some first (schedule_list shows them)`);
+    }
+    const nextRun = time.kind === "at" ? time.at : nextCronRun(time.cron, time.timezone, now)!;
+    if (!owner) this.#checkPersonLimits(context.sender, nextRun, max);
+    const schedule: Schedule = {
+      id: this.#options.newId?.() ?? `s-${crypto.randomUUID().slice(0, 8)}`,
+      text: String(args.text),
+      kind: time.kind,
+      cron: time.kind === "cron" ? time.cron : null,
+      timezone: time.timezone,
+      channel,
+      creator: context.sender,
+      trust: context.trust,
+      source: context.source,
+      created: now,
+      nextRun,
+      lastRun: null,
+      runs: 0,
+    };
+    store.insert(schedule);
+    this.#options.logger.info("Schedule {id} by {creator}: {when}, to {channel}", {
+      id: schedule.id,
+      creator: schedule.creator,
+      when: schedule.kind === "cron" ? `${schedule.cron} (${schedule.timezone})` : localTime(nextRun, time.timezone),
+      channel,
+    });
+    this.#arm();
+    return scheduleView(schedule);
+  }
+
+  /** Refuses a schedule of `sender` (not the owner) that would pass one of the {@link PersonLimits}. */
+  #checkPersonLimits(sender: string, nextRun: number, max: number): void {
+    const { store } = this.#options;
+    const limits = { ...PERSON_LIMITS, ...this.#options.personLimits };
+    const active = store.count();
+    if (active >= max - limits.ownerReserve) {
+      throw new Error(
+        `There are already ${active} active schedules; the last ${limits.ownerReserve} of ${max} are kept ` +
+          `for the owner`,
+      );
+    }
+    const own = store.count({ creator: sender });
+    if (own >= limits.active) {
+      throw new Error(
+        `${sender} already has ${own} active schedules, the most one person may have (${limits.active}); ` +
+          `cancel some first (schedule_list shows them)`,
+      );
+    }
+    const HOUR = 3_600_000;
+    const near = store.count({ creator: sender, from: nextRun - HOUR, to: nextRun + HOUR });
+    if (near >= limits.perHour) {
+      throw new Error(
+        `${sender} already has ${near} schedules due within an hour of ${new Date(nextRun).toISOString()}; ` +
+          `one person may have at most ${limits.perHour} within an hour of each other`,
+      );
+    }
+  }
+
+  #cancel(id: string, context: ToolContext): string {
+    const { store } = this.#options;
+    const schedule = store.get(id);
+    if (!schedule || schedule.nextRun === null) {
+      throw new Error(`id: no active schedule ${JSON.stringify(id)}; schedule_list shows them`);
+    }
+    if (schedule.creator !== context.sender && context.trust !== "owner") {
+      throw new Error(`id: schedule ${id} belongs to ${schedule.creator}; only they or the owner may cancel it`);
+    }
+    store.cancel(id);
+    this.#arm();
+    return `Cancelled ${id} (${schedule.text})`;
+  }
+
+  /**
+   * The household's zone. The system's is looked up only here, when a schedule is made: Intl's time-zone data costs
+   * ≈ 6 MB of resident memory, which a homed without reminders should not pay at start.
+   */
+  #timezone(): string {
+    return this.#options.timezone || Intl.DateTimeFormat().resolvedOptions().timeZone;
+  }
+
+  /** Sets the one timer for the soonest schedule (or the periodic wake-up). */
+  #arm(): void {
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+    if (!this.#context) return;
+    const soonest = this.#options.store.soonest();
+    const now = this.#options.clock.now();
+    // Still due right after a tick means it could not fire (homed is stopping): try again at the next wake-up.
+    const delay = soonest === undefined || soonest <= now ? WAKE_MS : Math.min(WAKE_MS, soonest - now);
+    this.#cancelTimer = this.#options.clock.after(delay, () => this.#tick());
+  }
+
+  /** Fires everything due, in order, then re-arms. A failure is logged and retried at the next wake-up. */
+  #tick(): void {
+    try {
+      const now = this.#options.clock.now();
+      for (const schedule of this.#options.store.due(now)) this.#fire(schedule, now);
+    } catch (error) {
+      this.#failures++;
+      this.#options.logger.error("Schedules could not be fired: {error}", { error });
+    }
+    this.#arm();
+  }
+
+  #fire(schedule: Schedule, now: number): void {
+    const { store, logger } = this.#options;
+    const context = this.#context;
+    if (!context || schedule.nextRun === null) return;
+    const next = schedule.kind === "cron" ? nextCronRun(schedule.cron!, schedule.timezone, now) ?? null : null;
+    // A recurring schedule that missed runs stands for its latest one only.
+    const due = schedule.kind === "cron"
+      ? previousCronRun(schedule.cron!, schedule.timezone, now) ?? schedule.nextRun
+      : schedule.nextRun;
+    const late = now - due;
+    if (schedule.kind === "cron" && late > CATCH_UP_MS) {
+      store.reschedule(schedule.id, next);
+      logger.info("Schedule {id} missed its runs since {due}; not replayed, next at {next}", {
+        id: schedule.id,
+        due: localTime(schedule.nextRun, schedule.timezone),
+        next: next === null ? "never" : localTime(next, schedule.timezone),
+      });
+      return;
+    }
+    const lateMinutes = late > LATE_AFTER_MS ? Math.round(late / 60_000) : 0;
+    const lateBy = lateMinutes
+      ? `${lateMinutes} minutes`
+      : late >= LATE_SECONDS_MS
+      ? `${Math.round(late / 1_000)} seconds`
+      : "";
+    const note = [
+      `Scheduled by ${schedule.creator}`,
+      schedule.kind === "cron" ? `repeating ${schedule.cron} (${schedule.timezone})` : "",
+      `due ${localTime(due, schedule.timezone)}`,
+      lateBy ? `late by ${lateBy} (homed was not running or the machine slept)` : "",
+    ].filter(Boolean).join("; ");
+    try {
+      context.emit({
+        source: `timer:${schedule.id}`,
+        sender: schedule.creator,
+        trust: schedule.trust,
+        type: "message",
+        payload: {
+          text: `[${note}] ${schedule.text}`,
+          schedule: schedule.id,
+          schedule_text: schedule.text,
+          created_by: schedule.creator,
+          late_minutes: lateMinutes,
+        },
+        reply: schedule.channel,
+      });
+    } catch (error) {
+      // Refused (homed is stopping, or the creator already has as many inputs waiting as one sender may): nothing is
+      // recorded, so it is still due — tried again at the next wake-up, or on the next start.
+      logger.warning("Schedule {id} could not fire now ({error}); it is tried again at the next wake-up", {
+        id: schedule.id,
+        error: (error as Error).message,
+      });
+      return;
+    }
+    // Queued and recorded in one synchronous step: no restart can come between them to fire it twice or lose it.
+    store.fired(schedule.id, now, next);
+    this.#fired++;
+  }
+}
