@@ -5,6 +5,7 @@
  */
 
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { TurnErrorCode } from "../io/turn_error.ts";
 
 /** An HTTP error with a stable code and a message for the user. */
 export class ApiError extends Error {
@@ -31,7 +32,7 @@ export class ApiError extends Error {
 }
 
 /** HTTP status for a failed turn's error code. */
-export function statusForTurnError(code: string): ContentfulStatusCode {
+export function statusForTurnError(code: TurnErrorCode): ContentfulStatusCode {
   switch (code) {
     case "bad_input":
       return 400;

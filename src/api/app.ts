@@ -17,6 +17,7 @@ import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
 import { requestGuard, type RequestGuardOptions } from "./request_guard.ts";
 import { parseChatBody } from "./chat_body.ts";
 import type { HttpDevice } from "../devices/http/http_device.ts";
+import { ShuttingDown } from "../io/turn_error.ts";
 
 /** Options of {@link createApi}. */
 export interface ApiOptions {
@@ -107,7 +108,7 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
       return device.submit(message, onEvent);
     } catch (error) {
       if (error instanceof LaneFullError) throw new ApiError(429, "too_many_waiting", error.message);
-      if (error instanceof RangeError) {
+      if (error instanceof ShuttingDown) {
         throw new ApiError(503, "shutting_down", "homed is shutting down; try again shortly");
       }
       throw error;

@@ -8,6 +8,7 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { ToolContext, ToolSpec } from "../tools/tool.ts";
 import type { InputEvent, OutputEvent } from "./event.ts";
+import type { TurnError } from "./turn_error.ts";
 
 /** An input as a device hands it in; IOManager adds the id and time. */
 export type InputDraft = Omit<InputEvent, "id" | "time">;
@@ -29,7 +30,7 @@ export interface TurnResult {
   channel: string;
   /** LLM rounds used. */
   rounds: number;
-  error?: { code: string; message: string };
+  error?: TurnError;
 }
 
 /** Progress of a turn, for the device its input came from (streaming). */

@@ -17,6 +17,7 @@ import { capabilityNames, deviceOf, type InputEvent, type OutputEvent, REQUIRED_
 import { FairQueue } from "./fair_queue.ts";
 import { ChannelError, Outbox } from "./outbox.ts";
 import type { RouteTable } from "./route_table.ts";
+import { ShuttingDown } from "./turn_error.ts";
 
 export { ChannelError } from "./outbox.ts";
 export { LaneFullError } from "./fair_queue.ts";
@@ -174,7 +175,7 @@ export class IOManager implements Service {
   /**
    * Queues an input in its sender's lane. Nothing queued is dropped; the agent takes the owner's inputs first and
    * everyone else's in turn, each sender's in arrival order (see `fair_queue.ts`). Throws `LaneFullError` (a
-   * `RangeError`) when the sender already has `perSender` inputs waiting, `RangeError` once the input side is closed
+   * `RangeError`) when the sender already has `perSender` inputs waiting, {@link ShuttingDown} once the input side is closed
    * (homed is shutting down).
    *
    * @example
@@ -184,7 +185,7 @@ export class IOManager implements Service {
    * ```
    */
   submit(draft: InputDraft): InputEvent {
-    if (this.#inputs.closed) throw new RangeError("homed is shutting down and takes no new input");
+    if (this.#inputs.closed) throw new ShuttingDown();
     const event: InputEvent = { id: this.#newId(), time: this.#options.clock.now(), ...draft };
     this.#inputs.push(event);
     this.#inputCount++;

@@ -9,6 +9,7 @@ import { Capability } from "./event.ts";
 import { ChannelError, IOManager } from "./io_manager.ts";
 import { outputTools } from "./output_tools.ts";
 import { RouteTable } from "./route_table.ts";
+import { ShuttingDown } from "./turn_error.ts";
 
 function setup(options: { routes?: Record<string, string>; clock?: Clock; sendTimeoutMs?: number } = {}) {
   let n = 0;
@@ -48,6 +49,18 @@ Deno.test("inputs get ids and clock time and come out in arrival order", async (
       payload: { value: "21.5" },
     },
   ]);
+  await io.close();
+});
+
+Deno.test("an input after the input side closed is refused with ShuttingDown, not a RangeError", async () => {
+  const { io } = setup();
+  io.closeInputs();
+  assert.throws(
+    () => io.submit({ source: "tv", sender: "owner", trust: "owner", type: "message", payload: { text: "late" } }),
+    (error: unknown) =>
+      error instanceof ShuttingDown && !(error instanceof RangeError) &&
+      error.message === "homed is shutting down and takes no new input",
+  );
   await io.close();
 });
 

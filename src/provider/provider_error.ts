@@ -4,18 +4,10 @@
  * @module
  */
 
+import type { LlmFailureCode } from "../io/turn_error.ts";
+
 /** What kind of failure it was. */
-export type ProviderErrorCode =
-  | "no_api_key"
-  | "auth"
-  | "rate_limited"
-  | "server"
-  | "network"
-  | "timeout"
-  | "bad_request"
-  | "bad_response"
-  | "adapter"
-  | "cancelled";
+export type ProviderErrorCode = LlmFailureCode;
 
 /** An LLM call that failed, with a message fit to show the user. */
 export class ProviderError extends Error {

@@ -30,6 +30,7 @@ import { EventLog } from "./event_log.ts";
 import { buildSystemPrompt, lowestTrustSeen, tagMessage, withReference } from "./prompt.ts";
 import { cutToTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
+import type { TurnErrorCode } from "../../io/turn_error.ts";
 
 /** Options of {@link Agent}. */
 export interface AgentOptions {
@@ -277,7 +278,7 @@ export class Agent implements Service {
         result = { eventId: event.id, reply: turn.reply, channel, rounds: turn.rounds };
         this.#counts.turns++;
       } catch (error) {
-        let code: string = error instanceof ProviderError ? error.code : "internal";
+        let code: TurnErrorCode = error instanceof ProviderError ? error.code : "internal";
         let message = error instanceof ProviderError
           ? error.message
           : `Internal error in homed: ${(error as Error)?.message ?? String(error)}`;
@@ -296,7 +297,7 @@ export class Agent implements Service {
     return result;
   }
 
-  #failure(event: InputEvent, channel: string, code: string, message: string): TurnResult {
+  #failure(event: InputEvent, channel: string, code: TurnErrorCode, message: string): TurnResult {
     this.#counts.failedTurns++;
     if (code === "timeout") this.#counts.turnTimeouts++;
     return { eventId: event.id, reply: "", channel, rounds: 0, error: { code, message } };

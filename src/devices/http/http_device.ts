@@ -10,6 +10,7 @@ import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../io/devi
 import type { Identity } from "../../identity/identity.ts";
 import { Capability, type InputEvent, type OutputEvent } from "../../io/event.ts";
 import { encodeSse, type SseMessage, SseStream } from "../../net/sse_writer.ts";
+import { ShuttingDown } from "../../io/turn_error.ts";
 
 interface Pending {
   resolve(result: TurnResult): void;
@@ -289,7 +290,7 @@ export class HttpDevice implements Device {
 
   /**
    * Queues a chat message. With `onEvent`, the reply is streamed to it as it is produced (`payload.stream`).
-   * Throws `RangeError` when the device is not running.
+   * Throws {@link ShuttingDown} when the device is not running (stopped with homed, or not started yet).
    *
    * @example
    * ```ts
@@ -301,7 +302,7 @@ export class HttpDevice implements Device {
    */
   submit(message: HttpMessage, onEvent?: (event: TurnEvent) => void): Submission {
     const context = this.#context;
-    if (!context) throw new RangeError("The http device is not running");
+    if (!context) throw new ShuttingDown("The http device is not running");
     let resolve!: (result: TurnResult) => void;
     const done = new Promise<TurnResult>((r) => resolve = r);
     const payload: Record<string, unknown> = { text: message.text };

@@ -11,6 +11,7 @@ import { TimerDevice } from "./timer.ts";
 import { IOManager } from "../../io/io_manager.ts";
 import { RouteTable } from "../../io/route_table.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
+import { ShuttingDown } from "../../io/turn_error.ts";
 
 /** 2026-11-30 09:00 in Shanghai. */
 const START = Date.parse("2026-11-30T09:00:00+08:00");
@@ -46,7 +47,7 @@ async function rig(options: { start?: number; refuse?: boolean; dir?: string } =
   };
   let current = make();
   const emit = (draft: InputDraft): InputEvent => {
-    if (options.refuse) throw new RangeError("homed is shutting down and takes no new input");
+    if (options.refuse) throw new ShuttingDown();
     const event = { id: `e${fired.length + 1}`, time: clock.now(), ...draft };
     fired.push(event);
     return event;
