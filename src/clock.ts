@@ -60,24 +60,38 @@ export function sleepWith(clock: Pick<Clock, "after">, ms: number, signal?: Abor
   });
 }
 
+/** What a deadline's race gives: the work's value, or `late` when the time ran out first. */
+export type Raced<T> = { late: false; value: T } | { late: true };
+
+/** One deadline on a clock, shared by the waits under it (see {@link deadline}). */
+export interface Deadline {
+  /** Waits for `work` until the deadline; the work itself goes on after a `late`. A rejection passes through. */
+  race<T>(work: Promise<T>): Promise<Raced<T>>;
+  /** Disarms the timer (always call it, in a `finally`). */
+  cancel(): void;
+}
+
 /**
- * An AbortSignal that aborts after `ms` on `clock` (with a `TimeoutError` DOMException, like `AbortSignal.timeout`),
- * and a function that disarms it.
+ * A deadline `ms` from now on `clock`, for one or several waits in a row that share it.
  *
  * @example
  * ```ts
- * const deadline = deadlineSignal(systemClock, 30_000);
+ * const limit = deadline(systemClock, 5_000);
  * try {
- *   await fetch("http://127.0.0.1:8080/healthz", { signal: deadline.signal });
+ *   const raced = await limit.race(fetch("http://127.0.0.1:8080/healthz"));
+ *   if (raced.late) console.log("no answer within 5 s");
  * } finally {
- *   deadline.cancel();
+ *   limit.cancel();
  * }
  * ```
  */
-export function deadlineSignal(clock: Pick<Clock, "after">, ms: number): { signal: AbortSignal; cancel: () => void } {
-  const controller = new AbortController();
-  const cancel = clock.after(ms, () => controller.abort(new DOMException(`Timed out after ${ms} ms`, "TimeoutError")));
-  return { signal: controller.signal, cancel };
+export function deadline(clock: Pick<Clock, "after">, ms: number): Deadline {
+  let cancel = () => {};
+  const late = new Promise<{ late: true }>((resolve) => (cancel = clock.after(ms, () => resolve({ late: true }))));
+  return {
+    race: <T>(work: Promise<T>) => Promise.race([work.then((value): Raced<T> => ({ late: false, value })), late]),
+    cancel: () => cancel(),
+  };
 }
 
 /** The real clock. */

@@ -24,7 +24,7 @@ import { KnowledgeService } from "./knowledge/knowledge_service.ts";
 import { seedKnowledge } from "./knowledge/starter_knowledge.ts";
 import { knowledgeTools } from "./knowledge/knowledge_tools.ts";
 import { type Clock, systemClock } from "./clock.ts";
-import type { LoadedConfig } from "./config/load.ts";
+import { type LoadedConfig, safeEnvReader } from "./config/load.ts";
 import type { Device } from "./io/device.ts";
 import { IOManager } from "./io/io_manager.ts";
 import { outputTools } from "./io/output_tools.ts";
@@ -297,13 +297,8 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     });
     for (const tool of outputTools(io, log("io"))) tools.register(tool);
     await services.start(io);
-    const readEnv = (name: string) => {
-      try {
-        return Deno.env.get(name);
-      } catch {
-        return undefined; // a variable homed may not read counts as unset; `homed flags` grants the ones skills need
-      }
-    };
+    // A variable homed may not read counts as unset; `homed flags` grants the ones skills need.
+    const readEnv = safeEnvReader(new Set());
     const plugins = await services.start(
       new PluginService({
         roots: [

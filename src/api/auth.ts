@@ -9,6 +9,7 @@ import type { MiddlewareHandler } from "hono";
 import type { Identity } from "../identity/identity.ts";
 import type { Trust } from "../identity/trust.ts";
 import { ApiError } from "./api_error.ts";
+import { sameDigest, secretDigest } from "../identity/secret.ts";
 
 /** Hono variables the API sets. */
 export type ApiVariables = { identity: Identity };
@@ -17,17 +18,6 @@ export type ApiVariables = { identity: Identity };
 export interface TokenOptions {
   ownerToken: string;
   people: Readonly<Record<string, { token: string; trust: Trust }>>;
-}
-
-async function digest(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-}
-
-/** Compares two digests in time that does not depend on where they differ. */
-function same(x: Uint8Array, y: Uint8Array): boolean {
-  let difference = 0;
-  for (let i = 0; i < x.length; i++) difference |= x[i]! ^ y[i]!;
-  return difference === 0;
 }
 
 /**
@@ -52,7 +42,7 @@ export function bearerAuth(options: TokenOptions): MiddlewareHandler<{ Variables
   for (const [name, person] of Object.entries(options.people)) {
     holders.push({ token: person.token, identity: { name, trust: person.trust } });
   }
-  const digests = Promise.all(holders.map(async (holder) => ({ ...holder, digest: await digest(holder.token) })));
+  const digests = Promise.all(holders.map(async (holder) => ({ ...holder, digest: await secretDigest(holder.token) })));
   return async (c, next) => {
     if (holders.length === 0) {
       c.set("identity", { name: "owner", trust: "owner" });
@@ -64,10 +54,10 @@ export function bearerAuth(options: TokenOptions): MiddlewareHandler<{ Variables
       throw new ApiError(401, "unauthorized", "This endpoint needs an Authorization: Bearer <api_token> header");
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const given = await digest(match?.[1] ?? "");
+    const given = await secretDigest(match?.[1] ?? "");
     // Every token is compared, so the time taken does not tell which one (if any) came close.
     let found: Identity | undefined;
-    for (const holder of await digests) if (same(given, holder.digest) && match) found = holder.identity;
+    for (const holder of await digests) if (sameDigest(given, holder.digest) && match) found = holder.identity;
     if (!found) {
       throw new ApiError(
         403,

@@ -7,7 +7,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { Clock } from "../clock.ts";
+import { type Clock, deadline } from "../clock.ts";
 import type { Service } from "../service/service.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -313,18 +313,19 @@ export class IOManager implements Service {
   async #stopDevice(device: Device): Promise<void> {
     const { clock, logger } = this.#options;
     const outbox = this.#outboxes.get(device);
-    let cancel = () => {};
-    const late = new Promise<"late">((resolve) => (cancel = clock.after(this.#sendTimeoutMs, () => resolve("late"))));
+    // One deadline for both: the queued outputs, then the stop.
+    const limit = deadline(clock, this.#sendTimeoutMs);
     try {
-      if (outbox && await Promise.race([outbox.idle().then(() => "idle" as const), late]) === "late") {
+      if (outbox && (await limit.race(outbox.idle())).late) {
         outbox.abandon("the device was stopped before this output went out");
       }
-      const stopped = await Promise.race([device.stop().then(() => "stopped" as const), late]);
-      if (stopped === "late") logger.warning("Device {name} did not stop in time", { name: device.name });
+      if ((await limit.race(device.stop())).late) {
+        logger.warning("Device {name} did not stop in time", { name: device.name });
+      }
     } catch (error) {
       logger.warning("Device {name} did not stop cleanly: {error}", { name: device.name, error });
     } finally {
-      cancel();
+      limit.cancel();
       this.#outboxes.delete(device);
     }
   }

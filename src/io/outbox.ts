@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Clock } from "../clock.ts";
+import { type Clock, deadline } from "../clock.ts";
 import type { OutputEvent } from "./event.ts";
 
 /** Why an output could not go out. Callers catch it to tell the LLM or the user. */
@@ -96,19 +96,7 @@ export class Outbox {
   }
 
   async #sendOne(event: OutputEvent): Promise<void> {
-    let cancel = () => {};
-    const seconds = Math.round(this.#timeoutMs / 100) / 10;
-    const late = new Promise<never>((_, reject) => {
-      cancel = this.#clock.after(this.#timeoutMs, () => {
-        this.#counts.timedOut++;
-        reject(
-          new ChannelError(
-            `Channel ${JSON.stringify(event.target)} did not take the output within ${seconds}s (io.send_timeout); ` +
-              `it was given up`,
-          ),
-        );
-      });
-    });
+    const limit = deadline(this.#clock, this.#timeoutMs);
     try {
       // Started synchronously, so an output reaches an idle device before its caller moves on; a device that throws
       // synchronously is as failed as one that rejects.
@@ -118,17 +106,22 @@ export class Outbox {
       } catch (error) {
         sending = Promise.reject(error);
       }
-      await Promise.race([
-        sending.catch((error) => {
-          this.#counts.failed++;
-          throw new ChannelError(
-            `Channel ${JSON.stringify(event.target)} failed to deliver: ${(error as Error)?.message ?? String(error)}`,
-          );
-        }),
-        late,
-      ]);
+      const raced = await limit.race(sending.catch((error) => {
+        this.#counts.failed++;
+        throw new ChannelError(
+          `Channel ${JSON.stringify(event.target)} failed to deliver: ${(error as Error)?.message ?? String(error)}`,
+        );
+      }));
+      if (raced.late) {
+        this.#counts.timedOut++;
+        const seconds = Math.round(this.#timeoutMs / 100) / 10;
+        throw new ChannelError(
+          `Channel ${JSON.stringify(event.target)} did not take the output within ${seconds}s (io.send_timeout); ` +
+            `it was given up`,
+        );
+      }
     } finally {
-      cancel();
+      limit.cancel();
     }
   }
 

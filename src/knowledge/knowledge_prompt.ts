@@ -8,9 +8,7 @@
 
 import type { PromptContributor } from "../prompt/contributor.ts";
 import type { KnowledgeBase } from "./knowledge_base.ts";
-
-/** Least score for a section to be shown unasked. */
-export const PROMPT_HIT_MIN_SCORE = 0.12;
+import { REFERENCE_MIN_SCORE } from "../prompt/reference_floor.ts";
 
 const GUIDANCE = [
   "This is what you have learned about the world (how things work, recipes, procedures) — not memories of this",
@@ -45,7 +43,7 @@ export function knowledgePrompt(knowledge: KnowledgeBase, count = 3): PromptCont
     },
     reference: (input) => {
       const hits = input.text
-        ? knowledge.search(input.text, count).filter((hit) => hit.score >= PROMPT_HIT_MIN_SCORE)
+        ? knowledge.search(input.text, count).filter((hit) => hit.score >= REFERENCE_MIN_SCORE)
         : [];
       if (!hits.length) return undefined;
       return {

@@ -21,6 +21,7 @@ import type { JobSpec, Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
 import { type Asker, type JobReport, type Memory, onlySaidBy, openMemory, type RecallItem } from "./memory.ts";
+import { REFERENCE_MIN_SCORE } from "../prompt/reference_floor.ts";
 
 export type { Asker, RecallItem } from "./memory.ts";
 
@@ -43,9 +44,6 @@ export interface MemoryServiceOptions {
   /** Entities the system message's graph index lists at most. */
   indexEntities?: number;
 }
-
-/** Least score for a document summary to be shown unasked. */
-export const SUMMARY_MIN_SCORE = 0.12;
 
 /** The user's words of a tagged message: the text after `[via …, trust …] `. */
 function untagged(content: string): string {
@@ -334,7 +332,7 @@ export class MemoryService implements Service, PromptContributor {
     if (!memory) return undefined;
     const saidBy = onlySaidBy({ sender: input.sender, trust: input.trust ?? "guest" });
     const hits = memory.documents().search(input.text, 3, false, saidBy).filter((hit) =>
-      hit.score >= SUMMARY_MIN_SCORE
+      hit.score >= REFERENCE_MIN_SCORE
     );
     if (!hits.length) return undefined;
     return {

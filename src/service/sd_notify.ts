@@ -8,6 +8,7 @@
  */
 
 import { join } from "node:path";
+import { deadline, systemClock } from "../clock.ts";
 
 /** The notify socket from the environment when it is a file path (abstract `@…` sockets are not supported). */
 export function notifySocket(readEnv: (name: string) => string | undefined): string | undefined {
@@ -50,14 +51,11 @@ export async function sdNotify(
     const conn = net.listenDatagram({ transport: "unixpacket", path: options.client });
     try {
       const sent = conn.send(new TextEncoder().encode(state), { transport: "unixpacket", path: options.socket });
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("timed out after 2 s")), 2_000);
-      });
+      const limit = deadline(systemClock, 2_000);
       try {
-        await Promise.race([sent, deadline]);
+        if ((await limit.race(sent)).late) throw new Error("timed out after 2 s");
       } finally {
-        clearTimeout(timer);
+        limit.cancel();
       }
     } finally {
       conn.close();

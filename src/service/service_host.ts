@@ -6,7 +6,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { Clock } from "../clock.ts";
+import { type Clock, deadline } from "../clock.ts";
 import { Job } from "./job.ts";
 import type { Service } from "./service.ts";
 
@@ -130,11 +130,9 @@ export class ServiceHost {
   /** Stops one service under a deadline; false when it threw or took too long. */
   async #bounded(name: string, deadlineMs: number, work: () => Promise<void>): Promise<boolean> {
     const { clock, logger } = this.#options;
-    let cancel = () => {};
-    const late = new Promise<"late">((resolve) => (cancel = clock.after(deadlineMs, () => resolve("late"))));
+    const limit = deadline(clock, deadlineMs);
     try {
-      const outcome = await Promise.race([work().then(() => "done" as const), late]);
-      if (outcome === "late") {
+      if ((await limit.race(work())).late) {
         logger.error("Service {service} did not stop within {deadlineMs} ms; leaving it behind", {
           service: name,
           deadlineMs,
@@ -146,7 +144,7 @@ export class ServiceHost {
       logger.error("Service {service} failed to stop cleanly: {error}", { service: name, error });
       return false;
     } finally {
-      cancel();
+      limit.cancel();
     }
   }
 

@@ -11,6 +11,7 @@ import type { Hono } from "hono";
 import { upgradeWebSocket } from "../../net/ws_server.ts";
 import type { OneBotConnection, Role } from "./connection.ts";
 import type { QqDevice } from "./qq_device.ts";
+import { sameSecret } from "../../identity/secret.ts";
 
 /** Options of {@link onebotRoutes}. */
 export interface ReverseWsOptions {
@@ -22,17 +23,6 @@ export interface ReverseWsOptions {
   device: QqDevice | (() => QqDevice | undefined);
   /** Seconds the socket may stay quiet: a ping at half of it, the connection dropped at the whole (default 60). */
   idleTimeoutSeconds?: number;
-}
-
-async function digest(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-}
-
-async function sameSecret(a: string, b: string): Promise<boolean> {
-  const [x, y] = await Promise.all([digest(a), digest(b)]);
-  let difference = 0;
-  for (let i = 0; i < x.length; i++) difference |= x[i]! ^ y[i]!;
-  return difference === 0;
 }
 
 /**
