@@ -1,5 +1,5 @@
 /**
- * Layer 1, the relevance context: the conversation the prompt carries, bounded by entries and by tokens. When either
+ * Layer 1, the relevance context (the seed's RelevanceContext): the conversation the prompt carries, bounded by entries and by tokens. When either
  * bound is passed, the exchanges least similar (TF-IDF cosine) to the current input move out — to layer 2 through
  * `onEvict`, never simply dropped — in one *batch*, down to two thirds of both bounds, so the messages sent stay
  * byte-identical from one request to the next between prunings (what a provider's prefix cache needs). Whole exchanges

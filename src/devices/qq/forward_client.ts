@@ -1,7 +1,7 @@
 /**
  * The forward-WebSocket client (`onebot.forward_url`), for implementations that only serve: homed dials them,
  * learns the bot's QQ number from the first frame (or `get_login_info`), and from then on the socket is an ordinary
- * Universal connection of the QQ device. The socket is homed's own client (`ws_client.ts`), which refuses a frame over
+ * Universal connection of the QQ device. The socket is homed's own client (`net/ws_client.ts`), which refuses a frame over
  * `onebot.max_frame_bytes` at its header. It redials with capped exponential backoff and jitter, and drops a
  * connection whose heartbeats stop for twice their announced interval.
  *

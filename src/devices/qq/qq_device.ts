@@ -1,5 +1,5 @@
 /**
- * QQ through OneBot V11, as one Device (`qq`). Implementations connect to it (reverse WebSocket, on the daemon's
+ * QQ through OneBot V11, as one Device (`qq`) — the seed's OneBot client, with `connection.ts` and `forward_client.ts`. Implementations connect to it (reverse WebSocket, on the daemon's
  * listener) or it dials them (forward WebSocket); either way each socket becomes a {@link OneBotConnection} filed
  * under its bot's QQ number and role. Messages from the owner, listed users and listed groups become InputEvents with
  * the sender's trust level; everyone else is ignored and logged (at most 10 lines per 10 s, then one with the count).

@@ -1,5 +1,5 @@
 /**
- * Layer 3: the graph — entities (name, type, aliases, mention count, first and last seen) and facts as triples with
+ * Layer 3: the graph (the seed's GraphDB) — entities (name, type, aliases, mention count, first and last seen) and facts as triples with
  * provenance and a validity interval. A fact about a single-valued property ("the lamp is in the bedroom" after "the
  * lamp is in the living room") closes the old triple (`valid_to`) instead of adding a contradiction; history stays.
  *
