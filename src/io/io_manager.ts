@@ -385,6 +385,23 @@ export class IOManager implements Service {
    * True when the reply to an input from `source` going to `channel` is handed over by the turn's `done` event
    * (a request/response device replying on its own channel), so it does not go through the outbound queue.
    */
+  /**
+   * Where the reply to `event` goes — decided here only: the sender's own remembered route (a route someone set for
+   * themself never takes another's reply), else the source's route (configured or set at run time), else the
+   * channel the device asked for (`event.reply`, a timer's schedule channel), else the source itself. A tool may
+   * still move it during the turn (`output_set_channel`).
+   *
+   * @example
+   * ```ts
+   * declare const io: IOManager;
+   * io.replyChannel({ source: "timer", sender: "owner", reply: "qq:private:10001" }); // "qq:private:10001"
+   * ```
+   */
+  replyChannel(event: Pick<InputEvent, "source" | "sender" | "reply">): string {
+    const routed = this.routes.resolve(event.source, event.sender);
+    return routed === event.source && event.reply ? event.reply : routed;
+  }
+
   answersInline(source: string, channel: string): boolean {
     return channel === source && this.#devices.get(deviceOf(source))?.answersInline === true;
   }

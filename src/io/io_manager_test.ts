@@ -64,6 +64,19 @@ Deno.test("an input after the input side closed is refused with ShuttingDown, no
   await io.close();
 });
 
+Deno.test("the reply channel is decided in one place: own route, then the source's, then the device's ask, then the source", () => {
+  const io = new IOManager({
+    clock: systemClock,
+    routes: new RouteTable({ "qq:group:": "qq:private:1" }, {}, undefined, { http: { alice: "qq:private:2" } }),
+    tools: new ToolRegistry(),
+    logger: getLogger(["test"]),
+  });
+  assert.equal(io.replyChannel({ source: "http", sender: "alice", reply: "tv" }), "qq:private:2");
+  assert.equal(io.replyChannel({ source: "qq:group:42", sender: "bob", reply: "tv" }), "qq:private:1");
+  assert.equal(io.replyChannel({ source: "timer", sender: "owner", reply: "tv" }), "tv");
+  assert.equal(io.replyChannel({ source: "http", sender: "owner" }), "http");
+});
+
 Deno.test("replaceDevices starts new devices before the swap and stops the old ones after", async () => {
   const { io, tools } = setup();
   const spec = { name: "tv_power", description: "power", parameters: { type: "object" } };

@@ -260,9 +260,7 @@ export class Agent implements Service {
   async #turnFor(event: InputEvent): Promise<TurnResult> {
     const { io, logger, clock } = this.#options;
     const started = clock.monotonic();
-    // The sender's own remembered route first: a route someone set for themself never takes another's reply.
-    let channel = io.routes.resolve(event.source, event.sender);
-    if (channel === event.source && event.reply) channel = event.reply;
+    let channel = io.replyChannel(event);
     const text = event.payload.text;
     let result: TurnResult;
     if (typeof text !== "string" || text.trim() === "") {
