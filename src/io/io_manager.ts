@@ -18,6 +18,7 @@ import { FairQueue } from "./fair_queue.ts";
 import { ChannelError, Outbox } from "./outbox.ts";
 import type { RouteTable } from "./route_table.ts";
 import { ShuttingDown } from "./turn_error.ts";
+import { readMessage } from "./message_payload.ts";
 
 export { ChannelError } from "./outbox.ts";
 export { LaneFullError } from "./fair_queue.ts";
@@ -211,12 +212,12 @@ export class IOManager implements Service {
    */
   takeBurst(event: InputEvent, max = 10): InputEvent[] {
     const device = this.#devices.get(deviceOf(event.source));
-    if (!device?.coalesces || event.type !== "message" || event.payload.stream === true) return [];
+    if (!device?.coalesces || event.type !== "message" || readMessage(event.payload).stream) return [];
     return this.#inputs.takeFollowing(
       event.sender,
       (next) =>
         next.type === "message" && next.source === event.source && next.trust === event.trust &&
-        next.payload.stream !== true && next.reply === event.reply,
+        !readMessage(next.payload).stream && next.reply === event.reply,
       max,
     );
   }

@@ -31,6 +31,7 @@ import { buildSystemPrompt, lowestTrustSeen, tagMessage, withReference } from ".
 import { cutToTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
 import type { TurnErrorCode } from "../../io/turn_error.ts";
+import { readMessage } from "../../io/message_payload.ts";
 
 /** Options of {@link Agent}. */
 export interface AgentOptions {
@@ -238,9 +239,8 @@ export class Agent implements Service {
     if (!burst.length) return event;
     const all = [event, ...burst];
     const last = burst.at(-1)!;
-    const attachments = all.flatMap((input) =>
-      Array.isArray(input.payload.attachments) ? input.payload.attachments as unknown[] : []
-    );
+    const messages = all.map((input) => readMessage(input.payload));
+    const attachments = messages.flatMap((message) => message.attachments);
     this.#options.logger.info("Answering {count} messages {sender} sent in a row on {source} in one turn", {
       count: all.length,
       sender: event.sender,
@@ -250,7 +250,7 @@ export class Agent implements Service {
       ...last,
       payload: {
         ...last.payload,
-        text: all.map((input) => String(input.payload.text ?? "")).filter((text) => text !== "").join("\n"),
+        text: messages.map((message) => message.text).filter((text) => text !== "").join("\n"),
         ...(attachments.length ? { attachments } : {}),
       },
     };
@@ -261,9 +261,9 @@ export class Agent implements Service {
     const { io, logger, clock } = this.#options;
     const started = clock.monotonic();
     let channel = io.replyChannel(event);
-    const text = event.payload.text;
+    const { text } = readMessage(event.payload);
     let result: TurnResult;
-    if (typeof text !== "string" || text.trim() === "") {
+    if (text.trim() === "") {
       result = this.#failure(event, channel, "bad_input", "A message event needs a non-empty payload.text");
     } else {
       try {
@@ -384,13 +384,11 @@ export class Agent implements Service {
       const section = await contributor.reference?.(input, history);
       if (section) sections.push(section);
     }
-    const attachments = event.payload.attachments;
-    if (Array.isArray(attachments) && attachments.length) {
+    const { attachments } = readMessage(event.payload);
+    if (attachments.length) {
       sections.push({
         title: "Attachments of this message (type and URL)",
-        body: attachments.map((a: { kind?: unknown; url?: unknown }) => `- ${String(a.kind)} ${String(a.url)}`).join(
-          "\n",
-        ),
+        body: attachments.map((attachment) => `- ${attachment.kind} ${attachment.url}`).join("\n"),
       });
     }
     sections.push({ title: "Recent device events (recorded, not messages)", body: "", items: this.#events.items() });
@@ -463,7 +461,7 @@ export class Agent implements Service {
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
     const system: ChatMessage = { role: "system", content: await this.#systemPrompt() };
-    const display = typeof event.payload.display === "string" ? event.payload.display : undefined;
+    const { display } = readMessage(event.payload);
     const tagged = tagMessage({ source: event.source, sender: event.sender, trust: event.trust, display }, text);
     // History keeps the plain tagged message; only this request carries the reference block.
     const turn: ChatMessage[] = [{ role: "user", content: tagged }];
@@ -492,7 +490,7 @@ export class Agent implements Service {
     }
     // Streaming costs more per call than a plain answer, so it is asked for only when the input's device shows
     // the reply as it is produced (`payload.stream`, e.g. /api/chat/stream).
-    const streaming = event.payload.stream === true;
+    const streaming = readMessage(event.payload).stream;
     const onDelta = (delta: string) => io.report(event.source, { type: "delta", eventId: event.id, text: delta });
 
     for (let round = 1; round <= maxToolRounds; round++) {
