@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname, relative, resolve, sep } from "node:path";
+import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 
 /** A path is (or passes through) a link homed will not follow; callers report it and skip the file. */
 export class LinkError extends Error {
@@ -24,6 +24,22 @@ export class LinkError extends Error {
 }
 
 /**
+ * Whether `path` lies below `root` (not `root` itself), by name alone: `..` is resolved, links are not looked at —
+ * resolve them first (`Deno.realPath`) where a link must not lead out, or use {@link checkContained}.
+ *
+ * @example
+ * ```ts
+ * isInside("/srv/skills/lamp", "/srv/skills/lamp/references/howto.md"); // true
+ * isInside("/srv/skills/lamp", "/srv/skills/lamp/../secret.txt"); // false
+ * isInside("/srv/skills/lamp", "/srv/skills/lamp"); // false
+ * ```
+ */
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(resolve(root), resolve(path));
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
+
+/**
  * Checks that `path` is inside `root` and that neither it nor any folder between them is a symbolic link; a file must
  * be a regular file with one hard link. Returns its `lstat`, or `undefined` when it does not exist.
  *
@@ -35,8 +51,7 @@ export class LinkError extends Error {
 export async function checkContained(root: string, path: string): Promise<Deno.FileInfo | undefined> {
   const base = resolve(root);
   const target = resolve(path);
-  const rel = relative(base, target);
-  if (rel === "" || rel.startsWith("..") || rel.startsWith(sep)) {
+  if (!isInside(base, target)) {
     throw new LinkError(`${target} is not inside ${base}`);
   }
   for (let dir = dirname(target); dir !== base && dir.startsWith(base + sep); dir = dirname(dir)) {

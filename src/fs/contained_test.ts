@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { hardlink, symlink } from "../../tests/support/links.ts";
-import { checkContained, LinkError, readContainedText } from "./contained.ts";
+import { checkContained, isInside, LinkError, readContainedText } from "./contained.ts";
 
 Deno.test("links out of the folder are refused, named, and never read", async () => {
   const root = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-contained-" });
@@ -34,4 +34,13 @@ Deno.test("links out of the folder are refused, named, and never read", async ()
   assert.equal(await readContainedText(root, join(root, "ok", "missing.md")), undefined);
   await Deno.remove(root, { recursive: true });
   await Deno.remove(outside, { recursive: true });
+});
+
+Deno.test("isInside: below the folder by name, not the folder itself, not out by .. (a name starting with .. is inside)", () => {
+  assert.equal(isInside("/srv/lamp", "/srv/lamp/references/howto.md"), true);
+  assert.equal(isInside("/srv/lamp/", "/srv/lamp/..notes.md"), true);
+  assert.equal(isInside("/srv/lamp", "/srv/lamp"), false);
+  assert.equal(isInside("/srv/lamp", "/srv/lamp/../secret.txt"), false);
+  assert.equal(isInside("/srv/lamp", "/srv/lamplight/x.md"), false);
+  assert.equal(isInside("/srv/lamp", "/etc/passwd"), false);
 });

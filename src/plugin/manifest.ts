@@ -8,7 +8,8 @@
  * @module
  */
 
-import { relative, resolve } from "node:path";
+import { resolve } from "node:path";
+import { isInside } from "../fs/contained.ts";
 import { compileSchema } from "../tools/json_schema.ts";
 
 /** An exec handler: a program run with arguments filled from the call, no shell. */
@@ -199,7 +200,7 @@ export function readManifest(text: string, dir: string, path: string): Manifest 
   let lua: string | undefined;
   if (manifest.lua !== undefined) {
     lua = resolve(dir, manifest.lua);
-    if (relative(dir, lua).startsWith("..") || relative(dir, lua) === "") {
+    if (!isInside(dir, lua)) {
       problems.push(`lua: ${JSON.stringify(manifest.lua)} is outside the plugin's folder`);
     }
   }
