@@ -14,11 +14,14 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import type { Device, DeviceContext } from "../../io/device.ts";
 import { Capability, type OutputEvent } from "../../io/event.ts";
-import type { Trust } from "../../identity/trust.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
 import type { ToolSpec } from "../../tools/tool.ts";
 import { ActionError, OneBotConnection, type OneBotSocket, type Role } from "./connection.ts";
 import { normalizeMessage, readSegments, type Segment, textSegment } from "./segments.ts";
+import { AllowList, type Conversation } from "../chat/allow_list.ts";
+import { Pacer } from "../chat/pacer.ts";
+import { RecentMap } from "../chat/recent.ts";
+import { splitText } from "../chat/split_text.ts";
 
 /** The `onebot.*` settings the device uses. */
 export interface QqSettings {
@@ -48,11 +51,6 @@ interface Bot {
   info: Record<string, unknown>;
 }
 
-interface Conversation {
-  kind: "private" | "group";
-  id: string;
-}
-
 /** What homed remembers of an input it turned into an event, to reply to it. */
 interface Origin {
   selfId: string;
@@ -68,34 +66,6 @@ interface Queued {
 }
 
 const REMEMBERED = 1_000;
-
-/**
- * Splits text into pieces of at most `size` characters, preferring paragraph, then line, then sentence breaks.
- *
- * @example
- * ```ts
- * splitText("a\n\nb", 2); // ["a", "b"]
- * ```
- */
-export function splitText(text: string, size: number): string[] {
-  const pieces: string[] = [];
-  let rest = text.trim();
-  while (rest.length > size) {
-    const window = rest.slice(0, size);
-    let cut = Math.max(window.lastIndexOf("\n\n"), window.lastIndexOf("\n"));
-    if (cut < size / 2) {
-      cut = Math.max(
-        cut,
-        ...["。", "！", "？", ". ", "! ", "? "].map((m) => window.lastIndexOf(m) + m.length),
-      );
-    }
-    if (cut < size / 2) cut = size;
-    pieces.push(rest.slice(0, cut).trim());
-    rest = rest.slice(cut).trim();
-  }
-  if (rest) pieces.push(rest);
-  return pieces;
-}
 
 /**
  * Parses a `qq:private:<id>` / `qq:group:<id>` channel; `undefined` for anything else.
@@ -121,13 +91,14 @@ export class QqDevice implements Device {
   #options: QqDeviceOptions;
   #context: DeviceContext | undefined;
   #bots = new Map<string, Bot>();
-  #origins = new Map<string, Origin>();
-  #sentIds = new Set<string>();
+  #origins = new RecentMap<string, Origin>(REMEMBERED);
+  #sentIds = new RecentMap<string, true>(REMEMBERED);
   #queue: Queued[] = [];
-  #lastSent = new Map<string, number>();
   #counts = { inputs: 0, ignored: 0, sent: 0, failed: 0, queuedTotal: 0 };
   /** Lines a peer can cause at will (ignored messages, dropped frames): at most 10 of a kind per 10 s, then a count. */
   #limiter: LogLimiter;
+  #allow: AllowList;
+  #pacer: Pacer;
 
   /**
    * @example
@@ -156,6 +127,9 @@ export class QqDevice implements Device {
   constructor(options: QqDeviceOptions) {
     this.#options = options;
     this.#limiter = new LogLimiter({ clock: options.clock });
+    const { owner, allowUsers, allowGroups, minSendIntervalMs } = options.settings;
+    this.#allow = new AllowList({ owner, users: allowUsers, groups: allowGroups });
+    this.#pacer = new Pacer(options.clock, minSendIntervalMs);
   }
 
   /** `onebot.max_frame_bytes`: the forward client refuses a larger frame at its header. */
@@ -312,14 +286,6 @@ export class QqDevice implements Device {
     return undefined;
   }
 
-  #trustOf(userId: string, conversation: Conversation): Trust | undefined {
-    const { owner, allowUsers, allowGroups } = this.#options.settings;
-    if (conversation.kind === "group" && !allowGroups.includes(conversation.id)) return undefined;
-    if (owner !== "" && userId === owner) return "owner";
-    if (allowUsers.includes(userId)) return "household";
-    return conversation.kind === "group" ? "guest" : undefined;
-  }
-
   #onEvent(event: Record<string, unknown>, from: OneBotConnection): void {
     const context = this.#context;
     if (!context) return;
@@ -342,7 +308,7 @@ export class QqDevice implements Device {
     const kind = event.message_type;
     if (kind !== "private" && kind !== "group") return this.#malformed(`a message of type ${JSON.stringify(kind)}`);
     const conversation: Conversation = { kind, id: kind === "group" ? String(event.group_id) : userId };
-    const trust = this.#trustOf(userId, conversation);
+    const trust = this.#allow.trustOf(userId, conversation);
     if (!trust) {
       this.#counts.ignored++;
       const summary = (count: number, seconds: number) =>
@@ -392,9 +358,7 @@ export class QqDevice implements Device {
   #onNotice(event: Record<string, unknown>, selfId: string, context: DeviceContext): void {
     const group = event.group_id === undefined ? undefined : String(event.group_id);
     const user = event.user_id === undefined ? undefined : String(event.user_id);
-    const known = group ? this.#options.settings.allowGroups.includes(group) : user !== undefined &&
-      (user === this.#options.settings.owner || this.#options.settings.allowUsers.includes(user));
-    if (!known) return;
+    if (!this.#allow.knows(group, user)) return;
     const { post_type: _post, time: _time, self_id: _self, ...payload } = event;
     context.emit({
       source: group ? `qq:group:${group}` : `qq:private:${user}`,
@@ -433,7 +397,6 @@ export class QqDevice implements Device {
 
   #remember(eventId: string, origin: Origin): void {
     this.#origins.set(eventId, origin);
-    if (this.#origins.size > REMEMBERED) this.#origins.delete(this.#origins.keys().next().value!);
   }
 
   /**
@@ -491,7 +454,7 @@ export class QqDevice implements Device {
     const pieces = this.#messages(item);
     const key = `${item.conversation.kind}:${item.conversation.id}`;
     for (let i = 0; i < pieces.length; i++) {
-      await this.#paced(key);
+      await this.#pacer.wait(key);
       const connection = this.#actions(item.selfId);
       if (!connection) {
         // The connection went away between pieces: what is left waits for the next one.
@@ -512,22 +475,13 @@ export class QqDevice implements Device {
         this.#counts.failed++;
         throw error instanceof ActionError ? error : new ActionError(String(error));
       } finally {
-        this.#lastSent.set(key, this.#options.clock.monotonic());
+        this.#pacer.sent(key);
       }
     }
   }
 
-  /** Waits until this conversation's last send is `onebot.min_send_interval` ago (QQ's risk control). */
-  async #paced(key: string): Promise<void> {
-    const last = this.#lastSent.get(key);
-    if (last === undefined) return;
-    const wait = this.#options.settings.minSendIntervalMs - (this.#options.clock.monotonic() - last);
-    if (wait > 0) await this.#options.clock.sleep(wait);
-  }
-
   #rememberSent(id: string): void {
-    this.#sentIds.add(id);
-    if (this.#sentIds.size > REMEMBERED) this.#sentIds.delete(this.#sentIds.values().next().value!);
+    this.#sentIds.set(id, true);
   }
 
   /**

@@ -9,7 +9,8 @@ import type { InputEvent } from "../../io/event.ts";
 import { IOManager } from "../../io/io_manager.ts";
 import { RouteTable } from "../../io/route_table.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
-import { QqDevice, type QqSettings, splitText } from "./qq_device.ts";
+import { splitText } from "../chat/split_text.ts";
+import { QqDevice, type QqSettings } from "./qq_device.ts";
 
 const OWNER = "20002000";
 const FRIEND = "30003000";
