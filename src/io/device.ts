@@ -17,6 +17,10 @@ export type InputDraft = Omit<InputEvent, "id" | "time">;
 export interface DeviceContext {
   /** Queues an input (never dropped; handled in arrival order) and returns it with its id. */
   emit(draft: InputDraft): InputEvent;
+  /** The device can send again (a connection came up): outputs that waited in its queue go now, oldest first. */
+  readyAgain(): void;
+  /** Outputs waiting in this device's queue (held for a connection, or behind the one in flight). */
+  waiting(): number;
   clock: Clock;
   log: Logger;
 }
@@ -57,6 +61,16 @@ export interface Device {
    * at a time, under `io.send_timeout`.
    */
   send(event: OutputEvent): Promise<void>;
+  /**
+   * Optional: whether `event` can go out now. While it says no (QQ with no connection up), outputs wait in the
+   * device's queue — the send deadline starts only when one goes — until the device calls
+   * {@link DeviceContext.readyAgain}; at most {@link Device.hold}'s limit wait so, more are refused at once. A send
+   * that loses its connection half-way rejects with {@link SendInterrupted}: the output goes back to the head of the
+   * queue and is sent again, the device resuming where it stopped.
+   */
+  canSend?(event: OutputEvent): boolean;
+  /** With {@link Device.canSend}: most outputs that may wait for the device, and the setting that says so. */
+  readonly hold?: { limit: number; setting: string };
   /** Optional: progress and the end of turns started by this device's inputs. */
   onTurnEvent?(event: TurnEvent): void;
   /**
@@ -73,4 +87,21 @@ export interface Device {
   heartbeat?(): Promise<void> | void;
   /** Optional: counters for `/api/status`. */
   status?(): Record<string, unknown>;
+}
+
+/**
+ * A device's send lost its connection half-way: what is left is kept by the device, and the output is to be sent
+ * again once the device is ready ({@link DeviceContext.readyAgain}).
+ */
+export class SendInterrupted extends Error {
+  /**
+   * @example
+   * ```ts
+   * throw new SendInterrupted("The QQ connection went away after 1 of 3 pieces");
+   * ```
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "SendInterrupted";
+  }
 }

@@ -297,7 +297,7 @@ export class IOManager implements Service {
     for (const device of started) {
       this.#outboxes.set(
         device,
-        new Outbox((event) => device.send(event), this.#options.clock, this.#sendTimeoutMs),
+        new Outbox(device, this.#options.clock, this.#sendTimeoutMs),
       );
     }
     const previous = this.#devices;
@@ -317,6 +317,8 @@ export class IOManager implements Service {
     // One deadline for both: the queued outputs, then the stop.
     const limit = deadline(clock, this.#sendTimeoutMs);
     try {
+      // Outputs held for a connection would wait for nothing: they are given up at once.
+      if (outbox?.holding) outbox.abandon("the device was stopped while its outputs waited for it to be ready");
       if (outbox && (await limit.race(outbox.idle())).late) {
         outbox.abandon("the device was stopped before this output went out");
       }
@@ -334,6 +336,8 @@ export class IOManager implements Service {
   #contextFor(device: Device): DeviceContext {
     return {
       emit: (draft) => this.submit(draft),
+      readyAgain: () => this.#outboxes.get(device)?.wake(),
+      waiting: () => this.#outboxes.get(device)?.pending ?? 0,
       clock: this.#options.clock,
       log: this.#options.logger.getChild(device.name),
     };

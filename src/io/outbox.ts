@@ -1,12 +1,16 @@
 /**
- * One device's ordered outbound queue. Outputs to a device go out one at a time, in order; each `send()` gets a
- * deadline, after which it is abandoned with a clear error and the next output goes. A device whose `send()` never
- * settles therefore delays only its own later outputs (by at most the deadline each), never another channel.
+ * One device's ordered outbound queue — the only one it has. Outputs to a device go out one at a time, in order;
+ * each `send()` gets a deadline, after which it is abandoned with a clear error and the next output goes. A device
+ * whose `send()` never settles therefore delays only its own later outputs (by at most the deadline each), never
+ * another channel. A device that cannot send for now (no connection) holds its outputs here: they wait without a
+ * deadline, a bounded number of them, and go when the device is ready again; an output whose send was interrupted
+ * half-way goes back to the head. An output is reported delivered only once its device took it.
  *
  * @module
  */
 
 import { type Clock, deadline } from "../clock.ts";
+import { type Device, SendInterrupted } from "./device.ts";
 import type { OutputEvent } from "./event.ts";
 
 /** Why an output could not go out. Callers catch it to tell the LLM or the user. */
@@ -37,15 +41,20 @@ interface Item {
   reject(error: Error): void;
 }
 
+/** What an outbox needs of its device. */
+export type OutboxDevice = Pick<Device, "send" | "canSend" | "hold">;
+
 /** The outbound queue of one device. */
 export class Outbox {
-  readonly #deliver: (event: OutputEvent) => Promise<void>;
+  readonly #device: OutboxDevice;
   readonly #clock: Clock;
   readonly #timeoutMs: number;
   #items: Item[] = [];
   #busy = false;
   #idleWaiters: Array<() => void> = [];
   #counts = { sent: 0, failed: 0, timedOut: 0 };
+  /** Set while the head output waits for the device to be ready: wakes it (true) or gives it up (false). */
+  #readyWaiter: ((ready: boolean) => void) | undefined;
 
   /**
    * @example
@@ -54,12 +63,12 @@ export class Outbox {
    * import type { Device } from "./device.ts";
    *
    * declare const qq: Device;
-   * const outbox = new Outbox((event) => qq.send(event), systemClock, 30_000);
+   * const outbox = new Outbox(qq, systemClock, 30_000);
    * await outbox.push({ target: "qq:private:1", type: "message", payload: { text: "hi" } });
    * ```
    */
-  constructor(deliver: (event: OutputEvent) => Promise<void>, clock: Clock, timeoutMs: number) {
-    this.#deliver = deliver;
+  constructor(device: OutboxDevice, clock: Clock, timeoutMs: number) {
+    this.#device = device;
     this.#clock = clock;
     this.#timeoutMs = timeoutMs;
   }
@@ -74,6 +83,15 @@ export class Outbox {
    * did not finish within the deadline. Delivery of the first queued item starts synchronously.
    */
   push(event: OutputEvent): Promise<void> {
+    const hold = this.#device.hold;
+    if (hold && this.#device.canSend?.(event) === false && this.pending >= hold.limit) {
+      return Promise.reject(
+        new ChannelError(
+          `Channel ${JSON.stringify(event.target)} cannot send now, and ${hold.limit} outputs already wait for it ` +
+            `(${hold.setting}); this one was dropped`,
+        ),
+      );
+    }
     return new Promise<void>((resolve, reject) => {
       this.#items.push({ event, resolve, reject });
       if (!this.#busy) void this.#drain();
@@ -84,7 +102,18 @@ export class Outbox {
     this.#busy = true;
     for (let item = this.#items.shift(); item; item = this.#items.shift()) {
       try {
-        await this.#sendOne(item.event);
+        for (;;) {
+          if (!(await this.#ready(item.event))) {
+            throw new ChannelError(`Channel ${JSON.stringify(item.event.target)}: ${this.#abandoned}`);
+          }
+          try {
+            await this.#sendOne(item.event);
+            break;
+          } catch (error) {
+            // The connection went away half-way: the device kept what is left; it goes again once ready.
+            if (!(error instanceof SendInterrupted)) throw error;
+          }
+        }
         this.#counts.sent++;
         item.resolve();
       } catch (error) {
@@ -95,6 +124,28 @@ export class Outbox {
     for (const wake of this.#idleWaiters.splice(0)) wake();
   }
 
+  #abandoned = "";
+
+  /** Waits until the device can send `event`; false when the outbox was abandoned meanwhile. */
+  async #ready(event: OutputEvent): Promise<boolean> {
+    while (this.#device.canSend?.(event) === false) {
+      if (!(await new Promise<boolean>((resolve) => (this.#readyWaiter = resolve)))) return false;
+    }
+    return true;
+  }
+
+  /** The device can send again: the output waiting for it goes. */
+  wake(): void {
+    const waiter = this.#readyWaiter;
+    this.#readyWaiter = undefined;
+    waiter?.(true);
+  }
+
+  /** Whether the head output waits for the device to be ready (nothing will go until it is). */
+  get holding(): boolean {
+    return this.#readyWaiter !== undefined;
+  }
+
   async #sendOne(event: OutputEvent): Promise<void> {
     const limit = deadline(this.#clock, this.#timeoutMs);
     try {
@@ -102,11 +153,12 @@ export class Outbox {
       // synchronously is as failed as one that rejects.
       let sending: Promise<void>;
       try {
-        sending = Promise.resolve(this.#deliver(event));
+        sending = Promise.resolve(this.#device.send(event));
       } catch (error) {
         sending = Promise.reject(error);
       }
       const raced = await limit.race(sending.catch((error) => {
+        if (error instanceof SendInterrupted) throw error;
         this.#counts.failed++;
         throw new ChannelError(
           `Channel ${JSON.stringify(event.target)} failed to deliver: ${(error as Error)?.message ?? String(error)}`,
@@ -131,11 +183,15 @@ export class Outbox {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Rejects every queued item (not the one in flight) with `reason`. */
+  /** Rejects every queued item with `reason` — and the one in flight, if it waits for the device to be ready. */
   abandon(reason: string): void {
     for (const item of this.#items.splice(0)) {
       item.reject(new ChannelError(`Channel ${JSON.stringify(item.event.target)}: ${reason}`));
     }
+    const waiter = this.#readyWaiter;
+    this.#readyWaiter = undefined;
+    this.#abandoned = reason;
+    waiter?.(false);
   }
 
   /** Counters. */

@@ -4,15 +4,15 @@
  * under its bot's QQ number and role. Messages from the owner, listed users and listed groups become InputEvents with
  * the sender's trust level; everyone else is ignored and logged (at most 10 lines per 10 s, then one with the count).
  * Replies go out as segment arrays (so nothing a user wrote can become a CQ code), split at `onebot.split_at`, at most
- * one per `onebot.min_send_interval` per conversation; while no connection is up they wait in a bounded queue and go
- * out, in order and once, on reconnect.
+ * one per `onebot.min_send_interval` per conversation; while no connection is up they wait in the channel's one IO
+ * queue (at most `onebot.queue_limit`, {@link QqDevice.canSend}) and go out, in order and once, on reconnect.
  *
  * @module
  */
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
-import type { Device, DeviceContext } from "../../io/device.ts";
+import { type Device, type DeviceContext, SendInterrupted } from "../../io/device.ts";
 import { Capability, type OutputEvent } from "../../io/event.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
 import type { ToolSpec } from "../../tools/tool.ts";
@@ -93,8 +93,9 @@ export class QqDevice implements Device {
   #bots = new Map<string, Bot>();
   #origins = new RecentMap<string, Origin>(REMEMBERED);
   #sentIds = new RecentMap<string, true>(REMEMBERED);
-  #queue: Queued[] = [];
-  #counts = { inputs: 0, ignored: 0, sent: 0, failed: 0, queuedTotal: 0 };
+  /** Pieces not sent yet of outputs whose send lost its connection half-way, for their next send. */
+  #left = new WeakMap<OutputEvent, Segment[][]>();
+  #counts = { inputs: 0, ignored: 0, sent: 0, failed: 0 };
   /** Lines a peer can cause at will (ignored messages, dropped frames): at most 10 of a kind per 10 s, then a count. */
   #limiter: LogLimiter;
   #allow: AllowList;
@@ -185,9 +186,6 @@ export class QqDevice implements Device {
     }
     this.#bots.clear();
     this.#limiter.flush();
-    if (this.#queue.length) {
-      this.#log.warning("{count} QQ replies were never sent (no connection)", { count: this.#queue.length });
-    }
     this.#context = undefined;
     return Promise.resolve();
   }
@@ -212,7 +210,7 @@ export class QqDevice implements Device {
         app: bot.info.app_name ? `${bot.info.app_name} ${bot.info.app_version ?? ""}`.trim() : null,
         connections: [...bot.connections.values()].map((connection) => connection.status()),
       })),
-      queued_replies: this.#queue.length,
+      queued_replies: this.#context?.waiting() ?? 0,
       inputs: this.#counts.inputs,
       ignored: this.#counts.ignored,
       sent: this.#counts.sent,
@@ -250,7 +248,8 @@ export class QqDevice implements Device {
     const open = () => {
       this.#log.info("QQ {selfId} connected ({role})", { selfId, role });
       if (role === "event") return;
-      void this.#flush();
+      // Replies that waited in the QQ channel's queue for a connection go now.
+      this.#context?.readyAgain();
       void this.#learn(bot, connection);
     };
     if (socket.readyState === WebSocket.OPEN) open();
@@ -399,10 +398,21 @@ export class QqDevice implements Device {
     this.#origins.set(eventId, origin);
   }
 
+  /** Whether a bot can take `event` now: a connection that takes actions is up (the bot it came through, or any). */
+  canSend(event: OutputEvent): boolean {
+    const origin = event.replyTo === undefined ? undefined : this.#origins.get(event.replyTo);
+    return this.#actions(origin?.selfId) !== undefined;
+  }
+
+  /** Replies wait for a connection in the QQ channel's queue, at most `onebot.queue_limit`. */
+  get hold(): { limit: number; setting: string } {
+    return { limit: this.#options.settings.queueLimit, setting: "onebot.queue_limit" };
+  }
+
   /**
-   * Sends one output. With a connection up it resolves once QQ accepted every piece; without one it is queued
-   * (bounded by `onebot.queue_limit`) and resolves — it goes out on reconnect. An action that may have been carried
-   * out (written, then no answer) is never sent again.
+   * Sends one output; resolves once QQ accepted every piece. The IO queue calls it when {@link QqDevice.canSend}
+   * says yes; a connection lost between pieces rejects with `SendInterrupted`, and the next call for the same output
+   * sends only the pieces left. An action that may have been carried out (written, then no answer) is never sent again.
    */
   send(event: OutputEvent): Promise<void> {
     const conversation = conversationOf(event.target);
@@ -414,53 +424,20 @@ export class QqDevice implements Device {
       );
     }
     const origin = event.replyTo === undefined ? undefined : this.#origins.get(event.replyTo);
-    const selfId = origin?.selfId;
-    if (!this.#actions(selfId)) return this.#enqueue({ event, conversation, selfId });
-    return this.#deliver({ event, conversation, selfId });
-  }
-
-  #enqueue(item: Queued): Promise<void> {
-    const limit = this.#options.settings.queueLimit;
-    if (this.#queue.length >= limit) {
-      return Promise.reject(
-        new Error(
-          `No QQ connection, and ${limit} replies already wait for one (onebot.queue_limit); this one was dropped`,
-        ),
-      );
-    }
-    this.#queue.push(item);
-    this.#counts.queuedTotal++;
-    this.#log.warning("No QQ connection: reply to {target} queued ({count} waiting)", {
-      target: item.event.target,
-      count: this.#queue.length,
-    });
-    return Promise.resolve();
-  }
-
-  /** Sends what waited for a connection, oldest first, each once. */
-  async #flush(): Promise<void> {
-    while (this.#queue.length && this.#actions(this.#queue[0]!.selfId)) {
-      const item = this.#queue.shift()!;
-      await this.#deliver(item).catch((error) =>
-        this.#log.warning("A queued QQ reply to {target} failed: {error}", {
-          target: item.event.target,
-          error: (error as Error).message,
-        })
-      );
-    }
+    return this.#deliver({ event, conversation, selfId: origin?.selfId });
   }
 
   async #deliver(item: Queued): Promise<void> {
-    const pieces = this.#messages(item);
+    const pieces = this.#left.get(item.event) ?? this.#messages(item);
+    this.#left.delete(item.event);
     const key = `${item.conversation.kind}:${item.conversation.id}`;
     for (let i = 0; i < pieces.length; i++) {
       await this.#pacer.wait(key);
       const connection = this.#actions(item.selfId);
       if (!connection) {
-        // The connection went away between pieces: what is left waits for the next one.
-        const rest = pieces.slice(i).map((segments) => segments);
-        this.#queue.unshift({ ...item, event: { ...item.event, payload: { segments: rest } } });
-        return;
+        // The connection went away between pieces: what is left is kept for this output's next send.
+        this.#left.set(item.event, pieces.slice(i));
+        throw new SendInterrupted(`The QQ connection went away after ${i} of ${pieces.length} pieces`);
       }
       const action = item.conversation.kind === "group" ? "send_group_msg" : "send_private_msg";
       const params = item.conversation.kind === "group"
@@ -490,8 +467,6 @@ export class QqDevice implements Device {
    */
   #messages(item: Queued): Segment[][] {
     const { event, conversation } = item;
-    const resumed = event.payload.segments;
-    if (Array.isArray(resumed)) return resumed as Segment[][];
     const text = typeof event.payload.text === "string" ? event.payload.text : "";
     const origin = event.replyTo === undefined ? undefined : this.#origins.get(event.replyTo);
     const sameConversation = origin && origin.conversation.kind === conversation.kind &&

@@ -205,10 +205,18 @@ Deno.test("replies are segment arrays: user text never becomes a CQ code; groups
 
 Deno.test("a reply made while no connection is up waits and goes out once on reconnect, in order", async () => {
   const { io, qq, url, close } = await setup();
-  await io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "first" } });
-  await io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "second" } });
+  // They wait in the QQ channel's one queue: each is reported delivered only once QQ took it.
+  let delivered = 0;
+  const first = io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "first" } })
+    .then(() => delivered++);
+  const second = io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "second" } })
+    .then(() => delivered++);
+  await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(qq.status().queued_replies, 2);
+  assert.equal(delivered, 0, "nothing is reported delivered while it waits");
   const sim = await OneBotSim.connect(url);
+  await Promise.all([first, second]);
+  assert.equal(delivered, 2);
   await sim.waitForActions("send_private_msg", 2);
   await new Promise((resolve) => setTimeout(resolve, 50));
   const sent = sim.actions.filter((a) => a.action === "send_private_msg");

@@ -52,7 +52,7 @@ async function rig(options: { start?: number; refuse?: boolean; dir?: string } =
     fired.push(event);
     return event;
   };
-  await current.timer.start({ emit, clock, log: getLogger("test") });
+  await current.timer.start({ emit, clock, log: getLogger("test"), readyAgain: () => {}, waiting: () => 0 });
   const result: Rig = {
     clock,
     fired,
@@ -68,7 +68,7 @@ async function rig(options: { start?: number; refuse?: boolean; dir?: string } =
       current.store.close();
       count++;
       current = make();
-      await current.timer.start({ emit, clock, log: getLogger("test") });
+      await current.timer.start({ emit, clock, log: getLogger("test"), readyAgain: () => {}, waiting: () => 0 });
     },
     async close() {
       await current.timer.stop();
