@@ -11,8 +11,14 @@ import { connectHost } from "../config/listen_addr.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import { createBackup } from "../backup/backup.ts";
 import { restoreBackup } from "../backup/restore.ts";
+import { requiredPermissions } from "../config/permissions.ts";
 import { VERSION } from "../version.ts";
+import type { CommandLine } from "./command_line.ts";
+import { loadCommandConfig } from "./command_config.ts";
 import { taskCommand } from "./commands.ts";
+import { print, reportFailure } from "./output.ts";
+import { checkRights } from "./rights_check.ts";
+import { UsageError } from "./usage_error.ts";
 
 /** Options of {@link runBackup} and {@link runRestore}. */
 export interface ArchiveCommandOptions {
@@ -112,7 +118,7 @@ async function daemonRunning(loaded: LoadedConfig): Promise<string | undefined> 
 export async function runRestore(options: ArchiveCommandOptions): Promise<string> {
   const { loaded } = options;
   if (options.file === undefined) {
-    throw new TypeError("restore: name the archive (homed restore FILE, or - to read standard input)");
+    throw new UsageError("restore: name the archive (homed restore FILE, or - to read standard input)");
   }
   const running = await daemonRunning(loaded);
   if (running) {
@@ -136,4 +142,24 @@ export async function runRestore(options: ArchiveCommandOptions): Promise<string
     "Indexes are rebuilt on the next start. Start homed again (systemctl start homed).",
     "",
   ].join("\n");
+}
+
+/**
+ * `homed backup [FILE|-]` and `homed restore FILE|-`: checks homed's rights for the archive named, then runs the
+ * command and prints what it says.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "./command_line.ts";
+ *
+ * await archiveCli(parseCommandLine(["backup", "/mnt/usb/homed.tar.gz"]), "backup");
+ * ```
+ */
+export async function archiveCli(line: CommandLine, command: "backup" | "restore"): Promise<void> {
+  const { loaded, denied } = await loadCommandConfig(line.options.config, line.layout);
+  const file = line.action === "" ? undefined : line.action;
+  checkRights(loaded, command, denied, requiredPermissions(loaded, command, file === undefined ? {} : { file }));
+  await reportFailure(`${command}: `, async () => {
+    print(command === "backup" ? await runBackup({ loaded, file }) : await runRestore({ loaded, file }));
+  });
 }

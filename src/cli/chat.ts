@@ -4,9 +4,14 @@
  * @module
  */
 
-import { taskCommand } from "./commands.ts";
+import { connectHost } from "../config/listen_addr.ts";
 import { readSse } from "../net/sse.ts";
 import { textLines } from "../text/text_lines.ts";
+import type { CommandLine } from "./command_line.ts";
+import { loadCommandConfig } from "./command_config.ts";
+import { taskCommand } from "./commands.ts";
+import { print } from "./output.ts";
+import { checkRights } from "./rights_check.ts";
 
 /** Options of {@link runChat}. */
 export interface ChatOptions {
@@ -141,4 +146,32 @@ async function converse(options: ChatOptions): Promise<number> {
   }
   if (options.interactive) options.write("\n");
   return failures ? 1 : 0;
+}
+
+/**
+ * `homed chat`: talks to the daemon of this config (or `--url`, then without the rights check), as `--user`, one
+ * `--message` or a conversation on stdin; exits with {@link runChat}'s code.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "./command_line.ts";
+ *
+ * await chatCli(parseCommandLine(["chat", "--message", "What is on today?"]));
+ * ```
+ */
+export async function chatCli(line: CommandLine): Promise<void> {
+  const { options } = line;
+  const { loaded, denied } = await loadCommandConfig(options.config, line.layout);
+  if (!options.url) checkRights(loaded, "chat", denied);
+  const listen = loaded.config.daemon.listen_addr;
+  const code = await runChat({
+    url: options.url ?? `http://${connectHost(listen)}:${listen.port}`,
+    token: loaded.config.daemon.api_token,
+    user: options.user ?? "owner",
+    message: options.message,
+    input: Deno.stdin.readable,
+    write: print,
+    interactive: Deno.stdin.isTerminal(),
+  });
+  return Deno.exit(code);
 }

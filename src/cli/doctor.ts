@@ -12,6 +12,9 @@ import type { LoadedConfig } from "../config/load.ts";
 import { envFilePath } from "../config/env_file.ts";
 import { missingPermissions, requiredPermissions } from "../config/permissions.ts";
 import { missingKeyHint } from "../daemon.ts";
+import type { CommandLine } from "./command_line.ts";
+import { loadCommandConfig } from "./command_config.ts";
+import { print } from "./output.ts";
 
 /** One check's outcome. */
 export interface Check {
@@ -137,4 +140,21 @@ export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fe
   checks.push(checkListen(loaded));
   checks.push(await checkLlm(loaded, fetcher));
   return checks;
+}
+
+/**
+ * `homed doctor`: prints each check, one line each, and exits 0 only when every one passed.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "./command_line.ts";
+ *
+ * await doctorCli(parseCommandLine(["doctor", "--config", "/etc/homed/homed.yaml"]));
+ * ```
+ */
+export async function doctorCli(line: CommandLine): Promise<void> {
+  const { loaded } = await loadCommandConfig(line.options.config, line.layout);
+  const checks = await runDoctor(loaded);
+  for (const check of checks) print(`${check.ok ? "ok  " : "FAIL"} ${check.name.padEnd(12)} ${check.detail}\n`);
+  return Deno.exit(checks.every((check) => check.ok) ? 0 : 1);
 }

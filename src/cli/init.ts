@@ -9,9 +9,15 @@ import { dirname, join, relative, resolve } from "node:path";
 import exampleConfig from "../../config/homed.example.yaml" with { type: "text" };
 import { DEFAULT_PERSONA_TEXT } from "../agent/personal.ts";
 import { envFileLine, envFilePath } from "../config/env_file.ts";
+import { initPermissions, missingPermissions } from "../config/permissions.ts";
 import { pathExists } from "../fs/path_exists.ts";
+import type { CommandLine, InitTarget } from "./command_line.ts";
 import { taskCommand } from "./commands.ts";
-import { applyAnswers, envEntries, type InitAnswers, randomToken } from "./init_answers.ts";
+import { doctorCommand } from "./doctor_command.ts";
+import { applyAnswers, envEntries, gatherAnswers, type InitAnswers, randomToken } from "./init_answers.ts";
+import { print, reportFailure } from "./output.ts";
+import { reportMissing } from "./rights_check.ts";
+import { terminalAsk } from "./terminal_ask.ts";
 
 /** Options of {@link runInit}. */
 export interface InitOptions {
@@ -134,4 +140,49 @@ async function writeEnvFile(path: string, entries: Record<string, string>): Prom
   const lines = [...kept, ...Object.entries(entries).map(([name, value]) => envFileLine(name, value))];
   await Deno.writeTextFile(path, `${lines.join("\n")}\n`, { mode: 0o600 });
   await Deno.chmod(path, 0o600);
+}
+
+/**
+ * `homed init`: checks it may write where the config goes, asks what the flags did not say (at a terminal, or line
+ * by line from stdin), writes the files and, if it may start a process, runs doctor on the result.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "./command_line.ts";
+ *
+ * await initCli(parseCommandLine(["init", "--provider", "ollama"]), (flag) => flag ?? "/srv/homed/config/homed.yaml");
+ * ```
+ */
+export async function initCli(line: CommandLine, initTarget: InitTarget): Promise<void> {
+  const { options, layout } = line;
+  const configPath = initTarget(options.config);
+  // HOMED_CONFIG may be unreadable (then it counts as unset); the files are what init must be able to write.
+  const initRights = initPermissions(configPath, Deno.cwd());
+  reportMissing(missingPermissions({ ...initRights, env: [], run: [] }), "init", []);
+  await reportFailure("", async () => {
+    const { ask, interactive } = terminalAsk();
+    const flags = { provider: options.provider, model: options.model, lan: options.lan, port: options.port };
+    const given = Object.values(flags).some((value) => value !== undefined);
+    if (!options.force && pathExists(configPath)) {
+      throw new Error(`${configPath} already exists; pass --force to overwrite it`);
+    }
+    // No terminal, no flags and nothing piped in (the first question meets the end of input): the plain starter
+    // config, as a script that asks nothing expects.
+    let asked = 0, silent = false;
+    const answers = await gatherAnswers(flags, async (question, askOptions) => {
+      const answer = await ask(question, askOptions);
+      if (asked++ === 0 && answer === undefined && !interactive && !given) silent = true;
+      return answer;
+    }, { interactive });
+    const canRun = missingPermissions({ read: [], write: [], net: [], env: [], run: initRights.run ?? [] })
+      .length === 0;
+    const report = await runInit({
+      configPath,
+      home: Deno.cwd(),
+      force: options.force ?? false,
+      ...(silent ? {} : { answers }),
+      ...(canRun ? { doctor: (path: string) => doctorCommand(path, layout) } : {}),
+    });
+    print(`${report.join("\n")}\n`);
+  });
 }

@@ -7,6 +7,7 @@
  */
 
 import { parseDocument } from "yaml";
+import { UsageError } from "./usage_error.ts";
 
 /** The providers init knows by name; anything else is an OpenAI-compatible URL. */
 export type ProviderChoice = "deepseek" | "ollama" | "openai";
@@ -43,7 +44,7 @@ export function keyVariable(provider: ProviderChoice): string {
   return provider === "deepseek" ? "DEEPSEEK_API_KEY" : "LLM_API_KEY";
 }
 
-/** Reads the provider answer: a name or a URL; a `TypeError` names a bad one. */
+/** Reads the provider answer: a name or a URL; a `UsageError` names a bad one. */
 function providerOf(answer: string): { provider: ProviderChoice; baseUrl: string } {
   const word = answer.trim().toLowerCase();
   if (word === "" || word === "deepseek") return { provider: "deepseek", baseUrl: DEEPSEEK.baseUrl };
@@ -52,17 +53,17 @@ function providerOf(answer: string): { provider: ProviderChoice; baseUrl: string
   try {
     url = new URL(answer.trim());
   } catch {
-    throw new TypeError(`provider: ${JSON.stringify(answer)} is not deepseek, ollama or an http(s) URL`);
+    throw new UsageError(`provider: ${JSON.stringify(answer)} is not deepseek, ollama or an http(s) URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TypeError(`provider: ${JSON.stringify(answer)} is not deepseek, ollama or an http(s) URL`);
+    throw new UsageError(`provider: ${JSON.stringify(answer)} is not deepseek, ollama or an http(s) URL`);
   }
   return { provider: "openai", baseUrl: url.href.replace(/\/+$/, "") };
 }
 
 /**
  * Asks what the flags did not say. At a terminal a bad answer is asked again; from a script it stops init with the
- * reason (a `TypeError` naming the question and the answer).
+ * reason (a `UsageError` naming the question and the answer).
  *
  * @example
  * ```ts
@@ -83,7 +84,8 @@ export async function gatherAnswers(
       try {
         return read(answer);
       } catch (error) {
-        if (!options.interactive) throw error;
+        // Only a bad answer is asked again; anything else is a bug to report, not the person's to retry.
+        if (!options.interactive || !(error instanceof UsageError)) throw error;
         console.error(`  ${(error as Error).message}; try again.`);
       }
     }
@@ -96,7 +98,7 @@ export async function gatherAnswers(
     defaultModel ? `Model [${defaultModel}]: ` : "Model name (as the server lists it): ",
     (answer) => {
       const value = answer.trim() || defaultModel;
-      if (!value) throw new TypeError("model: an OpenAI-compatible server needs a model name; none was given");
+      if (!value) throw new UsageError("model: an OpenAI-compatible server needs a model name; none was given");
       return value;
     },
   );
@@ -106,7 +108,7 @@ export async function gatherAnswers(
       : "API key (typing is hidden; Enter if the server needs none): ",
     (answer) => {
       const value = answer.trim();
-      if (/[\s'"]/.test(value)) throw new TypeError("key: an API key has no spaces or quotes; check what was pasted");
+      if (/[\s'"]/.test(value)) throw new UsageError("key: an API key has no spaces or quotes; check what was pasted");
       return value;
     },
     true,
@@ -117,12 +119,12 @@ export async function gatherAnswers(
       const word = answer.trim().toLowerCase();
       if (["", "n", "no"].includes(word)) return false;
       if (["y", "yes"].includes(word)) return true;
-      throw new TypeError(`lan: ${JSON.stringify(answer)} is not yes or no`);
+      throw new UsageError(`lan: ${JSON.stringify(answer)} is not yes or no`);
     },
   );
   const port = flags.port === undefined ? 8080 : Number(flags.port);
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new TypeError(`port: ${JSON.stringify(flags.port)} is not a port number (1 to 65535)`);
+    throw new UsageError(`port: ${JSON.stringify(flags.port)} is not a port number (1 to 65535)`);
   }
   return { provider, baseUrl, model, key, lan, port };
 }

@@ -15,6 +15,11 @@ import { requiredPermissions } from "../config/permissions.ts";
 import { envFileLine, envFileOf } from "../config/env_file.ts";
 import { runsOnDeno } from "../config/runs_on_deno.ts";
 import { pluginRights } from "../plugin/rights.ts";
+import type { CommandLine } from "./command_line.ts";
+import { loadCommandConfig } from "./command_config.ts";
+import { print, reportFailure } from "./output.ts";
+import { checkRights } from "./rights_check.ts";
+import { UsageError } from "./usage_error.ts";
 
 /**
  * The socket systemd gives a `Type=notify` service in `NOTIFY_SOCKET`; the unit's flags grant exactly it, so the
@@ -155,7 +160,14 @@ export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<str
 function envFileText(loaded: LoadedConfig): { text: string; names: string[] } {
   const read = safeEnvReader(new Set());
   const names = loaded.envNames.filter((name) => read(name) !== undefined);
-  const text = names.map((name) => envFileLine(name, read(name) ?? "")).join("\n");
+  let text: string;
+  try {
+    text = names.map((name) => envFileLine(name, read(name) ?? "")).join("\n");
+  } catch (error) {
+    // envFileLine refuses, with a TypeError naming it, a variable an env file cannot hold: the person's to change.
+    if (error instanceof TypeError) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
   return { text: text ? `${text}\n` : "", names };
 }
 
@@ -238,8 +250,31 @@ export async function serviceAction(
       return lines.join("\n");
     }
     default:
-      throw new TypeError(
+      throw new UsageError(
         `service: unknown action ${JSON.stringify(action)}; allowed: install, uninstall, status, unit`,
       );
   }
+}
+
+/**
+ * `homed service [install|uninstall|status|unit]` (default `status`): every action but `unit` first checks homed's
+ * rights for it, `--unit-dir` included.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "./command_line.ts";
+ *
+ * await serviceCli(parseCommandLine(["--standard-layout", "service", "install"]));
+ * ```
+ */
+export async function serviceCli(line: CommandLine): Promise<void> {
+  const { options, action, layout } = line;
+  const { loaded, denied } = await loadCommandConfig(options.config, layout);
+  const unitDir = options["unit-dir"] ?? UNIT_DIR;
+  if (action !== "unit") {
+    checkRights(loaded, "service", denied, requiredPermissions(loaded, "service", { unitDir }));
+  }
+  await reportFailure("service: ", async () => {
+    print(`${await serviceAction(action || "status", { loaded, layout, unitDir })}\n`);
+  });
 }

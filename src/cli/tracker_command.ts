@@ -11,9 +11,18 @@
 
 import { escapeForTerminal } from "../text/terminal_text.ts";
 import type { Tracker, TrackerStatus } from "../tracker/tracker.ts";
+import { trackerFor } from "../tracker/tracker_for.ts";
+import type { CommandLine } from "./command_line.ts";
+import { loadCommandConfig } from "./command_config.ts";
+import { print, reportFailure } from "./output.ts";
+import { checkRights } from "./rights_check.ts";
+import { UsageError } from "./usage_error.ts";
 
 /** The actions, for the usage line and the error. */
 export const TRACKER_ACTIONS = ["status", "diff", "commit", "revert"] as const;
+
+/** How `Tracker` words its refusal of a path that is in none of its parts. */
+const NOT_TRACKED = /^path: .* is not in a tracked part \(/s;
 
 /** What is there now and what was: `(12 → 14 bytes)`, `(link → /srv/x, was 12 bytes)`… */
 function sizeNote(change: TrackerStatus["changes"][number]): string {
@@ -57,7 +66,12 @@ export async function runTracker(
   try {
     return await run(tracker, action, paths, options);
   } catch (error) {
-    // The message names paths people chose; main prints it as it is.
+    // The tracker refuses a path outside its parts with a TypeError of this wording: the path was typed here, so it is
+    // a usage error; any other TypeError is a bug and stays one.
+    if (error instanceof TypeError && NOT_TRACKED.test(error.message)) {
+      throw new UsageError(escapeForTerminal(error.message), { cause: error });
+    }
+    // The message names paths people chose; it is printed as it is.
     if (error instanceof Error) error.message = escapeForTerminal(error.message);
     throw error;
   }
@@ -91,7 +105,7 @@ async function run(tracker: Tracker, action: string, paths: string[], options: {
     }
     case "revert": {
       if (!paths.length && !options.all) {
-        throw new TypeError("revert: name the paths to put back (homed tracker status lists them), or pass --all");
+        throw new UsageError("revert: name the paths to put back (homed tracker status lists them), or pass --all");
       }
       const { reverted, movedTo } = await tracker.revert(paths);
       return `Reverted ${reverted} change${reverted === 1 ? "" : "s"}.${
@@ -99,6 +113,25 @@ async function run(tracker: Tracker, action: string, paths: string[], options: {
       }\n${warnings()}`;
     }
     default:
-      throw new TypeError(`tracker: unknown action ${JSON.stringify(action)}; allowed: ${TRACKER_ACTIONS.join(", ")}`);
+      throw new UsageError(`tracker: unknown action ${JSON.stringify(action)}; allowed: ${TRACKER_ACTIONS.join(", ")}`);
   }
+}
+
+/**
+ * `homed tracker [status|diff|commit|revert] [PATH…] [--all]` (default `status`), after the rights check.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "./command_line.ts";
+ *
+ * await trackerCli(parseCommandLine(["tracker", "diff", "knowledge/tea"]));
+ * ```
+ */
+export async function trackerCli(line: CommandLine): Promise<void> {
+  const { loaded, denied } = await loadCommandConfig(line.options.config, line.layout);
+  checkRights(loaded, "tracker", denied);
+  const [action = "status", ...paths] = line.positionals;
+  await reportFailure("tracker: ", async () => {
+    print(await runTracker(trackerFor(loaded, Date.now), action, paths, { all: line.options.all ?? false }));
+  });
 }
