@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import { testPlugins } from "../../tests/support/plugins.ts";
+import { testPluginIo } from "../../tests/support/plugins.ts";
 import { join } from "node:path";
 import { testToolContext } from "../../tests/support/tool_context.ts";
-import { ToolRegistry } from "../tools/registry.ts";
 import { fillArgv } from "./exec_tool.ts";
 
 Deno.test("argv templates fill fields as whole values and refuse what could become an option or is not a value", () => {
@@ -55,23 +54,23 @@ Deno.test("exec tools run only when allowed and listed, with a scrubbed environm
       ],
     }),
   );
+  // Through the daemon's path: the plugin's device in a real IOManager, its tools in that IOManager's registry.
   const open = async (exec: { allowed: boolean; allowlist: string[] }) => {
-    const tools = new ToolRegistry();
-    const plugins = testPlugins(root, {
-      tools,
+    const opened = await testPluginIo(root, {
       exec: { ...exec, env: () => ({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8", WEATHER_KEY: "k" }) },
     });
-    await plugins.start();
-    return { tools, plugins };
+    await opened.plugins.start();
+    return opened;
   };
-  let { tools, plugins } = await open({ allowed: false, allowlist: [deno] });
+  let { tools, plugins, io, stop } = await open({ allowed: false, allowlist: [deno] });
   assert.equal(tools.has("weather_now"), false);
   assert.match(
     plugins.problems().join("\n"),
     /weather: tool weather_now: exec tools are off \(plugins\.allow_exec: false\)/,
   );
-  await plugins.stop();
-  ({ tools, plugins } = await open({ allowed: true, allowlist: ["curl"] }));
+  assert.equal(io.channels().some((channel) => channel.name === "plugin-weather"), false, "no device either");
+  await stop();
+  ({ tools, plugins, io, stop } = await open({ allowed: true, allowlist: ["curl"] }));
   assert.match(
     plugins.problems().join("\n"),
     new RegExp(
@@ -80,8 +79,11 @@ Deno.test("exec tools run only when allowed and listed, with a scrubbed environm
       } is not in plugins\\.exec_allowlist`,
     ),
   );
-  await plugins.stop();
-  ({ tools, plugins } = await open({ allowed: true, allowlist: [deno] }));
+  assert.equal(tools.has("weather_now"), false);
+  await stop();
+  ({ tools, plugins, io, stop } = await open({ allowed: true, allowlist: [deno] }));
+  assert.deepEqual(plugins.problems(), []);
+  assert.ok(io.channels().some((channel) => channel.name === "plugin-weather"));
   const call = (name: string, args: Record<string, unknown>) =>
     tools.call(name, JSON.stringify(args), testToolContext());
   assert.deepEqual(await call("weather_now", { city: "Hang zhou" }), {
@@ -97,6 +99,6 @@ Deno.test("exec tools run only when allowed and listed, with a scrubbed environm
   const failed = await call("weather_fail", {});
   assert.equal(failed.ok, false);
   assert.match(failed.content, /exited with code 3: no such city$/);
-  await plugins.stop();
+  await stop();
   await Deno.remove(root, { recursive: true });
 });

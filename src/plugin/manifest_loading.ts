@@ -1,25 +1,20 @@
 /**
  * The `skill.json` plugins loaded: each reload opens the manifests the discovery walk found, keeps a plugin's previous
- * version when its new one cannot be opened or its manifest broke, and swaps the set in — through the device table,
- * or (with only a tool registry) through the registry — retiring what it replaced. Each plugin's errors are kept for
- * `GET /api/plugins`.
+ * version when its new one cannot be opened or its manifest broke, and swaps the set in through the device table (the
+ * `plugins` group of the IOManager), retiring what it replaced. Each plugin's errors are kept for `GET /api/plugins`.
  *
  * @module
  */
 
-import type { ToolRegistry } from "../tools/registry.ts";
 import { type DeviceTable, swapDevices } from "./device_swap.ts";
 import type { FoundManifests } from "./discovery.ts";
 import { type LoadedPlugin, openPlugin, PluginRetirement, type PluginSwap, type PluginVmOptions } from "./plugin_vm.ts";
-import { swapRegistryTools } from "./registry_swap.ts";
 import type { Skill } from "./skill.ts";
 
 /** Where the loaded plugins go, and how they are opened and retired. */
 export interface ManifestPluginsOptions extends PluginVmOptions {
-  /** The device table: the plugins become the `plugins` group (the daemon's path). */
+  /** The device table: the plugins become the `plugins` group. Without it, manifests are not loaded. */
   devices?: DeviceTable | undefined;
-  /** Without a device table: the registry their tools are registered in, as owner `plugin:<name>`. */
-  tools?: ToolRegistry | undefined;
   /** How long a replaced plugin's VM stays open for turns that started before the reload. */
   retireGraceMs?: number | undefined;
 }
@@ -46,9 +41,9 @@ export class ManifestPlugins {
     this.#retirement = new PluginRetirement(options.retireGraceMs ?? 120_000);
   }
 
-  /** Whether there is anywhere to load plugins to (a device table or a registry). */
+  /** Whether there is anywhere to load plugins to (a device table). */
   get enabled(): boolean {
-    return Boolean(this.#options.tools || this.#options.devices);
+    return this.#options.devices !== undefined;
   }
 
   /** The plugins loaded, by name. */
@@ -102,7 +97,6 @@ export class ManifestPlugins {
     };
     const { devices, exec } = this.#options;
     if (devices) await swapDevices(swap, devices, skills, exec);
-    else swapRegistryTools(swap, this.#options.tools!, exec);
     this.#plugins = next;
     return problems;
   }

@@ -15,7 +15,6 @@ import type { Logger } from "@logtape/logtape";
 import type { Dispatch, PromptContributor, PromptInput, PromptSection } from "../prompt/contributor.ts";
 import type { Service } from "../service/service.ts";
 import type { LuaLimits } from "../lua/vm.ts";
-import type { ToolRegistry } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import type { Device } from "../io/device.ts";
 import type { SkillRoot } from "./discovery.ts";
@@ -39,11 +38,10 @@ export interface PluginServiceOptions {
   logger: Logger;
   /** Shortens skill locations in the prompt to `~/…`. */
   home?: string | undefined;
-  /** Where manifest plugins' tools are registered (as owner `plugin:<name>`) when there is no device table. */
-  tools?: ToolRegistry;
   /**
-   * The device table (the IOManager): each manifest plugin becomes a `PluginDevice` of the `plugins` group, and
-   * a reload swaps the group in one serialised change. Without it (and without `tools`), manifests are not loaded.
+   * The device table (the IOManager): each manifest plugin becomes a `PluginDevice` of the `plugins` group (its tools
+   * registered by the IOManager, as owner `device:plugin-<name>`), and a reload swaps the group in one serialised
+   * change. Without it, manifests are not loaded.
    */
   devices?: { setDevices(group: string, devices: readonly Device[]): Promise<void> };
   /** Limits of the plugins' Lua calls (`lua.*`). */

@@ -1,13 +1,11 @@
 import assert from "node:assert/strict";
 import { RecordingDevice } from "../../tests/support/recording_device.ts";
-import { testPlugins } from "../../tests/support/plugins.ts";
+import { testPluginIo, testPlugins } from "../../tests/support/plugins.ts";
 import { join } from "node:path";
 import { symlink } from "../../tests/support/links.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
-import { getLogger } from "@logtape/logtape";
-import { systemClock } from "../clock.ts";
-import { IOManager } from "../io/io_manager.ts";
-import { RouteTable } from "../io/route_table.ts";
+import type { Device } from "../io/device.ts";
+import { LuaError } from "../lua/lua_error.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { waitFor } from "../../tests/support/wait.ts";
 
@@ -101,7 +99,7 @@ Deno.test("slash commands: /name points the turn at the skill; command-dispatch:
   await Deno.remove(root, { recursive: true });
 });
 
-Deno.test("skill.json: Lua tools through the registry, grants enforced, problems named, a broken new version keeps the old", async () => {
+Deno.test("skill.json: Lua tools through the device table, grants enforced, problems named, a broken new version keeps the old", async () => {
   const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-manifests-" }));
   const data = `${root}/../${root.split("/").at(-1)}-data`;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("hall: 21 °C"));
@@ -147,9 +145,16 @@ Deno.test("skill.json: Lua tools through the registry, grants enforced, problems
   );
   await plugin("escape", { name: "escape", version: "1.0.0", description: "d", lua: "../thermo/main.lua" });
   await plugin("bad", { name: "Bad Name", version: "one", description: "", tools: [{ name: "x" }] });
-  const tools = new ToolRegistry();
-  const plugins = testPlugins(root, { tools, luaLimits: { timeMs: 2_000, memoryBytes: 8 << 20 }, dataDir: data });
+  const { plugins, tools, io, stop } = await testPluginIo(root, {
+    luaLimits: { timeMs: 2_000, memoryBytes: 8 << 20 },
+    dataDir: data,
+  });
   await plugins.start();
+  assert.deepEqual(
+    io.channels().map((channel) => channel.name).filter((name) => name.startsWith("plugin-")),
+    ["plugin-thermo"],
+    "thermo's tools come from its device in the IOManager",
+  );
   const call = async (name: string, args: Record<string, unknown>) =>
     await tools.call(name, JSON.stringify(args), testToolContext());
   assert.deepEqual(await call("room_temperature", { room: "hall" }), {
@@ -191,7 +196,8 @@ Deno.test("skill.json: Lua tools through the registry, grants enforced, problems
   await Deno.remove(join(root, "thermo"), { recursive: true });
   await plugins.reload();
   assert.equal(tools.has("room_temperature"), false, "a removed plugin's tools are gone");
-  await plugins.stop();
+  assert.equal(io.channels().some((channel) => channel.name === "plugin-thermo"), false, "and so is its device");
+  await stop();
   await server.shutdown();
   await Deno.remove(root, { recursive: true });
   await Deno.remove(data, { recursive: true });
@@ -367,15 +373,7 @@ Deno.test("a plugin's own channel: outputs reach its Lua, its poll and tools emi
      function poll() channel.emit("page from the door") end
      function last() return shown[#shown] or "nothing" end`,
   );
-  const tools = new ToolRegistry();
-  const io = new IOManager({
-    clock: systemClock,
-    routes: new RouteTable({}, {}, undefined),
-    tools,
-    logger: getLogger(["test"]),
-  });
-  await io.start();
-  const plugins = testPlugins(root, { devices: io });
+  const { plugins, tools, io, stop } = await testPluginIo(root);
   await plugins.start();
   assert.deepEqual(io.channels().find((channel) => channel.name === "plugin-pager")?.capabilities, ["text"]);
   await io.send({ target: "plugin-pager", type: "message", payload: { text: "Dinner is ready" } });
@@ -387,8 +385,7 @@ Deno.test("a plugin's own channel: outputs reach its Lua, its poll and tools emi
   assert.equal((await tools.call("pager_last", "{}", testToolContext())).content, "Dinner is ready");
   const polled = await io.next(AbortSignal.timeout(3_000));
   assert.deepEqual([polled?.type, polled?.payload], ["message", { text: "page from the door" }]);
-  await plugins.stop();
-  await io.close();
+  await stop();
   await Deno.remove(root, { recursive: true });
 });
 
@@ -421,19 +418,12 @@ Deno.test("a tool-name clash refuses only the clashing plugin: unrelated new plu
     allow: "anyone",
     execute: () => "12:00",
   });
-  const io = new IOManager({
-    clock: systemClock,
-    routes: new RouteTable({}, {}, undefined),
-    tools,
-    logger: getLogger(["test"]),
-  });
-  await io.start();
   await write("alpha", ["alpha_go"], "alpha v1");
   await write("beta", ["beta_go"], "beta v1");
   await write("clash", ["clash_go", "clock_now"], "clash v1"); // a core tool's name
   await write("twin", ["alpha_go"], "twin v1"); // another plugin's tool
   await write("zeta", ["zeta_go"], "zeta v1");
-  const plugins = testPlugins(root, { devices: io });
+  const { plugins, io, stop } = await testPluginIo(root, {}, tools);
   await plugins.start();
   const run = async (tool: string) => (await tools.call(tool, "{}", testToolContext())).content;
   assert.deepEqual(plugins.problems(), [
@@ -469,8 +459,7 @@ Deno.test("a tool-name clash refuses only the clashing plugin: unrelated new plu
     [await run("alpha_go"), await run("beta_go"), await run("gamma_go"), await run("zeta_go"), await run("clock_now")],
     ["alpha v2", "beta v1", "gamma v1", "zeta v1", "12:00"],
   );
-  await plugins.stop();
-  await io.close();
+  await stop();
   await Deno.remove(root, { recursive: true });
 });
 
@@ -499,20 +488,87 @@ Deno.test("a manifest's tool and device descriptions reach the model on one line
     }),
   );
   await Deno.writeTextFile(join(root, "lamp", "main.lua"), 'function on() return "on" end');
-  const tools = new ToolRegistry();
-  const io = new IOManager({
-    clock: systemClock,
-    routes: new RouteTable({}, {}, undefined),
-    tools,
-    logger: getLogger(["test"]),
-  });
-  await io.start();
-  const plugins = testPlugins(root, { devices: io });
+  const { plugins, tools, io, stop } = await testPluginIo(root);
   await plugins.start();
   assert.deepEqual(plugins.problems(), []);
   assert.equal(tools.specs().find((spec) => spec.name === "lamp_on")?.description, escaped);
   assert.equal(io.channels().find((channel) => channel.name === "plugin-lamp")?.description, escaped);
-  await plugins.stop();
-  await io.close();
+  await stop();
+  await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("a plugin tool whose Lua runs past lua.time_limit fails as a time limit, not as a script error", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-time-limit-" }));
+  const tool = (name: string) => ({
+    name,
+    description: name,
+    parameters: { type: "object", properties: {} },
+    handler: { lua: name },
+  });
+  await Deno.mkdir(join(root, "spinner"));
+  await Deno.writeTextFile(
+    join(root, "spinner", "skill.json"),
+    JSON.stringify({
+      name: "spinner",
+      version: "1.0.0",
+      description: "Spins",
+      lua: "main.lua",
+      tools: [tool("spin"), tool("boom"), tool("quick")],
+    }),
+  );
+  await Deno.writeTextFile(
+    join(root, "spinner", "main.lua"),
+    `function spin() while true do end end
+     function boom() error("no such room") end
+     function quick() return "done" end`,
+  );
+  const { plugins, io, tools, stop } = await testPluginIo(root, { luaLimits: { timeMs: 100, memoryBytes: 8 << 20 } });
+  await plugins.start();
+  const call = async (name: string) => await tools.call(name, "{}", testToolContext());
+  assert.deepEqual(await call("spin"), {
+    ok: false,
+    content: 'Error: tool "spin" failed: spinner/main.lua: stopped after 100 ms (lua.time_limit)',
+  });
+  assert.deepEqual(await call("boom"), {
+    ok: false,
+    content: 'Error: tool "boom" failed: spinner/main.lua:2: no such room',
+  });
+  assert.deepEqual(await call("quick"), { ok: true, content: "done" }, "the VM stays usable after the limit");
+
+  assert.ok(io.channels().some((channel) => channel.name === "plugin-spinner"));
+  await stop();
+
+  // Below the registry, the plugin device's tool throws the VM's LuaError, kind and message kept.
+  let offered: readonly Device[] = [];
+  const bare = testPlugins(root, {
+    luaLimits: { timeMs: 100, memoryBytes: 8 << 20 },
+    devices: {
+      setDevices(_group, devices) {
+        offered = devices;
+        return Promise.resolve();
+      },
+    },
+  });
+  await bare.start();
+  const [device] = offered;
+  assert.equal(device?.name, "plugin-spinner");
+  const failure = async (name: string) => {
+    try {
+      await device.execute(name, {}, testToolContext());
+    } catch (error) {
+      return error;
+    }
+    assert.fail(`${name} did not fail`);
+  };
+  const spun = await failure("spin");
+  assert.ok(spun instanceof LuaError, String(spun));
+  assert.deepEqual([spun.kind, spun.message], [
+    "time_limit",
+    "spinner/main.lua: stopped after 100 ms (lua.time_limit)",
+  ]);
+  const boomed = await failure("boom");
+  assert.ok(boomed instanceof LuaError, String(boomed));
+  assert.deepEqual([boomed.kind, boomed.line], ["runtime", 2]);
+  await bare.stop();
   await Deno.remove(root, { recursive: true });
 });

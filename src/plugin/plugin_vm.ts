@@ -10,7 +10,6 @@
 import type { Logger } from "@logtape/logtape";
 import { isInside } from "../fs/contained.ts";
 import type { Device, DeviceContext } from "../io/device.ts";
-import { LuaError } from "../lua/lua_error.ts";
 import { type LuaLimits, LuaVm } from "../lua/vm.ts";
 import { untrustedLine } from "../text/untrusted.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
@@ -177,21 +176,28 @@ export async function openPlugin(
 }
 
 /**
- * Calls into a plugin's VM, counted so a retired VM closes only after its last call; Lua errors as plain errors.
+ * Calls into a plugin's VM, counted so a retired VM closes only after its last call. A failure of the script stays
+ * the `LuaError` the VM threw, with its kind (`runtime`, `time_limit`, `memory_limit`) and a message that says
+ * which (`stopped after 1000 ms (lua.time_limit)`), so a caller — and the tool result the model reads — can tell a
+ * limit from a script error.
  *
  * @example
  * ```ts
+ * import { LuaError } from "../lua/lua_error.ts";
+ *
  * declare const plugin: LoadedPlugin;
- * await callLua(plugin, "room_temperature", JSON.stringify({ room: "hall" })); // what the function returned
+ * try {
+ *   await callLua(plugin, "room_temperature", JSON.stringify({ room: "hall" })); // what the function returned
+ * } catch (error) {
+ *   if (error instanceof LuaError && error.kind === "time_limit") console.log("the script ran too long");
+ *   else throw error;
+ * }
  * ```
  */
 export async function callLua(plugin: LoadedPlugin, fn: string, ...args: string[]): Promise<unknown> {
   plugin.inFlight++;
   try {
     return await plugin.vm!.call(fn, ...args);
-  } catch (error) {
-    if (error instanceof LuaError) throw new Error(error.message);
-    throw error;
   } finally {
     plugin.inFlight--;
     if (plugin.graceOver && plugin.inFlight === 0) plugin.vm?.close();
@@ -199,7 +205,7 @@ export async function callLua(plugin: LoadedPlugin, fn: string, ...args: string[
 }
 
 /**
- * The plugin's tools as the registry takes them: a Lua function or a program each.
+ * The plugin's tools as its device offers them: a Lua function or a program each.
  *
  * @example
  * ```ts
@@ -296,11 +302,11 @@ export class PluginRetirement {
   }
 }
 
-/** One reload's change of the loaded plugins, as a swap path (device table or registry) carries it out. */
+/** One reload's change of the loaded plugins, as the device swap (`device_swap.ts`) carries it out. */
 export interface PluginSwap {
-  /** The plugins loaded now: the device table or the registry serves them. */
+  /** The plugins loaded now: the device table serves them. */
   current: ReadonlyMap<string, LoadedPlugin>;
-  /** The set to load; the swap path leaves in it what it really loaded (a refused plugin keeps its previous one). */
+  /** The set to load; the swap leaves in it what it really loaded (a refused plugin keeps its previous one). */
   next: Map<string, LoadedPlugin>;
   problems: string[];
   /** Each plugin's errors, by name, for `GET /api/plugins`. */
