@@ -1,0 +1,63 @@
+/**
+ * The daemon's agent step: the agent over the IO manager, provider, tools and context, with the `agent.*` and
+ * `llm.*` settings it uses.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config/schema.ts";
+import type { ContextWindow } from "../context/context_window.ts";
+import type { IOManager } from "../io/io_manager.ts";
+import type { PromptContributor } from "../prompt/contributor.ts";
+import type { Provider } from "../provider/provider.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
+import { Agent } from "./core/agent.ts";
+import type { Persona } from "./personal.ts";
+
+/** Options of {@link buildAgent}. */
+export interface AgentSetupOptions {
+  /** The `agent` and `llm` sections. */
+  config: Pick<Config, "agent" | "llm">;
+  io: IOManager;
+  provider: Provider;
+  tools: ToolRegistry;
+  persona: Persona;
+  context: ContextWindow;
+  clock: Clock;
+  /** The `agent` logger. */
+  logger: Logger;
+  /** How long the turn in flight may still take at shutdown. */
+  shutdownGraceMs: number;
+  /** What adds to the prompt (knowledge, plugins, memory), in order. */
+  promptContributors: readonly PromptContributor[];
+}
+
+/**
+ * Makes the agent (the daemon starts it last but the forward client, once the listener is up).
+ *
+ * @example
+ * ```ts
+ * declare const options: AgentSetupOptions;
+ * const agent = buildAgent(options);
+ * agent.status();
+ * ```
+ */
+export function buildAgent(options: AgentSetupOptions): Agent {
+  const { agent, llm } = options.config;
+  return new Agent({
+    io: options.io,
+    provider: options.provider,
+    tools: options.tools,
+    persona: options.persona,
+    clock: options.clock,
+    logger: options.logger,
+    maxToolRounds: agent.max_tool_rounds,
+    context: options.context,
+    turnTimeoutMs: llm.turn_timeout,
+    shutdownGraceMs: options.shutdownGraceMs,
+    keepReasoning: llm.thinking === true,
+    promptContributors: options.promptContributors,
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * The daemon's API step: the HTTP API over the HTTP device, with its endpoints (knowledge, memory, plugins, tracker,
+ * schedules, the OneBot reverse WebSocket), served by the `http` service on `daemon.listen_addr`.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import type { Config } from "../config/schema.ts";
+import type { HttpDevice } from "../devices/http/http_device.ts";
+import { onebotRoutes, type ReverseWsOptions } from "../devices/qq/reverse_ws.ts";
+import type { TimerDevice } from "../devices/timer/timer.ts";
+import type { IOManager } from "../io/io_manager.ts";
+import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
+import type { MemoryService } from "../memory/memory_service.ts";
+import type { PluginService } from "../plugin/plugin_service.ts";
+import type { ServiceHost } from "../service/service_host.ts";
+import type { Tracker } from "../tracker/tracker.ts";
+import { VERSION } from "../version.ts";
+import { createApi } from "./app.ts";
+import { HttpServer } from "./http_server.ts";
+import { knowledgeRoutes } from "./knowledge_routes.ts";
+import { memoryRoutes } from "./memory_routes.ts";
+import { pluginRoutes } from "./plugin_routes.ts";
+import { scheduleRoutes } from "./schedule_routes.ts";
+import type { StatusBody } from "./status_body.ts";
+import { trackerRoutes } from "./tracker_routes.ts";
+
+/** Options of {@link startApi}. */
+export interface ApiSetupOptions {
+  /** The `daemon` section: listen address, tokens, host and origin rules, body limit. */
+  config: Config["daemon"];
+  /** The `api` logger. */
+  logger: Logger;
+  /** The listener's logger (the daemon's). */
+  listenerLogger: Logger;
+  /** Where the `http` service is started. */
+  services: ServiceHost;
+  /** The device the chat endpoints submit to. */
+  device: HttpDevice;
+  /** The body of `GET /api/status`. */
+  status: () => StatusBody;
+  /** The device and route tables, for `GET /api/channels`. */
+  io: IOManager;
+  knowledge: KnowledgeBase;
+  memory: MemoryService;
+  plugins: PluginService;
+  /** The change tracker, loaded when first asked for. */
+  tracker: () => Promise<Tracker>;
+  timer: TimerDevice;
+  /** The OneBot reverse WebSocket: `onebot.path`, `onebot.access_token` and where the QQ device is now. */
+  onebot: ReverseWsOptions;
+}
+
+/**
+ * Builds the API and starts the `http` service serving it.
+ *
+ * @example
+ * ```ts
+ * declare const options: ApiSetupOptions;
+ * const server = await startApi(options);
+ * console.log(`Listening on ${server.url}`);
+ * ```
+ */
+export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
+  const { config, io } = options;
+  // The guard needs the real port, known once listening (listen_addr may ask for port 0).
+  let boundPort = config.listen_addr.port;
+  const app = createApi({
+    device: options.device,
+    tokens: { ownerToken: config.api_token, people: config.api_tokens },
+    guard: {
+      port: () => boundPort,
+      publicHosts: config.public_hosts,
+      allowedOrigins: config.allowed_origins,
+    },
+    maxBodyBytes: config.max_body_bytes,
+    logger: options.logger,
+    status: () => ({ ...options.status() }),
+    channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
+    routes: [
+      knowledgeRoutes(options.knowledge),
+      memoryRoutes(options.memory),
+      pluginRoutes(options.plugins),
+      trackerRoutes(options.tracker),
+      scheduleRoutes(options.timer),
+      onebotRoutes(options.onebot),
+    ],
+  });
+  const server = await options.services.start(
+    new HttpServer({
+      listen: config.listen_addr,
+      handler: app.fetch,
+      logger: options.listenerLogger,
+      version: VERSION,
+    }),
+  );
+  boundPort = server.port;
+  return server;
+}

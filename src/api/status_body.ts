@@ -1,0 +1,52 @@
+/**
+ * The body of `GET /api/status`, field for field (snake_case, as the API sends it).
+ *
+ * @module
+ */
+
+import type { ChannelInfo } from "../io/io_manager.ts";
+
+/** Token usage since start, as `/api/status` shows it under `llm.usage`. */
+export interface UsageBody {
+  requests: number;
+  retries: number;
+  errors: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_cache_hit_tokens: number;
+  prompt_cache_miss_tokens: number;
+}
+
+/** What `GET /api/status` answers. */
+export interface StatusBody {
+  ok: true;
+  /** homed's version. */
+  version: string;
+  /** ISO time of the start. */
+  started_at: string;
+  uptime_ms: number;
+  /** The config file, or `embedded defaults`. */
+  config: string;
+  persona: { source: string; sha256: string; chars: number };
+  /** The agent's own status (turns, queue, last error …). */
+  agent: Record<string, unknown>;
+  /** The device table's channels. */
+  devices: ChannelInfo[];
+  /** How many tools are registered. */
+  tools: number;
+  llm: {
+    model: string;
+    base_url: string;
+    /** `llm.thinking`. */
+    thinking: boolean | "omit";
+    api_key_set: boolean;
+    usage: UsageBody;
+  };
+  memory: { context_entries: number; context_size: number; context_tokens_budget: number };
+  knowledge: { topics: number; sections: number };
+  /** The timer's status (active schedules, next run, firings). */
+  schedules: Record<string, unknown>;
+  /** Each service's status, by name. */
+  services: Record<string, Record<string, unknown>>;
+}

@@ -1,0 +1,62 @@
+/**
+ * The daemon's timer step: the schedule store opened in the data dir and the timer device over it.
+ *
+ * @module
+ */
+
+import type { Logger } from "@logtape/logtape";
+import { join } from "node:path";
+import type { Clock } from "../../clock.ts";
+import { ScheduleStore } from "./schedule_store.ts";
+import { TimerDevice } from "./timer.ts";
+
+/** Options of {@link openTimer}. */
+export interface TimerSetupOptions {
+  /** `daemon.data_dir`: schedules live in `schedules.db` under it. */
+  dataDir: string;
+  /** `daemon.timezone`. */
+  timezone: string;
+  clock: Clock;
+  /** The `timer` logger. */
+  logger: Logger;
+  /** Why a channel cannot take a message, or undefined (the IO manager's check, asked when a schedule is made). */
+  checkChannel(channel: string): string | undefined;
+}
+
+/** What {@link openTimer} gives the daemon. */
+export interface TimerSetup {
+  timer: TimerDevice;
+  /** Closes the schedule store, once the timer has stopped (or start-up failed). */
+  close(): void;
+}
+
+/**
+ * Opens the schedule store and makes the timer device.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from "../../clock.ts";
+ * import { log } from "../../log/logging.ts";
+ *
+ * const { timer, close } = openTimer({
+ *   dataDir: "/var/lib/homed",
+ *   timezone: "",
+ *   clock: systemClock,
+ *   logger: log("timer"),
+ *   checkChannel: () => undefined,
+ * });
+ * timer.status(); // { active: 0, … }
+ * close();
+ * ```
+ */
+export function openTimer(options: TimerSetupOptions): TimerSetup {
+  const store = ScheduleStore.open(join(options.dataDir, "schedules.db"));
+  const timer = new TimerDevice({
+    store,
+    clock: options.clock,
+    timezone: options.timezone,
+    checkChannel: options.checkChannel,
+    logger: options.logger,
+  });
+  return { timer, close: () => store.close() };
+}
