@@ -10,7 +10,7 @@ import { FakeLlm } from "./support/fake_llm.ts";
 import { startHomed, workspace } from "./support/homed_process.ts";
 import { handshakeHeaders, OneBotSim } from "./support/onebot_sim.ts";
 import { teardown } from "./support/teardown.ts";
-import { waitFor } from "./support/wait.ts";
+import { waitFor, within } from "./support/wait.ts";
 
 const OWNER = "20002000";
 
@@ -43,13 +43,7 @@ Deno.test("a real homed: 1,000 bad frames log 10 lines; a frame over onebot.max_
     client.send(
       JSON.stringify({ post_type: "message", message_type: "private", user_id: 1, message: "汉".repeat(30_000) }),
     );
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const event = await Promise.race([
-      closed,
-      new Promise<never>((_, reject) =>
-        timer = setTimeout(() => reject(new Error("homed kept the socket open")), 5_000)
-      ),
-    ]).finally(() => clearTimeout(timer));
+    const event = await within(closed, 5_000, "homed to close the socket");
     assert.equal(event.code, 1009);
     assert.equal(event.reason, "Frame of 90073 bytes is over onebot.max_frame_bytes (65536)");
     await waitFor(() => homed.stderr().includes("QQ 30003000: a frame of 90073 bytes"), "the warning");
@@ -77,11 +71,7 @@ Deno.test("a real homed: 1,000 bad frames log 10 lines; a frame over onebot.max_
           received.push(...buffer.subarray(0, read));
         }
       })();
-      let cut: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        reading,
-        new Promise((_, reject) => cut = setTimeout(() => reject(new Error("homed waited for the payload")), 5_000)),
-      ]).finally(() => clearTimeout(cut));
+      await within(reading, 5_000, "homed to refuse the frame without its payload");
       const text = new TextDecoder("latin1").decode(new Uint8Array(received));
       assert.match(text, /^HTTP\/1\.1 101 /);
       // homed's own frames (its first actions, unmasked) come first; the close frame last.

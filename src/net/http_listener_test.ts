@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { within } from "../../tests/support/wait.ts";
 import { type FetchHandler, type HttpListener, serveHttp } from "./http_listener.ts";
 
 const encoder = new TextEncoder();
@@ -57,8 +58,7 @@ Deno.test("serveHttp: method, path, query, headers and a streamed body reach the
 
 Deno.test("serveHttp: an event stream is read only as fast as the client takes it, and cancelled when it goes", async () => {
   let pulled = 0;
-  let cancelled: () => void = () => {};
-  const gone = new Promise<void>((resolve) => cancelled = resolve);
+  const { promise: gone, resolve: cancelled } = Promise.withResolvers<void>();
   const chunk = new Uint8Array(65_536);
   const listener = await serving(() =>
     new Response(
@@ -90,10 +90,8 @@ Deno.test("serveHttp: an event stream is read only as fast as the client takes i
 });
 
 Deno.test("serveHttp: a client that goes away aborts its request's signal", async () => {
-  let aborted: () => void = () => {};
-  const abort = new Promise<void>((resolve) => aborted = resolve);
-  let started: () => void = () => {};
-  const handling = new Promise<void>((resolve) => started = resolve);
+  const { promise: abort, resolve: aborted } = Promise.withResolvers<void>();
+  const { promise: handling, resolve: started } = Promise.withResolvers<void>();
   const listener = await serving((request) => {
     request.signal.addEventListener("abort", () => aborted());
     started();
@@ -146,10 +144,8 @@ Deno.test("serveHttp: an upgrade request no route takes gets the route's answer,
 });
 
 Deno.test("serveHttp: shutdown lets a request in flight finish; a taken port is refused with EADDRINUSE", async () => {
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => release = resolve);
-  let started: () => void = () => {};
-  const handling = new Promise<void>((resolve) => started = resolve);
+  const { promise: released, resolve: release } = Promise.withResolvers<void>();
+  const { promise: handling, resolve: started } = Promise.withResolvers<void>();
   const listener = await serving(async () => {
     started();
     await released;
@@ -182,13 +178,7 @@ Deno.test("serveHttp: shutdown closes a keep-alive connection that served two re
       while (!text.endsWith('{"ok":true}')) text += decoder.decode(buffer.subarray(0, (await conn.read(buffer))!));
       assert.match(text, /content-length: 11\r\n/i, "an answer that is no event stream goes whole, with its length");
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      listener.shutdown(),
-      new Promise((_, reject) =>
-        timer = setTimeout(() => reject(new Error("shutdown waited for an idle connection")), 5_000)
-      ),
-    ]).finally(() => clearTimeout(timer));
+    await within(listener.shutdown(), 5_000, "shutdown, which must not wait for an idle connection");
     assert.equal(await conn.read(buffer), null, "the idle connection was closed");
   } finally {
     conn.close();

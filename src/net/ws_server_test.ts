@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { within } from "../../tests/support/wait.ts";
 import { serveHttp } from "./http_listener.ts";
 import { acceptFor } from "./ws_client.ts";
 import type { WsPeer } from "./ws_peer.ts";
@@ -72,11 +73,7 @@ async function rawClient(port: number, headers = "") {
     },
     /** Everything the server sent, once it has closed the connection (at most `ms`). */
     async all(ms = 5_000): Promise<Uint8Array> {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        ended,
-        new Promise((_, reject) => timer = setTimeout(() => reject(new Error("the server kept the connection")), ms)),
-      ]).finally(() => clearTimeout(timer));
+      await within(ended, ms, "the server to end the connection");
       conn.close();
       return new Uint8Array(received);
     },

@@ -29,3 +29,24 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, options.everyMs ?? 10));
   }
 }
+
+/**
+ * `work`'s value, or a rejection naming `what` when it takes longer than `limitMs` (a hang becomes a clear failure).
+ *
+ * @example
+ * ```ts
+ * declare const closed: Promise<CloseEvent>;
+ * const event = await within(closed, 5_000, "homed to close the socket");
+ * ```
+ */
+export async function within<T>(work: Promise<T>, limitMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Gave up after ${limitMs} ms waiting for ${what}`)), limitMs);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
