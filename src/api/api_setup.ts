@@ -76,7 +76,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
     },
     maxBodyBytes: config.max_body_bytes,
     logger: options.logger,
-    status: () => ({ ...options.status() }),
+    status: options.status,
     channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
     routes: [
       knowledgeRoutes(options.knowledge),

@@ -28,8 +28,8 @@ export interface ApiOptions {
   guard: RequestGuardOptions;
   maxBodyBytes: number;
   logger: Logger;
-  /** The body of `GET /api/status`. */
-  status: () => Record<string, unknown>;
+  /** The body of `GET /api/status` (the daemon's is a `StatusBody`, `status_body.ts`; tests pass smaller ones). */
+  status: () => object;
   /** The body of `GET /api/channels`. */
   channels: () => Record<string, unknown>;
   /** More endpoints, mounted behind the same auth and body limit (knowledge, later memory and plugins). */

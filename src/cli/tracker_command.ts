@@ -10,7 +10,7 @@
  */
 
 import { escapeForTerminal } from "../text/terminal_text.ts";
-import type { Tracker, TrackerStatus } from "../tracker/tracker.ts";
+import { type Tracker, type TrackerStatus, UntrackedPath } from "../tracker/tracker.ts";
 import { trackerFor } from "../tracker/tracker_for.ts";
 import type { CommandLine } from "./command_line.ts";
 import { loadCommandConfig } from "./command_config.ts";
@@ -22,7 +22,6 @@ import { UsageError } from "./usage_error.ts";
 export const TRACKER_ACTIONS = ["status", "diff", "commit", "revert"] as const;
 
 /** How `Tracker` words its refusal of a path that is in none of its parts. */
-const NOT_TRACKED = /^path: .* is not in a tracked part \(/s;
 
 /** What is there now and what was: `(12 → 14 bytes)`, `(link → /srv/x, was 12 bytes)`… */
 function sizeNote(change: TrackerStatus["changes"][number]): string {
@@ -66,9 +65,8 @@ export async function runTracker(
   try {
     return await run(tracker, action, paths, options);
   } catch (error) {
-    // The tracker refuses a path outside its parts with a TypeError of this wording: the path was typed here, so it is
-    // a usage error; any other TypeError is a bug and stays one.
-    if (error instanceof TypeError && NOT_TRACKED.test(error.message)) {
+    // A path outside the tracked parts was typed here: a usage error. Any other TypeError is a bug and stays one.
+    if (error instanceof UntrackedPath) {
       throw new UsageError(escapeForTerminal(error.message), { cause: error });
     }
     // The message names paths people chose; it is printed as it is.

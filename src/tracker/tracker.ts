@@ -47,6 +47,20 @@ import {
   writeInPlace,
 } from "./tree_access.ts";
 
+/** A path that is in none of the tracked parts: the asker named the wrong thing (the CLI answers with exit code 2). */
+export class UntrackedPath extends TypeError {
+  /**
+   * @example
+   * ```ts
+   * throw new UntrackedPath('path: "etc/passwd" is not in a tracked part (knowledge, plugins)');
+   * ```
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "UntrackedPath";
+  }
+}
+
 /** One tracked part: a folder or a single file, under a fixed name (`knowledge`, `config/homed.yaml`). */
 export interface TrackedRoot {
   name: string;
@@ -271,7 +285,7 @@ export class Tracker {
         return { root, base: root.path, inside };
       }
     }
-    throw new TypeError(`path: ${JSON.stringify(name)} is not in a tracked part (${this.#partNames()})`);
+    throw new UntrackedPath(`path: ${JSON.stringify(name)} is not in a tracked part (${this.#partNames()})`);
   }
 
   #partNames(): string {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { symlink } from "../../tests/support/links.ts";
 import { outsideNeed } from "../../tests/support/outside_tool.ts";
-import { type TrackedRoot, Tracker } from "./tracker.ts";
+import { type TrackedRoot, Tracker, UntrackedPath } from "./tracker.ts";
 
 async function tree(): Promise<{ dir: string; roots: TrackedRoot[] }> {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-tracker-" });
@@ -59,7 +59,9 @@ Deno.test("manifest mode: changes since the commit are listed and diffed, and re
     assert.doesNotMatch(diff, /plugins/, "only the named part");
     await assert.rejects(
       tracker.diff(["../etc"]),
-      /path: "\.\.\/etc" is not in a tracked part \(knowledge, plugins, config\/homed\.yaml\)/,
+      (error: unknown) =>
+        error instanceof UntrackedPath &&
+        /path: "\.\.\/etc" is not in a tracked part \(knowledge, plugins, config\/homed\.yaml\)/.test(error.message),
     );
 
     // Keep the new plugin; revert what happened to knowledge.
