@@ -13,6 +13,7 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
+import { type ActionRequest, type ActionResponse, type OneBotEvent, readFrame } from "./frames.ts";
 
 /** Which frames a connection carries (`X-Client-Role`; split mode pairs an API and an Event socket). */
 export type Role = "universal" | "api" | "event";
@@ -64,7 +65,7 @@ export interface ConnectionOptions {
   maxFrameBytes: number;
   /** Limits the lines about dropped frames (shared by a device's connections); by default one of its own. */
   limiter?: LogLimiter;
-  onEvent: (event: Record<string, unknown>, connection: OneBotConnection) => void;
+  onEvent: (event: OneBotEvent, connection: OneBotConnection) => void;
   onClose: (connection: OneBotConnection) => void;
 }
 
@@ -154,7 +155,8 @@ export class OneBotConnection {
       });
       this.#pending.set(echo, { action, resolve, reject, cancel });
       try {
-        this.#options.socket.send(JSON.stringify({ action, params, echo }));
+        const request: ActionRequest = { action, params, echo };
+        this.#options.socket.send(JSON.stringify(request));
         written?.();
       } catch (error) {
         cancel();
@@ -170,25 +172,16 @@ export class OneBotConnection {
     const bytes = oversize(data, maxFrameBytes);
     if (bytes !== undefined) return this.#refuse(bytes);
     if (typeof data !== "string") return this.#drop("a binary frame");
-    let frame: unknown;
+    const frame = readFrame(data);
+    if (frame.kind === "dropped") return this.#drop(frame.why);
+    if (frame.kind === "response") return this.#response(frame.response);
+    const { event } = frame;
+    if (event.post_type === "meta_event" && event.meta_event_type === "heartbeat") this.#heartbeat(event);
     try {
-      frame = JSON.parse(data);
-    } catch {
-      return this.#drop(`a frame that is not JSON: ${data.slice(0, 80)}`);
+      this.#options.onEvent(event, this);
+    } catch (error) {
+      logger.error("QQ {selfId}: handling an event failed: {error}", { selfId: this.selfId, error });
     }
-    if (!frame || typeof frame !== "object" || Array.isArray(frame)) return this.#drop("a frame that is not an object");
-    const record = frame as Record<string, unknown>;
-    if (typeof record.post_type === "string") {
-      if (record.post_type === "meta_event" && record.meta_event_type === "heartbeat") this.#heartbeat(record);
-      try {
-        this.#options.onEvent(record, this);
-      } catch (error) {
-        logger.error("QQ {selfId}: handling an event failed: {error}", { selfId: this.selfId, error });
-      }
-      return;
-    }
-    if ("echo" in record && ("status" in record || "retcode" in record)) return this.#response(record);
-    this.#drop(`a frame that is neither an event nor a response: ${data.slice(0, 80)}`);
   }
 
   #drop(what: string): void {
@@ -239,14 +232,14 @@ export class OneBotConnection {
     return `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${maxFrameBytes})`;
   }
 
-  #heartbeat(frame: Record<string, unknown>): void {
+  #heartbeat(frame: OneBotEvent): void {
     this.lastHeartbeatAt = this.#options.clock.now();
     if (typeof frame.interval === "number" && frame.interval > 0) this.heartbeatIntervalMs = frame.interval;
     const status = frame.status as { online?: unknown } | undefined;
     if (typeof status?.online === "boolean") this.online = status.online;
   }
 
-  #response(frame: Record<string, unknown>): void {
+  #response(frame: ActionResponse): void {
     const echo = String(frame.echo);
     const pending = this.#pending.get(echo);
     if (!pending) return; // Unknown, late, or a second frame for a settled echo (NapCat streams): ignored.

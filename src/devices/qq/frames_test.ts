@@ -1,0 +1,20 @@
+import assert from "node:assert/strict";
+import { readFrame } from "./frames.ts";
+
+Deno.test("readFrame: events, responses, and what is neither dropped with the reason", () => {
+  assert.deepEqual(readFrame('{"post_type":"message","message_type":"private","user_id":1}'), {
+    kind: "event",
+    event: { post_type: "message", message_type: "private", user_id: 1 },
+  });
+  assert.deepEqual(readFrame('{"status":"failed","retcode":1404,"echo":"3","wording":"no"}'), {
+    kind: "response",
+    response: { status: "failed", retcode: 1404, echo: "3", wording: "no" },
+  });
+  assert.deepEqual(readFrame("{not json"), { kind: "dropped", why: "a frame that is not JSON: {not json" });
+  assert.deepEqual(readFrame("[1,2]"), { kind: "dropped", why: "a frame that is not an object" });
+  assert.deepEqual(readFrame('{"echo":"5"}'), {
+    kind: "dropped",
+    why: 'a frame that is neither an event nor a response: {"echo":"5"}',
+  });
+  assert.equal(readFrame('{"post_type":7}').kind, "dropped", "post_type must be a string");
+});
