@@ -6,7 +6,8 @@
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
-import type { ToolContext, ToolSpec } from "../tools/tool.ts";
+import type { ToolAllow } from "../identity/trust.ts";
+import type { Tool } from "../tools/tool.ts";
 import type { InputEvent, OutputEvent } from "./event.ts";
 import type { TurnError } from "./turn_error.ts";
 
@@ -43,15 +44,34 @@ export type TurnEvent =
   | { type: "tool"; eventId: string; name: string; ok: boolean }
   | { type: "done"; eventId: string; result: TurnResult };
 
+/**
+ * A tool a device offers: an ordinary {@link Tool} (spec, handler, optional `timeoutMs`) whose `allow` may be left
+ * out. IOManager registers it under the device's owner (`device:<name>`) with `household` trust when it has none:
+ * a device's tools act on the house, so guests get them only where the device says so.
+ *
+ * @example
+ * ```ts
+ * const power: DeviceTool = {
+ *   name: "tv_power",
+ *   description: "Turn the TV on or off",
+ *   parameters: { type: "object", properties: { on: { type: "boolean" } }, required: ["on"] },
+ *   execute: (args) => (args.on ? "The TV is on" : "The TV is off"),
+ * };
+ * ```
+ */
+export type DeviceTool = Omit<Tool, "allow"> & { allow?: ToolAllow };
+
 /** One IO channel. */
 export interface Device {
   readonly name: string;
   readonly type: string;
   readonly description: string;
-  /** Tools this device offers to the LLM; names must match `^[a-zA-Z0-9_-]{1,64}$`. */
-  tools(): ToolSpec[];
-  /** Runs one of this device's tools; arguments are already validated against its schema. */
-  execute(name: string, args: Record<string, unknown>, context: ToolContext): unknown;
+  /**
+   * Tools this device offers to the LLM, each with its own handler (called with arguments already validated against
+   * its schema); names must match `^[a-zA-Z0-9_-]{1,64}$`. IOManager asks again on every device-table change, so the
+   * same objects should come back each time.
+   */
+  tools(): readonly DeviceTool[];
   start(context: DeviceContext): Promise<void>;
   stop(): Promise<void>;
   /** Bitmask of {@link Capability}. */

@@ -262,10 +262,10 @@ export class IOManager implements Service {
         );
       }
       if (next.has(device.name)) throw new TypeError(`Two devices are named "${device.name}"`);
-      for (const spec of device.tools()) {
-        if (!TOOL_NAME.test(spec.name)) {
+      for (const tool of device.tools()) {
+        if (!TOOL_NAME.test(tool.name)) {
           throw new TypeError(
-            `Device "${device.name}" offers a tool with an invalid name ${JSON.stringify(spec.name)}`,
+            `Device "${device.name}" offers a tool with an invalid name ${JSON.stringify(tool.name)}`,
           );
         }
       }
@@ -343,12 +343,9 @@ export class IOManager implements Service {
     };
   }
 
+  /** A device's tools as the registry takes them: `household` where the device set no trust rule. */
   #toolsOf(device: Device): Tool[] {
-    return device.tools().map((spec) => ({
-      ...spec,
-      allow: spec.allow ?? "household",
-      execute: (args, context) => device.execute(spec.name, args, context),
-    }));
+    return device.tools().map((tool) => ({ ...tool, allow: tool.allow ?? "household" }));
   }
 
   /** The devices, as channels. */

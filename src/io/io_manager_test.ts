@@ -94,6 +94,37 @@ Deno.test("replaceDevices starts new devices before the swap and stops the old o
   assert.equal(lamp.stopped, 1);
 });
 
+Deno.test("a device's tools are registered as they are, household trust where the device set none", async () => {
+  const { io, tools } = setup();
+  let stuck = 0;
+  const tv = new RecordingDevice("tv", {
+    tools: [
+      { name: "tv_power", description: "power", parameters: { type: "object" } },
+      { name: "tv_guide", description: "guide", parameters: { type: "object" }, allow: "anyone" },
+    ],
+  });
+  const remote = new RecordingDevice("remote", {
+    tools: [{
+      name: "remote_wait",
+      description: "waits",
+      parameters: { type: "object" },
+      timeoutMs: 20,
+      execute: () => new Promise(() => stuck++),
+    }],
+  });
+  await io.replaceDevices([tv, remote]);
+  const guest = testToolContext("tv", "guest");
+  assert.match((await tools.call("tv_power", "{}", guest)).content, /is for .*household/);
+  assert.equal((await tools.call("tv_guide", "{}", guest)).content, "tv ran tv_guide");
+  assert.deepEqual(tv.calls, [{ name: "tv_guide", args: {}, source: "tv" }]);
+  assert.match(
+    (await tools.call("remote_wait", "{}", toolContext())).content,
+    /did not finish within .* \(the tool's own timeout\)/,
+  );
+  assert.equal(stuck, 1);
+  await io.close();
+});
+
 Deno.test("a device that fails to start leaves the old table in place", async () => {
   const { io, tools } = setup();
   const tv = new RecordingDevice("tv", {

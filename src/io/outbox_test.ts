@@ -24,9 +24,6 @@ class LinkDevice implements Device {
   tools() {
     return [];
   }
-  execute(): unknown {
-    return undefined;
-  }
   start(context: DeviceContext): Promise<void> {
     this.context = context;
     return Promise.resolve();

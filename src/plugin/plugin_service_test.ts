@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { RecordingDevice } from "../../tests/support/recording_device.ts";
+import { callDeviceTool, RecordingDevice } from "../../tests/support/recording_device.ts";
 import { testPluginIo, testPlugins } from "../../tests/support/plugins.ts";
 import { join } from "node:path";
 import { symlink } from "../../tests/support/links.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
-import type { Device } from "../io/device.ts";
+import type { Device, DeviceTool } from "../io/device.ts";
 import { LuaError } from "../lua/lua_error.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { waitFor } from "../../tests/support/wait.ts";
@@ -244,10 +244,7 @@ Deno.test("with the device table: each skill.json is a plugin device; a reload s
   await write("alpha", "alpha_go", "alpha v1");
   const changes: string[][] = [];
   let refuse = "";
-  const table = new Map<
-    string,
-    { execute: (n: string, a: Record<string, unknown>, c: ReturnType<typeof testToolContext>) => unknown }
-  >();
+  const table = new Map<string, DeviceTool>();
   const plugins = testPlugins(root, {
     devices: {
       setDevices(group, devices) {
@@ -255,14 +252,14 @@ Deno.test("with the device table: each skill.json is a plugin device; a reload s
         assert.equal(group, "plugins");
         changes.push(devices.map((device) => device.name));
         table.clear();
-        for (const device of devices) for (const spec of device.tools()) table.set(spec.name, device as never);
+        for (const device of devices) for (const tool of device.tools()) table.set(tool.name, tool);
         return Promise.resolve();
       },
     },
   });
   await plugins.start();
   assert.deepEqual(changes, [["plugin-alpha"]]);
-  const run = (tool: string) => table.get(tool)!.execute(tool, {}, testToolContext());
+  const run = (tool: string) => table.get(tool)!.execute({}, testToolContext());
   assert.equal(await run("alpha_go"), "alpha v1");
   await write("beta", "beta_go", "beta v1");
   await write("alpha", "alpha_go", "alpha v2");
@@ -554,7 +551,7 @@ Deno.test("a plugin tool whose Lua runs past lua.time_limit fails as a time limi
   assert.equal(device?.name, "plugin-spinner");
   const failure = async (name: string) => {
     try {
-      await device.execute(name, {}, testToolContext());
+      await callDeviceTool(device!, name, {}, testToolContext());
     } catch (error) {
       return error;
     }

@@ -4,15 +4,41 @@
  * @module
  */
 
-import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../src/io/device.ts";
+import type { Device, DeviceContext, DeviceTool, TurnEvent, TurnResult } from "../../src/io/device.ts";
 import { Capability, type InputEvent, type OutputEvent } from "../../src/io/event.ts";
 import type { Trust } from "../../src/identity/trust.ts";
 import type { ToolContext, ToolSpec } from "../../src/tools/tool.ts";
 
+/**
+ * Runs the tool `name` of `device` as the registry would (minus schema and trust checks), for tests that call a
+ * device's tools directly; always a promise, so a handler's synchronous throw is a rejection.
+ *
+ * @example
+ * ```ts
+ * import { testToolContext } from "./tool_context.ts";
+ *
+ * const tv = new RecordingDevice("tv", {
+ *   tools: [{ name: "tv_power", description: "Power", parameters: { type: "object" } }],
+ * });
+ * await callDeviceTool(tv, "tv_power", {}, testToolContext()); // "tv ran tv_power"
+ * ```
+ */
+export async function callDeviceTool(
+  device: Device,
+  name: string,
+  args: Record<string, unknown>,
+  context: ToolContext,
+): Promise<unknown> {
+  const tool = device.tools().find((candidate) => candidate.name === name);
+  if (!tool) throw new Error(`${device.name} has no tool ${name}`);
+  return await tool.execute(args, context);
+}
+
 /** Options of {@link RecordingDevice}. */
 export interface RecordingOptions {
   capabilities?: number;
-  tools?: ToolSpec[];
+  /** The device's tools: a bare spec gets a handler that records the call and answers `<device> ran <tool>`. */
+  tools?: Array<ToolSpec | DeviceTool>;
   /** Makes `start()` reject with this message. */
   failStart?: string;
   /** Makes `send()` reject with this message. */
@@ -49,13 +75,20 @@ export class RecordingDevice implements Device {
     this.coalesces = options.coalesces ?? false;
   }
 
-  tools(): ToolSpec[] {
-    return this.options.tools ?? [];
-  }
+  /** Made on first use from the options, so every device-table change sees the same objects. */
+  #tools: readonly DeviceTool[] | undefined;
 
-  execute(name: string, args: Record<string, unknown>, context: ToolContext): unknown {
-    this.calls.push({ name, args, source: context.source });
-    return `${this.name} ran ${name}`;
+  tools(): readonly DeviceTool[] {
+    this.#tools ??= (this.options.tools ?? []).map((spec) =>
+      "execute" in spec ? spec : {
+        ...spec,
+        execute: (args: Record<string, unknown>, context: ToolContext) => {
+          this.calls.push({ name: spec.name, args, source: context.source });
+          return `${this.name} ran ${spec.name}`;
+        },
+      }
+    );
+    return this.#tools;
   }
 
   async start(context: DeviceContext): Promise<void> {

@@ -96,10 +96,6 @@ export class HttpDevice implements Device {
     return [];
   }
 
-  execute(name: string): never {
-    throw new Error(`The http device has no tool ${JSON.stringify(name)}`);
-  }
-
   start(context: DeviceContext): Promise<void> {
     this.#context = context;
     return Promise.resolve();

@@ -10,7 +10,7 @@
 import type { Device, DeviceContext } from "../../io/device.ts";
 import type { OutputEvent } from "../../io/event.ts";
 import { untrustedLine } from "../../text/untrusted.ts";
-import type { Tool, ToolContext, ToolSpec } from "../../tools/tool.ts";
+import type { Tool } from "../../tools/tool.ts";
 
 /**
  * The device name of a plugin: `plugin-` and its name, with what a device name cannot hold (a skill named by its
@@ -78,14 +78,9 @@ export class PluginDevice implements Device {
     this.#channel = channel;
   }
 
-  tools(): ToolSpec[] {
-    return this.#tools.map(({ execute: _execute, ...spec }) => spec);
-  }
-
-  execute(name: string, args: Record<string, unknown>, context: ToolContext): unknown {
-    const tool = this.#tools.find((candidate) => candidate.name === name);
-    if (!tool) throw new Error(`${this.name} has no tool ${name}`);
-    return tool.execute(args, context);
+  /** The plugin's tools as built when it was loaded, handlers and all (each a call into its Lua or an exec). */
+  tools(): readonly Tool[] {
+    return this.#tools;
   }
 
   start(context: DeviceContext): Promise<void> {

@@ -15,7 +15,7 @@ import type { Clock } from "../../clock.ts";
 import { type Device, type DeviceContext, SendInterrupted } from "../../io/device.ts";
 import { Capability, type OutputEvent } from "../../io/event.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
-import type { ToolSpec } from "../../tools/tool.ts";
+import type { Tool } from "../../tools/tool.ts";
 import { ActionError, OneBotConnection, type OneBotSocket, type Role } from "./connection.ts";
 import { normalizeMessage, readSegments, type Segment, textSegment } from "./segments.ts";
 import { AllowList, type Conversation } from "../chat/allow_list.ts";
@@ -142,37 +142,38 @@ export class QqDevice implements Device {
     return this.#options.logger;
   }
 
-  tools(): ToolSpec[] {
-    return [{
-      name: "qq_status",
-      description:
-        "Which QQ accounts are connected (self ids, roles, last heartbeat, whether QQ is online) and how many replies wait for a connection.",
-      parameters: { type: "object", properties: {}, additionalProperties: false },
-      allow: "anyone",
-    }, {
-      name: "qq_delete_message",
-      description: "Recall (delete) a QQ message the butler sent, by its message_id.",
-      parameters: {
-        type: "object",
-        properties: { message_id: { type: "string", pattern: "^-?\\d{1,12}$" } },
-        required: ["message_id"],
-        additionalProperties: false,
-      },
-      allow: "household",
-    }];
+  /** The device's tools, made once so every device-table change registers the same objects. */
+  #tools: readonly Tool[] = [{
+    name: "qq_status",
+    description:
+      "Which QQ accounts are connected (self ids, roles, last heartbeat, whether QQ is online) and how many replies wait for a connection.",
+    parameters: { type: "object", properties: {}, additionalProperties: false },
+    allow: "anyone",
+    execute: () => this.status(),
+  }, {
+    name: "qq_delete_message",
+    description: "Recall (delete) a QQ message the butler sent, by its message_id.",
+    parameters: {
+      type: "object",
+      properties: { message_id: { type: "string", pattern: "^-?\\d{1,12}$" } },
+      required: ["message_id"],
+      additionalProperties: false,
+    },
+    allow: "household",
+    execute: (args) => this.#deleteMessage(String(args.message_id)),
+  }];
+
+  tools(): readonly Tool[] {
+    return this.#tools;
   }
 
-  async execute(name: string, args: Record<string, unknown>): Promise<unknown> {
-    if (name === "qq_status") return this.status();
-    if (name === "qq_delete_message") {
-      const id = String(args.message_id);
-      if (!this.#sentIds.has(id)) throw new Error(`message ${id} is not one the butler sent (recently)`);
-      const connection = this.#actions(undefined);
-      if (!connection) throw new Error("no QQ connection is up");
-      await connection.call("delete_msg", { message_id: Number(id) });
-      return `Recalled message ${id}`;
-    }
-    throw new Error(`The qq device has no tool ${JSON.stringify(name)}`);
+  /** `qq_delete_message`: only a message the butler sent recently, so nobody can recall someone else's words. */
+  async #deleteMessage(id: string): Promise<string> {
+    if (!this.#sentIds.has(id)) throw new Error(`message ${id} is not one the butler sent (recently)`);
+    const connection = this.#actions(undefined);
+    if (!connection) throw new Error("no QQ connection is up");
+    await connection.call("delete_msg", { message_id: Number(id) });
+    return `Recalled message ${id}`;
   }
 
   start(context: DeviceContext): Promise<void> {

@@ -3,6 +3,8 @@ import { getLogger, type Logger } from "@logtape/logtape";
 import { OneBotSim } from "../../../tests/support/onebot_sim.ts";
 import { waitFor } from "../../../tests/support/wait.ts";
 import { FakeClock } from "../../../tests/support/fake_clock.ts";
+import { callDeviceTool } from "../../../tests/support/recording_device.ts";
+import { testToolContext } from "../../../tests/support/tool_context.ts";
 import { type Clock, systemClock } from "../../clock.ts";
 import { log, setupLogging, stopLogging } from "../../log/logging.ts";
 import type { InputEvent } from "../../io/event.ts";
@@ -325,10 +327,13 @@ Deno.test("images and voice reach the agent as attachments; qq_delete_message re
   await io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "Nice photo." } });
   await sim.waitForActions("send_private_msg");
   await assert.rejects(
-    Promise.resolve(qq.execute("qq_delete_message", { message_id: "12345" })),
+    callDeviceTool(qq, "qq_delete_message", { message_id: "12345" }, testToolContext()),
     /message 12345 is not one the butler sent/,
   );
-  assert.equal(await qq.execute("qq_delete_message", { message_id: "4242" }), "Recalled message 4242");
+  assert.equal(
+    await callDeviceTool(qq, "qq_delete_message", { message_id: "4242" }, testToolContext()),
+    "Recalled message 4242",
+  );
   assert.deepEqual((await sim.waitForActions("delete_msg"))[0]!.params, { message_id: 4242 });
   await close(sim);
 });

@@ -16,7 +16,7 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import { loadCron, localTime, nextCronRun, parseScheduleTime, previousCronRun } from "./schedule_spec.ts";
 import type { Schedule, ScheduleStore } from "./schedule_store.ts";
-import type { ToolContext, ToolSpec } from "../../tools/tool.ts";
+import type { Tool, ToolContext } from "../../tools/tool.ts";
 import type { Device, DeviceContext, TurnEvent } from "../../io/device.ts";
 import type { OutputEvent } from "../../io/event.ts";
 
@@ -75,47 +75,6 @@ export function scheduleView(schedule: Schedule): Record<string, unknown> {
   };
 }
 
-const TOOLS: ToolSpec[] = [
-  {
-    name: "schedule_create",
-    allow: "household",
-    description: "Schedule a reminder or a task for later: you will receive `text` as a message at that time and act " +
-      "on it (remind, check, report). Give exactly one of `at` (once: an ISO-8601 time with its offset — resolve " +
-      '"at 8 pm", "in 20 minutes" from the current time) or `cron` (repeating: 5 fields, minute hour day month ' +
-      'weekday, e.g. "0 7 * * 1-5" for weekdays at 07:00). The reply goes to the current channel unless `channel` ' +
-      "names another (the owner only).",
-    parameters: {
-      type: "object",
-      properties: {
-        text: { type: "string", minLength: 1, maxLength: 2000, description: "What to do or say then" },
-        at: { type: "string", description: "Once, at this ISO-8601 time with offset, e.g. 2026-12-01T20:00:00+08:00" },
-        cron: { type: "string", description: "Repeating, 5-field cron, e.g. 30 7 * * *" },
-        timezone: { type: "string", description: "IANA zone for cron (default: the household's)" },
-        channel: { type: "string", minLength: 1, description: "Where the message goes (default: this channel)" },
-      },
-      required: ["text"],
-      additionalProperties: false,
-    },
-  },
-  {
-    name: "schedule_list",
-    allow: "household",
-    description: "List the active reminders and schedules (the owner sees all, others their own), with the next run.",
-    parameters: { type: "object", properties: {}, additionalProperties: false },
-  },
-  {
-    name: "schedule_cancel",
-    allow: "household",
-    description: "Cancel a reminder or schedule by its id (from schedule_list or schedule_create).",
-    parameters: {
-      type: "object",
-      properties: { id: { type: "string", minLength: 1 } },
-      required: ["id"],
-      additionalProperties: false,
-    },
-  },
-];
-
 /** The `timer` device. */
 export class TimerDevice implements Device {
   readonly name = "timer";
@@ -131,8 +90,62 @@ export class TimerDevice implements Device {
     this.#options = options;
   }
 
-  tools(): ToolSpec[] {
-    return TOOLS;
+  /** Made once, so every device-table change registers the same objects. */
+  #tools: readonly Tool[] = [
+    {
+      name: "schedule_create",
+      allow: "household",
+      description:
+        "Schedule a reminder or a task for later: you will receive `text` as a message at that time and act " +
+        "on it (remind, check, report). Give exactly one of `at` (once: an ISO-8601 time with its offset — resolve " +
+        '"at 8 pm", "in 20 minutes" from the current time) or `cron` (repeating: 5 fields, minute hour day month ' +
+        'weekday, e.g. "0 7 * * 1-5" for weekdays at 07:00). The reply goes to the current channel unless `channel` ' +
+        "names another (the owner only).",
+      parameters: {
+        type: "object",
+        properties: {
+          text: { type: "string", minLength: 1, maxLength: 2000, description: "What to do or say then" },
+          at: {
+            type: "string",
+            description: "Once, at this ISO-8601 time with offset, e.g. 2026-12-01T20:00:00+08:00",
+          },
+          cron: { type: "string", description: "Repeating, 5-field cron, e.g. 30 7 * * *" },
+          timezone: { type: "string", description: "IANA zone for cron (default: the household's)" },
+          channel: { type: "string", minLength: 1, description: "Where the message goes (default: this channel)" },
+        },
+        required: ["text"],
+        additionalProperties: false,
+      },
+      execute: async (args, context) => {
+        // The cron library loads only when a recurring schedule is made (or exists at start).
+        if (args.cron !== undefined) await loadCron();
+        return this.#create(args, context);
+      },
+    },
+    {
+      name: "schedule_list",
+      allow: "household",
+      description: "List the active reminders and schedules (the owner sees all, others their own), with the next run.",
+      parameters: { type: "object", properties: {}, additionalProperties: false },
+      execute: (_args, context) =>
+        this.list({ name: context.sender, owner: context.trust === "owner" }).map(scheduleView),
+    },
+    {
+      name: "schedule_cancel",
+      allow: "household",
+      description: "Cancel a reminder or schedule by its id (from schedule_list or schedule_create).",
+      parameters: {
+        type: "object",
+        properties: { id: { type: "string", minLength: 1 } },
+        required: ["id"],
+        additionalProperties: false,
+      },
+      execute: (args, context) => this.#cancel(String(args.id), context),
+    },
+  ];
+
+  tools(): readonly Tool[] {
+    return this.#tools;
   }
 
   async start(context: DeviceContext): Promise<void> {
@@ -181,20 +194,6 @@ export class TimerDevice implements Device {
   list(viewer?: { name: string; owner: boolean }): Schedule[] {
     const all = this.#options.store.active();
     return !viewer || viewer.owner ? all : all.filter((schedule) => schedule.creator === viewer.name);
-  }
-
-  async execute(name: string, args: Record<string, unknown>, context: ToolContext): Promise<unknown> {
-    switch (name) {
-      case "schedule_create":
-        if (args.cron !== undefined) await loadCron();
-        return this.#create(args, context);
-      case "schedule_list":
-        return this.list({ name: context.sender, owner: context.trust === "owner" }).map(scheduleView);
-      case "schedule_cancel":
-        return this.#cancel(String(args.id), context);
-      default:
-        throw new Error(`The timer device has no tool ${JSON.stringify(name)}`);
-    }
   }
 
   #create(args: Record<string, unknown>, context: ToolContext): Record<string, unknown> {

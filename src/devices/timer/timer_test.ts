@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../../tests/support/fake_clock.ts";
+import { callDeviceTool } from "../../../tests/support/recording_device.ts";
 import { ScheduleStore } from "./schedule_store.ts";
 import type { ToolContext } from "../../tools/tool.ts";
 import type { InputDraft } from "../../io/device.ts";
@@ -95,15 +96,14 @@ function context(sender = "owner", trust: Trust = "owner", source = "http"): Too
 Deno.test("a one-shot fires once at its time, as its creator, to its channel; cancel stops another", async () => {
   const r = await rig();
   try {
-    const created = await r.timer.execute(
-      "schedule_create",
-      { text: "Take the medicine", at: "2026-11-30T20:00:00+08:00" },
-      context("alice", "household", "qq:private:10001"),
-    ) as Record<string, unknown>;
+    const created = await callDeviceTool(r.timer, "schedule_create", {
+      text: "Take the medicine",
+      at: "2026-11-30T20:00:00+08:00",
+    }, context("alice", "household", "qq:private:10001")) as Record<string, unknown>;
     assert.equal(created.next_run_local, "2026-11-30 20:00 (Asia/Shanghai)");
     assert.equal(created.channel, "qq:private:10001");
-    await r.timer.execute("schedule_create", { text: "Never", at: "2026-11-30T21:00:00+08:00" }, context());
-    assert.equal(await r.timer.execute("schedule_cancel", { id: "s2" }, context()), "Cancelled s2 (Never)");
+    await callDeviceTool(r.timer, "schedule_create", { text: "Never", at: "2026-11-30T21:00:00+08:00" }, context());
+    assert.equal(await callDeviceTool(r.timer, "schedule_cancel", { id: "s2" }, context()), "Cancelled s2 (Never)");
     r.clock.advance(11 * 3_600_000 - 1);
     assert.equal(r.fired.length, 0, "not a millisecond early");
     r.clock.advance(1);
@@ -131,11 +131,11 @@ Deno.test("a recurring schedule fires at each run; a DST spring-forward gap is h
   // Berlin: 2026-03-29 02:00 → 03:00. "30 2 * * *" has no 02:30 that day.
   const r = await rig({ start: Date.parse("2026-03-27T12:00:00Z") });
   try {
-    await r.timer.execute(
-      "schedule_create",
-      { text: "Night check", cron: "30 2 * * *", timezone: "Europe/Berlin" },
-      context(),
-    );
+    await callDeviceTool(r.timer, "schedule_create", {
+      text: "Night check",
+      cron: "30 2 * * *",
+      timezone: "Europe/Berlin",
+    }, context());
     r.clock.advance(4 * 86_400_000);
     const times = r.fired.map((event) => new Date(event.time).toISOString());
     assert.deepEqual(times, [
@@ -155,11 +155,11 @@ Deno.test("on the DST fall-back night a daily 02:30 runs once, not in both 02:30
   // Berlin: 2026-10-25 03:00 CEST → 02:00 CET; 02:30 happens twice.
   const r = await rig({ start: Date.parse("2026-10-24T12:00:00Z") });
   try {
-    await r.timer.execute(
-      "schedule_create",
-      { text: "Night check", cron: "30 2 * * *", timezone: "Europe/Berlin" },
-      context(),
-    );
+    await callDeviceTool(r.timer, "schedule_create", {
+      text: "Night check",
+      cron: "30 2 * * *",
+      timezone: "Europe/Berlin",
+    }, context());
     r.clock.advance(2 * 86_400_000);
     assert.deepEqual(r.fired.map((event) => new Date(event.time).toISOString()), [
       "2026-10-25T00:30:00.000Z", // 02:30 CEST, the first pass
@@ -174,7 +174,7 @@ Deno.test("bad times are refused naming the field: past, no offset, both, neithe
   const r = await rig();
   try {
     const create = (args: Record<string, unknown>, ctx = context()) => () =>
-      r.timer.execute("schedule_create", { text: "x", ...args }, ctx);
+      callDeviceTool(r.timer, "schedule_create", { text: "x", ...args }, ctx);
     await assert.rejects(
       create({ at: "2026-11-30T08:59:00+08:00" }),
       /^TypeError: at: 2026-11-30T08:59:00\+08:00 is in the past/,
@@ -207,21 +207,21 @@ Deno.test("bad times are refused naming the field: past, no offset, both, neithe
     );
     assert.equal(r.store.count(), 0, "nothing was stored");
     // The owner may target another channel.
-    await r.timer.execute(
-      "schedule_create",
-      { text: "x", at: "2026-12-01T20:00:00+08:00", channel: "qq:group:555" },
-      context(),
-    );
+    await callDeviceTool(r.timer, "schedule_create", {
+      text: "x",
+      at: "2026-12-01T20:00:00+08:00",
+      channel: "qq:group:555",
+    }, context());
     await assert.rejects(
-      () => r.timer.execute("schedule_cancel", { id: "s1" }, context("alice", "household")),
+      () => callDeviceTool(r.timer, "schedule_cancel", { id: "s1" }, context("alice", "household")),
       /id: schedule s1 belongs to owner; only they or the owner may cancel it/,
     );
     await assert.rejects(
-      () => r.timer.execute("schedule_cancel", { id: "s9" }, context()),
+      () => callDeviceTool(r.timer, "schedule_cancel", { id: "s9" }, context()),
       /id: no active schedule "s9"/,
     );
     assert.deepEqual(
-      await r.timer.execute("schedule_list", {}, context("alice", "household")),
+      await callDeviceTool(r.timer, "schedule_list", {}, context("alice", "household")),
       [],
       "alice sees her own only",
     );
@@ -233,9 +233,9 @@ Deno.test("bad times are refused naming the field: past, no offset, both, neithe
 Deno.test("after a restart: a missed one-shot fires once, late; a recurring one fires its latest run once, not each", async () => {
   const r = await rig();
   try {
-    await r.timer.execute("schedule_create", { text: "Oven off?", at: "2026-11-30T09:20:00+08:00" }, context());
-    await r.timer.execute("schedule_create", { text: "Weather", cron: "0 * * * *" }, context());
-    await r.timer.execute("schedule_create", { text: "Soon", at: "2026-11-30T09:10:00+08:00" }, context());
+    await callDeviceTool(r.timer, "schedule_create", { text: "Oven off?", at: "2026-11-30T09:20:00+08:00" }, context());
+    await callDeviceTool(r.timer, "schedule_create", { text: "Weather", cron: "0 * * * *" }, context());
+    await callDeviceTool(r.timer, "schedule_create", { text: "Soon", at: "2026-11-30T09:10:00+08:00" }, context());
     // homed is down from 09:05 to 12:45 (a crash, or a machine asleep): 10:00, 11:00 and 12:00 are missed.
     r.clock.advance(5 * 60_000);
     await r.timer.stop();
@@ -262,7 +262,7 @@ Deno.test("after a restart: a missed one-shot fires once, late; a recurring one 
 Deno.test("a recurring schedule whose latest missed run is over an hour old skips to its next run", async () => {
   const r = await rig();
   try {
-    await r.timer.execute("schedule_create", { text: "Weather", cron: "0 10 * * *" }, context());
+    await callDeviceTool(r.timer, "schedule_create", { text: "Weather", cron: "0 10 * * *" }, context());
     await r.timer.stop();
     r.clock.advance(4 * 3_600_000); // down over 10:00, back at 13:00
     await r.reopen();
@@ -276,7 +276,7 @@ Deno.test("a recurring schedule whose latest missed run is over an hour old skip
 Deno.test("a recurring schedule missed by less than an hour fires once, late, then keeps its times", async () => {
   const r = await rig();
   try {
-    await r.timer.execute("schedule_create", { text: "Weather", cron: "0 10 * * *" }, context());
+    await callDeviceTool(r.timer, "schedule_create", { text: "Weather", cron: "0 10 * * *" }, context());
     await r.timer.stop();
     r.clock.advance(80 * 60_000); // down over 10:00, back at 10:20
     await r.reopen();
@@ -295,7 +295,7 @@ Deno.test("1,000 schedules due within one minute are all delivered once, in time
       // Spread over 60 s, created in a shuffled order.
       const offsetMs = ((i * 7_919) % 1_000) * 60;
       const at = new Date(START + 3_600_000 + offsetMs).toISOString();
-      await r.timer.execute("schedule_create", { text: `n${(i * 7_919) % 1_000}`, at }, context());
+      await callDeviceTool(r.timer, "schedule_create", { text: `n${(i * 7_919) % 1_000}`, at }, context());
     }
     r.clock.advance(3_600_000 + 60_000);
     assert.equal(r.fired.length, 1_000);
@@ -315,7 +315,12 @@ Deno.test("1,000 schedules due within one minute are all delivered once, in time
 Deno.test("a firing refused because homed is stopping is undone and happens on the next start", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-timer-" });
   const stopping = await rig({ refuse: true, dir });
-  await stopping.timer.execute("schedule_create", { text: "Later", at: "2026-11-30T09:01:00+08:00" }, context());
+  await callDeviceTool(
+    stopping.timer,
+    "schedule_create",
+    { text: "Later", at: "2026-11-30T09:01:00+08:00" },
+    context(),
+  );
   stopping.clock.advance(60_000);
   assert.equal(stopping.fired.length, 0);
   assert.equal(stopping.store.count(), 1, "still to fire");
@@ -364,19 +369,19 @@ Deno.test("one member cannot fill the schedules: per-person count and hour limit
     const inMinutes = (minutes: number) => new Date(START + minutes * 60_000).toISOString();
     // 20 within an hour of each other are allowed; the 21st in that hour is refused, one two hours later is not.
     for (let i = 0; i < 20; i++) {
-      await r.timer.execute("schedule_create", { text: `a${i}`, at: inMinutes(60 + i) }, alice);
+      await callDeviceTool(r.timer, "schedule_create", { text: `a${i}`, at: inMinutes(60 + i) }, alice);
     }
     await assert.rejects(
-      () => r.timer.execute("schedule_create", { text: "flood", at: inMinutes(90) }, alice),
+      () => callDeviceTool(r.timer, "schedule_create", { text: "flood", at: inMinutes(90) }, alice),
       new RegExp(
         `^Error: alice already has 20 schedules due within an hour of ${
           new Date(START + 90 * 60_000).toISOString().replaceAll(".", "\\.")
         }; one person may have at most 20 within an hour of each other$`,
       ),
     );
-    await r.timer.execute("schedule_create", { text: "later", at: inMinutes(60 + 19 + 61) }, alice);
+    await callDeviceTool(r.timer, "schedule_create", { text: "later", at: inMinutes(60 + 19 + 61) }, alice);
     // The owner is not held to a person's limits.
-    await r.timer.execute("schedule_create", { text: "owner's", at: inMinutes(90) }, context());
+    await callDeviceTool(r.timer, "schedule_create", { text: "owner's", at: inMinutes(90) }, context());
     assert.equal(r.store.count({ creator: "alice" }), 21);
   } finally {
     await r.close();
@@ -397,21 +402,23 @@ Deno.test("a person's active count is capped, and the last of the global cap is 
     });
     const at = (day: number) => new Date(START + day * 86_400_000).toISOString();
     for (let day = 1; day <= 5; day++) {
-      await timer.execute("schedule_create", { text: "b", at: at(day) }, context("bob", "household"));
+      await callDeviceTool(timer, "schedule_create", { text: "b", at: at(day) }, context("bob", "household"));
     }
     await assert.rejects(
-      () => timer.execute("schedule_create", { text: "b6", at: at(6) }, context("bob", "household")),
+      () => callDeviceTool(timer, "schedule_create", { text: "b6", at: at(6) }, context("bob", "household")),
       /^Error: bob already has 5 active schedules, the most one person may have \(5\); cancel some first/,
     );
     for (let day = 1; day <= 4; day++) {
-      await timer.execute("schedule_create", { text: "c", at: at(day) }, context("carol", "household"));
+      await callDeviceTool(timer, "schedule_create", { text: "c", at: at(day) }, context("carol", "household"));
     }
     // 9 active of 12, 3 kept for the owner: carol's fifth is refused, the owner's three go in.
     await assert.rejects(
-      () => timer.execute("schedule_create", { text: "c5", at: at(5) }, context("carol", "household")),
+      () => callDeviceTool(timer, "schedule_create", { text: "c5", at: at(5) }, context("carol", "household")),
       /^Error: There are already 9 active schedules; the last 3 of 12 are kept for the owner$/,
     );
-    for (let day = 1; day <= 3; day++) await timer.execute("schedule_create", { text: "o", at: at(day) }, context());
+    for (let day = 1; day <= 3; day++) {
+      await callDeviceTool(timer, "schedule_create", { text: "o", at: at(day) }, context());
+    }
     assert.equal(r.store.count(), 12);
   } finally {
     await r.close();
@@ -423,7 +430,8 @@ Deno.test("a member who switched the reply channel still schedules only for the 
   try {
     const alice = context("alice", "household", "qq:private:10001");
     alice.setReplyChannel("qq:group:555");
-    const byDefault = await r.timer.execute(
+    const byDefault = await callDeviceTool(
+      r.timer,
       "schedule_create",
       { text: "x", at: "2026-12-01T20:00:00+08:00" },
       alice,
@@ -431,18 +439,18 @@ Deno.test("a member who switched the reply channel still schedules only for the 
     assert.equal(byDefault.channel, "qq:private:10001", "by default where she asked, not where the reply was switched");
     await assert.rejects(
       () =>
-        r.timer.execute(
-          "schedule_create",
-          { text: "x", at: "2026-12-01T20:00:00+08:00", channel: "qq:group:555" },
-          alice,
-        ),
+        callDeviceTool(r.timer, "schedule_create", {
+          text: "x",
+          at: "2026-12-01T20:00:00+08:00",
+          channel: "qq:group:555",
+        }, alice),
       /^Error: channel: only the owner may schedule for another channel \(qq:group:555\); yours is qq:private:10001$/,
     );
-    const made = await r.timer.execute(
-      "schedule_create",
-      { text: "x", at: "2026-12-01T20:00:00+08:00", channel: "qq:private:10001" },
-      alice,
-    ) as { channel: string };
+    const made = await callDeviceTool(r.timer, "schedule_create", {
+      text: "x",
+      at: "2026-12-01T20:00:00+08:00",
+      channel: "qq:private:10001",
+    }, alice) as { channel: string };
     assert.equal(made.channel, "qq:private:10001");
   } finally {
     await r.close();
