@@ -1,16 +1,19 @@
 /**
- * What every HTTP provider shares: one retry policy ({@link withRetry}), the idle timeout on the injected clock,
- * usage totals, and one error vocabulary — an HTTP status, a broken connection or a silent server becomes the same
- * {@link ProviderError} whichever wire (OpenAI chat completions, or a Lua adapter's) the provider speaks.
+ * The HTTP exchange every provider shares: one request, sent under the idle timeout, retried by the one policy
+ * ({@link withRetry}), counted in the usage totals, its transport and HTTP failures mapped to one error vocabulary
+ * (`call_errors.ts`). A provider hands over the request as data and one hook that reads a 2xx answer; the runner
+ * never calls into the provider otherwise.
  *
  * @module
  */
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
+import { callError, httpError, timeoutError } from "./call_errors.ts";
+import { IdleTimeout } from "./idle_timeout.ts";
 import { type ChatOptions, type ChatResponse, emptyUsageTotals, type Usage, type UsageTotals } from "./provider.ts";
 import { ProviderError } from "./provider_error.ts";
-import { parseRetryAfter, withRetry } from "./retry.ts";
+import { withRetry } from "./retry.ts";
 
 /** Options of {@link CallRunner}. */
 export interface CallRunnerOptions {
@@ -24,68 +27,33 @@ export interface CallRunnerOptions {
   logger: Logger;
 }
 
-/**
- * Aborts when nothing arrived for `ms` on the injected clock. `touch()` only records the time (it runs on every
- * streamed piece); the one timer re-arms itself for the remainder when it fires early.
- */
-export class IdleTimeout {
-  readonly controller = new AbortController();
-  fired = false;
-  #cancel: () => void = () => {};
-  #last: number;
+/** The request a provider built; sent as is on every attempt. */
+export interface HttpRequest {
+  url: string | URL;
+  method: string;
+  /** Sent exactly as given: the wire decides its own `content-type`. */
+  headers: Record<string, string>;
+  body?: string | undefined;
+}
 
+/** A 2xx answer whose headers arrived, handed to the provider to read. */
+export interface Reply {
+  response: Response;
   /**
-   * @example
-   * ```ts
-   * import { systemClock } from "../clock.ts";
-   *
-   * const idle = new IdleTimeout(30_000, systemClock);
-   * const response = await fetch("https://api.deepseek.com/v1/models", { signal: idle.controller.signal });
-   * idle.touch(); // on every streamed piece
-   * idle.clear(); // when the answer is complete
-   * idle.fired; // false
-   * ```
+   * Where streamed text goes; `undefined` when the whole answer was asked for — the idle timeout is then already
+   * off, since it covers only the wait for the headers.
    */
-  constructor(private readonly ms: number, private readonly clock: Clock) {
-    this.#last = clock.monotonic();
-    this.#arm(ms);
-  }
-
-  #arm(delay: number): void {
-    this.#cancel = this.clock.after(delay, () => {
-      const idle = this.clock.monotonic() - this.#last;
-      if (idle < this.ms) return this.#arm(this.ms - idle);
-      this.fired = true;
-      this.controller.abort(new Error("timeout"));
-    });
-  }
-
-  touch(): void {
-    this.#last = this.clock.monotonic();
-  }
-
-  clear(): void {
-    this.#cancel();
-  }
-}
-
-/** What one attempt gets: the signal to pass to `fetch`, the idle timeout to touch, and where streamed text goes. */
-export interface Attempt {
-  signal: AbortSignal;
-  idle: IdleTimeout;
   onDelta: ((text: string) => void) | undefined;
+  /** Records that a streamed piece arrived, so the idle timeout measures the gap from it. */
+  touch: () => void;
 }
 
-/** The server's own words from an error body (`{"error": {"message": …}}`, `{"error": "…"}`, `{"message": …}`). */
-export function errorDetail(body: unknown): string | undefined {
-  const record = body as { error?: unknown; message?: unknown } | null;
-  if (!record || typeof record !== "object") return undefined;
-  const error = record.error as { message?: unknown } | string | undefined;
-  if (typeof error === "string" && error !== "") return error;
-  if (error && typeof error === "object" && typeof error.message === "string") return error.message;
-  if (typeof record.message === "string") return record.message;
-  return undefined;
-}
+/**
+ * Reads a 2xx answer into the chat response: the one hook into the provider, since only it knows the wire's answer
+ * shape. It runs inside the attempt, so a stream that breaks or stalls midway is retried (or timed out) like a
+ * failed request.
+ */
+export type ReadReply = (reply: Reply) => Promise<ChatResponse>;
 
 /** Runs provider calls: attempts under the idle timeout, retried by the one policy, counted, their errors mapped. */
 export class CallRunner {
@@ -107,12 +75,13 @@ export class CallRunner {
    *   random: Math.random,
    *   logger: log("llm"),
    * });
-   * const url = "https://api.deepseek.com/v1/chat/completions";
-   * const headers = { authorization: `Bearer ${Deno.env.get("DEEPSEEK_API_KEY")}` };
-   * const body = JSON.stringify({ model: "deepseek-v4-flash", messages: [{ role: "user", content: "hi" }] });
-   * const response = await runner.run({}, async (attempt) => {
-   *   const reply = await postJson(runner, url, headers, body, attempt.signal);
-   *   const { choices: [choice] } = await reply.json();
+   * const answer = await runner.exchange({
+   *   url: "https://api.deepseek.com/v1/chat/completions",
+   *   method: "POST",
+   *   headers: { "content-type": "application/json", authorization: `Bearer ${Deno.env.get("DEEPSEEK_API_KEY")}` },
+   *   body: JSON.stringify({ model: "deepseek-v4-flash", messages: [{ role: "user", content: "hi" }] }),
+   * }, {}, async ({ response }) => {
+   *   const { choices: [choice] } = await response.json();
    *   return { content: choice.message.content, toolCalls: [], finishReason: choice.finish_reason };
    * });
    * ```
@@ -134,10 +103,11 @@ export class CallRunner {
   }
 
   /**
-   * Runs `attempt` until it succeeds or a failure is final. A stream that already showed text is never retried (the
-   * user saw it); its error says the answer was cut off.
+   * Sends `request` until an attempt succeeds or a failure is final; `readReply` reads each 2xx answer. Streamed
+   * when `options.onDelta` is given. A stream that already showed text is never retried (the user saw it); its
+   * error says the answer was cut off.
    */
-  async run(options: ChatOptions, attempt: (context: Attempt) => Promise<ChatResponse>): Promise<ChatResponse> {
+  async exchange(request: HttpRequest, options: ChatOptions, readReply: ReadReply): Promise<ChatResponse> {
     let emitted = false;
     const onDelta = options.onDelta
       ? (text: string) => {
@@ -150,9 +120,9 @@ export class CallRunner {
       const response = await withRetry(async () => {
         this.#totals.requests++;
         try {
-          return await this.#once(options.signal, onDelta, attempt);
+          return await this.#attempt(request, options.signal, onDelta, readReply);
         } catch (error) {
-          const mapped = this.mapError(error, options.signal);
+          const mapped = callError(this.host, error, options.signal);
           if (emitted && mapped.retryable) {
             throw new ProviderError(mapped.code, `${mapped.message} (the answer was cut off midway)`, {
               ...(mapped.status === undefined ? {} : { status: mapped.status }),
@@ -184,31 +154,39 @@ export class CallRunner {
       return response;
     } catch (error) {
       this.#totals.errors++;
-      if (error instanceof ProviderError) throw error;
-      throw this.mapError(error, options.signal);
+      // A backoff sleep that was cancelled rejects with the signal's reason, not a ProviderError.
+      throw callError(this.host, error, options.signal);
     }
   }
 
-  async #once(
+  /** One request and the reading of its answer, under a fresh idle timeout. */
+  async #attempt(
+    request: HttpRequest,
     signal: AbortSignal | undefined,
     onDelta: ((text: string) => void) | undefined,
-    attempt: (context: Attempt) => Promise<ChatResponse>,
+    readReply: ReadReply,
   ): Promise<ChatResponse> {
     const idle = new IdleTimeout(this.#options.timeoutMs, this.#options.clock);
     const combined = signal ? AbortSignal.any([signal, idle.controller.signal]) : idle.controller.signal;
     try {
-      const response = await attempt({ signal: combined, idle, onDelta });
+      const response = await fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        ...(request.body === undefined ? {} : { body: request.body }),
+        signal: combined,
+      });
+      if (!response.ok) {
+        const text = await response.text().catch(() => "");
+        throw httpError(this.host, response.status, response.headers, text, this.#options.clock.now());
+      }
+      // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
+      if (!onDelta) idle.clear();
+      const answer = await readReply({ response, onDelta, touch: () => idle.touch() });
       // A cut-off stream is never a complete answer.
       if (combined.aborted) throw combined.reason;
-      return response;
+      return answer;
     } catch (error) {
-      if (idle.fired) {
-        throw new ProviderError(
-          "timeout",
-          `The LLM server at ${this.host} did not answer within ${Math.round(this.#options.timeoutMs / 1000)}s`,
-          { retryable: true, cause: error },
-        );
-      }
+      if (idle.fired) throw timeoutError(this.host, this.#options.timeoutMs, error);
       throw error;
     } finally {
       idle.clear();
@@ -222,104 +200,4 @@ export class CallRunner {
     this.#totals.cacheHitTokens += usage.cacheHitTokens;
     this.#totals.cacheMissTokens += usage.cacheMissTokens;
   }
-
-  /** An answer homed cannot use; `detail` says what is wrong with it. */
-  badResponse(detail: string): ProviderError {
-    return new ProviderError(
-      "bad_response",
-      `The LLM server at ${this.host} sent an answer homed cannot use: ${detail}`,
-    );
-  }
-
-  /**
-   * An answer with an HTTP error status, as the error vocabulary names it; `detail` is the server's own words when
-   * the wire's error body was understood.
-   */
-  httpError(status: number, headers: Headers, text: string, detail?: string): ProviderError {
-    const host = this.host;
-    let said = detail;
-    if (said === undefined) {
-      try {
-        said = errorDetail(JSON.parse(text));
-      } catch { /* not JSON: the text itself */ }
-    }
-    said ??= text.trim().slice(0, 300) || "no detail";
-    const retryAfterMs = parseRetryAfter(headers, this.#options.clock.now());
-    const extra = { status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-    if (status === 401 || status === 403) {
-      return new ProviderError(
-        "auth",
-        `The LLM server at ${host} refused the API key (HTTP ${status}: ${said}); check llm.api_key`,
-        extra,
-      );
-    }
-    if (status === 429) {
-      return new ProviderError("rate_limited", `The LLM server at ${host} is rate limiting (HTTP 429: ${said})`, {
-        ...extra,
-        retryable: true,
-      });
-    }
-    // 529 is Anthropic's "overloaded".
-    if (status >= 500) {
-      return new ProviderError("server", `The LLM server at ${host} failed (HTTP ${status}: ${said})`, {
-        ...extra,
-        retryable: true,
-      });
-    }
-    return new ProviderError(
-      "bad_request",
-      `The LLM server at ${host} rejected the request (HTTP ${status}: ${said})`,
-      extra,
-    );
-  }
-
-  /** Any failure as a {@link ProviderError}: cancelled, bad JSON, or a connection that could not be made or broke. */
-  mapError(error: unknown, signal: AbortSignal | undefined): ProviderError {
-    if (error instanceof ProviderError) return error;
-    if (signal?.aborted) return new ProviderError("cancelled", "The LLM call was cancelled", { cause: error });
-    if (error instanceof SyntaxError) return this.badResponse(`it is not valid JSON (${error.message})`);
-    // fetch rejects with a TypeError when the server cannot be reached or the connection breaks.
-    const cause = (error as Error)?.cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : "";
-    return new ProviderError(
-      "network",
-      `Cannot reach the LLM server at ${this.host}: ${(error as Error)?.message ?? String(error)}${cause}`,
-      { retryable: true, cause: error },
-    );
-  }
-}
-
-/**
- * POSTs a JSON body; a status other than 2xx becomes the runner's {@link CallRunner.httpError}.
- *
- * @example
- * ```ts
- * declare const runner: CallRunner;
- * declare const attempt: Attempt;
- *
- * const response = await postJson(
- *   runner,
- *   "https://api.deepseek.com/v1/chat/completions",
- *   { authorization: `Bearer ${Deno.env.get("DEEPSEEK_API_KEY")}` },
- *   JSON.stringify({ model: "deepseek-v4-flash", messages: [{ role: "user", content: "hi" }] }),
- *   attempt.signal,
- * );
- * ```
- */
-export async function postJson(
-  runner: CallRunner,
-  url: string,
-  headers: Record<string, string>,
-  body: string,
-  signal: AbortSignal,
-  describeError?: (status: number, text: string) => string | undefined,
-): Promise<Response> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body,
-    signal,
-  });
-  if (response.ok) return response;
-  const text = await response.text().catch(() => "");
-  throw runner.httpError(response.status, response.headers, text, describeError?.(response.status, text));
 }

@@ -1,7 +1,8 @@
 /**
  * The LuaAdapter provider (`llm.provider: lua`, `llm.adapter: <file>`): a Lua script translates between homed's
- * chat request (the OpenAI chat-completions shape) and an LLM API that speaks something else; homed performs the
- * HTTP and keeps the retry policy, the deadlines and the error vocabulary ({@link CallRunner}).
+ * chat request (the OpenAI chat-completions shape) and an LLM API that speaks something else. The script builds the
+ * request once per call and reads each answer; homed performs the HTTP and keeps the retry policy, the deadlines and
+ * the error vocabulary ({@link CallRunner}).
  *
  * The adapter contract (all values cross as JSON text; see `config/adapters/*.lua` and DESIGN.md):
  * - `build_request(request)` → `{url, method, headers, body}`; `request` is `{model, base_url, api_key, temperature,
@@ -25,7 +26,9 @@ import { LuaError } from "../lua/lua_error.ts";
 import { type LuaLimits, LuaVm } from "../lua/vm.ts";
 import { readSse } from "../net/sse.ts";
 import type { ToolSpec } from "../tools/tool.ts";
-import { type Attempt, CallRunner } from "./call_runner.ts";
+import { badResponse, callError, midStreamError } from "./call_errors.ts";
+import { CallRunner, type HttpRequest, type Reply } from "./call_runner.ts";
+import { readLines } from "./ndjson_lines.ts";
 import type { ChatOptions, ChatRequest, ChatResponse, Provider, ToolCall, UsageTotals } from "./provider.ts";
 import { ProviderError } from "./provider_error.ts";
 import { BUILTIN_PREFIX, builtinAdapter } from "../config/builtin_adapters.ts";
@@ -56,28 +59,6 @@ interface AdapterAnswer {
 }
 
 const FUNCTIONS = ["build_request", "parse_response"] as const;
-
-/** Lines of an NDJSON body as they arrive; a line longer than 8 MiB ends the stream with a `RangeError`. */
-async function* readLines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      buffer = done ? `${buffer}\n` : buffer + value;
-      for (let end = buffer.indexOf("\n"); end !== -1; end = buffer.indexOf("\n")) {
-        const line = buffer.slice(0, end).trim();
-        buffer = buffer.slice(end + 1);
-        if (line) yield line;
-      }
-      if (done) return;
-      if (buffer.length > 8 * 1024 * 1024) throw new RangeError("A line of the stream exceeds 8 MiB");
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-    reader.releaseLock();
-  }
-}
 
 /** The provider. */
 export class LuaProvider implements Provider {
@@ -172,10 +153,17 @@ export class LuaProvider implements Provider {
   }
 
   /** Sends one request through the adapter; streamed when `options.onDelta` is given and the adapter streams. */
-  chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+  async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
     // An adapter that does not stream answers whole; the text then arrives in one piece with the reply.
     const effective: ChatOptions = this.streams ? options : options.signal ? { signal: options.signal } : {};
-    return this.#runner.run(effective, (attempt) => this.#once(request, attempt));
+    let http: HttpRequest;
+    try {
+      http = await this.#request(request, effective.onDelta !== undefined);
+    } catch (error) {
+      // Nothing was sent: like a missing key, the call is refused (and a broken contract is not worth a retry).
+      throw this.#runner.refuseError(callError(this.#host, error, effective.signal));
+    }
+    return await this.#runner.exchange(http, effective, (reply) => this.#read(reply));
   }
 
   /** Frees the adapter's VM. */
@@ -217,9 +205,8 @@ export class LuaProvider implements Provider {
     return new ProviderError("adapter", `The LLM adapter ${this.#script} broke its contract in ${fn}(): ${detail}`);
   }
 
-  async #once(request: ChatRequest, attempt: Attempt): Promise<ChatResponse> {
-    const { signal, idle, onDelta } = attempt;
-    const stream = onDelta !== undefined;
+  /** The adapter's `build_request`, checked: a URL on `llm.base_url`'s host, string headers, a text body. */
+  async #request(request: ChatRequest, stream: boolean): Promise<HttpRequest> {
     const spec = await this.#adapter("build_request", JSON.stringify(this.#wireRequest(request, stream)));
     const { url, method = "POST", headers = {}, body } = spec;
     if (typeof url !== "string") throw this.#contract("build_request", "url is missing or not a string");
@@ -239,23 +226,16 @@ export class LuaProvider implements Provider {
     if (body !== undefined && typeof body !== "string") {
       throw this.#contract("build_request", "body is not a string (use json.encode)");
     }
-    const response = await fetch(target, {
-      method,
-      headers: headers as Record<string, string>,
-      ...(body === undefined ? {} : { body }),
-      signal,
-    });
-    if (!response.ok) {
-      const text = await response.text().catch(() => "");
-      throw this.#runner.httpError(response.status, response.headers, text);
-    }
-    if (!stream) {
-      // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
-      idle.clear();
+    return { url: target, method, headers: headers as Record<string, string>, body };
+  }
+
+  /** Reads a 2xx answer through `parse_response`, or streamed through `stream_event` and `stream_end`. */
+  async #read({ response, onDelta, touch }: Reply): Promise<ChatResponse> {
+    if (!onDelta) {
       const text = await response.text();
       return this.#answer("parse_response", await this.#adapter("parse_response", response.status, text));
     }
-    if (!response.body) throw this.#runner.badResponse("the stream has no body");
+    if (!response.body) throw badResponse(this.#host, "the stream has no body");
     const id = `s${++this.#streams}`;
     const events = this.#streamFormat === "sse"
       ? readSse(response.body)
@@ -265,17 +245,9 @@ export class LuaProvider implements Provider {
     let ended = false;
     try {
       for await (const event of events) {
-        idle.touch();
+        touch();
         const out = await this.#adapter("stream_event", id, event.event, event.data);
-        if (typeof out.error === "string") {
-          throw new ProviderError(
-            "server",
-            `The LLM server at ${this.#host} failed midway through the answer: ${out.error}`,
-            {
-              retryable: true,
-            },
-          );
-        }
+        if (typeof out.error === "string") throw midStreamError(this.#host, out.error);
         if (typeof out.delta === "string" && out.delta !== "") onDelta(out.delta);
       }
       ended = true;

@@ -3,8 +3,9 @@
  * over `fetch`, JSON or a server-sent-event stream.
  *
  * No SDK: the chat completions wire is one request shape and two answer shapes, and `npm:openai` cost ≈ 12 MB of
- * resident memory and ≈ 50 ms of start-up on a machine whose whole budget is 64 MB. Retries are homed's
- * ({@link withRetry}). The API key goes into the `Authorization` header and nowhere else: it is never logged and
+ * resident memory and ≈ 50 ms of start-up on a machine whose whole budget is 64 MB. This file builds the request;
+ * `openai_reply.ts` reads the answer; the exchange between — idle timeout, homed's retries, the error vocabulary — is
+ * {@link CallRunner}'s. The API key goes into the `Authorization` header and nowhere else: it is never logged and
  * never part of an error message.
  *
  * @module
@@ -13,18 +14,9 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { ToolSpec } from "../tools/tool.ts";
-import type {
-  ChatMessage,
-  ChatOptions,
-  ChatRequest,
-  ChatResponse,
-  Provider,
-  ToolCall,
-  Usage,
-  UsageTotals,
-} from "./provider.ts";
-import { readSse } from "../net/sse.ts";
-import { type Attempt, CallRunner, errorDetail, type IdleTimeout, postJson } from "./call_runner.ts";
+import type { ChatMessage, ChatOptions, ChatRequest, ChatResponse, Provider, UsageTotals } from "./provider.ts";
+import { CallRunner } from "./call_runner.ts";
+import { readChatCompletion } from "./openai_reply.ts";
 import { ProviderError } from "./provider_error.ts";
 
 /** Options of {@link OpenAIProvider}. */
@@ -45,13 +37,6 @@ export interface OpenAIProviderOptions {
   logger: Logger;
   /** What to tell the user when no key is set. */
   missingKeyHint: string;
-}
-
-interface WireToolCall {
-  index?: number;
-  id?: string;
-  type?: string;
-  function?: { name?: string; arguments?: string | Record<string, unknown> };
 }
 
 /** Talks to `${base_url}/chat/completions`. */
@@ -102,7 +87,22 @@ export class OpenAIProvider implements Provider {
     if (this.#options.apiKey === "") {
       return Promise.reject(this.#runner.refuseError(new ProviderError("no_api_key", this.#options.missingKeyHint)));
     }
-    return this.#runner.run(options, (attempt) => this.#once(request, attempt));
+    const stream = options.onDelta !== undefined;
+    const host = this.#runner.host;
+    return this.#runner.exchange(
+      {
+        url: this.#endpoint,
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "authorization": `Bearer ${this.#options.apiKey}`,
+          "accept": stream ? "text/event-stream" : "application/json",
+        },
+        body: JSON.stringify(this.#body(request, stream)),
+      },
+      options,
+      (reply) => readChatCompletion(host, reply),
+    );
   }
 
   #body(request: ChatRequest, stream: boolean): Record<string, unknown> {
@@ -129,161 +129,6 @@ export class OpenAIProvider implements Provider {
     const { reasoning_content: _dropped, ...rest } = message;
     return rest;
   }
-
-  async #once(request: ChatRequest, attempt: Attempt): Promise<ChatResponse> {
-    const { signal, idle, onDelta } = attempt;
-    const body = this.#body(request, onDelta !== undefined);
-    const response = await postJson(
-      this.#runner,
-      this.#endpoint,
-      {
-        "authorization": `Bearer ${this.#options.apiKey}`,
-        "accept": onDelta ? "text/event-stream" : "application/json",
-      },
-      JSON.stringify(body),
-      signal,
-    );
-    if (!onDelta) {
-      // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
-      idle.clear();
-      const text = await response.text();
-      let raw: unknown;
-      try {
-        raw = JSON.parse(text);
-      } catch (error) {
-        throw this.#badResponse(`it is not valid JSON (${(error as Error).message}): ${text.slice(0, 120)}`);
-      }
-      if (raw === null || typeof raw !== "object") throw this.#badResponse("it is not a JSON object");
-      return this.#parseCompletion(raw as Record<string, unknown>);
-    }
-    if (!response.body) throw this.#badResponse("the stream has no body");
-    return await this.#collectStream(this.#chunks(response.body), idle, onDelta);
-  }
-
-  /** The JSON chunks of a chat completions stream, up to `[DONE]`; an `error` chunk ends it as a server error. */
-  async *#chunks(body: ReadableStream<Uint8Array>): AsyncGenerator<Record<string, unknown>> {
-    for await (const event of readSse(body)) {
-      if (event.data === "[DONE]") return;
-      let chunk: unknown;
-      try {
-        chunk = JSON.parse(event.data);
-      } catch {
-        throw this.#badResponse(`a streamed chunk is not JSON: ${event.data.slice(0, 120)}`);
-      }
-      if (chunk === null || typeof chunk !== "object" || Array.isArray(chunk)) {
-        throw this.#badResponse(`a streamed chunk is not a JSON object: ${event.data.slice(0, 120)}`);
-      }
-      const failure = (chunk as { error?: unknown }).error;
-      if (failure !== undefined && failure !== null) {
-        throw new ProviderError(
-          "server",
-          `The LLM server at ${this.#runner.host} failed midway through the answer: ${errorDetail({ error: failure })}`,
-          { retryable: true },
-        );
-      }
-      yield chunk as Record<string, unknown>;
-    }
-  }
-
-  #badResponse(detail: string): ProviderError {
-    return this.#runner.badResponse(detail);
-  }
-
-  #parseCompletion(raw: Record<string, unknown>): ChatResponse {
-    const choices = raw.choices;
-    if (!Array.isArray(choices) || choices.length === 0) throw this.#badResponse("it has no choices");
-    const choice = choices[0] as Record<string, unknown>;
-    const message = choice.message as Record<string, unknown> | undefined;
-    if (!message || typeof message !== "object") throw this.#badResponse("choices[0].message is missing");
-    const content = message.content;
-    if (content !== null && content !== undefined && typeof content !== "string") {
-      throw this.#badResponse(`choices[0].message.content is ${typeof content}, not text`);
-    }
-    const rawCalls = message.tool_calls;
-    if (rawCalls !== undefined && rawCalls !== null && !Array.isArray(rawCalls)) {
-      throw this.#badResponse("choices[0].message.tool_calls is not a list");
-    }
-    const toolCalls = ((rawCalls ?? []) as WireToolCall[]).map((call, index) =>
-      this.#checkCall(call, `choices[0].message.tool_calls[${index}]`)
-    );
-    const reasoning = message.reasoning_content;
-    return {
-      content: typeof content === "string" ? content : "",
-      toolCalls,
-      ...(typeof reasoning === "string" && reasoning !== "" ? { reasoningContent: reasoning } : {}),
-      finishReason: typeof choice.finish_reason === "string" ? choice.finish_reason : "stop",
-      ...(raw.usage ? { usage: readUsage(raw.usage) } : {}),
-    };
-  }
-
-  #checkCall(call: WireToolCall, where: string): ToolCall {
-    if (typeof call?.id !== "string" || call.id === "") throw this.#badResponse(`${where}.id is missing`);
-    const name = call.function?.name;
-    if (typeof name !== "string" || name === "") throw this.#badResponse(`${where}.function.name is missing`);
-    const args = call.function?.arguments;
-    return {
-      id: call.id,
-      type: "function",
-      function: { name, arguments: typeof args === "string" ? args : JSON.stringify(args ?? {}) },
-    };
-  }
-
-  async #collectStream(
-    stream: AsyncIterable<Record<string, unknown>>,
-    idle: IdleTimeout,
-    onDelta: (text: string) => void,
-  ): Promise<ChatResponse> {
-    let content = "";
-    let reasoning = "";
-    let finishReason = "";
-    let usage: Usage | undefined;
-    let sawChoice = false;
-    const calls = new Map<number, WireToolCall & { function: { name: string; arguments: string } }>();
-    for await (const chunk of stream) {
-      idle.touch();
-      if (chunk.usage) usage = readUsage(chunk.usage);
-      const choice = (chunk.choices as Array<Record<string, unknown>> | undefined)?.[0];
-      if (!choice) continue;
-      sawChoice = true;
-      const delta = (choice.delta ?? {}) as Record<string, unknown>;
-      if (typeof delta.reasoning_content === "string") reasoning += delta.reasoning_content;
-      if (typeof delta.content === "string" && delta.content !== "") {
-        content += delta.content;
-        onDelta(delta.content);
-      }
-      for (const part of (delta.tool_calls ?? []) as WireToolCall[]) {
-        const index = part.index ?? calls.size;
-        const slot = calls.get(index) ?? { index, function: { name: "", arguments: "" } };
-        if (part.id) slot.id = part.id;
-        if (part.function?.name) slot.function.name += part.function.name;
-        if (typeof part.function?.arguments === "string") slot.function.arguments += part.function.arguments;
-        calls.set(index, slot);
-      }
-      if (typeof choice.finish_reason === "string") finishReason = choice.finish_reason;
-    }
-    if (!sawChoice) throw this.#badResponse("the stream ended without any choice");
-    const toolCalls = [...calls.values()].sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
-      .map((call) => this.#checkCall(call, `streamed tool_calls[${call.index}]`));
-    return {
-      content,
-      toolCalls,
-      ...(reasoning ? { reasoningContent: reasoning } : {}),
-      finishReason: finishReason || "stop",
-      ...(usage ? { usage } : {}),
-    };
-  }
-}
-
-function readUsage(raw: unknown): Usage {
-  const usage = raw as Record<string, unknown>;
-  const number = (value: unknown) => typeof value === "number" && Number.isFinite(value) ? value : 0;
-  return {
-    promptTokens: number(usage.prompt_tokens),
-    completionTokens: number(usage.completion_tokens),
-    totalTokens: number(usage.total_tokens),
-    cacheHitTokens: number(usage.prompt_cache_hit_tokens),
-    cacheMissTokens: number(usage.prompt_cache_miss_tokens),
-  };
 }
 
 function wireTool(spec: ToolSpec): Record<string, unknown> {
