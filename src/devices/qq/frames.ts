@@ -64,3 +64,47 @@ export function readFrame(text: string): Frame {
   }
   return { kind: "dropped", why: `a frame that is neither an event nor a response: ${text.slice(0, 80)}` };
 }
+
+/** A `message` event, read: the fields homed uses, as strings. */
+export interface MessageEvent {
+  kind: "private" | "group";
+  /** The sender's QQ number; "" when the event names none. */
+  userId: string;
+  /** For a group message, its group number. */
+  groupId: string | undefined;
+  /** The message as sent: a CQ string or a segment array (`segments.ts` reads it). */
+  message: unknown;
+  messageId: string | undefined;
+  /** The name the sender shows (group card, else nickname): a display name, never an identity. */
+  displayName: string | undefined;
+}
+
+/**
+ * Reads a `message` event; a string says why it cannot be one (a type other than private or group, a group message
+ * without its group).
+ *
+ * @example
+ * ```ts
+ * readMessageEvent({ post_type: "message", message_type: "private", user_id: 10001, message: "hi", message_id: -7 });
+ * // { kind: "private", userId: "10001", groupId: undefined, message: "hi", messageId: "-7", displayName: undefined }
+ * readMessageEvent({ post_type: "message", message_type: "guild" }); // 'a message of type "guild"'
+ * ```
+ */
+export function readMessageEvent(event: OneBotEvent): MessageEvent | string {
+  const kind = event.message_type;
+  if (kind !== "private" && kind !== "group") return `a message of type ${JSON.stringify(kind)}`;
+  const groupId = event.group_id === undefined || event.group_id === null ? undefined : String(event.group_id);
+  if (kind === "group" && groupId === undefined) return "a group message without group_id";
+  const sender = (event.sender ?? {}) as Record<string, unknown>;
+  const displayName = [sender.card, sender.nickname].find((name): name is string =>
+    typeof name === "string" && name !== ""
+  );
+  return {
+    kind,
+    userId: event.user_id === undefined || event.user_id === null ? "" : String(event.user_id),
+    groupId,
+    message: event.message,
+    messageId: event.message_id === undefined || event.message_id === null ? undefined : String(event.message_id),
+    displayName,
+  };
+}

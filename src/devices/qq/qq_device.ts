@@ -22,6 +22,7 @@ import { AllowList, type Conversation } from "../chat/allow_list.ts";
 import { Pacer } from "../chat/pacer.ts";
 import { RecentMap } from "../chat/recent.ts";
 import { splitText } from "../chat/split_text.ts";
+import { type OneBotEvent, readMessageEvent } from "./frames.ts";
 
 /** The `onebot.*` settings the device uses. */
 export interface QqSettings {
@@ -286,7 +287,7 @@ export class QqDevice implements Device {
     return undefined;
   }
 
-  #onEvent(event: Record<string, unknown>, from: OneBotConnection): void {
+  #onEvent(event: OneBotEvent, from: OneBotConnection): void {
     const context = this.#context;
     if (!context) return;
     const selfId = event.self_id === undefined ? from.selfId : String(event.self_id);
@@ -302,12 +303,12 @@ export class QqDevice implements Device {
     }
   }
 
-  #onMessage(event: Record<string, unknown>, selfId: string, context: DeviceContext): void {
-    const userId = event.user_id === undefined ? "" : String(event.user_id);
+  #onMessage(event: OneBotEvent, selfId: string, context: DeviceContext): void {
+    const incoming = readMessageEvent(event);
+    if (typeof incoming === "string") return this.#malformed(incoming);
+    const { kind, userId, messageId, displayName: display } = incoming;
     if (userId === "" || userId === selfId) return; // the bot's own messages
-    const kind = event.message_type;
-    if (kind !== "private" && kind !== "group") return this.#malformed(`a message of type ${JSON.stringify(kind)}`);
-    const conversation: Conversation = { kind, id: kind === "group" ? String(event.group_id) : userId };
+    const conversation: Conversation = { kind, id: kind === "group" ? incoming.groupId ?? "" : userId };
     const trust = this.#allow.trustOf(userId, conversation);
     if (!trust) {
       this.#counts.ignored++;
@@ -321,7 +322,7 @@ export class QqDevice implements Device {
       });
       return;
     }
-    const segments = normalizeMessage(event.message);
+    const segments = normalizeMessage(incoming.message);
     if (!segments) return this.#malformed("a message whose `message` is neither a CQ string nor segments");
     const read = readSegments(segments, selfId);
     let text = read.text;
@@ -334,11 +335,6 @@ export class QqDevice implements Device {
       if (prefixed) text = text.slice(prefix.length).trim();
     }
     if (text === "" && read.attachments.length === 0) return;
-    const sender = event.sender as Record<string, unknown> | undefined;
-    const display = [sender?.card, sender?.nickname].find((name) => typeof name === "string" && name !== "") as
-      | string
-      | undefined;
-    const messageId = event.message_id === undefined ? undefined : String(event.message_id);
     const input = context.emit({
       source: `qq:${kind}:${conversation.id}`,
       sender: userId,
@@ -355,7 +351,7 @@ export class QqDevice implements Device {
     this.#remember(input.id, { selfId, conversation, messageId, userId });
   }
 
-  #onNotice(event: Record<string, unknown>, selfId: string, context: DeviceContext): void {
+  #onNotice(event: OneBotEvent, selfId: string, context: DeviceContext): void {
     const group = event.group_id === undefined ? undefined : String(event.group_id);
     const user = event.user_id === undefined ? undefined : String(event.user_id);
     if (!this.#allow.knows(group, user)) return;
@@ -369,7 +365,7 @@ export class QqDevice implements Device {
     });
   }
 
-  #onRequest(event: Record<string, unknown>, selfId: string, context: DeviceContext, from: OneBotConnection): void {
+  #onRequest(event: OneBotEvent, selfId: string, context: DeviceContext, from: OneBotConnection): void {
     const user = String(event.user_id);
     if (event.request_type === "friend" && this.#options.settings.approveFriends.includes(user)) {
       this.#actions(selfId)?.call("set_friend_add_request", { flag: event.flag, approve: true }).then(
