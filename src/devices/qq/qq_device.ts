@@ -81,6 +81,18 @@ export function conversationOf(channel: string): Conversation | undefined {
   return match ? { kind: match[1] as Conversation["kind"], id: match[2]! } : undefined;
 }
 
+/**
+ * The channel of a conversation — {@link conversationOf}'s inverse, so a QQ address is written in one place.
+ *
+ * @example
+ * ```ts
+ * channelOf({ kind: "private", id: "10001" }); // "qq:private:10001"
+ * ```
+ */
+export function channelOf(conversation: Conversation): string {
+  return `qq:${conversation.kind}:${conversation.id}`;
+}
+
 /** The `qq` channel. */
 export class QqDevice implements Device {
   readonly name = "qq";
@@ -336,7 +348,7 @@ export class QqDevice implements Device {
     }
     if (text === "" && read.attachments.length === 0) return;
     const input = context.emit({
-      source: `qq:${kind}:${conversation.id}`,
+      source: channelOf(conversation),
       sender: userId,
       trust,
       type: "message",
@@ -357,7 +369,7 @@ export class QqDevice implements Device {
     if (!this.#allow.knows(group, user)) return;
     const { post_type: _post, time: _time, self_id: _self, ...payload } = event;
     context.emit({
-      source: group ? `qq:group:${group}` : `qq:private:${user}`,
+      source: channelOf(group ? { kind: "group", id: group } : { kind: "private", id: user ?? "" }),
       sender: user ?? selfId,
       trust: "guest",
       type: `qq.notice.${String(event.notice_type)}`,
@@ -377,7 +389,7 @@ export class QqDevice implements Device {
     }
     // Left for the owner: recorded, shown to the butler as a device event.
     context.emit({
-      source: `qq:private:${user}`,
+      source: channelOf({ kind: "private", id: user }),
       sender: user,
       trust: "guest",
       type: `qq.request.${String(event.request_type)}`,
