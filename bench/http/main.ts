@@ -9,12 +9,7 @@
  */
 
 import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
-import { environment, percentile, writeResults } from "../support/report.ts";
-
-async function rssMb(pid: number): Promise<number> {
-  const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)], stdout: "piped" }).output();
-  return Math.round(Number(new TextDecoder().decode(out.stdout).trim()) / 1024 * 10) / 10;
-}
+import { environment, percentile, rssMb, writeResults } from "../support/report.ts";
 
 async function timed(count: number, once: () => Promise<void>): Promise<{ p50: number; p99: number }> {
   const times: number[] = [];

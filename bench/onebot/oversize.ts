@@ -9,15 +9,10 @@
 
 import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
 import { startHomed, workspace } from "../../tests/support/homed_process.ts";
-import { environment, writeResults } from "../support/report.ts";
+import { environment, rssMb, writeResults } from "../support/report.ts";
 
 const FRAME_BYTES = 50 * 1_048_576;
 const encoder = new TextEncoder();
-
-async function rssMb(pid: number): Promise<number> {
-  const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)], stdout: "piped" }).output();
-  return Math.round(Number(new TextDecoder().decode(out.stdout).trim()) / 1024 * 10) / 10;
-}
 
 /** Opens a WebSocket by hand and sends one masked text frame of FRAME_BYTES; resolves when the server ends it. */
 async function sendOversize(port: number, path: string, headers: Record<string, string>): Promise<void> {

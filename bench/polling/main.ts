@@ -8,14 +8,9 @@
  */
 
 import { startHomed, workspace } from "../../tests/support/homed_process.ts";
-import { environment, writeResults } from "../support/report.ts";
+import { environment, rssMb, writeResults } from "../support/report.ts";
 
 const ROUND = 6_000;
-
-async function rssMb(pid: number): Promise<number> {
-  const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)], stdout: "piped" }).output();
-  return Math.round(Number(new TextDecoder().decode(out.stdout).trim()) / 1024 * 10) / 10;
-}
 
 const homed = await startHomed(await workspace({ onebot: { enabled: false } }));
 const rows: Record<string, { rss_mb: number; ms_per_request?: number }> = {};

@@ -17,14 +17,9 @@ import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
 import { openMemory } from "../../src/memory/memory.ts";
 import { childEnv, freePort, REPO, taskFlags } from "../../tests/support/homed_process.ts";
 import { buildScriptArgs } from "../../tests/support/build_script.ts";
-import { environment, percentile, writeResults } from "../support/report.ts";
+import { environment, percentile, rssMb, writeResults } from "../support/report.ts";
 
 const RUNS = 3;
-
-async function rssMb(pid: number): Promise<number> {
-  const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)], stdout: "piped" }).output();
-  return Math.round(Number(new TextDecoder().decode(out.stdout).trim()) / 1024 * 10) / 10;
-}
 
 /** Spawns `args`, polls `url` until it answers 200; returns ms to that and the RSS after 2 s, then kills it. */
 async function measure(args: string[], url: string, env: Record<string, string>): Promise<{ ms: number; rss: number }> {

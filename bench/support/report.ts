@@ -102,3 +102,16 @@ export async function writeResults(url: URL, results: Record<string, unknown>): 
   );
   return path;
 }
+
+/**
+ * The resident memory of process `pid`, in MB with one decimal (`ps -o rss=`).
+ *
+ * @example
+ * ```ts
+ * await rssMb(Deno.pid); // 42.7
+ * ```
+ */
+export async function rssMb(pid: number): Promise<number> {
+  const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)], stdout: "piped" }).output();
+  return Math.round(Number(new TextDecoder().decode(out.stdout).trim()) / 1024 * 10) / 10;
+}

@@ -10,8 +10,8 @@ import { createHash } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { type LoadedConfig, parseConfig } from "../config/load.ts";
-import { createBackup } from "./backup.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import { archiveOf, loadHome, readable } from "../../tests/support/backup_home.ts";
 import { ArchiveError, restoreBackup, restoreLimit } from "./restore.ts";
 import { readTar, TAR_END, tarBlocks } from "./tar.ts";
 import { childEnv, REPO } from "../../tests/support/homed_process.ts";
@@ -31,28 +31,7 @@ async function home(config: Record<string, unknown> = {}): Promise<{ dir: string
   const db = new DatabaseSync(join(dir, "data", "memory", "memory.db"));
   db.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)");
   db.close();
-  return { dir, loaded: await load(dir) };
-}
-
-async function load(dir: string): Promise<LoadedConfig> {
-  const configPath = join(dir, "homed.yaml");
-  return parseConfig({
-    text: await Deno.readTextFile(configPath),
-    location: { path: configPath, origin: "--config" },
-    readEnv: () => undefined,
-    cwd: dir,
-  });
-}
-
-async function archive(loaded: LoadedConfig): Promise<{ bytes: Uint8Array; skipped: string[] }> {
-  const chunks: Uint8Array[] = [];
-  const out = new WritableStream<Uint8Array>({ write: (chunk) => void chunks.push(chunk) });
-  const summary = await createBackup({ loaded, out, version: "test", now: () => Date.UTC(2026, 10, 30, 12) });
-  return { bytes: new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer()), skipped: summary.skipped };
-}
-
-function readable(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new Blob([bytes as BlobPart]).stream();
+  return { dir, loaded: await loadHome(dir) };
 }
 
 function gunzipped(bytes: Uint8Array): ReadableStream<Uint8Array> {
@@ -168,7 +147,7 @@ Deno.test("point 3: names with a newline, a CR, a backslash or U+2028 round-trip
       `${"长".repeat(40)}\n.md`,
     ];
     for (const name of names) await Deno.writeTextFile(join(dir, "knowledge", name), `content of ${name}`);
-    const { bytes } = await archive(loaded);
+    const { bytes } = await archiveOf(loaded);
     const sums = new TextDecoder().decode((await members(bytes)).get("homed-backup.sha256"));
     assert.ok(sums.includes(`\\${sha("content of a\nb.md")}  knowledge/a\\nb.md\n`), sums);
     assert.ok(sums.includes(`\\${sha("content of back\\slash.md")}  knowledge/back\\\\slash.md\n`), sums);
@@ -258,7 +237,7 @@ Deno.test("point 5: config/homed.yaml/evil and a folder named config/personal.md
     );
     assert.deepEqual(await tree(dir), before);
     assert.ok((await Deno.lstat(join(dir, "homed.yaml"))).isFile);
-    await load(dir); // homed still reads its config
+    await loadHome(dir); // homed still reads its config
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -392,7 +371,7 @@ Deno.test("all or nothing: when putting the archive in place fails midway, every
     await Deno.mkdir(join(dir, "plugins", "locked"));
     await Deno.writeTextFile(join(dir, "plugins", "locked", "SKILL.md"), "cannot be moved");
     await Deno.writeTextFile(join(dir, "plugins", "free.md"), "can be moved");
-    const { bytes } = await archive(loaded);
+    const { bytes } = await archiveOf(loaded);
     await Deno.writeTextFile(join(dir, "knowledge", "tea", "content.md"), "changed since");
     await Deno.writeTextFile(join(dir, "data", "memory", "later.jsonl"), '{"later":1}\n');
     const before = await tree(dir);
@@ -428,7 +407,7 @@ Deno.test("all or nothing: when putting the archive in place fails midway, every
 Deno.test("point 24: a gzip stream cut before its trailer, or with a wrong check, is refused", async () => {
   const { dir, loaded } = await home();
   try {
-    const { bytes } = await archive(loaded);
+    const { bytes } = await archiveOf(loaded);
     const before = await tree(dir);
     const crc = bytes.slice();
     crc[crc.length - 6]! ^= 1;
@@ -453,7 +432,7 @@ Deno.test("point 23: a file hard-linked from outside the backup is left out and 
     await Deno.link(join(dir, "outside", "secret.txt"), join(dir, "knowledge", "leak.md"));
     await Deno.writeTextFile(join(dir, "knowledge", "a.md"), "linked twice inside");
     await Deno.link(join(dir, "knowledge", "a.md"), join(dir, "knowledge", "b.md"));
-    const { bytes, skipped } = await archive(loaded);
+    const { bytes, skipped } = await archiveOf(loaded);
     assert.deepEqual(skipped, [
       `knowledge/leak.md (${join(dir, "knowledge", "leak.md")}) has 2 hard links and only 1 is in what a backup ` +
       "holds: left out, since a link could lead the backup to a file elsewhere",

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { type LoadedConfig, parseConfig } from "../config/load.ts";
-import { createBackup } from "./backup.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import { archiveOf, loadHome, readable } from "../../tests/support/backup_home.ts";
 import { ArchiveError, restoreBackup } from "./restore.ts";
 import { readTar, TAR_END, tarBlocks } from "./tar.ts";
 
@@ -25,24 +25,7 @@ async function home(): Promise<{ dir: string; loaded: LoadedConfig }> {
   db.close();
   // The last line is being appended: it is not whole yet.
   await Deno.writeTextFile(join(dir, "data", "memory", "candidates.jsonl"), '{"n":1}\n{"n":2}\n{"n":');
-  const loaded = parseConfig({
-    text: await Deno.readTextFile(configPath),
-    location: { path: configPath, origin: "--config" },
-    readEnv: () => undefined,
-    cwd: dir,
-  });
-  return { dir, loaded };
-}
-
-async function archive(loaded: LoadedConfig): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  const out = new WritableStream<Uint8Array>({ write: (chunk) => void chunks.push(chunk) });
-  await createBackup({ loaded, out, version: "test", now: () => Date.UTC(2026, 10, 30, 12) });
-  return new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
-}
-
-function readable(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  return new Blob([bytes as BlobPart]).stream();
+  return { dir, loaded: await loadHome(dir) };
 }
 
 async function gzip(parts: Uint8Array[]): Promise<Uint8Array> {
@@ -53,7 +36,7 @@ async function gzip(parts: Uint8Array[]): Promise<Uint8Array> {
 Deno.test("backup and restore: every part comes back byte for byte, indexes are left to rebuild, the old is kept", async () => {
   const { dir, loaded } = await home();
   try {
-    const bytes = await archive(loaded);
+    const bytes = (await archiveOf(loaded)).bytes;
     // Change everything after the backup: the restore must bring the backed-up state back.
     await Deno.writeTextFile(join(dir, "knowledge", "tea", "content.md"), "changed");
     await Deno.writeTextFile(join(dir, "knowledge", "new.md"), "learned later");
@@ -75,7 +58,9 @@ Deno.test("backup and restore: every part comes back byte for byte, indexes are 
     await assert.rejects(Deno.stat(join(dir, "data", "vector")), Deno.errors.NotFound, "indexes rebuild on start");
     // A later backup leaves out what this restore replaced.
     const names: string[] = [];
-    const again = new Blob([await archive(loaded) as BlobPart]).stream().pipeThrough(new DecompressionStream("gzip"));
+    const again = new Blob([(await archiveOf(loaded)).bytes as BlobPart]).stream().pipeThrough(
+      new DecompressionStream("gzip"),
+    );
     for await (const entry of readTar(again)) names.push(entry.path);
     assert.ok(names.includes("data/memory/memory.db"));
     assert.ok(!names.some((name) => name.includes(".before-restore-")), names.join("\n"));
@@ -89,7 +74,7 @@ Deno.test("backup and restore: every part comes back byte for byte, indexes are 
 Deno.test("restore refuses a foreign, damaged, truncated or path-escaping archive by name, and changes nothing", async () => {
   const { dir, loaded } = await home();
   try {
-    const good = await archive(loaded);
+    const good = (await archiveOf(loaded)).bytes;
     const before = await Deno.readTextFile(join(dir, "knowledge", "tea", "content.md"));
     const text = (value: string) => new TextEncoder().encode(value);
     const manifest = tarBlocks({
@@ -202,7 +187,7 @@ Deno.test("restore refuses a database that fails its integrity check, naming it"
     raw.fill(0x55, 8192, 8192 + 4096);
     await Deno.writeFile(file, raw);
     await assert.rejects(
-      restoreBackup({ loaded, input: readable(await archive(loaded)), label: "x", now: () => 1 }),
+      restoreBackup({ loaded, input: readable((await archiveOf(loaded)).bytes), label: "x", now: () => 1 }),
       (error) =>
         error instanceof ArchiveError &&
         /x: database data\/memory\/memory\.db fails its integrity check/.test(error.message),

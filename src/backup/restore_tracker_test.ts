@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { type LoadedConfig, parseConfig } from "../config/load.ts";
+import type { LoadedConfig } from "../config/load.ts";
 import { trackerFor } from "../tracker/tracker_for.ts";
-import { createBackup } from "./backup.ts";
+import { archiveOf, loadHome, treeFiles } from "../../tests/support/backup_home.ts";
 import { ArchiveError, restoreBackup } from "./restore.ts";
 
 async function home(): Promise<{ dir: string; loaded: LoadedConfig }> {
@@ -21,31 +21,7 @@ async function home(): Promise<{ dir: string; loaded: LoadedConfig }> {
   await Deno.writeTextFile(join(dir, "knowledge", "tea", "content.md"), "# Tea\nGreen, 80 °C.\n");
   await Deno.mkdir(join(dir, "plugins"));
   await Deno.mkdir(join(dir, "data"));
-  const loaded = parseConfig({
-    text: await Deno.readTextFile(configPath),
-    location: { path: configPath, origin: "--config" },
-    readEnv: () => undefined,
-    cwd: dir,
-  });
-  return { dir, loaded };
-}
-
-async function archive(loaded: LoadedConfig): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  const out = new WritableStream<Uint8Array>({ write: (chunk) => void chunks.push(chunk) });
-  await createBackup({ loaded, out, version: "test", now: () => Date.UTC(2026, 10, 30, 12) });
-  return new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
-}
-
-/** Every file under `dir`, as `relative path → content`. */
-async function files(dir: string, prefix = ""): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) Object.assign(out, await files(path, `${prefix}${entry.name}/`));
-    else out[`${prefix}${entry.name}`] = await Deno.readTextFile(path);
-  }
-  return out;
+  return { dir, loaded: await loadHome(dir) };
 }
 
 async function restore(loaded: LoadedConfig, bytes: Uint8Array) {
@@ -60,13 +36,13 @@ Deno.test("point 25: restore refuses an archive whose tracker manifest has a '..
     const manifest = JSON.parse(await Deno.readTextFile(path));
     manifest.files["knowledge/../../../etc/cron.d/evil"] = manifest.files["knowledge/tea/content.md"];
     await Deno.writeTextFile(path, JSON.stringify(manifest, null, 1));
-    const edited = await archive(loaded);
+    const edited = (await archiveOf(loaded)).bytes;
     manifest.files["/etc/passwd"] = { deleted: true };
     manifest.files["knowledge/x"] = { link: 5 };
     await Deno.writeTextFile(path, JSON.stringify(manifest, null, 1));
-    const threeBad = await archive(loaded);
+    const threeBad = (await archiveOf(loaded)).bytes;
     await Deno.writeTextFile(join(dir, "knowledge", "tea", "content.md"), "changed since the backup\n");
-    const before = await files(dir);
+    const before = await treeFiles(dir);
 
     await assert.rejects(restore(loaded, edited), (error) => {
       assert.ok(error instanceof ArchiveError);
@@ -81,7 +57,7 @@ Deno.test("point 25: restore refuses an archive whose tracker manifest has a '..
       message: 'x: data/tracker/manifest.json: entry "knowledge/../../../etc/cron.d/evil" has a ".." segment in its ' +
         "path, which homed never writes (and 2 more bad entries); nothing was restored",
     });
-    assert.deepEqual(await files(dir), before, "nothing moved, no staging left");
+    assert.deepEqual(await treeFiles(dir), before, "nothing moved, no staging left");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -91,7 +67,7 @@ Deno.test("point 25: an archive with a sound tracker manifest restores, and the 
   const { dir, loaded } = await home();
   try {
     assert.equal(await trackerFor(loaded, () => 0).commit(), 3);
-    const bytes = await archive(loaded);
+    const bytes = (await archiveOf(loaded)).bytes;
     await Deno.writeTextFile(join(dir, "knowledge", "tea", "content.md"), "changed since the backup\n");
     await Deno.remove(join(dir, "data", "tracker"), { recursive: true });
     await restore(loaded, bytes);

@@ -55,6 +55,8 @@ export class Outbox {
   #counts = { sent: 0, failed: 0, timedOut: 0 };
   /** Set while the head output waits for the device to be ready: wakes it (true) or gives it up (false). */
   #readyWaiter: ((ready: boolean) => void) | undefined;
+  /** Why the outbox was last abandoned: the error of an output given up while it waited for the device. */
+  #abandoned = "";
 
   /**
    * @example
@@ -123,8 +125,6 @@ export class Outbox {
     this.#busy = false;
     for (const wake of this.#idleWaiters.splice(0)) wake();
   }
-
-  #abandoned = "";
 
   /** Waits until the device can send `event`; false when the outbox was abandoned meanwhile. */
   async #ready(event: OutputEvent): Promise<boolean> {

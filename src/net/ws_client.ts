@@ -35,6 +35,18 @@ export async function acceptFor(key: string): Promise<string> {
   return base64(new Uint8Array(await crypto.subtle.digest("SHA-1", encoder.encode(`${key}${GUID}`))));
 }
 
+/**
+ * Whether a `Connection` header lists `Upgrade` (a comma-separated list, any case) — both handshake sides check it.
+ *
+ * @example
+ * ```ts
+ * connectionUpgrades("keep-alive, Upgrade"); // true
+ * ```
+ */
+export function connectionUpgrades(header: string): boolean {
+  return /(^|,)\s*upgrade\s*(,|$)/i.test(header);
+}
+
 /** A WebSocket client connection with a byte limit per message, checked at each frame header. */
 export class WsClient extends WsPeer {
   readonly url: string;
@@ -116,7 +128,7 @@ export class WsClient extends WsPeer {
     }
     if (
       fields.get("upgrade")?.toLowerCase() !== "websocket" ||
-      !/(^|,)\s*upgrade\s*(,|$)/i.test(fields.get("connection") ?? "") ||
+      !connectionUpgrades(fields.get("connection") ?? "") ||
       fields.get("sec-websocket-accept") !== await acceptFor(key) ||
       fields.has("sec-websocket-extensions") || fields.has("sec-websocket-protocol")
     ) {

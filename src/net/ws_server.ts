@@ -7,7 +7,7 @@
  */
 
 import { takeConnection } from "./raw_upgrade.ts";
-import { acceptFor } from "./ws_client.ts";
+import { acceptFor, connectionUpgrades } from "./ws_client.ts";
 import { WsPeer, type WsPeerOptions } from "./ws_peer.ts";
 
 const encoder = new TextEncoder();
@@ -24,7 +24,7 @@ export function handshakeProblem(request: Request): string | undefined {
   const headers = request.headers;
   if (request.method !== "GET") return `A WebSocket handshake is a GET, got ${request.method}`;
   if ((headers.get("upgrade") ?? "").toLowerCase() !== "websocket") return "Upgrade: websocket is missing";
-  if (!/(^|,)\s*upgrade\s*(,|$)/i.test(headers.get("connection") ?? "")) return "Connection: Upgrade is missing";
+  if (!connectionUpgrades(headers.get("connection") ?? "")) return "Connection: Upgrade is missing";
   if ((headers.get("sec-websocket-version") ?? "").trim() !== "13") {
     return `Sec-WebSocket-Version must be 13, got ${
       JSON.stringify((headers.get("sec-websocket-version") ?? "").slice(0, 20))

@@ -31,7 +31,7 @@ import { buildSystemPrompt, lowestTrustSeen, tagMessage, withReference } from ".
 import { cutToTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
 import type { TurnErrorCode } from "../../io/turn_error.ts";
-import { readMessage } from "../../io/message_payload.ts";
+import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
 
 /** Options of {@link Agent}. */
 export interface AgentOptions {
@@ -261,13 +261,14 @@ export class Agent implements Service {
     const { io, logger, clock } = this.#options;
     const started = clock.monotonic();
     let channel = io.replyChannel(event);
-    const { text } = readMessage(event.payload);
+    // The payload is read once here; the turn's steps take what they need of it.
+    const message = readMessage(event.payload);
     let result: TurnResult;
-    if (text.trim() === "") {
+    if (message.text.trim() === "") {
       result = this.#failure(event, channel, "bad_input", "A message event needs a non-empty payload.text");
     } else {
       try {
-        const turn = await this.#converse(event, text, {
+        const turn = await this.#converse(event, message, {
           current: () => channel,
           set: (next) => {
             channel = next;
@@ -369,7 +370,8 @@ export class Agent implements Service {
   }
 
   /** The reference block of this message: time, contributors' material, recent device events. */
-  async #reference(event: InputEvent, text: string): Promise<PromptSection[]> {
+  async #reference(event: InputEvent, message: MessagePayload): Promise<PromptSection[]> {
+    const { text, attachments } = message;
     // The sender's trust goes along: memory gives a guest's message only what that guest said.
     const input: PromptInput = {
       text,
@@ -384,7 +386,6 @@ export class Agent implements Service {
       const section = await contributor.reference?.(input, history);
       if (section) sections.push(section);
     }
-    const { attachments } = readMessage(event.payload);
     if (attachments.length) {
       sections.push({
         title: "Attachments of this message (type and URL)",
@@ -451,7 +452,7 @@ export class Agent implements Service {
 
   async #converse(
     event: InputEvent,
-    text: string,
+    message: MessagePayload,
     route: { current(): string; set(channel: string): void },
   ): Promise<{ reply: string; rounds: number }> {
     const { provider, io, maxToolRounds, keepReasoning, clock } = this.#options;
@@ -461,11 +462,11 @@ export class Agent implements Service {
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
     const system: ChatMessage = { role: "system", content: await this.#systemPrompt() };
-    const { display } = readMessage(event.payload);
+    const { text, display } = message;
     const tagged = tagMessage({ source: event.source, sender: event.sender, trust: event.trust, display }, text);
     // History keeps the plain tagged message; only this request carries the reference block.
     const turn: ChatMessage[] = [{ role: "user", content: tagged }];
-    const reference = await this.#reference(event, text);
+    const reference = await this.#reference(event, message);
     const first: ChatMessage = { role: "user", content: withReference(reference, tagged) };
     const toolContext: TurnToolContext = {
       eventId: event.id,
@@ -490,7 +491,7 @@ export class Agent implements Service {
     }
     // Streaming costs more per call than a plain answer, so it is asked for only when the input's device shows
     // the reply as it is produced (`payload.stream`, e.g. /api/chat/stream).
-    const streaming = readMessage(event.payload).stream;
+    const streaming = message.stream;
     const onDelta = (delta: string) => io.report(event.source, { type: "delta", eventId: event.id, text: delta });
 
     for (let round = 1; round <= maxToolRounds; round++) {

@@ -52,6 +52,19 @@ export interface OneBotSocket {
   removeEventListener(type: "message", listener: (event: MessageEvent) => void): void;
 }
 
+/**
+ * Why a connection is closed for a frame of `bytes` over `onebot.max_frame_bytes` (`limit`): the close reason, the
+ * same from every path.
+ *
+ * @example
+ * ```ts
+ * frameTooBig(52_428_800, 1_048_576); // "Frame of 52428800 bytes is over onebot.max_frame_bytes (1048576)"
+ * ```
+ */
+export function frameTooBig(bytes: number, limit: number): string {
+  return `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${limit})`;
+}
+
 /** Options of {@link OneBotConnection}. */
 export interface ConnectionOptions {
   socket: OneBotSocket;
@@ -229,7 +242,7 @@ export class OneBotConnection {
         { selfId, bytes, limit: maxFrameBytes },
       );
     }
-    return `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${maxFrameBytes})`;
+    return frameTooBig(bytes, maxFrameBytes);
   }
 
   #heartbeat(frame: OneBotEvent): void {

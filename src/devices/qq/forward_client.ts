@@ -11,7 +11,7 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import type { Service } from "../../service/service.ts";
-import type { OneBotConnection } from "./connection.ts";
+import { frameTooBig, type OneBotConnection } from "./connection.ts";
 import type { QqDevice } from "./qq_device.ts";
 import { WsClient } from "../../net/ws_client.ts";
 
@@ -149,7 +149,7 @@ export class ForwardClient implements Service {
               "QQ forward connection {url}: a frame of {bytes} bytes is over onebot.max_frame_bytes ({limit}); closing the connection (1009)",
               { url, bytes, limit },
             );
-            return `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${limit})`;
+            return frameTooBig(bytes, limit);
           },
         });
       } catch (error) {

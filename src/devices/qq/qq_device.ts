@@ -360,7 +360,7 @@ export class QqDevice implements Device {
       },
     });
     this.#counts.inputs++;
-    this.#remember(input.id, { selfId, conversation, messageId, userId });
+    this.#origins.set(input.id, { selfId, conversation, messageId, userId });
   }
 
   #onNotice(event: OneBotEvent, selfId: string, context: DeviceContext): void {
@@ -401,10 +401,6 @@ export class QqDevice implements Device {
     const summary = (count: number, seconds: number) =>
       this.#log.warning("Dropped {count} more QQ events like this in the last {seconds} s", { count, seconds });
     if (this.#limiter.allow("malformed", summary)) this.#log.warning("Dropped a QQ event: {what}", { what });
-  }
-
-  #remember(eventId: string, origin: Origin): void {
-    this.#origins.set(eventId, origin);
   }
 
   /** Whether a bot can take `event` now: a connection that takes actions is up (the bot it came through, or any). */
@@ -455,7 +451,7 @@ export class QqDevice implements Device {
       try {
         const data = await connection.call(action, params);
         const id = (data as { message_id?: unknown } | null)?.message_id;
-        if (id !== undefined) this.#rememberSent(String(id));
+        if (id !== undefined) this.#sentIds.set(String(id), true);
         this.#counts.sent++;
       } catch (error) {
         this.#counts.failed++;
@@ -464,10 +460,6 @@ export class QqDevice implements Device {
         this.#pacer.sent(key);
       }
     }
-  }
-
-  #rememberSent(id: string): void {
-    this.#sentIds.set(id, true);
   }
 
   /**

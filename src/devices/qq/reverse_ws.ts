@@ -9,7 +9,7 @@
 
 import type { Hono } from "hono";
 import { upgradeWebSocket } from "../../net/ws_server.ts";
-import type { OneBotConnection, Role } from "./connection.ts";
+import { frameTooBig, type OneBotConnection, type Role } from "./connection.ts";
 import type { QqDevice } from "./qq_device.ts";
 import { sameSecret } from "../../identity/secret.ts";
 
@@ -116,8 +116,7 @@ export function onebotRoutes<Variables extends object>(
       upgraded = upgradeWebSocket(request, {
         maxMessageBytes: limit,
         idleTimeoutMs: (options.idleTimeoutSeconds ?? 60) * 1_000,
-        onTooBig: (bytes) =>
-          attached.connection?.tooBig(bytes) ?? `Frame of ${bytes} bytes is over onebot.max_frame_bytes (${limit})`,
+        onTooBig: (bytes) => attached.connection?.tooBig(bytes) ?? frameTooBig(bytes, limit),
       });
     } catch (error) {
       return refuse(400, `Not a WebSocket handshake homed can take: ${(error as Error).message}`);
