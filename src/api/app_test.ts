@@ -177,7 +177,12 @@ Deno.test("/api/events: kept messages first, then each new one as it is sent; gu
     assert.equal(JSON.parse((await next()).data).text, "kept 2", "the two oldest were dropped");
     for (let i = 3; i < 102; i++) assert.equal(JSON.parse((await next()).data).text, `kept ${i}`);
     assert.equal(device.status().kept_messages, 0, "handed over once");
-    await io.send({ target: "http", type: "message", payload: { text: "Time for tea" }, replyTo: "e9" });
+    await io.send({
+      target: "http",
+      type: "message",
+      payload: { text: "Time for tea" },
+      replyTo: { id: "e9", source: "timer", sender: "owner" },
+    });
     assert.deepEqual(JSON.parse((await next()).data), {
       channel: "http",
       type: "message",

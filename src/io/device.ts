@@ -61,6 +61,12 @@ export type TurnEvent =
  */
 export type DeviceTool = Omit<Tool, "allow"> & { allow?: ToolAllow };
 
+/**
+ * Who put a set of devices in the IO table, so a reload swaps exactly its own: `core` (the configured channels, at
+ * start and on config reload) or `plugins` (the Lua plugins' devices).
+ */
+export type DeviceGroup = "core" | "plugins";
+
 /** One IO channel. */
 export interface Device {
   readonly name: string;

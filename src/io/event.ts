@@ -29,6 +29,43 @@ export interface InputEvent {
    * channel). Set by the device, never from what a sender wrote; a configured route for the source still wins.
    */
   reply?: string;
+  /**
+   * What the device needs to answer this input in place (QQ: the account that received it and the message id to
+   * quote). Set by the device, opaque to everyone else, handed back to it on the reply's {@link OutputEvent.replyTo}.
+   */
+  handle?: ReplyHandle;
+}
+
+/** A device's own note on an input, for answering it; strings only, so it survives any queue or log. */
+export type ReplyHandle = Readonly<Record<string, string>>;
+
+/** The input an output answers, as the device that took it in needs it back. */
+export type InputRef = Pick<InputEvent, "id" | "source" | "sender" | "handle">;
+
+/**
+ * The reference an answer to `event` carries.
+ *
+ * @example
+ * ```ts
+ * const input: InputEvent = {
+ *   id: "e1",
+ *   time: 0,
+ *   source: "qq:private:10001",
+ *   sender: "10001",
+ *   trust: "owner",
+ *   type: "message",
+ *   payload: { text: "hi" },
+ * };
+ * refOf(input); // { id: "e1", source: "qq:private:10001", sender: "10001" }
+ * ```
+ */
+export function refOf(event: InputRef): InputRef {
+  return {
+    id: event.id,
+    source: event.source,
+    sender: event.sender,
+    ...(event.handle ? { handle: event.handle } : {}),
+  };
 }
 
 /** One output, for a channel. */
@@ -38,8 +75,8 @@ export interface OutputEvent {
   /** `message` (text), `file`, `image`, `audio`, `structured`, or `error` (a turn that failed, as text). */
   type: OutputType;
   payload: Record<string, unknown>;
-  /** Id of the InputEvent this answers, if any. */
-  replyTo?: string;
+  /** The InputEvent this answers, if any: the device that took it in reads its own handle from here. */
+  replyTo?: InputRef;
   /**
    * Who it is for: the sender of the input it answers (set by the agent; a reminder's is its creator). A channel
    * shared by several people (`http`'s `/api/events`) keeps and shows it to them and the owner only; without it, a

@@ -9,11 +9,19 @@
 import type { Logger } from "@logtape/logtape";
 import { type Clock, deadline } from "../clock.ts";
 import type { Service } from "../service/service.ts";
-import type { ToolRegistry } from "../tools/registry.ts";
+import { deviceOwner, type ToolRegistry } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { TOOL_NAME } from "../tools/tool.ts";
-import type { Device, DeviceContext, InputDraft, TurnEvent } from "./device.ts";
-import { capabilityNames, deviceOf, type InputEvent, type OutputEvent, REQUIRED_CAPABILITY } from "./event.ts";
+import type { Device, DeviceContext, DeviceGroup, InputDraft, TurnEvent } from "./device.ts";
+import {
+  capabilityNames,
+  deviceOf,
+  type InputEvent,
+  type OutputEvent,
+  type OutputType,
+  refOf,
+  REQUIRED_CAPABILITY,
+} from "./event.ts";
 import { FairQueue } from "./fair_queue.ts";
 import { ChannelError, Outbox } from "./outbox.ts";
 import type { RouteTable } from "./route_table.ts";
@@ -52,7 +60,7 @@ export class IOManager implements Service {
   readonly name = "io";
   #devices: ReadonlyMap<string, Device> = new Map();
   /** The device set by owner (`core`: the daemon's own; `plugins`: the plugin service's), composed on each change. */
-  #groups = new Map<string, readonly Device[]>();
+  #groups = new Map<DeviceGroup, readonly Device[]>();
   /** Device-table changes run one after the other: a second waits for the first's awaited starts and stops. */
   #changes: Promise<unknown> = Promise.resolve();
   #outboxes = new Map<Device, Outbox>();
@@ -125,7 +133,7 @@ export class IOManager implements Service {
    * await io.setDevices("plugins", [thermoDevice]);
    * ```
    */
-  setDevices(group: string, devices: readonly Device[], routes?: RouteTable): Promise<void> {
+  setDevices(group: DeviceGroup, devices: readonly Device[], routes?: RouteTable): Promise<void> {
     return this.#serialised(async () => {
       const groups = new Map(this.#groups);
       groups.set(group, [...devices]);
@@ -280,19 +288,19 @@ export class IOManager implements Service {
         started.push(device);
       }
       for (const device of next.values()) {
-        this.#options.tools.replaceOwner(`device:${device.name}`, this.#toolsOf(device));
+        this.#options.tools.replaceOwner(deviceOwner(device.name), this.#toolsOf(device));
       }
     } catch (error) {
       for (const device of started) await this.#stopDevice(device);
       // Put the tool table back as it was: new devices' tools out, old devices' tools in.
-      for (const device of next.values()) this.#options.tools.replaceOwner(`device:${device.name}`, []);
+      for (const device of next.values()) this.#options.tools.replaceOwner(deviceOwner(device.name), []);
       for (const device of this.#devices.values()) {
-        this.#options.tools.replaceOwner(`device:${device.name}`, this.#toolsOf(device));
+        this.#options.tools.replaceOwner(deviceOwner(device.name), this.#toolsOf(device));
       }
       throw error;
     }
     for (const device of this.#devices.values()) {
-      if (!next.has(device.name)) this.#options.tools.replaceOwner(`device:${device.name}`, []);
+      if (!next.has(device.name)) this.#options.tools.replaceOwner(deviceOwner(device.name), []);
     }
     for (const device of started) {
       this.#outboxes.set(
@@ -384,10 +392,6 @@ export class IOManager implements Service {
   }
 
   /**
-   * True when the reply to an input from `source` going to `channel` is handed over by the turn's `done` event
-   * (a request/response device replying on its own channel), so it does not go through the outbound queue.
-   */
-  /**
    * Where the reply to `event` goes — decided here only: the sender's own remembered route (a route someone set for
    * themself never takes another's reply), else the source's route (configured or set at run time), else the
    * channel the device asked for (`event.reply`, a timer's schedule channel), else the source itself. A tool may
@@ -404,6 +408,10 @@ export class IOManager implements Service {
     return routed === event.source && event.reply ? event.reply : routed;
   }
 
+  /**
+   * True when the reply to an input from `source` going to `channel` is handed over by the turn's `done` event
+   * (a request/response device replying on its own channel), so it does not go through the outbound queue.
+   */
   answersInline(source: string, channel: string): boolean {
     return channel === source && this.#devices.get(deviceOf(source))?.answersInline === true;
   }
@@ -428,6 +436,43 @@ export class IOManager implements Service {
     return outbox.push(event);
   }
 
+  /**
+   * Sends the reply to `input` to `channel` ({@link IOManager.replyChannel}'s answer, perhaps moved by a tool during
+   * the turn) and resolves with the channel that took it. When `channel` fails and is not the input's source, the
+   * reply goes to the source instead — or is left to the turn's `done` event when the source answers inline.
+   *
+   * @example
+   * ```ts
+   * import type { InputEvent } from "./event.ts";
+   *
+   * declare const io: IOManager;
+   * declare const input: InputEvent;
+   * const channel = await io.reply(input, io.replyChannel(input), "message", { text: "Done" });
+   * ```
+   */
+  async reply(
+    input: InputEvent,
+    channel: string,
+    type: OutputType,
+    payload: Record<string, unknown>,
+  ): Promise<string> {
+    const answer = { type, payload, replyTo: refOf(input), recipient: input.sender };
+    try {
+      await this.send({ target: channel, ...answer });
+      return channel;
+    } catch (error) {
+      if (channel === input.source) throw error;
+      this.#options.logger.warning("Reply to {channel} failed ({error}); sending it to {source} instead", {
+        channel,
+        error: (error as Error).message,
+        source: input.source,
+      });
+      if (this.answersInline(input.source, input.source)) return input.source;
+      await this.send({ target: input.source, ...answer });
+      return input.source;
+    }
+  }
+
   /** Tells the device an input came from how its turn is going. */
   report(source: string, event: TurnEvent): void {
     const device = this.#devices.get(deviceOf(source));
@@ -442,7 +487,7 @@ export class IOManager implements Service {
   async close(): Promise<void> {
     this.#inputs.close();
     await Promise.all([...this.#devices.values()].map((device) => this.#stopDevice(device)));
-    for (const device of this.#devices.values()) this.#options.tools.replaceOwner(`device:${device.name}`, []);
+    for (const device of this.#devices.values()) this.#options.tools.replaceOwner(deviceOwner(device.name), []);
     this.#devices = new Map();
   }
 }

@@ -251,7 +251,12 @@ Deno.test("output tools list, switch and send, refusing what a channel cannot ca
     /type "image" needs a non-empty "url"/,
   );
   await io.close();
-  assert.deepEqual(lamp.sent, [{ target: "lamp", type: "structured", payload: { data: { a: 1 } }, replyTo: "e1" }]);
+  assert.deepEqual(lamp.sent, [{
+    target: "lamp",
+    type: "structured",
+    payload: { data: { a: 1 } },
+    replyTo: { id: "e1", source: "tv", sender: "owner" },
+  }]);
 });
 
 Deno.test("device owners: each group is replaced alone, changes are serialised, a failed change leaves the table", async () => {
@@ -267,12 +272,12 @@ Deno.test("device owners: each group is replaced alone, changes are serialised, 
   const quick = new RecordingDevice("quick");
   const order: string[] = [];
   const first = io.setDevices("plugins", [slow]).then(() => order.push("plugins"));
-  const second = io.setDevices("extra", [quick]).then(() => order.push("extra"));
+  const second = io.setDevices("core", [http, quick]).then(() => order.push("core"));
   await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(quick.started, 0, "the second change waits while the first awaits its device's start");
   open();
   await Promise.all([first, second]);
-  assert.deepEqual(order, ["plugins", "extra"]);
+  assert.deepEqual(order, ["plugins", "core"]);
   assert.deepEqual(io.channels().map((channel) => channel.name).sort(), ["http", "quick", "slow"]);
   assert.ok(tools.has("slow_tool"));
   await io.setDevices("plugins", []);

@@ -101,7 +101,17 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
         const payload = payloadFor(type, args);
         const problem = io.checkChannel(channel, type);
         if (problem) throw new Error(problem);
-        const event: OutputEvent = { target: channel, type, payload, replyTo: context.eventId };
+        const event: OutputEvent = {
+          target: channel,
+          type,
+          payload,
+          replyTo: {
+            id: context.eventId,
+            source: context.source,
+            sender: context.sender,
+            ...(context.handle ? { handle: context.handle } : {}),
+          },
+        };
         io.send(event).catch((error) =>
           logger.warning("output_send to {channel} failed: {error}", { channel, error: (error as Error).message })
         );

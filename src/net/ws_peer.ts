@@ -12,6 +12,7 @@
  * @module
  */
 
+import type { TextSocket } from "./text_socket.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import type { ByteConn } from "./byte_conn.ts";
 
@@ -148,7 +149,7 @@ class Incoming {
 }
 
 /** One end of a WebSocket connection with a byte limit per message, checked at each frame header. */
-export class WsPeer {
+export class WsPeer implements TextSocket {
   static readonly CONNECTING = 0;
   static readonly OPEN = 1;
   static readonly CLOSING = 2;
@@ -185,15 +186,11 @@ export class WsPeer {
   }
 
   /** Listens for `message` (data: a string, or an ArrayBuffer for a binary message), `open`, `error` or `close`. */
-  addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
-  addEventListener(
-    type: "open" | "close" | "error",
-    listener: (event: Event) => void,
+  readonly addEventListener: TextSocket["addEventListener"] = (
+    type: string,
+    listener: (event: never) => void,
     options?: AddEventListenerOptions,
-  ): void;
-  addEventListener(type: string, listener: (event: never) => void, options?: AddEventListenerOptions): void {
-    this.#events.addEventListener(type, listener as EventListener, options);
-  }
+  ) => this.#events.addEventListener(type, listener as EventListener, options);
 
   /** Stops listening for messages. */
   removeEventListener(type: "message", listener: (event: MessageEvent) => void): void {

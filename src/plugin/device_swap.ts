@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Device } from "../io/device.ts";
+import type { Device, DeviceGroup } from "../io/device.ts";
 import { Capability, type OutputEvent } from "../io/event.ts";
 import { compareText } from "../text/compare_text.ts";
 import { PluginDevice, pluginDeviceName } from "../devices/plugin/plugin_device.ts";
@@ -16,7 +16,7 @@ import type { Skill } from "./skill.ts";
 
 /** The device table, as the plugins change it: one group at a time. */
 export interface DeviceTable {
-  setDevices(group: string, devices: readonly Device[]): Promise<void>;
+  setDevices(group: DeviceGroup, devices: readonly Device[]): Promise<void>;
 }
 
 /** The first of each key. */

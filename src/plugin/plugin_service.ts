@@ -16,7 +16,7 @@ import type { Dispatch, PromptContributor, PromptInput, PromptSection } from "..
 import type { Service } from "../service/service.ts";
 import type { LuaLimits } from "../lua/vm.ts";
 import type { Tool } from "../tools/tool.ts";
-import type { Device } from "../io/device.ts";
+import type { Device, DeviceGroup } from "../io/device.ts";
 import type { SkillRoot } from "./discovery.ts";
 import type { GateContext } from "./gating.ts";
 import { pluginList } from "./inspection.ts";
@@ -43,7 +43,7 @@ export interface PluginServiceOptions {
    * registered by the IOManager, as owner `device:plugin-<name>`), and a reload swaps the group in one serialised
    * change. Without it, manifests are not loaded.
    */
-  devices?: { setDevices(group: string, devices: readonly Device[]): Promise<void> };
+  devices?: { setDevices(group: DeviceGroup, devices: readonly Device[]): Promise<void> };
   /** Limits of the plugins' Lua calls (`lua.*`). */
   luaLimits?: LuaLimits;
   /** How long a replaced plugin's VM stays open for turns that started before the reload (the turn deadline). */

@@ -9,7 +9,7 @@ import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { EnvReader } from "../config/expand.ts";
 import type { Config } from "../config/schema.ts";
-import type { Device } from "../io/device.ts";
+import type { Device, DeviceGroup } from "../io/device.ts";
 import type { ServiceHost } from "../service/service_host.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { platformOf } from "./gating.ts";
@@ -31,7 +31,7 @@ export interface PluginSetupOptions {
   /** Where the plugins' tools are registered. */
   tools: ToolRegistry;
   /** The device table (the IO manager) that manifest plugins' devices join. */
-  devices: { setDevices(group: string, devices: readonly Device[]): Promise<void> };
+  devices: { setDevices(group: DeviceGroup, devices: readonly Device[]): Promise<void> };
   /** Device factories compiled into homed, by name, for manifests with `native`. */
   natives: Readonly<Record<string, () => Device>>;
 }

@@ -102,14 +102,10 @@ class PostingPool {
   addTerm(capacity = 2): number {
     const term = this.terms++;
     if (term === this.start.length) {
-      const grow = (old: Int32Array) => {
-        const next = new Int32Array(old.length * 2);
-        next.set(old);
-        return next;
-      };
-      this.start = grow(this.start);
-      this.length = grow(this.length);
-      this.capacity = grow(this.capacity);
+      const size = this.start.length * 2;
+      this.start = grown(this.start, this.start.length, size);
+      this.length = grown(this.length, this.length.length, size);
+      this.capacity = grown(this.capacity, this.capacity.length, size);
     }
     this.start[term] = this.#reserve(capacity);
     this.capacity[term] = capacity;
@@ -119,12 +115,8 @@ class PostingPool {
   #reserve(count: number): number {
     if (this.used + count > this.slots.length) {
       const size = Math.max(this.used + count, this.slots.length * 2);
-      const slots = new Int32Array(size);
-      slots.set(this.slots.subarray(0, this.used));
-      this.slots = slots;
-      const weights = new Float32Array(size);
-      weights.set(this.weights.subarray(0, this.used));
-      this.weights = weights;
+      this.slots = grown(this.slots, this.used, size);
+      this.weights = grown(this.weights, this.used, size);
     }
     const at = this.used;
     this.used += count;
@@ -149,6 +141,19 @@ class PostingPool {
   }
 }
 
+/** A copy of `array` with room for `size` entries, holding its first `used`: the pools grow by doubling. */
+function grown(array: Int32Array, used: number, size: number): Int32Array<ArrayBuffer>;
+function grown(array: Float32Array, used: number, size: number): Float32Array<ArrayBuffer>;
+function grown(
+  array: Int32Array | Float32Array,
+  used: number,
+  size: number,
+): Int32Array<ArrayBuffer> | Float32Array<ArrayBuffer> {
+  const next = array instanceof Int32Array ? new Int32Array(size) : new Float32Array(size);
+  next.set(array.subarray(0, used));
+  return next;
+}
+
 /**
  * Every document's term ids and weights in two shared arrays (offset and length per slot), instead of two small
  * typed arrays per document — at 100k documents that saves tens of MB of per-object overhead.
@@ -163,21 +168,13 @@ class DocPool {
   add(slot: number, termIds: ArrayLike<number>, weights: ArrayLike<number>, count: number): void {
     if (slot >= this.start.length) {
       const size = Math.max(slot + 1, this.start.length * 2);
-      const start = new Int32Array(size);
-      start.set(this.start);
-      this.start = start;
-      const length = new Int32Array(size);
-      length.set(this.length);
-      this.length = length;
+      this.start = grown(this.start, this.start.length, size);
+      this.length = grown(this.length, this.length.length, size);
     }
     if (this.used + count > this.terms.length) {
       const size = Math.max(this.used + count, this.terms.length * 2);
-      const terms = new Int32Array(size);
-      terms.set(this.terms.subarray(0, this.used));
-      this.terms = terms;
-      const grown = new Float32Array(size);
-      grown.set(this.weights.subarray(0, this.used));
-      this.weights = grown;
+      this.terms = grown(this.terms, this.used, size);
+      this.weights = grown(this.weights, this.used, size);
     }
     for (let i = 0; i < count; i++) {
       this.terms[this.used + i] = termIds[i]!;

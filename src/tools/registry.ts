@@ -11,10 +11,28 @@ import { compileSchema, type SchemaCheck, type SchemaViolation } from "./json_sc
 import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
 import { compareText } from "../text/compare_text.ts";
 
+/**
+ * Who registered a tool, so a reload replaces exactly its tools: the core, one device (`device:<name>`, the IO layer
+ * keeps these in step with its device table) or one plugin (`plugin:<name>`).
+ */
+export type ToolOwner = "core" | `device:${string}` | `plugin:${string}`;
+
+/**
+ * The owner key of a device's tools.
+ *
+ * @example
+ * ```ts
+ * deviceOwner("qq"); // "device:qq"
+ * ```
+ */
+export function deviceOwner(deviceName: string): ToolOwner {
+  return `device:${deviceName}`;
+}
+
 interface Entry {
   tool: Tool;
   validate: SchemaCheck;
-  owner: string;
+  owner: ToolOwner;
 }
 
 /** Options of {@link ToolRegistry}. */
@@ -83,7 +101,7 @@ export class ToolRegistry {
    * registry.has("clock_now"); // true
    * ```
    */
-  register(tool: Tool, owner = "core"): void {
+  register(tool: Tool, owner: ToolOwner = "core"): void {
     const entry = this.#prepare(tool, owner);
     // Copy on write: a view taken by a turn keeps the table it started with.
     const next = new Map(this.#entries);
@@ -91,7 +109,7 @@ export class ToolRegistry {
     this.#entries = next;
   }
 
-  #prepare(tool: Tool, owner: string, replacing?: ReadonlySet<string>): Entry {
+  #prepare(tool: Tool, owner: ToolOwner, replacing?: ReadonlySet<string>): Entry {
     if (!TOOL_NAME.test(tool.name)) {
       throw new TypeError(
         `Tool name ${
@@ -141,7 +159,7 @@ export class ToolRegistry {
    * registry.replaceOwner("plugin:lamp", []); // the plugin was removed: its tools go too
    * ```
    */
-  replaceOwner(owner: string, tools: readonly Tool[]): void {
+  replaceOwner(owner: ToolOwner, tools: readonly Tool[]): void {
     const mine = new Set([...this.#entries.values()].filter((e) => e.owner === owner).map((e) => e.tool.name));
     const prepared = new Map<string, Entry>();
     for (const tool of tools) {

@@ -27,6 +27,8 @@ export interface ToolContext {
   /** Source of that event, e.g. `http` or `qq:private:10001`. */
   source: string;
   sender: string;
+  /** The source device's own note on that event (the IO layer's `InputEvent.handle`), for outputs that answer it. */
+  handle?: Readonly<Record<string, string>>;
   /** The sender's trust level, as the channel authenticated it. */
   trust: Trust;
   /** Aborts when the turn is cancelled (shutdown) or, inside a tool, when the call's deadline passes. */

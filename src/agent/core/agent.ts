@@ -313,37 +313,13 @@ export class Agent implements Service {
     if (io.answersInline(event.source, result.channel)) return done(result);
     const type: OutputType = result.error ? "error" : "message";
     const payload = result.error ? { text: result.error.message, code: result.error.code } : { text: result.reply };
-    this.#deliver(event, result.channel, type, payload).then(
+    io.reply(event, result.channel, type, payload).then(
       (channel) => done({ ...result, channel }),
       (error) => {
         logger.warning("The reply to {id} could not be delivered: {error}", { id: event.id, error: error.message });
         done({ ...result, error: result.error ?? { code: "undelivered", message: (error as Error).message } });
       },
     );
-  }
-
-  /** Delivers to `channel`; if that fails and the channel is not the source, falls back to the source. */
-  async #deliver(
-    event: InputEvent,
-    channel: string,
-    type: OutputType,
-    payload: Record<string, unknown>,
-  ): Promise<string> {
-    const { io, logger } = this.#options;
-    try {
-      await io.send({ target: channel, type, payload, replyTo: event.id, recipient: event.sender });
-      return channel;
-    } catch (error) {
-      if (channel === event.source) throw error;
-      logger.warning("Reply to {channel} failed ({error}); sending it to {source} instead", {
-        channel,
-        error: (error as Error).message,
-        source: event.source,
-      });
-      if (io.answersInline(event.source, event.source)) return event.source;
-      await io.send({ target: event.source, type, payload, replyTo: event.id, recipient: event.sender });
-      return event.source;
-    }
   }
 
   /** A finished turn enters layer 1, and the after-turn hooks learn of it. */
@@ -472,6 +448,7 @@ export class Agent implements Service {
       eventId: event.id,
       source: event.source,
       sender: event.sender,
+      ...(event.handle ? { handle: event.handle } : {}),
       trust: event.trust,
       lowestTrustSeen: this.#noteTrustSeen(event, reference),
       signal,

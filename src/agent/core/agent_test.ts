@@ -92,7 +92,7 @@ Deno.test("one system message, beginning with the persona; the user message tagg
     target: "tv:room1",
     type: "message",
     payload: { text: "Hello" },
-    replyTo: result.eventId,
+    replyTo: { id: result.eventId, source: "tv:room1", sender: "alice" },
     recipient: "alice",
   }]);
   assert.deepEqual(tv.turnEvents.filter((e) => e.type === "delta"), [], "no streaming unless the input asks for it");
@@ -301,7 +301,7 @@ Deno.test("an LLM failure reports a clear error, sends it to the channel, and le
     target: "tv",
     type: "error",
     payload: { text: "The LLM server at x failed (HTTP 500: boom)", code: "server" },
-    replyTo: failed.eventId,
+    replyTo: { id: failed.eventId, source: "tv", sender: "owner" },
     recipient: "owner",
   });
   provider.enqueue({ content: "third" });

@@ -3,6 +3,7 @@ import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { AllowList } from "./allow_list.ts";
 import { Pacer } from "./pacer.ts";
 import { RecentMap } from "./recent.ts";
+import { SeenMessages } from "./seen_messages.ts";
 import { splitText } from "./split_text.ts";
 
 Deno.test("allow list: owner, listed users and groups; everyone else is ignored", () => {
@@ -51,4 +52,18 @@ Deno.test("recent map keeps the newest entries; splitting prefers paragraph, lin
   assert.deepEqual([recent.get("a"), recent.has("b"), recent.get("c"), recent.size], [3, false, 4, 2]);
   assert.deepEqual(splitText("第一段。\n\n第二段", 5), ["第一段。", "第二段"]);
   assert.deepEqual(splitText("x".repeat(7), 3), ["xxx", "xxx", "x"]);
+});
+
+Deno.test("seen messages: a repeat within the window is caught; new words, another id or a late repeat are new", () => {
+  const clock = new FakeClock();
+  const seen = new SeenMessages({ clock, windowMs: 60_000, limit: 3 });
+  const id = ["bot", "qq:private:1", "1", "42"];
+  assert.equal(seen.firstTime(id, "hello"), true);
+  assert.equal(seen.firstTime(id, "hello"), false, "the same delivery again");
+  assert.equal(seen.firstTime(id, "hello again"), true, "a reused id with other words");
+  assert.equal(seen.firstTime(["bot", "qq:private:1", "1", "43"], "hello"), true, "the same words, another id");
+  clock.advance(60_001);
+  assert.equal(seen.firstTime(id, "hello again"), true, "past the window");
+  for (const n of ["a", "b", "c"]) seen.firstTime(id, n);
+  assert.equal(seen.firstTime(id, "hello again"), true, "forgotten: only the 3 newest are kept");
 });

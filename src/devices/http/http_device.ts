@@ -325,7 +325,7 @@ function eventMessage(event: OutputEvent): SseMessage {
       channel: event.target,
       type: event.type,
       ...event.payload,
-      ...(event.replyTo ? { reply_to: event.replyTo } : {}),
+      ...(event.replyTo ? { reply_to: event.replyTo.id } : {}),
     }),
   };
 }

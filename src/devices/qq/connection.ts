@@ -10,6 +10,7 @@
  * @module
  */
 
+import type { TextSocket } from "../../net/text_socket.ts";
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
@@ -39,18 +40,7 @@ export class ActionError extends Error {
  * What a connection needs of its socket: homed's `WsPeer` (the reverse endpoint's, the forward client's), or Deno's
  * WebSocket.
  */
-export interface OneBotSocket {
-  readonly readyState: number;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
-  addEventListener(
-    type: "open" | "close" | "error",
-    listener: (event: Event) => void,
-    options?: AddEventListenerOptions,
-  ): void;
-  removeEventListener(type: "message", listener: (event: MessageEvent) => void): void;
-}
+export type OneBotSocket = TextSocket;
 
 /**
  * Why a connection is closed for a frame of `bytes` over `onebot.max_frame_bytes` (`limit`): the close reason, the

@@ -1,11 +1,14 @@
 /**
- * QQ through OneBot V11, as one Device (`qq`) — the seed's OneBot client, with `connection.ts` and `forward_client.ts`. Implementations connect to it (reverse WebSocket, on the daemon's
- * listener) or it dials them (forward WebSocket); either way each socket becomes a {@link OneBotConnection} filed
- * under its bot's QQ number and role. Messages from the owner, listed users and listed groups become InputEvents with
- * the sender's trust level; everyone else is ignored and logged (at most 10 lines per 10 s, then one with the count).
- * Replies go out as segment arrays (so nothing a user wrote can become a CQ code), split at `onebot.split_at`, at most
- * one per `onebot.min_send_interval` per conversation; while no connection is up they wait in the channel's one IO
- * queue (at most `onebot.queue_limit`, {@link QqDevice.canSend}) and go out, in order and once, on reconnect.
+ * QQ through OneBot V11, as one Device (`qq`) — the seed's OneBot client, with `connection.ts` and
+ * `forward_client.ts`. Implementations connect to it (reverse WebSocket, on the daemon's listener) or it dials them
+ * (forward WebSocket); either way each socket becomes a {@link OneBotConnection} filed under its bot's QQ number and
+ * role. Messages from the owner, listed users and listed groups become InputEvents with the sender's trust level;
+ * everyone else is ignored and logged (at most 10 lines per 10 s, then one with the count). A message delivered twice
+ * (one bot on a forward and a reverse socket) becomes one input (`chat/seen_messages.ts`); each input's `handle` names
+ * the account that received it and its message id, and comes back on the reply. Replies go out as segment arrays (so
+ * nothing a user wrote can become a CQ code), split at `onebot.split_at`, at most one per `onebot.min_send_interval`
+ * per conversation; while no connection is up they wait in the channel's one IO queue (at most `onebot.queue_limit`,
+ * {@link QqDevice.canSend}) and go out, in order and once, on reconnect.
  *
  * @module
  */
@@ -21,6 +24,7 @@ import { normalizeMessage, readSegments, type Segment, textSegment } from "./seg
 import { AllowList, type Conversation } from "../chat/allow_list.ts";
 import { Pacer } from "../chat/pacer.ts";
 import { RecentMap } from "../chat/recent.ts";
+import { SeenMessages } from "../chat/seen_messages.ts";
 import { splitText } from "../chat/split_text.ts";
 import { type OneBotEvent, readMessageEvent } from "./frames.ts";
 
@@ -50,14 +54,6 @@ interface Bot {
   connections: Map<Role, OneBotConnection>;
   /** From `get_login_info` and `get_version_info` when the bot connected (best effort). */
   info: Record<string, unknown>;
-}
-
-/** What homed remembers of an input it turned into an event, to reply to it. */
-interface Origin {
-  selfId: string;
-  conversation: Conversation;
-  messageId: string | undefined;
-  userId: string;
 }
 
 interface Queued {
@@ -104,11 +100,12 @@ export class QqDevice implements Device {
   #options: QqDeviceOptions;
   #context: DeviceContext | undefined;
   #bots = new Map<string, Bot>();
-  #origins = new RecentMap<string, Origin>(REMEMBERED);
   #sentIds = new RecentMap<string, true>(REMEMBERED);
   /** Pieces not sent yet of outputs whose send lost its connection half-way, for their next send. */
   #left = new WeakMap<OutputEvent, Segment[][]>();
-  #counts = { inputs: 0, ignored: 0, sent: 0, failed: 0 };
+  /** Messages already turned into inputs: an implementation on two sockets delivers each twice. */
+  #seen: SeenMessages;
+  #counts = { inputs: 0, ignored: 0, repeated: 0, sent: 0, failed: 0 };
   /** Lines a peer can cause at will (ignored messages, dropped frames): at most 10 of a kind per 10 s, then a count. */
   #limiter: LogLimiter;
   #allow: AllowList;
@@ -144,6 +141,7 @@ export class QqDevice implements Device {
     const { owner, allowUsers, allowGroups, minSendIntervalMs } = options.settings;
     this.#allow = new AllowList({ owner, users: allowUsers, groups: allowGroups });
     this.#pacer = new Pacer(options.clock, minSendIntervalMs);
+    this.#seen = new SeenMessages({ clock: options.clock });
   }
 
   /** `onebot.max_frame_bytes`: the forward client refuses a larger frame at its header. */
@@ -227,6 +225,7 @@ export class QqDevice implements Device {
       queued_replies: this.#context?.waiting() ?? 0,
       inputs: this.#counts.inputs,
       ignored: this.#counts.ignored,
+      repeated: this.#counts.repeated,
       sent: this.#counts.sent,
       failed: this.#counts.failed,
     };
@@ -334,6 +333,15 @@ export class QqDevice implements Device {
       });
       return;
     }
+    const delivery = [selfId, channelOf(conversation), userId, messageId ?? ""];
+    if (messageId !== undefined && !this.#seen.firstTime(delivery, JSON.stringify(incoming.message))) {
+      this.#counts.repeated++;
+      this.#log.debug("Dropped a repeated delivery of QQ message {messageId} in {channel}", {
+        messageId,
+        channel: channelOf(conversation),
+      });
+      return;
+    }
     const segments = normalizeMessage(incoming.message);
     if (!segments) return this.#malformed("a message whose `message` is neither a CQ string nor segments");
     const read = readSegments(segments, selfId);
@@ -347,7 +355,7 @@ export class QqDevice implements Device {
       if (prefixed) text = text.slice(prefix.length).trim();
     }
     if (text === "" && read.attachments.length === 0) return;
-    const input = context.emit({
+    context.emit({
       source: channelOf(conversation),
       sender: userId,
       trust,
@@ -358,9 +366,10 @@ export class QqDevice implements Device {
         ...(read.attachments.length ? { attachments: read.attachments } : {}),
         ...(messageId ? { message_id: messageId } : {}),
       },
+      // Handed back on the reply: the account that got the message answers it, quoting it in a group.
+      handle: { self_id: selfId, ...(messageId ? { message_id: messageId } : {}) },
     });
     this.#counts.inputs++;
-    this.#origins.set(input.id, { selfId, conversation, messageId, userId });
   }
 
   #onNotice(event: OneBotEvent, selfId: string, context: DeviceContext): void {
@@ -405,8 +414,7 @@ export class QqDevice implements Device {
 
   /** Whether a bot can take `event` now: a connection that takes actions is up (the bot it came through, or any). */
   canSend(event: OutputEvent): boolean {
-    const origin = event.replyTo === undefined ? undefined : this.#origins.get(event.replyTo);
-    return this.#actions(origin?.selfId) !== undefined;
+    return this.#actions(event.replyTo?.handle?.self_id) !== undefined;
   }
 
   /** Replies wait for a connection in the QQ channel's queue, at most `onebot.queue_limit`. */
@@ -428,8 +436,7 @@ export class QqDevice implements Device {
         ),
       );
     }
-    const origin = event.replyTo === undefined ? undefined : this.#origins.get(event.replyTo);
-    return this.#deliver({ event, conversation, selfId: origin?.selfId });
+    return this.#deliver({ event, conversation, selfId: event.replyTo?.handle?.self_id });
   }
 
   async #deliver(item: Queued): Promise<void> {
@@ -469,13 +476,12 @@ export class QqDevice implements Device {
   #messages(item: Queued): Segment[][] {
     const { event, conversation } = item;
     const text = typeof event.payload.text === "string" ? event.payload.text : "";
-    const origin = event.replyTo === undefined ? undefined : this.#origins.get(event.replyTo);
-    const sameConversation = origin && origin.conversation.kind === conversation.kind &&
-      origin.conversation.id === conversation.id;
+    const answered = event.replyTo;
     const lead: Segment[] = [];
-    if (sameConversation && conversation.kind === "group") {
-      if (origin.messageId) lead.push({ type: "reply", data: { id: origin.messageId } });
-      lead.push({ type: "at", data: { qq: origin.userId } }, textSegment(" "));
+    if (answered?.source === channelOf(conversation) && conversation.kind === "group") {
+      const quoted = answered.handle?.message_id;
+      if (quoted) lead.push({ type: "reply", data: { id: quoted } });
+      lead.push({ type: "at", data: { qq: answered.sender } }, textSegment(" "));
     }
     const media: Record<string, string> = { image: "image", audio: "record", file: "file" };
     const pieces: Segment[][] = [];

@@ -7,7 +7,7 @@ import { callDeviceTool } from "../../../tests/support/recording_device.ts";
 import { testToolContext } from "../../../tests/support/tool_context.ts";
 import { type Clock, systemClock } from "../../clock.ts";
 import { log, setupLogging, stopLogging } from "../../log/logging.ts";
-import type { InputEvent } from "../../io/event.ts";
+import { type InputEvent, refOf } from "../../io/event.ts";
 import { IOManager } from "../../io/io_manager.ts";
 import { RouteTable } from "../../io/route_table.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
@@ -51,8 +51,9 @@ async function setup(
   await io.replaceDevices([qq]);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
     const selfId = request.headers.get("x-self-id")!; // before the upgrade: Deno closes the request then
+    const role = request.headers.get("x-client-role")?.toLowerCase() === "event" ? "event" : "universal";
     const { socket, response } = Deno.upgradeWebSocket(request);
-    qq.attach(socket, selfId, "universal");
+    qq.attach(socket, selfId, role);
     return response;
   });
   const url = `ws://127.0.0.1:${server.addr.port}/`;
@@ -97,6 +98,41 @@ Deno.test("who may talk: the owner and listed users in private, listed groups wh
     [`qq:private:${OWNER}`, OWNER, "owner", "last", `nick${OWNER}`],
   ]);
   await close(sim);
+});
+
+Deno.test("a message delivered twice (one bot on two sockets) is one input; a reused id with new words is not", async () => {
+  const { qq, url, inputs, close } = await setup();
+  const universal = await OneBotSim.connect(url);
+  const events = await OneBotSim.connect(url, { role: "Event" });
+  const first = { message_id: 77, time: 1_700_000_000 };
+  universal.privateMessage(OWNER, "开灯", first);
+  events.privateMessage(OWNER, "开灯", first); // the same delivery on the event socket
+  universal.privateMessage(OWNER, "关灯", first); // the implementation restarted its counter: new words, same id
+  universal.groupMessage(GROUP, FRIEND, "管家 开灯", first); // the same id in another conversation
+  universal.privateMessage(OWNER, "last");
+  await waitFor(() => inputs.some((e) => e.payload.text === "last"), "the last message");
+  assert.deepEqual(inputs.map((e) => [e.source, e.payload.text, e.payload.message_id]), [
+    [`qq:private:${OWNER}`, "开灯", "77"],
+    [`qq:private:${OWNER}`, "关灯", "77"],
+    [`qq:group:${GROUP}`, "开灯", "77"],
+    [`qq:private:${OWNER}`, "last", String(inputs.at(-1)!.payload.message_id)],
+  ]);
+  assert.equal(qq.status().repeated, 1);
+  assert.deepEqual(inputs[2]!.handle, { self_id: universal.selfId, message_id: "77" }, "what the reply needs back");
+  await close(universal, events);
+});
+
+Deno.test("a reply goes out through the account that received the message", async () => {
+  const { io, url, inputs, close } = await setup();
+  const one = await OneBotSim.connect(url, { selfId: "10001000" });
+  const two = await OneBotSim.connect(url, { selfId: "10002000" });
+  two.privateMessage(OWNER, "which bot am I talking to?");
+  await waitFor(() => inputs.length === 1, "the message");
+  await io.reply(inputs[0]!, `qq:private:${OWNER}`, "message", { text: "the second one" });
+  const [sent] = await two.waitForActions("send_private_msg");
+  assert.deepEqual(sent!.params.message, [{ type: "text", data: { text: "the second one" } }]);
+  assert.equal(one.actions.filter((a) => a.action === "send_private_msg").length, 0);
+  await close(one, two);
 });
 
 Deno.test("1,000 messages in a burst become exactly 1,000 inputs, in order", async () => {
@@ -190,7 +226,7 @@ Deno.test("replies are segment arrays: user text never becomes a CQ code; groups
     target: `qq:group:${GROUP}`,
     type: "message",
     payload: { text: "[CQ:at,qq=all] hi all" },
-    replyTo: inputs[0]!.id,
+    replyTo: refOf(inputs[0]!),
   });
   const [sent] = await sim.waitForActions("send_group_msg");
   assert.deepEqual(sent!.params, {
