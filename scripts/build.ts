@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { serviceUnit } from "../src/cli/service.ts";
 import { luaWasmPath } from "../src/lua/wasm_path.ts";
+import { silkWasmPath } from "../src/audio/silk_wasm_path.ts";
 import { TAR_END, tarBlocks, type TarEntry } from "../src/backup/tar.ts";
 import { VERSION } from "../src/version.ts";
 import { denoRegistryEnv } from "./registry_env.ts";
@@ -138,7 +139,7 @@ flags=$("$deno" run --no-prompt --allow-read --allow-env "$here/homed.js" $layou
 exec "$deno" run $flags "$here/homed.js" $layout "$command" "$@"
 `;
 
-/** `deno bundle` into `out`: homed.js, glue.wasm beside it, and the launcher. */
+/** `deno bundle` into `out`: homed.js, glue.wasm and silk.wasm beside it, and the launcher. */
 async function bundle(out: string): Promise<string[]> {
   await Deno.mkdir(out, { recursive: true });
   const script = join(out, "homed.js");
@@ -149,9 +150,11 @@ async function bundle(out: string): Promise<string[]> {
   );
   if (!result.ok) throw new Error(`deno bundle failed:\n${result.out}`);
   await Deno.copyFile(luaWasmPath(), join(out, "glue.wasm"));
+  // silk-wasm's glue reads silk.wasm beside the script that runs it (QQ voice).
+  await Deno.copyFile(silkWasmPath(), join(out, "silk.wasm"));
   await Deno.writeTextFile(join(out, "homed"), LAUNCHER, { mode: 0o755 });
   await Deno.chmod(join(out, "homed"), 0o755);
-  return [script, join(out, "glue.wasm"), join(out, "homed")];
+  return [script, join(out, "glue.wasm"), join(out, "silk.wasm"), join(out, "homed")];
 }
 
 /** The systemd unit of a release, for the standard layout with the program installed where INSTALL.md says. */
@@ -171,7 +174,7 @@ function releaseUnit(kind: "binary" | "bundle", runFlags: string[]): string {
 function installText(kind: "binary" | "bundle"): string {
   const place = kind === "binary" ? "sudo install -m 755 homed /usr/local/bin/homed" : [
     `sudo install -m 755 "$(npx -y deno@${DENO_VERSION} eval 'console.log(Deno.execPath())')" /usr/local/bin/deno`,
-    "sudo install -d /usr/local/lib/homed && sudo install -m 644 homed.js glue.wasm /usr/local/lib/homed/",
+    "sudo install -d /usr/local/lib/homed && sudo install -m 644 homed.js glue.wasm silk.wasm /usr/local/lib/homed/",
     "sudo install -m 755 homed /usr/local/lib/homed/homed && sudo ln -sf /usr/local/lib/homed/homed /usr/local/bin/homed",
   ].join("\n");
   return `# Installing homed ${VERSION}
@@ -212,7 +215,12 @@ async function release(out: string, kind: "binary" | "bundle"): Promise<string> 
   const runFlags =
     (await run(["run", "--no-prompt", "--allow-read", "--allow-env", "src/main.ts", "--standard-layout", "flags"]))
       .out.trim().split(/\s+/)
-      .map((flag) => flag.replace(luaWasmPath(), "/usr/local/lib/homed/glue.wasm"));
+      .map((flag) =>
+        flag.replace(luaWasmPath(), "/usr/local/lib/homed/glue.wasm").replace(
+          silkWasmPath(),
+          "/usr/local/lib/homed/silk.wasm",
+        )
+      );
   const mtime = Math.floor(Date.now() / 1000);
   const file = async (path: string, name: string, mode = 0o644): Promise<TarEntry> => ({
     path: `homed-${VERSION}/${name}`,

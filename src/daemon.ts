@@ -28,6 +28,7 @@ import { startKnowledge } from "./knowledge/knowledge_setup.ts";
 import { knowledgeTools } from "./knowledge/knowledge_tools.ts";
 import { log } from "./log/logging.ts";
 import { startMemory } from "./memory/memory_setup.ts";
+import { startMedia } from "./media/media_setup.ts";
 import { startPlugins } from "./plugin/plugin_setup.ts";
 import type { Provider, UsageTotals } from "./provider/provider.ts";
 import { setupProvider } from "./provider/provider_setup.ts";
@@ -216,7 +217,7 @@ function running(parts: RunningParts): Daemon {
 }
 
 /**
- * Starts homed: each long-lived part is a service started in order (knowledge, memory, io, plugins, http, agent) and stopped in
+ * Starts homed: each long-lived part is a service started in order (knowledge, memory, media, io, plugins, http, agent) and stopped in
  * reverse; their heartbeats and jobs run isolated once all are up.
  *
  * @example
@@ -288,7 +289,22 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       checkChannel,
     });
     closers.push(closeSchedules);
-    const qq = setupQq({ config: config.onebot, clock, random, logger: log("qq") });
+    // Media asks an input's channel (through the IO manager, made next) where an attachment without a URL is.
+    const media = await startMedia({
+      config,
+      dataDir,
+      clock,
+      services,
+      logger: log("media"),
+      locate: (input, attachment) => ioManager?.locate(input, attachment) ?? Promise.resolve(undefined),
+    });
+    const qq = setupQq({
+      config: config.onebot,
+      clock,
+      random,
+      logger: log("qq"),
+      media: { read: (id) => media.read(id), voice: (audio) => media.asSilk(audio) },
+    });
     const devices = [http, timer, ...(qq.device ? [qq.device] : []), ...(options.devices ?? [])];
     const io = ioManager = await startIo({ ...shared, config: config.io, logger: log("io"), tools, devices });
     // A variable homed may not read counts as unset; `homed flags` grants the ones skills need.
@@ -313,6 +329,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       logger: log("agent"),
       shutdownGraceMs: graceMs,
       promptContributors: [knowledgePrompt(knowledge), plugins, memory],
+      media,
     });
     const parts = { persona, io, agent, tools, http, knowledge, services };
     const status = { ...parts, loaded, clock, startedAt, provider: llm.provider, timer };
@@ -330,6 +347,11 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       tracker: lazyTracker(loaded, clock),
       timer,
       onebot: { path: config.onebot.path, accessToken: config.onebot.access_token, device: () => qq.serving(io) },
+      uploads: {
+        maxImageBytes: config.media.max_image_bytes,
+        maxAudioBytes: config.media.max_audio_bytes,
+        keep: (bytes, mime) => media.keep(bytes, mime),
+      },
     });
     await services.start(agent);
     await qq.startForward(services);

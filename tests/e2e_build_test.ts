@@ -90,6 +90,7 @@ Deno.test("release --bundle packs the bundle, example config, a standard-layout 
       "homed.example.yaml",
       "homed.js",
       "homed.service",
+      "silk.wasm",
     ]);
     const unit = new TextDecoder().decode(members.get("homed.service"));
     assert.match(

@@ -9,12 +9,12 @@ import { dirname, join, normalize, relative } from "node:path";
 
 /** Lowest first: a part may import only parts on lower levels (and itself). DESIGN.md draws the same levels. */
 export const LEVELS: readonly (readonly string[])[] = [
-  ["clock.ts", "version.ts", "build_info.ts", "text", "fs", "sqlite", "identity", "lua", "search"],
+  ["clock.ts", "version.ts", "build_info.ts", "text", "fs", "sqlite", "identity", "lua", "search", "audio"],
   ["net", "log", "service", "tools", "prompt"],
   ["config"],
   ["io", "tracker"],
   ["provider", "devices", "knowledge", "backup"],
-  ["context"],
+  ["context", "media"],
   ["memory", "agent", "plugin"],
   ["api", "supervise"],
   ["daemon.ts"],

@@ -14,6 +14,7 @@ import type { PromptContributor } from "../prompt/contributor.ts";
 import type { Provider } from "../provider/provider.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { Agent } from "./core/agent.ts";
+import type { MediaService } from "../media/media_service.ts";
 import type { Persona } from "./personal.ts";
 
 /** Options of {@link buildAgent}. */
@@ -32,6 +33,8 @@ export interface AgentSetupOptions {
   shutdownGraceMs: number;
   /** What adds to the prompt (knowledge, plugins, memory), in order. */
   promptContributors: readonly PromptContributor[];
+  /** Seeing and hearing (attachments, spoken replies). */
+  media?: MediaService;
 }
 
 /**
@@ -59,5 +62,6 @@ export function buildAgent(options: AgentSetupOptions): Agent {
     shutdownGraceMs: options.shutdownGraceMs,
     keepReasoning: llm.thinking === true,
     promptContributors: options.promptContributors,
+    ...(options.media ? { media: options.media } : {}),
   });
 }

@@ -17,7 +17,7 @@ import type { PluginService } from "../plugin/plugin_service.ts";
 import type { ServiceHost } from "../service/service_host.ts";
 import type { Tracker } from "../tracker/tracker.ts";
 import { VERSION } from "../version.ts";
-import { createApi } from "./app.ts";
+import { type ApiOptions, createApi } from "./app.ts";
 import { HttpServer } from "./http_server.ts";
 import { knowledgeRoutes } from "./knowledge_routes.ts";
 import { memoryRoutes } from "./memory_routes.ts";
@@ -50,6 +50,8 @@ export interface ApiSetupOptions {
   timer: TimerDevice;
   /** The OneBot reverse WebSocket: `onebot.path`, `onebot.access_token` and where the QQ device is now. */
   onebot: ReverseWsOptions;
+  /** Images and audio in chat requests: their limits and the media cache that keeps them. */
+  uploads?: ApiOptions["uploads"];
 }
 
 /**
@@ -75,6 +77,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
       allowedOrigins: config.allowed_origins,
     },
     maxBodyBytes: config.max_body_bytes,
+    ...(options.uploads ? { uploads: options.uploads } : {}),
     logger: options.logger,
     status: options.status,
     channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),

@@ -6,7 +6,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import type { TurnEvent, TurnResult } from "../io/device.ts";
@@ -15,8 +15,9 @@ import { LaneFullError } from "../io/fair_queue.ts";
 import { ApiError, statusForTurnError } from "./api_error.ts";
 import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
 import { requestGuard, type RequestGuardOptions } from "./request_guard.ts";
-import { parseChatBody } from "./chat_body.ts";
-import type { HttpDevice } from "../devices/http/http_device.ts";
+import { readChatRequest, type UploadLimits } from "./chat_body.ts";
+import type { MessageAttachment } from "../io/message_payload.ts";
+import type { HttpDevice, HttpMessage } from "../devices/http/http_device.ts";
 import { ShuttingDown } from "../io/turn_error.ts";
 
 /** Options of {@link createApi}. */
@@ -32,6 +33,11 @@ export interface ApiOptions {
   status: () => object;
   /** The body of `GET /api/channels`. */
   channels: () => Record<string, unknown>;
+  /**
+   * Images and audio in chat requests: their limits, and where their bytes are kept (the media cache). Without it a
+   * chat request's attachments are refused.
+   */
+  uploads?: UploadLimits & { keep(bytes: Uint8Array, mime: string): Promise<{ id: string }> };
   /** More endpoints, mounted behind the same auth and body limit (knowledge, later memory and plugins). */
   routes?: ReadonlyArray<(app: Hono<{ Variables: ApiVariables }>) => void>;
 }
@@ -85,19 +91,26 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
   app.get("/healthz", (c) => c.json({ ok: true }));
 
   app.use("/api/*", bearerAuth(options.tokens));
-  app.use(
-    "/api/*",
+  const limitTo = (maxSize: number, what: string) =>
     bodyLimit({
-      maxSize: options.maxBodyBytes,
+      maxSize,
       onError: () => {
-        throw new ApiError(
-          413,
-          "too_large",
-          `The body is larger than daemon.max_body_bytes (${options.maxBodyBytes} bytes)`,
-        );
+        throw new ApiError(413, "too_large", `The body is larger than ${what}`);
       },
-    }),
-  );
+    });
+  const bodyLimited = limitTo(options.maxBodyBytes, `daemon.max_body_bytes (${options.maxBodyBytes} bytes)`);
+  // A chat request may carry one attachment of the largest allowed size, as base64, besides the usual body.
+  const uploads = options.uploads;
+  const chatBytes = uploads
+    ? options.maxBodyBytes + Math.ceil(Math.max(uploads.maxImageBytes, uploads.maxAudioBytes) * 4 / 3) + 16_384
+    : options.maxBodyBytes;
+  const chatLimited = uploads
+    ? limitTo(
+      chatBytes,
+      `${chatBytes} bytes (daemon.max_body_bytes and one attachment of media.max_image_bytes or media.max_audio_bytes)`,
+    )
+    : bodyLimited;
+  app.use("/api/*", (c, next) => (c.req.path.startsWith("/api/chat") ? chatLimited : bodyLimited)(c, next));
 
   app.get("/api/status", (c) => c.json(options.status()));
   app.get("/api/channels", (c) => c.json(options.channels()));
@@ -115,18 +128,38 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     }
   };
 
+  /** The chat request as a message: its attachments' bytes kept in the media cache, the message naming them. */
+  const messageOf = async (c: Context<{ Variables: ApiVariables }>): Promise<HttpMessage> => {
+    const body = await readChatRequest(c.req.raw, uploads ?? { maxImageBytes: 0, maxAudioBytes: 0 });
+    const attachments: MessageAttachment[] = [];
+    for (const upload of body.uploads) {
+      const kept = await uploads!.keep(upload.bytes, upload.mime);
+      attachments.push({
+        kind: upload.kind,
+        media: kept.id,
+        size: upload.bytes.length,
+        ...(upload.name ? { name: upload.name } : {}),
+      });
+    }
+    return {
+      text: body.text,
+      identity: c.get("identity"),
+      display: body.display,
+      ...(attachments.length ? { attachments } : {}),
+    };
+  };
+
   app.post("/api/chat", async (c) => {
-    const body = parseChatBody(await c.req.text());
-    const result = await submit({ text: body.text, identity: c.get("identity"), display: body.display }).done;
+    const result = await submit(await messageOf(c)).done;
     const error = turnError(result);
     if (error) throw error;
     return c.json(resultBody(result));
   });
 
   app.post("/api/chat/stream", async (c) => {
-    const body = parseChatBody(await c.req.text());
+    const message = await messageOf(c);
     const events = new AsyncQueue<TurnEvent>();
-    const { event } = submit({ text: body.text, identity: c.get("identity"), display: body.display }, (turnEvent) => {
+    const { event } = submit(message, (turnEvent) => {
       events.push(turnEvent);
       if (turnEvent.type === "done") events.close();
     });

@@ -86,7 +86,7 @@ Deno.test("bad bodies get a 4xx JSON error naming the field and the value", asyn
     ["{}", 400, "bad_request", /^Field "text" is missing$/],
     ['{"text": 5}', 400, "bad_request", /^Field "text" must be a non-empty string, got 5$/],
     ['{"text": "  "}', 400, "bad_request", /^Field "text" must be a non-empty string, got " {2}"$/],
-    ['{"text": "hi", "txt": 1}', 400, "bad_request", /^Unknown field "txt"; allowed fields: text, user$/],
+    ['{"text": "hi", "txt": 1}', 400, "bad_request", /^Unknown field "txt"; allowed fields: text, user, attachments$/],
     ['{"text": "hi", "user": "a b"}', 400, "bad_request", /^Field "user" must be 1 to 64 letters.*, got "a b"$/],
     [
       JSON.stringify({ text: "x".repeat(3000) }),

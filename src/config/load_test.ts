@@ -100,6 +100,17 @@ Deno.test("no config at all gives every default", () => {
     plugins: "/srv/homed/plugins",
   });
   assert.deepEqual(config.log, { level: "info", format: "text" });
+  assert.equal(config.vision, null);
+  assert.deepEqual(config.speech, { stt: null, tts: null, reply_with_voice: "when_spoken_to" });
+  assert.deepEqual(config.media, {
+    max_image_bytes: 10_485_760,
+    max_audio_bytes: 10_485_760,
+    guest_max_bytes: 2_097_152,
+    fetch_timeout: 20_000,
+    fetch_hosts: ["*.qpic.cn", "*.qq.com", "*.qq.com.cn"],
+    allow_hosts: [],
+    cache_bytes: 268_435_456,
+  });
   assert.deepEqual(envNames, ["HOMED_API_TOKEN", "DEEPSEEK_API_KEY", "ONEBOT_ACCESS_TOKEN"]);
 });
 
@@ -221,6 +232,18 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
       /^onebot\.forward_url: got "http:\/\/127\.0\.0\.1:3001"; allowed: empty, or a ws:\/\/ or wss:\/\/ URL/,
     ],
     ["onebot:\n  split_at: 5\n", /^onebot\.split_at: got 5; allowed: a whole number from 100 to 10000$/],
+    ["vision:\n  base_url: file:///x\n  model: m\n", /^vision\.base_url: got "file:\/\/\/x"; allowed: an http:\/\//],
+    ["vision:\n  base_url: http://127.0.0.1:1/v1\n", /^vision\.model: got nothing; allowed: a non-empty model name$/],
+    [
+      "speech:\n  reply_with_voice: sometimes\n",
+      /^speech\.reply_with_voice: got "sometimes"; allowed: "never", "when_spoken_to" or "always"$/,
+    ],
+    [
+      "speech:\n  stt: { base_url: 'http://127.0.0.1:1/v1', model: w, language: chinese }\n",
+      /^speech\.stt\.language: got "chinese"; allowed: empty \(the server detects it\) or an ISO-639-1 code/,
+    ],
+    ["media:\n  max_image_bytes: 10\n", /^media\.max_image_bytes: got 10; allowed: a whole number from 1024 to/],
+    ["media:\n  allow_hosts: ['http://x']\n", /^media\.allow_hosts\.0: got "http:\/\/x"; allowed: a host such as/],
     ["io:\n  routes:\n    http: 'bad channel'\n", /^io\.routes\.http: got "bad channel"; allowed: a channel name/],
     ["memory:\n  context_size: 2\n", /^memory\.context_size: got 2; allowed: a whole number from 4 to 1000$/],
     ["log:\n  level: loud\n", /^log\.level: got "loud"; allowed: "debug", "info", "warning" or "error"$/],
@@ -263,7 +286,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "lm:\n  model: x\n",
-      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, io, agent, memory, plugins, tracker, backup, paths, log$/,
+      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, vision, speech, media, io, agent, memory, plugins, tracker, backup, paths, log$/,
     ],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
     ["llm: [\n", /^the file is not valid YAML: /],

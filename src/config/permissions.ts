@@ -13,7 +13,9 @@ import { DEFAULT_ENV_NAMES, type LoadedConfig, safeEnvReader } from "./load.ts";
 import { notifyClientPath, notifySocket } from "../service/sd_notify.ts";
 import { bindHost, connectHost } from "./listen_addr.ts";
 import { luaWasmPath } from "../lua/wasm_path.ts";
+import { silkWasmPath } from "../audio/silk_wasm_path.ts";
 import { runsOnDeno } from "./runs_on_deno.ts";
+import type { Config } from "./schema.ts";
 
 /** The rights one homed command needs. */
 export interface PermissionSet {
@@ -58,6 +60,19 @@ function llmHost(baseUrl: string): string {
   const url = new URL(baseUrl);
   const port = url.port || (url.protocol === "https:" || url.protocol === "wss:" ? "443" : "80");
   return `${url.hostname}:${port}`;
+}
+
+/**
+ * The hosts seeing and hearing reach: the vision, speech-to-text and text-to-speech servers, and — when QQ is on —
+ * the hosts its media is fetched from (`media.fetch_hosts`, `media.allow_hosts`; `*.` entries as Deno's wildcards).
+ */
+function mediaHosts(config: Config): string[] {
+  const models = [config.vision?.base_url, config.speech.stt?.base_url, config.speech.tts?.base_url];
+  const seeing = config.vision !== null || config.speech.stt !== null;
+  return [
+    ...models.filter((url): url is string => url !== undefined).map(llmHost),
+    ...(seeing && config.onebot.enabled ? [...config.media.fetch_hosts, ...config.media.allow_hosts] : []),
+  ];
 }
 
 /**
@@ -150,6 +165,9 @@ export function requiredPermissions(
   const adapterFile = config.llm.provider === "lua" && !config.llm.adapter.startsWith("builtin:");
   // A compiled homed reads its embedded npm packages (wasmoon's glue.wasm among them) without a read right.
   const lua = [...(adapterFile ? [config.llm.adapter] : []), ...(runsOnDeno() ? [luaWasmPath()] : [])];
+  // QQ voice (SILK) is decoded for speech-to-text and encoded for spoken replies; the codec reads its .wasm.
+  const speaks = config.speech.stt !== null || config.speech.tts !== null;
+  const silk = speaks && runsOnDeno() ? [silkWasmPath()] : [];
   return {
     // doctor also looks at homed.env's mode (a key file others can read is a finding).
     read: unique([
@@ -157,6 +175,7 @@ export function requiredPermissions(
       config.paths.personal,
       ...dirs,
       ...lua,
+      ...silk,
       ...overlay,
       ...(mode === "doctor" ? [envFilePath(loaded.location.path)] : []),
     ]),
@@ -166,6 +185,7 @@ export function requiredPermissions(
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
       llmHost(config.llm.base_url),
       ...(config.onebot.enabled && config.onebot.forward_url !== "" ? [llmHost(config.onebot.forward_url)] : []),
+      ...mediaHosts(config),
       ...(mode === "run" ? notifyNet : []),
     ]),
     env,

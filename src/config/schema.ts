@@ -91,6 +91,12 @@ const publicHost = text(
   /^(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::\d{1,5})?$/,
 );
 
+/** A host media may be fetched from: a name (`*.` for its subdomains) or an address, optionally with a port. */
+const mediaHost = text(
+  'a host such as "gchat.qpic.cn", "*.qpic.cn" or "192.168.1.5:3000"',
+  /^(?:\[[0-9a-fA-F:.]+\]|(?:\*\.)?[A-Za-z0-9.-]+)(?::\d{1,5})?$/,
+);
+
 /** A web origin allowed to call `/api/*` from a browser. */
 const origin = text(
   'an origin such as "https://home.example" or "http://192.168.1.5:8080" (scheme, host, optional port; no path)',
@@ -190,6 +196,50 @@ export const configSchema = z.strictObject({
     min_send_interval: duration(0, 60_000, "0s to 1m").prefault("1s"),
     queue_limit: number(1, 10_000, true).default(100),
     max_frame_bytes: number(4_096, 64 * 1024 * 1024, true).default(1_048_576),
+  }).prefault({}),
+  vision: z.strictObject({
+    base_url: baseUrl,
+    model: text("a non-empty model name").min(1, { error: "a non-empty model name" }),
+    api_key: z.string({ error: "a string (empty means not set)" }).default(""),
+    // true: with a main model that reads image parts, the image goes to it (that turn only) instead of a description.
+    direct: boolean().default(false),
+    timeout: duration(1_000, 600_000, "1s to 10m").prefault("60s"),
+    max_tokens: number(16, 8_192, true).default(400),
+  }).nullable().default(null),
+  speech: z.strictObject({
+    stt: z.strictObject({
+      base_url: baseUrl,
+      model: text("a non-empty model name").min(1, { error: "a non-empty model name" }),
+      api_key: z.string({ error: "a string (empty means not set)" }).default(""),
+      language: text('empty (the server detects it) or an ISO-639-1 code such as "zh"', /^([a-z]{2})?$/).default(""),
+      timeout: duration(1_000, 600_000, "1s to 10m").prefault("60s"),
+    }).nullable().default(null),
+    tts: z.strictObject({
+      base_url: baseUrl,
+      model: text("a non-empty model name").min(1, { error: "a non-empty model name" }),
+      voice: text("a non-empty voice name").min(1, { error: "a non-empty voice name" }),
+      api_key: z.string({ error: "a string (empty means not set)" }).default(""),
+      timeout: duration(1_000, 600_000, "1s to 10m").prefault("60s"),
+    }).nullable().default(null),
+    reply_with_voice: z.enum(["never", "when_spoken_to", "always"], {
+      error: '"never", "when_spoken_to" or "always"',
+    }).default("when_spoken_to"),
+  }).prefault({}),
+  media: z.strictObject({
+    max_image_bytes: number(1_024, 100 * 1024 * 1024, true).default(10 * 1024 * 1024),
+    max_audio_bytes: number(1_024, 100 * 1024 * 1024, true).default(10 * 1024 * 1024),
+    // A guest's attachments are fetched within this smaller budget (each).
+    guest_max_bytes: number(1_024, 100 * 1024 * 1024, true).default(2 * 1024 * 1024),
+    fetch_timeout: duration(1_000, 300_000, "1s to 5m").prefault("20s"),
+    // Hosts media is fetched from (QQ's media servers): what `homed flags` grants net access to.
+    fetch_hosts: z.array(mediaHost, { error: "a list of host names" }).default([
+      "*.qpic.cn",
+      "*.qq.com",
+      "*.qq.com.cn",
+    ]),
+    // Private or loopback hosts that may be fetched anyway (an implementation's own media server on the LAN).
+    allow_hosts: z.array(mediaHost, { error: "a list of host names" }).default([]),
+    cache_bytes: number(1_048_576, 2 ** 40, true).default(256 * 1024 * 1024),
   }).prefault({}),
   io: z.strictObject({
     routes: z.record(

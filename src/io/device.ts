@@ -8,7 +8,8 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { ToolAllow } from "../identity/trust.ts";
 import type { Tool } from "../tools/tool.ts";
-import type { InputEvent, OutputEvent } from "./event.ts";
+import type { InputEvent, InputRef, OutputEvent } from "./event.ts";
+import type { MessageAttachment } from "./message_payload.ts";
 import type { TurnError } from "./turn_error.ts";
 
 /** An input as a device hands it in; IOManager adds the id and time. */
@@ -109,6 +110,12 @@ export interface Device {
    * together are answered in one turn, their texts joined, instead of one turn each.
    */
   readonly coalesces?: boolean;
+  /**
+   * Optional: where an attachment of one of this device's inputs is, when the attachment came without a URL — asked
+   * of the implementation (QQ: `get_image`, `get_record` as WAV). A URL (fetched under the media rules) or the bytes
+   * themselves; undefined when the device cannot tell.
+   */
+  locate?(input: InputRef, attachment: MessageAttachment): Promise<string | Uint8Array | undefined>;
   /** Optional: cheap bookkeeping on the daemon heartbeat (connection liveness). Errors are logged, never fatal. */
   heartbeat?(): Promise<void> | void;
   /** Optional: counters for `/api/status`. */

@@ -12,11 +12,13 @@ import type { Service } from "../service/service.ts";
 import { deviceOwner, type ToolRegistry } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
 import { TOOL_NAME } from "../tools/tool.ts";
+import type { MessageAttachment } from "./message_payload.ts";
 import type { Device, DeviceContext, DeviceGroup, InputDraft, TurnEvent } from "./device.ts";
 import {
   capabilityNames,
   deviceOf,
   type InputEvent,
+  type InputRef,
   type OutputEvent,
   type OutputType,
   refOf,
@@ -470,6 +472,30 @@ export class IOManager implements Service {
       if (this.answersInline(input.source, input.source)) return input.source;
       await this.send({ target: input.source, ...answer });
       return input.source;
+    }
+  }
+
+  /**
+   * Asks the device an input came from where one of its attachments is ({@link Device.locate}); undefined when it
+   * cannot tell or fails (logged).
+   *
+   * @example
+   * ```ts
+   * declare const io: IOManager;
+   * await io.locate({ id: "e1", source: "qq:private:10001", sender: "10001" }, { kind: "audio", file: "a.silk" });
+   * ```
+   */
+  async locate(input: InputRef, attachment: MessageAttachment): Promise<string | Uint8Array | undefined> {
+    const device = this.#devices.get(deviceOf(input.source));
+    if (!device?.locate) return undefined;
+    try {
+      return await device.locate(input, attachment);
+    } catch (error) {
+      this.#options.logger.info("Device {name} could not locate an attachment: {error}", {
+        name: device.name,
+        error: (error as Error).message,
+      });
+      return undefined;
     }
   }
 

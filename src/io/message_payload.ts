@@ -5,11 +5,30 @@
  * @module
  */
 
-/** An image, voice, video or file that came with a message (the agent shows the model its kind and URL). */
+/** What an attachment is, as its channel says (the bytes are sniffed before anything reads them). */
+export type AttachmentKind = "image" | "audio" | "video" | "file";
+
+const KINDS: ReadonlySet<string> = new Set<AttachmentKind>(["image", "audio", "video", "file"]);
+
+/**
+ * An image, voice note, video or file that came with a message. The channel that authenticated the sender builds it
+ * from the attachment's own part of the message (a QQ segment, an HTTP upload) — never from words in the text — so
+ * `url` is a place that channel vouches for.
+ */
 export interface MessageAttachment {
-  kind: string;
-  url: string;
+  kind: AttachmentKind;
+  /** Where the bytes are: an http(s) URL the channel's implementation gave for this attachment. */
+  url?: string;
+  /** The bytes are already in homed's media cache (an upload): its id. */
+  media?: string;
+  /** The channel's own name for it (QQ's `file`), to ask the implementation for it when there is no URL. */
+  file?: string;
+  /** The file name the sender's app gave. */
   name?: string;
+  /** The size the channel declared, in bytes (not trusted: fetching stops at the limit whatever it says). */
+  size?: number;
+  /** The implementation's own address: its URLs may be on the LAN (`media.allow_hosts` for other private hosts). */
+  via?: string;
 }
 
 /** What a `message` input carries. */
@@ -24,7 +43,8 @@ export interface MessagePayload {
 }
 
 /**
- * Reads a message payload; fields of the wrong type are left out, attachments without a string kind and URL dropped.
+ * Reads a message payload; fields of the wrong type are left out, attachments without a known kind or without any
+ * of `url`, `media` and `file` dropped.
  *
  * @example
  * ```ts
@@ -36,9 +56,8 @@ export interface MessagePayload {
 export function readMessage(payload: Readonly<Record<string, unknown>>): MessagePayload {
   const attachments: MessageAttachment[] = [];
   for (const item of Array.isArray(payload.attachments) ? payload.attachments : []) {
-    const { kind, url, name } = (item ?? {}) as Record<string, unknown>;
-    if (typeof kind !== "string" || typeof url !== "string") continue;
-    attachments.push(typeof name === "string" ? { kind, url, name } : { kind, url });
+    const attachment = readAttachment(item);
+    if (attachment) attachments.push(attachment);
   }
   return {
     text: typeof payload.text === "string" ? payload.text : "",
@@ -46,4 +65,19 @@ export function readMessage(payload: Readonly<Record<string, unknown>>): Message
     ...(typeof payload.display === "string" ? { display: payload.display } : {}),
     attachments,
   };
+}
+
+function readAttachment(item: unknown): MessageAttachment | undefined {
+  if (!item || typeof item !== "object") return undefined;
+  const fields = item as Record<string, unknown>;
+  if (typeof fields.kind !== "string" || !KINDS.has(fields.kind)) return undefined;
+  const attachment: MessageAttachment = { kind: fields.kind as AttachmentKind };
+  for (const key of ["url", "media", "file", "name", "via"] as const) {
+    const value = fields[key];
+    if (typeof value === "string" && value !== "") attachment[key] = value;
+  }
+  if (typeof fields.size === "number" && Number.isSafeInteger(fields.size) && fields.size >= 0) {
+    attachment.size = fields.size;
+  }
+  return attachment.url || attachment.media || attachment.file ? attachment : undefined;
 }

@@ -58,3 +58,17 @@ export function takeConnection(request: Request): ByteConn | undefined {
 export function stillOffered(request: Request): boolean {
   return offered.delete(request);
 }
+
+/**
+ * The address the upgrade request came from (the peer's IP), while its connection is still offered; undefined
+ * otherwise. QQ uses it to know the implementation's own address, whose media URLs may be on the LAN.
+ *
+ * @example
+ * ```ts
+ * peerAddressOf(new Request("http://127.0.0.1/")); // undefined: not an offered upgrade
+ * ```
+ */
+export function peerAddressOf(request: Request): string | undefined {
+  const socket = offered.get(request)?.socket as { remoteAddress?: unknown } | undefined;
+  return typeof socket?.remoteAddress === "string" ? socket.remoteAddress.replace(/^::ffff:/, "") : undefined;
+}

@@ -14,7 +14,16 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { ToolSpec } from "../tools/tool.ts";
-import type { ChatMessage, ChatOptions, ChatRequest, ChatResponse, Provider, UsageTotals } from "./provider.ts";
+import type {
+  ChatImage,
+  ChatMessage,
+  ChatOptions,
+  ChatRequest,
+  ChatResponse,
+  Provider,
+  UsageTotals,
+} from "./provider.ts";
+import { encodeBase64 } from "../text/base64.ts";
 import { CallRunner } from "./call_runner.ts";
 import { readChatCompletion } from "./openai_reply.ts";
 import { ProviderError } from "./provider_error.ts";
@@ -109,7 +118,7 @@ export class OpenAIProvider implements Provider {
     const thinking = this.#options.thinking;
     const body: Record<string, unknown> = {
       model: this.#options.model,
-      messages: request.messages.map((message) => this.#wireMessage(message)),
+      messages: withImages(request.messages.map((message) => this.#wireMessage(message)), request.images ?? []),
       temperature: this.#options.temperature,
       max_tokens: this.#options.maxTokens,
     };
@@ -136,4 +145,23 @@ function wireTool(spec: ToolSpec): Record<string, unknown> {
     type: "function",
     function: { name: spec.name, description: spec.description, parameters: spec.parameters },
   };
+}
+
+/**
+ * The messages with `images` as `image_url` parts of the last user message, as `data:` URLs of their bytes (a remote
+ * API cannot reach a URL on the household's LAN).
+ */
+function withImages(messages: ChatMessage[], images: readonly ChatImage[]): unknown[] {
+  if (images.length === 0) return messages;
+  const last = messages.findLastIndex((message) => message.role === "user");
+  if (last === -1) return messages;
+  const user = messages[last]!;
+  const parts = [
+    { type: "text", text: user.content },
+    ...images.map((image) => ({
+      type: "image_url",
+      image_url: { url: `data:${image.mime};base64,${encodeBase64(image.bytes)}` },
+    })),
+  ];
+  return messages.map((message, index) => index === last ? { role: "user", content: parts } : message);
 }

@@ -26,6 +26,17 @@ export interface ChatRequest {
   messages: ChatMessage[];
   /** Tools offered this round; none (or empty) for a round that must answer in text. */
   tools?: ToolSpec[];
+  /**
+   * Images for a main model that sees (`vision.direct`): sent as image parts of the request's last user message
+   * (the turn's own), this request only — the history keeps that message's text.
+   */
+  images?: readonly ChatImage[];
+}
+
+/** An image for the model: its bytes and their (sniffed) MIME type. */
+export interface ChatImage {
+  mime: string;
+  bytes: Uint8Array;
 }
 
 /** Token counts of one response. */

@@ -31,6 +31,7 @@ import { buildSystemPrompt, lowestTrustSeen, tagMessage, withReference } from ".
 import { cutToTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
 import type { TurnErrorCode } from "../../io/turn_error.ts";
+import type { MediaService } from "../../media/media_service.ts";
 import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
 
 /** Options of {@link Agent}. */
@@ -56,6 +57,8 @@ export interface AgentOptions {
   keepReasoning: boolean;
   /** Extra prompt parts (knowledge, memory …), in order. */
   promptContributors?: readonly PromptContributor[];
+  /** Seeing and hearing: what attachments add to a message, and spoken replies. Without it attachments are listed. */
+  media?: MediaService;
 }
 
 const TOOL_GUIDANCE = [
@@ -88,6 +91,8 @@ export class Agent implements Service {
   #options: AgentOptions;
   #context: ContextWindow;
   #events = new EventLog();
+  /** Inputs whose reply is spoken (`speech.reply_with_voice`), until it is handed over. */
+  #speakTo = new Set<string>();
   #counts = { turns: 0, failedTurns: 0, turnTimeouts: 0, cutToolResults: 0, lowerTrustReferences: 0 };
   /** The lowest trust the last turn's reference block held (with the turn's own), for `/api/status`. */
   #lastLowestTrustSeen: Trust | undefined;
@@ -310,16 +315,39 @@ export class Agent implements Service {
   #finish(event: InputEvent, result: TurnResult): void {
     const { io, logger } = this.#options;
     const done = (final: TurnResult) => io.report(event.source, { type: "done", eventId: event.id, result: final });
+    const speak = this.#speakTo.delete(event.id) && !result.error;
     if (io.answersInline(event.source, result.channel)) return done(result);
     const type: OutputType = result.error ? "error" : "message";
     const payload = result.error ? { text: result.error.message, code: result.error.code } : { text: result.reply };
-    io.reply(event, result.channel, type, payload).then(
+    const delivered = speak && io.checkChannel(result.channel, "audio") === undefined
+      ? this.#replyInVoice(event, result)
+      : io.reply(event, result.channel, type, payload);
+    delivered.then(
       (channel) => done({ ...result, channel }),
       (error) => {
         logger.warning("The reply to {id} could not be delivered: {error}", { id: event.id, error: error.message });
         done({ ...result, error: result.error ?? { code: "undelivered", message: (error as Error).message } });
       },
     );
+  }
+
+  /**
+   * The reply as a voice message with its text (`speech.reply_with_voice`); when speech fails, the text alone — the
+   * answer matters more than its voice.
+   */
+  async #replyInVoice(event: InputEvent, result: TurnResult): Promise<string> {
+    const { io, logger, media } = this.#options;
+    let audio;
+    try {
+      audio = await media!.speak(result.reply);
+    } catch (error) {
+      logger.warning("The reply to {id} is sent as text: speaking it failed: {error}", {
+        id: event.id,
+        error: (error as Error).message,
+      });
+      return io.reply(event, result.channel, "message", { text: result.reply });
+    }
+    return io.reply(event, result.channel, "audio", { text: result.reply, media: audio.id, mime: audio.mime });
   }
 
   /** A finished turn enters layer 1, and the after-turn hooks learn of it. */
@@ -362,10 +390,11 @@ export class Agent implements Service {
       const section = await contributor.reference?.(input, history);
       if (section) sections.push(section);
     }
-    if (attachments.length) {
+    if (attachments.length && !this.#options.media) {
       sections.push({
-        title: "Attachments of this message (type and URL)",
-        body: attachments.map((attachment) => `- ${attachment.kind} ${attachment.url}`).join("\n"),
+        title: "Attachments of this message (not read: homed has no media service here)",
+        body: attachments.map((attachment) => `- ${attachment.kind}${attachment.name ? ` ${attachment.name}` : ""}`)
+          .join("\n"),
       });
     }
     sections.push({ title: "Recent device events (recorded, not messages)", body: "", items: this.#events.items() });
@@ -438,7 +467,15 @@ export class Agent implements Service {
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
     const system: ChatMessage = { role: "system", content: await this.#systemPrompt() };
-    const { text, display } = message;
+    const { media } = this.#options;
+    // What the attachments show or say joins the words as text: the history and memory keep that, never the bytes.
+    const perception = media && message.attachments.length
+      ? await media.perceive(event, message.attachments, signal)
+      : undefined;
+    if (media?.wantsVoice(perception)) this.#speakTo.add(event.id);
+    const text = perception?.notes.length ? `${message.text}\n${perception.notes.join("\n")}` : message.text;
+    const images = perception?.images ?? [];
+    const { display } = message;
     const tagged = tagMessage({ source: event.source, sender: event.sender, trust: event.trust, display }, text);
     // History keeps the plain tagged message; only this request carries the reference block.
     const turn: ChatMessage[] = [{ role: "user", content: tagged }];
@@ -478,7 +515,7 @@ export class Agent implements Service {
       const response = await deadline.run(
         (callSignal) =>
           provider.chat(
-            { messages, ...(specs.length ? { tools: specs } : {}) },
+            { messages, ...(specs.length ? { tools: specs } : {}), ...(images.length ? { images } : {}) },
             streaming ? { signal: callSignal, onDelta } : { signal: callSignal },
           ),
         signal,

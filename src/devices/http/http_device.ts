@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { MessageAttachment } from "../../io/message_payload.ts";
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../io/device.ts";
@@ -22,6 +23,8 @@ export interface HttpMessage {
   text: string;
   identity: Identity;
   display?: string | undefined;
+  /** Uploads, their bytes already in the media cache (`media`). */
+  attachments?: readonly MessageAttachment[];
 }
 
 /** A request submitted through the device. */
@@ -303,6 +306,7 @@ export class HttpDevice implements Device {
     const done = new Promise<TurnResult>((r) => resolve = r);
     const payload: Record<string, unknown> = { text: message.text };
     if (message.display !== undefined) payload.display = message.display;
+    if (message.attachments?.length) payload.attachments = message.attachments;
     if (onEvent) payload.stream = true;
     const event = context.emit({
       source: this.name,

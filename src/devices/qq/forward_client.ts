@@ -169,7 +169,7 @@ export class ForwardClient implements Service {
         if (!selfId) return;
         attached = true;
         socket.removeEventListener("message", learn);
-        this.#connection = device.attach(socket, selfId, "universal");
+        this.#connection = device.attach(socket, selfId, "universal", new URL(url).hostname.replace(/^\[|\]$/g, ""));
       };
       socket.addEventListener("message", learn);
       socket.addEventListener("open", () => {

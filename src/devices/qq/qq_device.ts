@@ -16,7 +16,9 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import { type Device, type DeviceContext, SendInterrupted } from "../../io/device.ts";
-import { Capability, type OutputEvent } from "../../io/event.ts";
+import { Capability, type InputRef, type OutputEvent } from "../../io/event.ts";
+import type { MessageAttachment } from "../../io/message_payload.ts";
+import { decodeBase64, encodeBase64 } from "../../text/base64.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
 import type { Tool } from "../../tools/tool.ts";
 import { ActionError, OneBotConnection, type OneBotSocket, type Role } from "./connection.ts";
@@ -42,16 +44,28 @@ export interface QqSettings {
   maxFrameBytes: number;
 }
 
+/** What the device needs of homed's media, injected: the bytes of media the butler sends, and QQ's voice format. */
+export interface QqMedia {
+  /** Bytes held in the media cache under `id` (a spoken reply, a tool's picture). */
+  read(id: string): Promise<Uint8Array | undefined>;
+  /** Audio (WAV, or already SILK) as the SILK QQ plays as a voice message. */
+  voice(audio: Uint8Array): Promise<Uint8Array>;
+}
+
 /** Options of {@link QqDevice}. */
 export interface QqDeviceOptions {
   settings: QqSettings;
   clock: Clock;
   logger: Logger;
+  /** Without it, only media given by URL can be sent. */
+  media?: QqMedia;
 }
 
 interface Bot {
   selfId: string;
   connections: Map<Role, OneBotConnection>;
+  /** Where the implementation connects from (or the forward URL's host): its own media URLs may be on the LAN. */
+  address: string | undefined;
   /** From `get_login_info` and `get_version_info` when the bot connected (best effort). */
   info: Record<string, unknown>;
 }
@@ -235,9 +249,10 @@ export class QqDevice implements Device {
    * Files a new socket under its bot. A socket with the same QQ number and role replaces the old one, which is
    * closed; replies waiting for a connection go out once the bot can take actions.
    */
-  attach(socket: OneBotSocket, selfId: string, role: Role): OneBotConnection {
+  attach(socket: OneBotSocket, selfId: string, role: Role, address?: string): OneBotConnection {
     const { settings, clock } = this.#options;
-    const bot = this.#bots.get(selfId) ?? { selfId, connections: new Map(), info: {} };
+    const bot = this.#bots.get(selfId) ?? { selfId, connections: new Map(), info: {}, address };
+    if (address) bot.address = address;
     this.#bots.set(selfId, bot);
     const connection = new OneBotConnection({
       socket,
@@ -345,6 +360,8 @@ export class QqDevice implements Device {
     const segments = normalizeMessage(incoming.message);
     if (!segments) return this.#malformed("a message whose `message` is neither a CQ string nor segments");
     const read = readSegments(segments, selfId);
+    const via = this.#bots.get(selfId)?.address;
+    const attachments = via ? read.attachments.map((attachment) => ({ ...attachment, via })) : read.attachments;
     let text = read.text;
     if (kind === "group") {
       const prefix = this.#options.settings.groupPrefix;
@@ -354,7 +371,7 @@ export class QqDevice implements Device {
       if (!mentioned && !repliedTo && !prefixed) return; // group chatter not addressed to the butler
       if (prefixed) text = text.slice(prefix.length).trim();
     }
-    if (text === "" && read.attachments.length === 0) return;
+    if (text === "" && attachments.length === 0) return;
     context.emit({
       source: channelOf(conversation),
       sender: userId,
@@ -363,7 +380,7 @@ export class QqDevice implements Device {
       payload: {
         text: text === "" ? "(sent an attachment)" : text,
         ...(display ? { display } : {}),
-        ...(read.attachments.length ? { attachments: read.attachments } : {}),
+        ...(attachments.length ? { attachments } : {}),
         ...(messageId ? { message_id: messageId } : {}),
       },
       // Handed back on the reply: the account that got the message answers it, quoting it in a group.
@@ -439,8 +456,26 @@ export class QqDevice implements Device {
     return this.#deliver({ event, conversation, selfId: event.replyTo?.handle?.self_id });
   }
 
+  /**
+   * Where an attachment without a URL is: asked of the bot that received it — `get_image`, or `get_record` as WAV
+   * (NapCat converts QQ's SILK) — as the URL it gives or the base64 it sends; a path on the implementation's machine
+   * is not read.
+   */
+  async locate(input: InputRef, attachment: MessageAttachment): Promise<string | Uint8Array | undefined> {
+    if (!attachment.file || (attachment.kind !== "image" && attachment.kind !== "audio")) return undefined;
+    const connection = this.#actions(input.handle?.self_id);
+    if (!connection) return undefined;
+    const data = attachment.kind === "image"
+      ? await connection.call("get_image", { file: attachment.file })
+      : await connection.call("get_record", { file: attachment.file, out_format: "wav" });
+    const { url, base64 } = (data ?? {}) as { url?: unknown; base64?: unknown };
+    if (typeof url === "string" && /^https?:\/\//i.test(url)) return url;
+    if (typeof base64 === "string") return decodeBase64(base64.replace(/^base64:\/\//, ""));
+    return undefined;
+  }
+
   async #deliver(item: Queued): Promise<void> {
-    const pieces = this.#left.get(item.event) ?? this.#messages(item);
+    const pieces = this.#left.get(item.event) ?? await this.#messages(item);
     this.#left.delete(item.event);
     const key = `${item.conversation.kind}:${item.conversation.id}`;
     for (let i = 0; i < pieces.length; i++) {
@@ -470,10 +505,23 @@ export class QqDevice implements Device {
   }
 
   /**
+   * The `file` of a media segment: held media (`payload.media`) as `base64://` — voice as SILK — so the
+   * implementation needs no access to homed's files; else the output's URL.
+   */
+  async #mediaFile(event: OutputEvent): Promise<string> {
+    const id = event.payload.media;
+    if (typeof id !== "string") return String(event.payload.url ?? "");
+    const media = this.#options.media;
+    const held = await media?.read(id);
+    if (!media || !held) throw new TypeError(`The media ${JSON.stringify(id)} is not held by homed (any more)`);
+    return `base64://${encodeBase64(event.type === "audio" ? await media.voice(held) : held)}`;
+  }
+
+  /**
    * The output as QQ messages (segment arrays): text split at `onebot.split_at`; the first piece of a reply in a group
    * quotes the message it answers and @-mentions its sender; images, voice and files as their segments.
    */
-  #messages(item: Queued): Segment[][] {
+  async #messages(item: Queued): Promise<Segment[][]> {
     const { event, conversation } = item;
     const text = typeof event.payload.text === "string" ? event.payload.text : "";
     const answered = event.replyTo;
@@ -486,8 +534,7 @@ export class QqDevice implements Device {
     const media: Record<string, string> = { image: "image", audio: "record", file: "file" };
     const pieces: Segment[][] = [];
     if (event.type in media) {
-      const url = String(event.payload.url ?? "");
-      pieces.push([...lead, { type: media[event.type]!, data: { file: url } }]);
+      pieces.push([...lead, { type: media[event.type]!, data: { file: await this.#mediaFile(event) } }]);
       if (text) pieces.push([textSegment(text)]);
       return pieces;
     }

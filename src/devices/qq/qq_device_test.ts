@@ -357,7 +357,11 @@ Deno.test("images and voice reach the agent as attachments; qq_delete_message re
   const sim = await OneBotSim.connect(url);
   sim.privateMessage(OWNER, [{ type: "image", data: { file: "a.jpg", url: "https://multimedia.example/a.jpg" } }]);
   await waitFor(() => inputs.length === 1, "the image message");
-  assert.deepEqual(inputs[0]!.payload.attachments, [{ kind: "image", url: "https://multimedia.example/a.jpg" }]);
+  assert.deepEqual(inputs[0]!.payload.attachments, [{
+    kind: "image",
+    url: "https://multimedia.example/a.jpg",
+    file: "a.jpg",
+  }]);
   assert.equal(inputs[0]!.payload.text, "[image]");
   sim.answerWith((action) => ({ data: action.action === "send_private_msg" ? { message_id: 4242 } : null }));
   await io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "Nice photo." } });

@@ -12,7 +12,7 @@ import type { Device } from "../../io/device.ts";
 import type { ChannelInfo } from "../../io/io_manager.ts";
 import type { ServiceHost } from "../../service/service_host.ts";
 import { ForwardClient } from "./forward_client.ts";
-import { QqDevice } from "./qq_device.ts";
+import { QqDevice, type QqMedia } from "./qq_device.ts";
 
 /** Options of {@link setupQq}. */
 export interface QqSetupOptions {
@@ -23,6 +23,8 @@ export interface QqSetupOptions {
   random: () => number;
   /** The `qq` logger. */
   logger: Logger;
+  /** The media the device sends (spoken replies, pictures) and QQ's voice format. */
+  media?: QqMedia;
 }
 
 /** What {@link setupQq} gives the daemon. */
@@ -69,6 +71,7 @@ export function setupQq(options: QqSetupOptions): QqSetup {
       },
       clock,
       logger,
+      ...(options.media ? { media: options.media } : {}),
     });
   const qq = onebot.enabled ? makeQq() : undefined;
   // With onebot.enabled: false, a plugin with native: "onebot" (plugins/qq) may provide the QQ device instead.

@@ -9,6 +9,7 @@
 
 import type { Hono } from "hono";
 import { upgradeWebSocket } from "../../net/ws_server.ts";
+import { peerAddressOf } from "../../net/raw_upgrade.ts";
 import { frameTooBig, type OneBotConnection, type Role } from "./connection.ts";
 import type { QqDevice } from "./qq_device.ts";
 import { sameSecret } from "../../identity/secret.ts";
@@ -110,6 +111,7 @@ export function onebotRoutes<Variables extends object>(
     }
     // Frames are read only after attach() returns, so the connection words the refusal; the fallback says the same.
     const attached: { connection?: OneBotConnection } = {};
+    const peer = peerAddressOf(request); // read before the connection is taken
     const limit = device.maxFrameBytes;
     let upgraded: ReturnType<typeof upgradeWebSocket>;
     try {
@@ -121,7 +123,7 @@ export function onebotRoutes<Variables extends object>(
     } catch (error) {
       return refuse(400, `Not a WebSocket handshake homed can take: ${(error as Error).message}`);
     }
-    attached.connection = device.attach(upgraded.socket, selfId, role);
+    attached.connection = device.attach(upgraded.socket, selfId, role, peer);
     return upgraded.response;
   };
   return (app) => {

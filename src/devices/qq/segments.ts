@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { AttachmentKind, MessageAttachment } from "../../io/message_payload.ts";
+
 /** One message segment: `{type, data}` with string values (as the spec has them; numbers are turned to strings). */
 export interface Segment {
   type: string;
@@ -116,14 +118,7 @@ export function normalizeMessage(message: unknown): Segment[] | undefined {
   return segments;
 }
 
-/** An image, voice or file in a message, for the agent. */
-export interface Attachment {
-  kind: "image" | "audio" | "video" | "file";
-  url: string;
-  name?: string;
-}
-
-const ATTACHMENT: Record<string, Attachment["kind"]> = {
+const ATTACHMENT: Record<string, AttachmentKind> = {
   image: "image",
   record: "audio",
   video: "video",
@@ -135,7 +130,7 @@ export interface ReadMessage {
   text: string;
   mentions: string[];
   replyTo: string | undefined;
-  attachments: Attachment[];
+  attachments: MessageAttachment[];
 }
 
 /**
@@ -150,7 +145,7 @@ export interface ReadMessage {
 export function readSegments(segments: readonly Segment[], selfId?: string): ReadMessage {
   const parts: string[] = [];
   const mentions: string[] = [];
-  const attachments: Attachment[] = [];
+  const attachments: MessageAttachment[] = [];
   let replyTo: string | undefined;
   for (const segment of segments) {
     const data = segment.data;
@@ -170,9 +165,9 @@ export function readSegments(segments: readonly Segment[], selfId?: string): Rea
         break;
       default: {
         const kind = ATTACHMENT[segment.type];
-        const url = data.url ?? data.file;
-        if (kind && url) {
-          attachments.push({ kind, url, ...(data.name ? { name: data.name } : {}) });
+        const attachment = kind ? attachmentOf(kind, data) : undefined;
+        if (kind && attachment) {
+          attachments.push(attachment);
           parts.push(`[${kind}]`);
         } else {
           parts.push(`[${segment.type}]`);
@@ -181,4 +176,24 @@ export function readSegments(segments: readonly Segment[], selfId?: string): Rea
     }
   }
   return { text: parts.join("").trim(), mentions, replyTo, attachments };
+}
+
+/**
+ * An attachment from its segment's data: `url` only when it is an http(s) URL (NapCat and Lagrange serve media so;
+ * `file` may be a name, a path or a URL and is kept as the implementation's name for it, for `get_image` /
+ * `get_record`); the declared size from `file_size`.
+ */
+function attachmentOf(kind: AttachmentKind, data: Readonly<Record<string, string>>): MessageAttachment | undefined {
+  const web = (value: string | undefined) => value !== undefined && /^https?:\/\//i.test(value) ? value : undefined;
+  const url = web(data.url) ?? web(data.file);
+  const file = data.file && !web(data.file) ? data.file : undefined;
+  if (!url && !file) return undefined;
+  const size = data.file_size === undefined ? undefined : Number(data.file_size);
+  return {
+    kind,
+    ...(url ? { url } : {}),
+    ...(file ? { file } : {}),
+    ...(data.name ? { name: data.name } : {}),
+    ...(size !== undefined && Number.isSafeInteger(size) && size >= 0 ? { size } : {}),
+  };
 }

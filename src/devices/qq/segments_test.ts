@@ -46,15 +46,21 @@ Deno.test("reading a message: text, mentions, reply, attachments", () => {
       { type: "text", data: { text: " 看看这张图 " } },
       { type: "image", data: { file: "abc.jpg", url: "https://example.invalid/abc.jpg" } },
       { type: "at", data: { qq: "42", name: "妈妈" } },
-      { type: "record", data: { file: "v.amr" } },
+      { type: "record", data: { file: "v.amr", file_size: "2048" } },
+      { type: "file", data: { file: "/root/.config/QQ/a.pdf", name: "bill.pdf" } },
+      { type: "image", data: {} },
     ],
     "10001000",
   );
   assert.deepEqual(read, {
-    text: "看看这张图 [image]@妈妈[audio]",
+    text: "看看这张图 [image]@妈妈[audio][file][image]",
     mentions: ["10001000", "42"],
     replyTo: "-12345",
-    attachments: [{ kind: "image", url: "https://example.invalid/abc.jpg" }, { kind: "audio", url: "v.amr" }],
+    attachments: [
+      { kind: "image", url: "https://example.invalid/abc.jpg", file: "abc.jpg" },
+      { kind: "audio", file: "v.amr", size: 2048 },
+      { kind: "file", file: "/root/.config/QQ/a.pdf", name: "bill.pdf" },
+    ],
   });
 });
 
