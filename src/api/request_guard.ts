@@ -1,6 +1,6 @@
 /**
  * What a browser or a rebinding DNS name can do to a daemon on loopback: send a "simple" cross-site POST (text/plain,
- * no preflight), or reach homed under an attacker's host name and read the answers. The guard refuses both, and
+ * a form; no preflight), or reach homed under an attacker's host name and read the answers. The guard refuses both, and
  * oversize requests, before any route runs.
  *
  * @module
@@ -111,11 +111,18 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler {
       }
       if (!["GET", "HEAD", "OPTIONS"].includes(c.req.method)) {
         const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-        if (type !== "application/json") {
+        // A form upload is a "simple" request a web page may send cross-site; one with an Authorization header is
+        // not (a page cannot add one without a preflight), so uploads to the chat endpoints carry one.
+        const upload = type === "multipart/form-data" && c.req.path.startsWith("/api/chat") &&
+          c.req.header("authorization") !== undefined;
+        if (type !== "application/json" && !upload) {
           throw new ApiError(
             415,
             "unsupported_media_type",
-            `The body must be sent as Content-Type: application/json, got ${shown(type || "no Content-Type")}`,
+            `The body must be sent as Content-Type: application/json, got ${shown(type || "no Content-Type")}` +
+              (type === "multipart/form-data"
+                ? " (multipart/form-data is taken by /api/chat with an Authorization: Bearer header)"
+                : ""),
           );
         }
       }

@@ -72,6 +72,10 @@ function mediaHosts(config: Config): string[] {
   return [
     ...models.filter((url): url is string => url !== undefined).map(llmHost),
     ...(seeing && config.onebot.enabled ? [...config.media.fetch_hosts, ...config.media.allow_hosts] : []),
+    // A forward-WebSocket implementation's own address, any port: it may serve its media there.
+    ...(seeing && config.onebot.enabled && config.onebot.forward_url !== ""
+      ? [new URL(config.onebot.forward_url).hostname]
+      : []),
   ];
 }
 
@@ -251,7 +255,10 @@ export function missingPermissions(rights: PermissionSet): string[] {
   };
   for (const path of rights.read) check({ name: "read", path }, `read access to ${path}`);
   for (const path of rights.write) check({ name: "write", path }, `write access to ${path}`);
-  for (const host of rights.net) check({ name: "net", host }, `net access to ${host}`);
+  // A "*.qpic.cn" right is asked about as one of its subdomains: Deno queries hosts, not patterns.
+  for (const host of rights.net) {
+    check({ name: "net", host: host.replace(/^\*\./, "any.") }, `net access to ${host}`);
+  }
   for (const variable of rights.env) check({ name: "env", variable }, `env access to ${variable}`);
   for (const command of rights.run ?? []) check({ name: "run", command }, `run access to ${command}`);
   return missing;

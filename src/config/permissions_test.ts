@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { luaWasmPath } from "../lua/wasm_path.ts";
+import { silkWasmPath } from "../audio/silk_wasm_path.ts";
 import { parseConfig } from "./load.ts";
 import { initPermissions, missingPermissions, requiredPermissions, toFlags, unsplittablePaths } from "./permissions.ts";
 
@@ -112,4 +113,44 @@ Deno.test("exec tools: --allow-run names exactly the allowlisted programs, only 
     assert.ok(!toFlags(rights).some((flag) => flag.startsWith("--allow-run")), text);
   }
   assert.equal(requiredPermissions(parse("  allow_exec: true\n  exec_allowlist: [curl]\n"), "doctor").run, undefined);
+});
+
+Deno.test("seeing and hearing add exactly their servers, QQ's media hosts, the listed ones and the SILK codec", () => {
+  const seeing = parseConfig({
+    text: [
+      "vision: { base_url: 'http://127.0.0.1:11434/v1', model: 'qwen2.5vl:7b' }",
+      "speech:",
+      "  stt: { base_url: 'http://10.0.0.7:8000/v1', model: whisper-1 }",
+      "  tts: { base_url: 'https://tts.example/v1', model: kokoro, voice: zf_xiaobei }",
+      "media: { allow_hosts: ['192.168.1.5:3000'] }",
+      "onebot: { forward_url: 'ws://192.168.1.5:3001' }",
+      "",
+    ].join("\n"),
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  const rights = requiredPermissions(seeing, "run");
+  assert.deepEqual(rights.net, [
+    "127.0.0.1:8080",
+    "api.deepseek.com:443",
+    "192.168.1.5:3001",
+    "127.0.0.1:11434",
+    "10.0.0.7:8000",
+    "tts.example:443",
+    "*.qpic.cn",
+    "*.qq.com",
+    "*.qq.com.cn",
+    "192.168.1.5:3000",
+    "192.168.1.5",
+  ]);
+  assert.ok(rights.read.includes(silkWasmPath()), "the SILK codec's wasm");
+  assert.ok(!requiredPermissions(loaded, "run").read.includes(silkWasmPath()), "not without speech");
+  const deaf = parseConfig({
+    text: "vision: { base_url: 'http://127.0.0.1:11434/v1', model: m }\nonebot: { enabled: false }\n",
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  assert.deepEqual(requiredPermissions(deaf, "run").net, ["127.0.0.1:8080", "api.deepseek.com:443", "127.0.0.1:11434"]);
 });

@@ -248,7 +248,7 @@ Deno.test("output tools list, switch and send, refusing what a channel cannot ca
   );
   assert.match(
     (await tools.call("output_send", '{"channel":"tv","type":"image"}', ctx)).content,
-    /type "image" needs a non-empty "url"/,
+    /type "image" needs "media" \(an id of media homed holds\) or a non-empty "url"/,
   );
   await io.close();
   assert.deepEqual(lamp.sent, [{

@@ -82,7 +82,7 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
       name: "output_send",
       allow: "household",
       description:
-        "Send something through a named channel now, without waiting for the reply. type defaults to message (needs text); structured needs data; file, image and audio need url.",
+        "Send something through a named channel now, without waiting for the reply. type defaults to message (needs text); structured needs data; file, image and audio need media (the id of media homed holds, as a tool gave it) or url.",
       parameters: {
         type: "object",
         properties: {
@@ -91,6 +91,7 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
           text: { type: "string" },
           data: { type: "object" },
           url: { type: "string" },
+          media: { type: "string", pattern: "^[0-9a-f]{64}\\.[a-z0-9]{1,8}$" },
         },
         required: ["channel"],
         additionalProperties: false,
@@ -129,8 +130,13 @@ function payloadFor(type: OutputType, args: Record<string, unknown>): Record<str
     case "structured":
       if (args.data === undefined) throw new Error('type "structured" needs "data"');
       return { data: args.data, ...(typeof args.text === "string" ? { text: args.text } : {}) };
-    default:
-      if (typeof args.url !== "string" || args.url === "") throw new Error(`type "${type}" needs a non-empty "url"`);
-      return { url: args.url, ...(typeof args.text === "string" ? { text: args.text } : {}) };
+    default: {
+      const text = typeof args.text === "string" ? { text: args.text } : {};
+      if (typeof args.media === "string") return { media: args.media, ...text };
+      if (typeof args.url !== "string" || args.url === "") {
+        throw new Error(`type "${type}" needs "media" (an id of media homed holds) or a non-empty "url"`);
+      }
+      return { url: args.url, ...text };
+    }
   }
 }
