@@ -15,7 +15,6 @@ import { FakeStt, FakeTts, FakeVision, samplePng, sineWav } from "./support/fake
 import { type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
 import { OneBotSim } from "./support/onebot_sim.ts";
 import { teardown } from "./support/teardown.ts";
-import { waitFor } from "./support/wait.ts";
 
 const OWNER = "20002000";
 const STRANGER = "40004000";

@@ -63,6 +63,30 @@ Deno.test("sends model, temperature, max_tokens, tools and thinking as configure
   }
 });
 
+Deno.test("images for a seeing main model go as data-URL parts of the last user message, that request only", async () => {
+  const fake = FakeLlm.start({ personaPrefix: "# persona", model: "m1", maxTokens: 77, apiKey: KEY });
+  fake.enqueue({ reply: "A cat." }, { reply: "Still a cat." });
+  const { provider: p } = provider(fake);
+  const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3]);
+  const messages: ChatRequest["messages"] = [
+    { role: "system", content: "# persona" },
+    { role: "user", content: "earlier" },
+    { role: "assistant", content: "ok" },
+    { role: "user", content: "[image: shown to you with this message] what is it?" },
+  ];
+  await p.chat({ messages, images: [{ mime: "image/png", bytes: png }] });
+  const sent = fake.requests[0]!.body.messages as Array<{ role: string; content: unknown }>;
+  assert.equal(sent[1]!.content, "earlier", "earlier messages stay text");
+  assert.deepEqual(sent[3]!.content, [
+    { type: "text", text: "[image: shown to you with this message] what is it?" },
+    { type: "image_url", image_url: { url: `data:image/png;base64,${btoa(String.fromCharCode(...png))}` } },
+  ]);
+  assert.equal(messages[3]!.content, "[image: shown to you with this message] what is it?", "the caller's unchanged");
+  await p.chat({ messages });
+  assert.equal((fake.requests[1]!.body.messages as Array<{ content: unknown }>)[3]!.content, messages[3]!.content);
+  await fake.close();
+});
+
 Deno.test("streams text as it arrives and assembles tool-call deltas split across chunks", async () => {
   const fake = FakeLlm.start({ personaPrefix: "# persona" });
   fake.enqueue({

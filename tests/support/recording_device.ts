@@ -150,4 +150,10 @@ export class RecordingDevice implements Device {
       payload: type === "message" ? { text } : { value: text },
     });
   }
+
+  /** Emits a message with more than text (attachments, a display name) as the owner of this device. */
+  emitPayload(payload: Record<string, unknown>, sender = "owner", trust: Trust = "owner"): InputEvent {
+    if (!this.#context) throw new Error(`device ${this.name} is not started`);
+    return this.#context.emit({ source: this.name, sender, trust, type: "message", payload });
+  }
 }

@@ -16,6 +16,8 @@ import type { HistoryEntry, PromptContributor, TurnRecord } from "../../prompt/c
 import { Agent, type TurnToolContext } from "./agent.ts";
 import { ContextWindow } from "../../context/context_window.ts";
 import { REFERENCE_CLOSE, REFERENCE_OPEN } from "./prompt.ts";
+import { MediaCache } from "../../media/media_cache.ts";
+import { MediaService } from "../../media/media_service.ts";
 
 const PERSONA: Persona = Object.freeze({ text: "# Test persona\n", source: "test", sha256: "x" });
 
@@ -30,6 +32,7 @@ interface SetupOptions {
   contextWindow?: number;
   extraDevices?: RecordingDevice[];
   contributors?: PromptContributor[];
+  media?: MediaService;
 }
 
 async function setup(options: SetupOptions = {}) {
@@ -62,6 +65,7 @@ async function setup(options: SetupOptions = {}) {
       maxTokens: options.contextTokens ?? 48_000,
     }),
     ...(options.contributors ? { promptContributors: options.contributors } : {}),
+    ...(options.media ? { media: options.media } : {}),
     ...(options.turnTimeoutMs ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
     shutdownGraceMs: 1_000,
     keepReasoning: false,
@@ -490,5 +494,49 @@ Deno.test("a burst of one sender's lines on a chat app is answered in one turn, 
     assert.equal(provider.requests.length, 3);
   } finally {
     await close();
+  }
+});
+
+Deno.test("attachments: with vision.direct the turn's requests carry the image; the history keeps the note, not the bytes", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "homed-agent-media-" });
+  const cache = await MediaCache.open({ dir, maxBytes: 1 << 20, clock: systemClock });
+  const media = new MediaService({
+    settings: {
+      maxImageBytes: 1 << 20,
+      maxAudioBytes: 1 << 20,
+      guestMaxBytes: 1 << 16,
+      fetchTimeoutMs: 1_000,
+      direct: true,
+      replyWithVoice: "never",
+    },
+    cache,
+    clock: systemClock,
+    logger: getLogger(["test"]),
+    policy: { allowHosts: [], ownListen: { host: "127.0.0.1", port: 8080 }, resolve: () => Promise.resolve([]) },
+  });
+  const { provider, tv, close } = await setup({ media });
+  try {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 7, 7, 7]);
+    const kept = await media.keep(png, "image/png");
+    provider.enqueue({ toolCalls: [call("output_list_channels")] }, { content: "A tiny picture." });
+    const event = tv.emitPayload({ text: "what is this?", attachments: [{ kind: "image", media: kept.id }] });
+    const result = await tv.doneFor(event.id);
+    assert.equal(result.reply, "A tiny picture.");
+    assert.equal(provider.requests.length, 2, "a tool round and the answer");
+    for (const request of provider.requests) {
+      assert.deepEqual(request.images, [{ mime: "image/png", bytes: png }], "every request of the turn sees it");
+    }
+    const user = provider.requests[1]!.messages.filter((message) => message.role === "user").at(-1)!;
+    assert.match(user.content, /what is this\?\n\[image: shown to you with this message\]$/);
+    provider.enqueue({ content: "Nothing new." });
+    await turn(tv, "and now?");
+    assert.equal(provider.requests[2]!.images, undefined, "that turn only");
+    assert.ok(
+      provider.requests[2]!.messages.some((message) => String(message.content).includes("[image: shown to you")),
+      "the history keeps the note",
+    );
+  } finally {
+    await close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
