@@ -138,6 +138,7 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
         kind: upload.kind,
         media: kept.id,
         size: upload.bytes.length,
+        mime: upload.mime,
         ...(upload.name ? { name: upload.name } : {}),
       });
     }

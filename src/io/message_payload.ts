@@ -27,6 +27,8 @@ export interface MessageAttachment {
   name?: string;
   /** The size the channel declared, in bytes (not trusted: fetching stops at the limit whatever it says). */
   size?: number;
+  /** The MIME type, when known: sniffed from the bytes of an upload; a channel's declared one is never trusted. */
+  mime?: string;
   /** The implementation's own address: its URLs may be on the LAN (`media.allow_hosts` for other private hosts). */
   via?: string;
 }
@@ -72,7 +74,7 @@ function readAttachment(item: unknown): MessageAttachment | undefined {
   const fields = item as Record<string, unknown>;
   if (typeof fields.kind !== "string" || !KINDS.has(fields.kind)) return undefined;
   const attachment: MessageAttachment = { kind: fields.kind as AttachmentKind };
-  for (const key of ["url", "media", "file", "name", "via"] as const) {
+  for (const key of ["url", "media", "file", "name", "via", "mime"] as const) {
     const value = fields[key];
     if (typeof value === "string" && value !== "") attachment[key] = value;
   }

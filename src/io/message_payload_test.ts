@@ -10,6 +10,10 @@ Deno.test("readMessage types a message payload; fields of the wrong type count a
       attachments: [
         { kind: "image", url: "https://multimedia.nt.qq.com.cn/1.png" },
         { kind: "file", url: "file:///tmp/a.pdf", name: "a.pdf" },
+        { kind: "audio", media: "ab.wav", mime: "audio/wav", size: 44, via: 7 },
+        { kind: "video" },
+        { kind: "sticker", url: "https://x/s.gif" },
+        { kind: "image", file: "abc.image", size: -1 },
         { kind: 7, url: "x" },
         "not an attachment",
         null,
@@ -22,6 +26,8 @@ Deno.test("readMessage types a message payload; fields of the wrong type count a
       attachments: [
         { kind: "image", url: "https://multimedia.nt.qq.com.cn/1.png" },
         { kind: "file", url: "file:///tmp/a.pdf", name: "a.pdf" },
+        { kind: "audio", media: "ab.wav", mime: "audio/wav", size: 44 },
+        { kind: "image", file: "abc.image" },
       ],
     },
   );

@@ -7,6 +7,7 @@ import { call, ScriptedProvider } from "../../../tests/support/scripted_provider
 import { type Clock, systemClock } from "../../clock.ts";
 import type { TurnResult } from "../../io/device.ts";
 import { IOManager } from "../../io/io_manager.ts";
+import { Capability } from "../../io/event.ts";
 import { outputTools } from "../../io/output_tools.ts";
 import { RouteTable } from "../../io/route_table.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
@@ -535,6 +536,58 @@ Deno.test("attachments: with vision.direct the turn's requests carry the image; 
       provider.requests[2]!.messages.some((message) => String(message.content).includes("[image: shown to you")),
       "the history keeps the note",
     );
+  } finally {
+    await close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a spoken input is answered in voice with its text; when speaking fails, the text goes alone", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "homed-agent-voice-" });
+  const cache = await MediaCache.open({ dir, maxBytes: 1 << 20, clock: systemClock });
+  const wav = new Uint8Array(48);
+  wav.set(new TextEncoder().encode("RIFF"), 0);
+  wav.set(new TextEncoder().encode("WAVEfmt "), 8);
+  let speakFails = false;
+  const media = new MediaService({
+    settings: {
+      maxImageBytes: 1 << 20,
+      maxAudioBytes: 1 << 20,
+      guestMaxBytes: 1 << 16,
+      fetchTimeoutMs: 1_000,
+      direct: false,
+      replyWithVoice: "always",
+    },
+    cache,
+    clock: systemClock,
+    logger: getLogger(["test"]),
+    policy: { allowHosts: [], ownListen: { host: "127.0.0.1", port: 8080 }, resolve: () => Promise.resolve([]) },
+    tts: {
+      speak: (text) =>
+        speakFails
+          ? Promise.reject(new Error("TTS down"))
+          : Promise.resolve({ bytes: wav, mime: `audio/wav; ${text}` }),
+    },
+  });
+  const speaker = new RecordingDevice("speaker", { capabilities: Capability.Text | Capability.Audio });
+  const { provider, tv, close } = await setup({ media, extraDevices: [speaker] });
+  try {
+    provider.enqueue({ content: "Good morning." }, { content: "Still here." }, { content: "On the TV." });
+    await turn(speaker, "hello");
+    await waitFor(() => speaker.sent.length === 1, "the spoken reply");
+    const spoken = speaker.sent[0]!;
+    assert.equal(spoken.type, "audio");
+    assert.equal(spoken.payload.text, "Good morning.");
+    assert.equal(spoken.payload.mime, "audio/wav");
+    assert.deepEqual(await media.read(String(spoken.payload.media)), wav, "the audio is held for the channel");
+    speakFails = true;
+    await turn(speaker, "again");
+    await waitFor(() => speaker.sent.length === 2, "the text reply");
+    assert.deepEqual([speaker.sent[1]!.type, speaker.sent[1]!.payload], ["message", { text: "Still here." }]);
+    speakFails = false;
+    await turn(tv, "and the TV?");
+    await waitFor(() => tv.sent.length === 1, "the TV's reply");
+    assert.equal(tv.sent[0]!.type, "message", "a channel without Audio gets text");
   } finally {
     await close();
     await Deno.remove(dir, { recursive: true });
