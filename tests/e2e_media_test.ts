@@ -45,6 +45,23 @@ interface Peers {
   tts: FakeTts;
 }
 
+function startPeers(): Peers {
+  return {
+    llm: FakeLlm.start(DEFAULT_CONTRACT),
+    vision: FakeVision.start({ model: "vision-test" }),
+    stt: FakeStt.start({ model: "whisper-test" }),
+    tts: FakeTts.start({ model: "tts-test", voice: "zf_xiaobei" }),
+  };
+}
+
+/** Stops the fakes, each checking it saw nothing against its contract. */
+const closePeers = (peers: Peers) => [
+  () => peers.llm.close(),
+  () => peers.vision.close(),
+  () => peers.stt.close(),
+  () => peers.tts.close(),
+];
+
 async function homedWith(peers: Peers, mediaPort: number): Promise<HomedProcess> {
   return await startHomed(
     await workspace({
@@ -68,12 +85,7 @@ Deno.test("QQ: an owner's photo is seen, a voice note heard and answered in voic
   const photo = samplePng(20_000);
   const { silk: voice } = await wavToSilk(sineWav({ ms: 1_200, sampleRate: 24_000 }));
   const media = napcatMedia({ "/plant.png": photo, "/voice.silk": voice });
-  const peers: Peers = {
-    llm: FakeLlm.start(DEFAULT_CONTRACT),
-    vision: FakeVision.start({ model: "vision-test" }),
-    stt: FakeStt.start({ model: "whisper-test" }),
-    tts: FakeTts.start({ model: "tts-test", voice: "zf_xiaobei" }),
-  };
+  const peers = startPeers();
   const homed = await homedWith(peers, media.server.addr.port);
   let sim: OneBotSim | undefined;
   try {
@@ -153,22 +165,14 @@ Deno.test("QQ: an owner's photo is seen, a voice note heard and answered in voic
       async () => await sim?.close(),
       async () => assert.equal(await homed.stop(), 0, homed.stderr()),
       () => media.server.shutdown(),
-      () => peers.llm.close(),
-      () => peers.vision.close(),
-      () => peers.stt.close(),
-      () => peers.tts.close(),
+      ...closePeers(peers),
     );
   }
 });
 
 Deno.test("HTTP: an image and an audio clip in /api/chat (JSON and multipart); bad ones get a 4xx naming the field", async () => {
   const media = napcatMedia({});
-  const peers: Peers = {
-    llm: FakeLlm.start(DEFAULT_CONTRACT),
-    vision: FakeVision.start({ model: "vision-test" }),
-    stt: FakeStt.start({ model: "whisper-test" }),
-    tts: FakeTts.start({ model: "tts-test", voice: "zf_xiaobei" }),
-  };
+  const peers = startPeers();
   const homed = await homedWith(peers, media.server.addr.port);
   const chat = (body: BodyInit, type?: string) =>
     fetch(`${homed.url}/api/chat`, { method: "POST", body, headers: type ? { "content-type": type } : {} });
@@ -247,10 +251,7 @@ Deno.test("HTTP: an image and an audio clip in /api/chat (JSON and multipart); b
     await teardown(
       async () => assert.equal(await homed.stop(), 0, homed.stderr()),
       () => media.server.shutdown(),
-      () => peers.llm.close(),
-      () => peers.vision.close(),
-      () => peers.stt.close(),
-      () => peers.tts.close(),
+      ...closePeers(peers),
     );
   }
 });

@@ -263,6 +263,21 @@ function checkImageUrl(url: unknown, label: string): ReceivedImage | string {
   return { mime, bytes };
 }
 
+/** A JSON request body as an object, with what is wrong with how it was sent; no body when it is not one. */
+async function jsonBody(request: Request): Promise<{ problems: string[]; body?: Record<string, unknown> }> {
+  const problems: string[] = [];
+  const type = request.headers.get("content-type") ?? "";
+  if (!type.startsWith("application/json")) problems.push(`content-type is ${type || "missing"}, not JSON`);
+  let body: unknown;
+  try {
+    body = await request.json();
+  } catch {
+    return { problems: [...problems, "the body is not JSON"] };
+  }
+  if (!isRecord(body)) return { problems: [...problems, "the body is not a JSON object"] };
+  return { problems, body };
+}
+
 /**
  * A fake OpenAI-compatible vision model: `POST /v1/chat/completions` with exactly one user message of one text part
  * and at least one `image_url` part whose `data:` URL holds a real image of the declared type.
@@ -289,16 +304,8 @@ export class FakeVision extends FakeModelServer<VisionReply, VisionRequest> {
   }
 
   protected async check(request: Request): Promise<Checked<VisionRequest>> {
-    const problems: string[] = [];
-    const type = request.headers.get("content-type") ?? "";
-    if (!type.startsWith("application/json")) problems.push(`content-type is ${type || "missing"}, not JSON`);
-    let body: unknown;
-    try {
-      body = await request.json();
-    } catch {
-      return { problems: [...problems, "the body is not JSON"] };
-    }
-    if (!isRecord(body)) return { problems: [...problems, "the body is not a JSON object"] };
+    const { problems, body } = await jsonBody(request);
+    if (!body) return { problems };
     problems.push(...checkModel(body.model, this.expect.model));
     if (body.stream === true) problems.push("stream is true; the fake answers only whole completions");
     const maxTokens = (this.expect as FakeVisionExpect).maxTokens;
@@ -561,16 +568,8 @@ export class FakeTts extends FakeModelServer<TtsReply, TtsRequest> {
   }
 
   protected async check(request: Request): Promise<Checked<TtsRequest>> {
-    const problems: string[] = [];
-    const type = request.headers.get("content-type") ?? "";
-    if (!type.startsWith("application/json")) problems.push(`content-type is ${type || "missing"}, not JSON`);
-    let body: unknown;
-    try {
-      body = await request.json();
-    } catch {
-      return { problems: [...problems, "the body is not JSON"] };
-    }
-    if (!isRecord(body)) return { problems: [...problems, "the body is not a JSON object"] };
+    const { problems, body } = await jsonBody(request);
+    if (!body) return { problems };
     for (const name of Object.keys(body)) if (!TTS_FIELDS.has(name)) problems.push(`unknown field ${name}`);
     problems.push(...checkModel(body.model, this.expect.model));
     const { input, voice, speed } = body;
