@@ -115,7 +115,12 @@ function problemOf(issue: z.core.$ZodIssue): string {
       return `${full}: unknown key; allowed keys here: ${allowedKeys(issue.path).join(", ")}`;
     }).join("\n  - ");
   }
-  const allowed = issue.code === "invalid_type" && issue.expected === "object" ? "a mapping of keys" : issue.message;
+  // A bad key of a mapping (a device's name): zod nests the key's own issue, which says what is allowed.
+  const allowed = issue.code === "invalid_key"
+    ? issue.issues[0]?.message ?? issue.message
+    : issue.code === "invalid_type" && issue.expected === "object"
+    ? "a mapping of keys"
+    : issue.message;
   return `${key}: got ${describe(issue.input, key)}; allowed: ${allowed}`;
 }
 

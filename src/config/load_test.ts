@@ -111,6 +111,7 @@ Deno.test("no config at all gives every default", () => {
     allow_hosts: [],
     cache_bytes: 268_435_456,
   });
+  assert.deepEqual(config.devices, { serial: {}, gpio: {}, microphone: null, speaker: null, camera: null });
   assert.deepEqual(envNames, ["HOMED_API_TOKEN", "DEEPSEEK_API_KEY", "ONEBOT_ACCESS_TOKEN"]);
 });
 
@@ -242,6 +243,17 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
       "speech:\n  stt: { base_url: 'http://127.0.0.1:1/v1', model: w, language: chinese }\n",
       /^speech\.stt\.language: got "chinese"; allowed: empty \(the server detects it\) or an ISO-639-1 code/,
     ],
+    [
+      "devices:\n  serial:\n    Sensors: { path: /dev/ttyUSB0 }\n",
+      /^devices\.serial\.Sensors: got "Sensors"; allowed: a device name: 1 to 32 of a-z, 0-9, _ and -$/,
+    ],
+    ["devices:\n  serial:\n    s: { baud: 9600 }\n", /^devices\.serial\.s\.path: got nothing; allowed: a non-empty file system path$/],
+    [
+      "devices:\n  gpio:\n    bell: { line: 17, direction: sideways }\n",
+      /^devices\.gpio\.bell\.direction: got "sideways"; allowed: "in" or "out"$/,
+    ],
+    ["devices:\n  camera: { command: [] }\n", /^devices\.camera\.command: got \[\]; allowed: a list: the program, then its arguments$/],
+    ["devices:\n  microphone: { trust: friend }\n", /^devices\.microphone\.trust: got "friend"; allowed: "owner", "household" or "guest"$/],
     ["media:\n  max_image_bytes: 10\n", /^media\.max_image_bytes: got 10; allowed: a whole number from 1024 to/],
     ["media:\n  allow_hosts: ['http://x']\n", /^media\.allow_hosts\.0: got "http:\/\/x"; allowed: a host such as/],
     ["io:\n  routes:\n    http: 'bad channel'\n", /^io\.routes\.http: got "bad channel"; allowed: a channel name/],
@@ -286,7 +298,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "lm:\n  model: x\n",
-      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, vision, speech, media, io, agent, memory, plugins, tracker, backup, paths, log$/,
+      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, vision, speech, media, devices, io, agent, memory, plugins, tracker, backup, paths, log$/,
     ],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
     ["llm: [\n", /^the file is not valid YAML: /],

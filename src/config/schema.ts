@@ -97,6 +97,40 @@ const mediaHost = text(
   /^(?:\[[0-9a-fA-F:.]+\]|(?:\*\.)?[A-Za-z0-9.-]+)(?::\d{1,5})?$/,
 );
 
+/** A local device's name: its channel is `<kind>:<name>`. */
+const deviceName = text("a device name: 1 to 32 of a-z, 0-9, _ and -", /^[a-z0-9_-]{1,32}$/);
+
+const trustLevel = z.enum(["owner", "household", "guest"], { error: '"owner", "household" or "guest"' });
+
+/** A program and its arguments, as a list (never a shell line: nothing in it is interpreted). */
+const commandLine = z.array(text("a program or an argument"), { error: "a list: the program, then its arguments" })
+  .min(1, { error: "a list: the program, then its arguments" });
+
+/** A serial port (`devices.serial.<name>`). */
+const serialDevice = z.strictObject({
+  path: path(),
+  baud: number(50, 4_000_000, true).default(115_200),
+  // false: each line is a device event (recorded, shown in the next turn); true: a message answered on the port.
+  turns: boolean().default(false),
+  trust: trustLevel.default("household"),
+  delimiter: text('a non-empty text such as "\\n" or ";"').min(1, { error: "a non-empty text" }).max(8, {
+    error: "a text of at most 8 characters",
+  }).default("\n"),
+  max_line_bytes: number(16, 1_048_576, true).default(4_096),
+});
+
+/** A GPIO line (`devices.gpio.<name>`). */
+const gpioLine = z.strictObject({
+  chip: text('a GPIO chip such as "gpiochip0"', /^gpiochip\d{1,3}$/).default("gpiochip0"),
+  line: number(0, 1_023, true),
+  direction: z.enum(["in", "out"], { error: '"in" or "out"' }),
+  edge: z.enum(["rising", "falling", "both"], { error: '"rising", "falling" or "both"' }).default("both"),
+  turns: boolean().default(false),
+  trust: trustLevel.default("household"),
+  debounce: duration(0, 10_000, "0s to 10s").prefault("50ms"),
+  active_low: boolean().default(false),
+});
+
 /** A web origin allowed to call `/api/*` from a browser. */
 const origin = text(
   'an origin such as "https://home.example" or "http://192.168.1.5:8080" (scheme, host, optional port; no path)',
@@ -240,6 +274,46 @@ export const configSchema = z.strictObject({
     // Private or loopback hosts that may be fetched anyway (an implementation's own media server on the LAN).
     allow_hosts: z.array(mediaHost, { error: "a list of host names" }).default([]),
     cache_bytes: number(1_048_576, 2 ** 40, true).default(256 * 1024 * 1024),
+  }).prefault({}),
+  devices: z.strictObject({
+    serial: z.record(deviceName, serialDevice).default({}),
+    gpio: z.record(deviceName, gpioLine).default({}),
+    microphone: z.strictObject({
+      command: commandLine.default(["arecord", "-q", "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw"]),
+      // The capture command's format: signed 16-bit little-endian mono at this rate.
+      sample_rate: number(8_000, 48_000, true).default(16_000),
+      trust: trustLevel.default("household"),
+      // A transcript must start with one of these to be a message (case and punctuation ignored); empty: every one.
+      wake_words: z.array(text("a non-empty word").min(1, { error: "a non-empty word" }), {
+        error: "a list of words",
+      }).default([]),
+      // Voice activity: a frame louder than this RMS (0–32767) is speech.
+      threshold: number(1, 32_767, true).default(600),
+      min_speech: duration(50, 10_000, "50ms to 10s").prefault("300ms"),
+      end_silence: duration(100, 10_000, "100ms to 10s").prefault("800ms"),
+      max_utterance: duration(1_000, 120_000, "1s to 2m").prefault("15s"),
+    }).nullable().default(null),
+    speaker: z.strictObject({
+      command: commandLine.default(["aplay", "-q"]),
+      timeout: duration(1_000, 600_000, "1s to 10m").prefault("2m"),
+    }).nullable().default(null),
+    camera: z.strictObject({
+      command: commandLine.default([
+        "ffmpeg",
+        "-loglevel",
+        "error",
+        "-f",
+        "v4l2",
+        "-i",
+        "/dev/video0",
+        "-frames:v",
+        "1",
+        "-f",
+        "image2",
+        "-",
+      ]),
+      timeout: duration(1_000, 120_000, "1s to 2m").prefault("10s"),
+    }).nullable().default(null),
   }).prefault({}),
   io: z.strictObject({
     routes: z.record(
