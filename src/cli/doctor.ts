@@ -1,6 +1,6 @@
 /**
- * `homed doctor`: checks the config, permissions, persona, data dir, listen address and the LLM endpoint, one
- * line each, and says what to fix.
+ * `homed doctor`: checks the config, permissions, persona, data dir, listen address, the LLM endpoint and each
+ * configured local device, one line each, and says what to fix.
  *
  * @module
  */
@@ -15,6 +15,7 @@ import { missingKeyHint } from "../daemon.ts";
 import type { CommandLine } from "./command_line.ts";
 import { loadCommandConfig } from "./command_config.ts";
 import { print } from "./output.ts";
+import { checkDevices } from "./doctor_devices.ts";
 
 /** One check's outcome. */
 export interface Check {
@@ -139,6 +140,7 @@ export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fe
   if (secrets) checks.push(secrets);
   checks.push(checkListen(loaded));
   checks.push(await checkLlm(loaded, fetcher));
+  checks.push(...await checkDevices(loaded.config));
   return checks;
 }
 

@@ -181,10 +181,11 @@ export function requiredPermissions(
       ...lua,
       ...silk,
       ...overlay,
+      ...serialPaths(config, mode),
       ...(mode === "doctor" ? [envFilePath(loaded.location.path)] : []),
     ]),
     // Sending to the notify socket needs write access to it as well as the unix: net right.
-    write: unique([...dirs, ...(mode === "run" && notify ? [notify] : [])]),
+    write: unique([...dirs, ...serialPaths(config, mode), ...(mode === "run" && notify ? [notify] : [])]),
     net: unique([
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
       llmHost(config.llm.base_url),
@@ -193,10 +194,29 @@ export function requiredPermissions(
       ...(mode === "run" ? notifyNet : []),
     ]),
     env,
-    ...(mode === "run" && config.plugins.allow_exec && config.plugins.exec_allowlist.length
-      ? { run: [...config.plugins.exec_allowlist] }
-      : {}),
+    ...runRights(config, mode),
   };
+}
+
+/**
+ * The programs homed may run: exec tools' allowlist (with `plugins.allow_exec`), and what the configured local
+ * devices need — libgpiod's tools for GPIO, the microphone's, speaker's and camera's commands. Only for the daemon and
+ * `doctor` (which checks them); none when nothing needs one, so no `--allow-run` at all.
+ */
+function runRights(config: Config, mode: PermissionMode): { run?: string[] } {
+  if (mode !== "run" && mode !== "doctor") return {};
+  const { devices, plugins } = config;
+  const run = unique([
+    ...(mode === "run" && plugins.allow_exec ? plugins.exec_allowlist : []),
+    ...(Object.keys(devices.gpio).length ? ["gpioget", "gpioset", "gpiomon"] : []),
+    ...[devices.microphone, devices.speaker, devices.camera].flatMap((device) => device ? [device.command[0]!] : []),
+  ]);
+  return run.length ? { run } : {};
+}
+
+/** The serial ports, read and written by the daemon (and opened by doctor to check them). */
+function serialPaths(config: Config, mode: PermissionMode): string[] {
+  return mode === "run" || mode === "doctor" ? Object.values(config.devices.serial).map((port) => port.path) : [];
 }
 
 /**

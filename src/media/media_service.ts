@@ -325,6 +325,37 @@ export class MediaService implements Service {
     return await this.#options.cache.put(audio.bytes, sniffed.mime);
   }
 
+  /**
+   * A picture homed took itself (a camera snapshot): checked to be an image, kept in the cache, and described by the
+   * vision model — the text says what it shows, or why it could not be seen. Never throws.
+   */
+  async look(bytes: Uint8Array, signal?: AbortSignal): Promise<{ text: string; media?: MediaRef }> {
+    const sniffed = sniffMedia(bytes);
+    if (sniffed.kind !== "image") return { text: `not a picture (its bytes are ${sniffed.mime})` };
+    const media = await this.#options.cache.put(bytes, sniffed.mime);
+    const vision = this.#options.vision;
+    if (!vision) return { text: "a picture was taken, but no vision model is set up (vision) to see it", media };
+    try {
+      const image = { bytes, mime: sniffed.mime };
+      const description = await this.#timed(
+        this.#counts.vision,
+        bytes.length,
+        () => vision.describe(image, DESCRIBE, signal),
+      );
+      return { text: clean(description, 1_500), media };
+    } catch (error) {
+      return { text: `the picture could not be described: ${clean(messageOf(error), 300)}`, media };
+    }
+  }
+
+  /** Speech homed heard itself (the microphone's utterance, a WAV) as text, by the speech-to-text server. */
+  async hear(wav: Uint8Array, signal?: AbortSignal): Promise<string> {
+    const stt = this.#options.stt;
+    if (!stt) throw new Error("No speech-to-text server is set up (speech.stt)");
+    const audio = { bytes: wav, mime: "audio/wav", filename: "utterance.wav" };
+    return (await this.#timed(this.#counts.stt, wav.length, () => stt.transcribe(audio, signal))).trim();
+  }
+
   /** Keeps bytes that came with a message (an upload) in the media cache; the attachment then names its id. */
   keep(bytes: Uint8Array, mime: string): Promise<MediaRef> {
     return this.#options.cache.put(bytes, mime);

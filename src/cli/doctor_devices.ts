@@ -1,0 +1,109 @@
+/**
+ * `homed doctor`'s checks of the configured local devices, one line each: a serial port's path exists and opens,
+ * the programs GPIO, the microphone, the speaker and the camera run are installed and homed may run them, and the
+ * servers a device needs (speech-to-text for the microphone, text-to-speech for the speaker, a vision model for the
+ * camera) are set up — each with what to do when it is not.
+ *
+ * @module
+ */
+
+import type { Config } from "../config/schema.ts";
+import { type CommandError, runCommand } from "../devices/process/run_command.ts";
+import { systemClock } from "../clock.ts";
+import type { Check } from "./doctor.ts";
+
+/**
+ * The checks of `config.devices` (none when no device is configured).
+ *
+ * @example
+ * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const { config } = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
+ * for (const check of await checkDevices(config)) console.log(check.ok ? "ok" : "FAIL", check.name, check.detail);
+ * ```
+ */
+export async function checkDevices(config: Config): Promise<Check[]> {
+  const { devices, speech, vision } = config;
+  const checks: Check[] = [];
+  for (const [name, port] of Object.entries(devices.serial)) checks.push(await checkSerial(name, port.path));
+  if (Object.keys(devices.gpio).length) {
+    checks.push(
+      await checkProgram("gpio", "gpiomon", "devices.gpio", "install libgpiod's tools (Debian: apt install gpiod)"),
+    );
+  }
+  const needs = (name: string, server: unknown, setting: string, what: string): Check | undefined =>
+    server === null || server === undefined
+      ? { ok: false, name, detail: `${what} needs ${setting}; set it up, or remove devices.${name}` }
+      : undefined;
+  if (devices.microphone) {
+    checks.push(
+      needs("microphone", speech.stt, "speech.stt", "the microphone's speech is transcribed: it") ??
+        await checkProgram(
+          "microphone",
+          devices.microphone.command[0]!,
+          "devices.microphone.command",
+          "install it (arecord: apt install alsa-utils)",
+        ),
+    );
+  }
+  if (devices.speaker) {
+    checks.push(
+      needs("speaker", speech.tts, "speech.tts", "the speaker says replies aloud: it") ??
+        await checkProgram(
+          "speaker",
+          devices.speaker.command[0]!,
+          "devices.speaker.command",
+          "install it (aplay: apt install alsa-utils)",
+        ),
+    );
+  }
+  if (devices.camera) {
+    checks.push(
+      needs("camera", vision, "vision", "camera_snapshot describes its picture: it") ??
+        await checkProgram(
+          "camera",
+          devices.camera.command[0]!,
+          "devices.camera.command",
+          "install it (ffmpeg: apt install ffmpeg)",
+        ),
+    );
+  }
+  return checks;
+}
+
+/** A serial port: its path exists and opens for reading and writing. */
+async function checkSerial(name: string, path: string): Promise<Check> {
+  const check = `serial.${name}`;
+  try {
+    const file = await Deno.open(path, { read: true, write: true });
+    file.close();
+    return { ok: true, name: check, detail: `${path} opens` };
+  } catch (error) {
+    const why = error instanceof Deno.errors.NotFound
+      ? `${path} does not exist (is the device plugged in? ls /dev/serial/by-id/ lists stable names)`
+      : error instanceof Deno.errors.PermissionDenied
+      ? `${path} cannot be opened: permission denied (add homed's user to the dialout group)`
+      : `${path} cannot be opened: ${(error as Error).message}`;
+    return { ok: false, name: check, detail: `${why}; devices.serial.${name}.path` };
+  }
+}
+
+/** A program is installed and homed may run it (`--version` under a short deadline; its exit code does not matter). */
+async function checkProgram(name: string, program: string, setting: string, hint: string): Promise<Check> {
+  try {
+    await runCommand({
+      argv: [program, "--version"],
+      timeoutMs: 3_000,
+      maxOutputBytes: 65_536,
+      clock: systemClock,
+      setting,
+    });
+  } catch (error) {
+    const code = (error as CommandError).code;
+    if (code === "missing") return { ok: false, name, detail: `${(error as Error).message}; ${hint}` };
+    if (code === "denied" || code === "timeout") return { ok: false, name, detail: (error as Error).message };
+    // It ran (an unknown --version is a failure exit): installed and allowed.
+  }
+  return { ok: true, name, detail: `${program} is installed (${setting})` };
+}

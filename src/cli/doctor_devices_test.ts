@@ -1,0 +1,61 @@
+import assert from "node:assert/strict";
+import { parseConfig } from "../config/load.ts";
+import { checkDevices } from "./doctor_devices.ts";
+
+const configOf = (text: string) =>
+  parseConfig({
+    text,
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  })
+    .config;
+
+Deno.test("doctor checks each configured device and says what to do; none configured, no lines", async () => {
+  assert.deepEqual(await checkDevices(configOf("")), []);
+  const dir = await Deno.makeTempDir({ prefix: "homed-doctor-" });
+  await Deno.writeTextFile(`${dir}/tty`, "");
+  const checks = await checkDevices(configOf([
+    "vision: { base_url: 'http://127.0.0.1:1/v1', model: m }",
+    "devices:",
+    "  serial:",
+    `    sensors: { path: ${dir}/no-such-tty }`,
+    `    console: { path: ${dir}/tty }`,
+    "  gpio:",
+    "    bell: { line: 17, direction: in }",
+    "  microphone: {}",
+    "  speaker: { command: [homed-no-such-player] }",
+    "  camera: { command: [sh, -c, 'exit 0'] }",
+    "speech:",
+    "  tts: { base_url: 'http://127.0.0.1:1/v1', model: k, voice: v }",
+    "",
+  ].join("\n")));
+  const byName = Object.fromEntries(checks.map((check) => [check.name, check]));
+  assert.deepEqual(Object.keys(byName), [
+    "serial.sensors",
+    "serial.console",
+    "gpio",
+    "microphone",
+    "speaker",
+    "camera",
+  ]);
+  assert.equal(byName["serial.sensors"]!.ok, false);
+  assert.match(
+    byName["serial.sensors"]!.detail,
+    /\/no-such-tty does not exist .*; devices\.serial\.sensors\.path$/,
+  );
+  assert.deepEqual(byName["serial.console"], { ok: true, name: "serial.console", detail: `${dir}/tty opens` });
+  if (!byName.gpio!.ok) assert.match(byName.gpio!.detail, /gpiomon is not installed .*apt install gpiod/);
+  assert.deepEqual(byName.microphone, {
+    ok: false,
+    name: "microphone",
+    detail: "the microphone's speech is transcribed: it needs speech.stt; set it up, or remove devices.microphone",
+  });
+  assert.equal(byName.speaker!.ok, false);
+  assert.match(
+    byName.speaker!.detail,
+    /^homed-no-such-player is not installed .*devices\.speaker\.command; install it/,
+  );
+  assert.deepEqual(byName.camera, { ok: true, name: "camera", detail: "sh is installed (devices.camera.command)" });
+  await Deno.remove(dir, { recursive: true });
+});
