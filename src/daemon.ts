@@ -29,6 +29,7 @@ import { knowledgeTools } from "./knowledge/knowledge_tools.ts";
 import { log } from "./log/logging.ts";
 import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
+import { localDevices, localRoutes } from "./devices/local_setup.ts";
 import { startPlugins } from "./plugin/plugin_setup.ts";
 import type { Provider, UsageTotals } from "./provider/provider.ts";
 import { setupProvider } from "./provider/provider_setup.ts";
@@ -305,8 +306,26 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       logger: log("qq"),
       media: { read: (id) => media.read(id), voice: (audio) => media.asSilk(audio) },
     });
-    const devices = [http, timer, ...(qq.device ? [qq.device] : []), ...(options.devices ?? [])];
-    const io = ioManager = await startIo({ ...shared, config: config.io, logger: log("io"), tools, devices });
+    const local = localDevices({
+      config,
+      clock,
+      random,
+      logger: log,
+      media: {
+        hear: (wav, signal) => media.hear(wav, signal),
+        speak: async (text) => (await media.read((await media.speak(text)).id)) ?? new Uint8Array(),
+        read: (id) => media.read(id),
+        look: (image, signal) => media.look(image, signal),
+      },
+    });
+    const devices = [http, timer, ...(qq.device ? [qq.device] : []), ...local, ...(options.devices ?? [])];
+    const io = ioManager = await startIo({
+      ...shared,
+      config: { ...config.io, routes: localRoutes(config) },
+      logger: log("io"),
+      tools,
+      devices,
+    });
     // A variable homed may not read counts as unset; `homed flags` grants the ones skills need.
     const readEnv = safeEnvReader(new Set());
     const plugins = await startPlugins({

@@ -72,19 +72,30 @@ export async function checkDevices(config: Config): Promise<Check[]> {
   return checks;
 }
 
-/** A serial port: its path exists and opens for reading and writing. */
+/**
+ * A serial port: `stty` can read its settings — the path exists, is a terminal, and homed's user may open it (the
+ * device drives it through `stty` and `dd`: Deno opens nothing under /dev without --allow-all).
+ */
 async function checkSerial(name: string, path: string): Promise<Check> {
   const check = `serial.${name}`;
   try {
-    const file = await Deno.open(path, { read: true, write: true });
-    file.close();
+    await runCommand({
+      argv: ["stty", "-F", path],
+      timeoutMs: 3_000,
+      maxOutputBytes: 65_536,
+      clock: systemClock,
+      setting: `devices.serial.${name}.path`,
+    });
     return { ok: true, name: check, detail: `${path} opens` };
   } catch (error) {
-    const why = error instanceof Deno.errors.NotFound
+    const message = (error as Error).message;
+    const why = /No such file/i.test(message)
       ? `${path} does not exist (is the device plugged in? ls /dev/serial/by-id/ lists stable names)`
-      : error instanceof Deno.errors.PermissionDenied
+      : /Permission denied/i.test(message)
       ? `${path} cannot be opened: permission denied (add homed's user to the dialout group)`
-      : `${path} cannot be opened: ${(error as Error).message}`;
+      : /Inappropriate ioctl|not a tty/i.test(message)
+      ? `${path} is not a serial port (a terminal device)`
+      : `${path} cannot be opened: ${message}`;
     return { ok: false, name: check, detail: `${why}; devices.serial.${name}.path` };
   }
 }

@@ -15,12 +15,22 @@ Deno.test("doctor checks each configured device and says what to do; none config
   assert.deepEqual(await checkDevices(configOf("")), []);
   const dir = await Deno.makeTempDir({ prefix: "homed-doctor-" });
   await Deno.writeTextFile(`${dir}/tty`, "");
+  // A pseudo-terminal stands in for a USB serial adapter (socat, as in the serial device's tests).
+  const socat = new Deno.Command("socat", {
+    args: [`pty,raw,echo=0,link=${dir}/pty`, `pty,raw,echo=0`],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  for (let i = 0; i < 100 && !(await Deno.lstat(`${dir}/pty`).then(() => true, () => false)); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   const checks = await checkDevices(configOf([
     "vision: { base_url: 'http://127.0.0.1:1/v1', model: m }",
     "devices:",
     "  serial:",
     `    sensors: { path: ${dir}/no-such-tty }`,
-    `    console: { path: ${dir}/tty }`,
+    `    console: { path: ${dir}/pty }`,
+    `    file: { path: ${dir}/tty }`,
     "  gpio:",
     "    bell: { line: 17, direction: in }",
     "  microphone: {}",
@@ -34,6 +44,7 @@ Deno.test("doctor checks each configured device and says what to do; none config
   assert.deepEqual(Object.keys(byName), [
     "serial.sensors",
     "serial.console",
+    "serial.file",
     "gpio",
     "microphone",
     "speaker",
@@ -44,7 +55,11 @@ Deno.test("doctor checks each configured device and says what to do; none config
     byName["serial.sensors"]!.detail,
     /\/no-such-tty does not exist .*; devices\.serial\.sensors\.path$/,
   );
-  assert.deepEqual(byName["serial.console"], { ok: true, name: "serial.console", detail: `${dir}/tty opens` });
+  assert.deepEqual(byName["serial.console"], { ok: true, name: "serial.console", detail: `${dir}/pty opens` });
+  assert.match(
+    byName["serial.file"]!.detail,
+    /\/tty is not a serial port \(a terminal device\); devices\.serial\.file\.path$/,
+  );
   if (!byName.gpio!.ok) assert.match(byName.gpio!.detail, /gpiomon is not installed .*apt install gpiod/);
   assert.deepEqual(byName.microphone, {
     ok: false,
@@ -57,5 +72,7 @@ Deno.test("doctor checks each configured device and says what to do; none config
     /^homed-no-such-player is not installed .*devices\.speaker\.command; install it/,
   );
   assert.deepEqual(byName.camera, { ok: true, name: "camera", detail: "sh is installed (devices.camera.command)" });
+  socat.kill();
+  await socat.status;
   await Deno.remove(dir, { recursive: true });
 });

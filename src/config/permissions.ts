@@ -181,11 +181,10 @@ export function requiredPermissions(
       ...lua,
       ...silk,
       ...overlay,
-      ...serialPaths(config, mode),
       ...(mode === "doctor" ? [envFilePath(loaded.location.path)] : []),
     ]),
     // Sending to the notify socket needs write access to it as well as the unix: net right.
-    write: unique([...dirs, ...serialPaths(config, mode), ...(mode === "run" && notify ? [notify] : [])]),
+    write: unique([...dirs, ...(mode === "run" && notify ? [notify] : [])]),
     net: unique([
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
       llmHost(config.llm.base_url),
@@ -208,15 +207,12 @@ function runRights(config: Config, mode: PermissionMode): { run?: string[] } {
   const { devices, plugins } = config;
   const run = unique([
     ...(mode === "run" && plugins.allow_exec ? plugins.exec_allowlist : []),
+    // Deno opens nothing under /dev without --allow-all, so a serial port is driven through stty and dd.
+    ...(Object.keys(devices.serial).length ? ["stty", "dd"] : []),
     ...(Object.keys(devices.gpio).length ? ["gpioget", "gpioset", "gpiomon"] : []),
     ...[devices.microphone, devices.speaker, devices.camera].flatMap((device) => device ? [device.command[0]!] : []),
   ]);
   return run.length ? { run } : {};
-}
-
-/** The serial ports, read and written by the daemon (and opened by doctor to check them). */
-function serialPaths(config: Config, mode: PermissionMode): string[] {
-  return mode === "run" || mode === "doctor" ? Object.values(config.devices.serial).map((port) => port.path) : [];
 }
 
 /**

@@ -154,3 +154,29 @@ Deno.test("seeing and hearing add exactly their servers, QQ's media hosts, the l
   });
   assert.deepEqual(requiredPermissions(deaf, "run").net, ["127.0.0.1:8080", "api.deepseek.com:443", "127.0.0.1:11434"]);
 });
+
+Deno.test("local devices: --allow-run names exactly their programs, for the daemon and doctor only; none without devices", () => {
+  const withDevices = parseConfig({
+    text: [
+      "devices:",
+      "  serial: { sensors: { path: /dev/ttyUSB0 } }",
+      "  gpio: { bell: { line: 17, direction: in } }",
+      "  microphone: {}",
+      "  speaker: { command: [/usr/bin/pw-play, \"-\"] }",
+      "  camera: {}",
+      "",
+    ].join("\n"),
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  const programs = ["stty", "dd", "gpioget", "gpioset", "gpiomon", "arecord", "/usr/bin/pw-play", "ffmpeg"];
+  assert.deepEqual(requiredPermissions(withDevices, "run").run, programs);
+  assert.deepEqual(requiredPermissions(withDevices, "doctor").run, programs);
+  assert.equal(requiredPermissions(withDevices, "chat").run, undefined);
+  const flags = toFlags(requiredPermissions(withDevices, "run"));
+  assert.ok(flags.includes(`--allow-run=${programs.join(",")}`), flags.join(" "));
+  assert.ok(!flags.some((flag) => flag.startsWith("--allow-ffi")), "no FFI: the serial port goes through stty and dd");
+  assert.ok(!flags.join(" ").includes("/dev/ttyUSB0"), "no file right for the port: Deno opens nothing under /dev");
+  assert.equal(requiredPermissions(loaded, "run").run, undefined, "no devices, no --allow-run");
+});
