@@ -102,7 +102,7 @@ const rows: Record<string, Row> = {
 };
 
 const env = await environment();
-await writeResults(new URL("./results.json", import.meta.url), {
+await writeResults(new URL("./vad.json", import.meta.url), {
   ...env,
   audio_seconds: SECONDS,
   chunk_bytes: CHUNK,

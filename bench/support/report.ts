@@ -74,6 +74,9 @@ const RECORDED = [
   "stemmers.json",
   "replay.json",
   "oversize.json",
+  "latency.json",
+  "serial.json",
+  "vad.json",
 ];
 
 /** True when the run was asked to update the committed results (`--record`). */

@@ -145,6 +145,8 @@ export function localDevices(options: LocalDevicesOptions): Device[] {
  *
  * @example
  * ```ts
+ * import type { Config } from "../config/schema.ts";
+ *
  * declare const config: Pick<Config, "devices" | "io">;
  * localRoutes(config); // { mic: "speaker", ...config.io.routes } with both configured
  * ```

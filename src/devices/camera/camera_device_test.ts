@@ -36,7 +36,8 @@ Deno.test("camera_snapshot runs the capture command and gives the vision model e
     await Deno.writeFile(`${dir}/frame.png`, PNG);
     const ffmpeg = await standIn(dir, "ffmpeg", `cat "${dir}/frame.png"`);
     const looked: Uint8Array[] = [];
-    const device = camera([ffmpeg, "-f", "v4l2", "-i", "/dev/video0"], looked);
+    // Through sh: a stand-in script needs no run right of its own.
+    const device = camera(["sh", ffmpeg, "-f", "v4l2", "-i", "/dev/video0"], looked);
     const registry = new ToolRegistry();
     for (const tool of device.tools()) registry.register(tool, "device:camera");
     const result = await registry.call("camera_snapshot", "{}", testToolContext("qq:private:1", "household"));
@@ -60,11 +61,11 @@ Deno.test("a camera command that hangs is killed at its deadline; a missing one,
   const dir = await Deno.makeTempDir({ prefix: "homed-camera-" });
   try {
     const looked: Uint8Array[] = [];
-    const hung = camera([await standIn(dir, "hung", "exec sleep 30")], looked, 300);
+    const hung = camera(["sh", await standIn(dir, "hung", "exec sleep 30")], looked, 300);
     const started = performance.now();
     await assert.rejects(
       hung.snapshot(),
-      /^CommandError: .*hung did not finish within 300 ms and was stopped \(devices\.camera\.command\)$/,
+      /^CommandError: sh did not finish within 300 ms and was stopped \(devices\.camera\.command\)$/,
     );
     assert.ok(performance.now() - started < 5_000);
     await assert.rejects(
@@ -73,13 +74,13 @@ Deno.test("a camera command that hangs is killed at its deadline; a missing one,
     );
     const failing = await standIn(dir, "failing", "echo '/dev/video0: No such file or directory' >&2; exit 1");
     await assert.rejects(
-      camera([failing], looked).snapshot(),
+      camera(["sh", failing], looked).snapshot(),
       /failed \(exit code 1: \/dev\/video0: No such file or directory\); check devices\.camera\.command/,
     );
     const big = await standIn(dir, "big", "head -c 5000 /dev/zero");
-    await assert.rejects(camera([big], looked).snapshot(), /printed more than 1024 bytes and was stopped/);
+    await assert.rejects(camera(["sh", big], looked).snapshot(), /printed more than 1024 bytes and was stopped/);
     const silent = await standIn(dir, "silent", "exit 0");
-    await assert.rejects(camera([silent], looked).snapshot(), /The camera command printed no picture/);
+    await assert.rejects(camera(["sh", silent], looked).snapshot(), /The camera command printed no picture/);
     assert.deepEqual(looked, [], "nothing reached the vision model");
     const status = hung.status() as { failures: number; last_error: string };
     assert.equal(status.failures, 1);

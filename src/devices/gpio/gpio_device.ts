@@ -133,6 +133,11 @@ export interface GpioDeviceOptions {
   lines: Record<string, GpioLineSettings>;
   /** The programs; {@link GPIO_TOOLS} by default. */
   tools?: GpioTools;
+  /**
+   * A program the tools are run through, with its arguments (`["sudo", "-n"]` where only root may open the chip;
+   * the tests' `["sh"]`, so stand-in scripts need no run right of their own). None by default.
+   */
+  launcher?: readonly string[];
   clock: Clock;
   logger: Logger;
   /** In [0, 1): jitter for the backoffs. */
@@ -317,6 +322,7 @@ export class GpioDevice implements Device {
   readonly description = "GPIO lines named in devices.gpio: input edges as events, outputs through gpio_set";
   #options: GpioDeviceOptions;
   #programs: GpioTools;
+  #launcher: readonly string[];
   #commandTimeoutMs: number;
   #lines = new Map<string, LineState>();
   /** Input lines by chip, then offset. */
@@ -366,6 +372,7 @@ export class GpioDevice implements Device {
   constructor(options: GpioDeviceOptions) {
     this.#options = options;
     this.#programs = options.tools ?? GPIO_TOOLS;
+    this.#launcher = options.launcher ?? [];
     this.#commandTimeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
     this.#limiter = new LogLimiter({ clock: options.clock });
     const taken = new Map<string, string>();
@@ -616,7 +623,8 @@ export class GpioDevice implements Device {
   async #run(argv: string[], name: string | null, signal: AbortSignal): Promise<string> {
     try {
       const { stdout } = await runCommand({
-        argv,
+        argv: [...this.#launcher, ...argv],
+        name: argv[0]!,
         timeoutMs: this.#commandTimeoutMs,
         maxOutputBytes: MAX_OUTPUT_BYTES,
         clock: this.#options.clock,
@@ -647,7 +655,8 @@ export class GpioDevice implements Device {
     let text: string;
     try {
       const { stdout } = await runCommand({
-        argv: [program, "--version"],
+        argv: [...this.#launcher, program, "--version"],
+        name: program,
         timeoutMs: DETECT_TIMEOUT_MS,
         maxOutputBytes: MAX_OUTPUT_BYTES,
         clock: this.#options.clock,
@@ -732,7 +741,8 @@ export class GpioDevice implements Device {
         decoder: new TextDecoder(),
         pending: "",
         watched: new WatchedCommand({
-          argv: monitorArgv(version, this.#programs.mon, chip, offsets),
+          argv: [...this.#launcher, ...monitorArgv(version, this.#programs.mon, chip, offsets)],
+          name: this.#programs.mon,
           setting: `${SETTING} (${chip})`,
           clock: this.#options.clock,
           logger: this.#options.logger,

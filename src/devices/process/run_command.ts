@@ -41,6 +41,8 @@ export interface RunCommandOptions {
   clock: Clock;
   /** The setting that names the command, for messages (`devices.camera.command`). */
   setting: string;
+  /** How messages name the program: the tool, when `argv` runs it through a launcher (`sudo`, `sh`). */
+  name?: string;
   signal?: AbortSignal;
 }
 
@@ -68,18 +70,19 @@ export interface CommandOutput {
  * ```
  */
 export async function runCommand(options: RunCommandOptions): Promise<CommandOutput> {
-  const [program, ...args] = options.argv;
-  if (!program) throw new CommandError("failed", `${options.setting} is empty: name a program and its arguments`);
+  const [executable, ...args] = options.argv;
+  if (!executable) throw new CommandError("failed", `${options.setting} is empty: name a program and its arguments`);
+  const program = options.name ?? executable;
   let child: Deno.ChildProcess;
   try {
-    child = new Deno.Command(program, {
+    child = new Deno.Command(executable, {
       args,
       stdin: options.stdin ? "piped" : "null",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
   } catch (error) {
-    throw spawnError(program, options.setting, error);
+    throw spawnError(executable, options.setting, error);
   }
   const kill = () => {
     try {

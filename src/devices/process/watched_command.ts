@@ -17,6 +17,8 @@ export interface WatchedCommandOptions {
   argv: readonly string[];
   /** The setting that names the command, for messages (`devices.microphone.command`). */
   setting: string;
+  /** How messages name the program: the tool, when `argv` runs it through a launcher (`sudo`, `sh`). */
+  name?: string;
   clock: Clock;
   logger: Logger;
   /** Each chunk of standard output, in order. */
@@ -113,13 +115,14 @@ export class WatchedCommand {
 
   async #run(): Promise<void> {
     const { argv, setting, clock, logger } = this.#options;
-    const [program, ...args] = argv;
+    const [executable, ...args] = argv;
+    const program = this.#options.name ?? executable;
     let backoff = FIRST_BACKOFF_MS;
     while (!this.#stopping.signal.aborted) {
       const started = clock.monotonic();
       try {
-        if (!program) throw new Error(`${setting} is empty: name a program and its arguments`);
-        this.#child = new Deno.Command(program, { args, stdin: "null", stdout: "piped", stderr: "piped" }).spawn();
+        if (!executable) throw new Error(`${setting} is empty: name a program and its arguments`);
+        this.#child = new Deno.Command(executable, { args, stdin: "null", stdout: "piped", stderr: "piped" }).spawn();
         this.#starts++;
         const stderr = readTail(this.#child.stderr);
         for await (const chunk of this.#child.stdout) this.#options.onOutput(chunk);
@@ -127,7 +130,7 @@ export class WatchedCommand {
         const why = (await stderr).trim().split("\n").at(-1) ?? "";
         this.#lastError = `${program} exited with code ${status.code}${why ? `: ${why}` : ""}`;
       } catch (error) {
-        this.#lastError = program ? spawnError(program, setting, error).message : (error as Error).message;
+        this.#lastError = executable ? spawnError(executable, setting, error).message : (error as Error).message;
       } finally {
         this.#child = undefined;
         this.#options.onEnd?.();

@@ -5,6 +5,7 @@ import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { callDeviceTool } from "../../../tests/support/recording_device.ts";
 import { testToolContext } from "../../../tests/support/tool_context.ts";
 import { waitFor, within } from "../../../tests/support/wait.ts";
+import { FarEnd } from "../../../tests/support/pty_far_end.ts";
 import { type Clock, systemClock } from "../../clock.ts";
 import type { InputEvent } from "../../io/event.ts";
 import { IOManager } from "../../io/io_manager.ts";
@@ -29,61 +30,6 @@ const needPtys = () => {
   socat.assertAvailable();
   stty.assertAvailable();
 };
-
-/**
- * The far end of a pseudo-terminal: socat makes the pty (its slave end linked at `path`, which the device opens) and
- * bridges it to this process's pipes, so what the test writes comes out of the port and what the device writes
- * comes back here. Killing it is the far end going away: socat removes the link and the pty hangs up.
- */
-class FarEnd {
-  readonly path: string;
-  #child: Deno.ChildProcess;
-  #writer: WritableStreamDefaultWriter<Uint8Array>;
-  #reading: Promise<void>;
-  #received = "";
-
-  private constructor(path: string, child: Deno.ChildProcess) {
-    this.path = path;
-    this.#child = child;
-    this.#writer = child.stdin.getWriter();
-    this.#reading = (async () => {
-      const decoder = new TextDecoder();
-      for await (const chunk of child.stdout) this.#received += decoder.decode(chunk, { stream: true });
-    })();
-  }
-
-  static async start(path: string): Promise<FarEnd> {
-    const child = new Deno.Command("socat", {
-      args: [`pty,raw,echo=0,link=${path}`, "STDIO"],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    const far = new FarEnd(path, child);
-    await waitFor(() => Deno.lstat(path).then(() => true, () => false), `socat to make ${path}`);
-    return far;
-  }
-
-  /** What the device wrote so far. */
-  get received(): string {
-    return this.#received;
-  }
-
-  write(data: string | Uint8Array): Promise<void> {
-    return this.#writer.write(typeof data === "string" ? new TextEncoder().encode(data) : data);
-  }
-
-  async close(): Promise<void> {
-    try {
-      this.#child.kill("SIGTERM");
-    } catch {
-      // Already gone.
-    }
-    await this.#writer.close().catch(() => {});
-    await this.#child.status;
-    await this.#reading;
-  }
-}
 
 const PORT: SerialPortSettings = {
   path: "",
