@@ -162,7 +162,7 @@ Deno.test("local devices: --allow-run names exactly their programs, for the daem
       "  serial: { sensors: { path: /dev/ttyUSB0 } }",
       "  gpio: { bell: { line: 17, direction: in } }",
       "  microphone: {}",
-      "  speaker: { command: [/usr/bin/pw-play, \"-\"] }",
+      '  speaker: { command: [/usr/bin/pw-play, "-"] }',
       "  camera: {}",
       "",
     ].join("\n"),
