@@ -32,41 +32,39 @@ export async function checkDevices(config: Config): Promise<Check[]> {
       await checkProgram("gpio", "gpiomon", "devices.gpio", "install libgpiod's tools (Debian: apt install gpiod)"),
     );
   }
-  const needs = (name: string, server: unknown, setting: string, what: string): Check | undefined =>
-    server === null || server === undefined
-      ? { ok: false, name, detail: `${what} needs ${setting}; set it up, or remove devices.${name}` }
-      : undefined;
-  if (devices.microphone) {
+  // Each command device: the server it needs, then its program.
+  const commands = [
+    {
+      name: "microphone",
+      device: devices.microphone,
+      server: speech.stt,
+      setting: "speech.stt",
+      why: "the microphone's speech is transcribed: it",
+      hint: "install it (arecord: apt install alsa-utils)",
+    },
+    {
+      name: "speaker",
+      device: devices.speaker,
+      server: speech.tts,
+      setting: "speech.tts",
+      why: "the speaker says replies aloud: it",
+      hint: "install it (aplay: apt install alsa-utils)",
+    },
+    {
+      name: "camera",
+      device: devices.camera,
+      server: vision,
+      setting: "vision",
+      why: "camera_snapshot describes its picture: it",
+      hint: "install it (ffmpeg: apt install ffmpeg)",
+    },
+  ];
+  for (const { name, device, server, setting, why, hint } of commands) {
+    if (!device) continue;
     checks.push(
-      needs("microphone", speech.stt, "speech.stt", "the microphone's speech is transcribed: it") ??
-        await checkProgram(
-          "microphone",
-          devices.microphone.command[0]!,
-          "devices.microphone.command",
-          "install it (arecord: apt install alsa-utils)",
-        ),
-    );
-  }
-  if (devices.speaker) {
-    checks.push(
-      needs("speaker", speech.tts, "speech.tts", "the speaker says replies aloud: it") ??
-        await checkProgram(
-          "speaker",
-          devices.speaker.command[0]!,
-          "devices.speaker.command",
-          "install it (aplay: apt install alsa-utils)",
-        ),
-    );
-  }
-  if (devices.camera) {
-    checks.push(
-      needs("camera", vision, "vision", "camera_snapshot describes its picture: it") ??
-        await checkProgram(
-          "camera",
-          devices.camera.command[0]!,
-          "devices.camera.command",
-          "install it (ffmpeg: apt install ffmpeg)",
-        ),
+      server === null
+        ? { ok: false, name, detail: `${why} needs ${setting}; set it up, or remove devices.${name}` }
+        : await checkProgram(name, device.command[0]!, `devices.${name}.command`, hint),
     );
   }
   return checks;
