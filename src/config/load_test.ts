@@ -112,6 +112,7 @@ Deno.test("no config at all gives every default", () => {
     cache_bytes: 268_435_456,
   });
   assert.deepEqual(config.devices, { serial: {}, gpio: {}, microphone: null, speaker: null, camera: null });
+  assert.deepEqual(config.mcp, { servers: {}, import: "" });
   assert.deepEqual(envNames, ["HOMED_API_TOKEN", "DEEPSEEK_API_KEY", "ONEBOT_ACCESS_TOKEN"]);
 });
 
@@ -307,7 +308,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "lm:\n  model: x\n",
-      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, vision, speech, media, devices, io, agent, memory, plugins, tracker, backup, paths, log$/,
+      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, vision, speech, media, devices, mcp, io, agent, memory, plugins, tracker, backup, paths, log$/,
     ],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
     ["llm: [\n", /^the file is not valid YAML: /],

@@ -16,6 +16,7 @@ import { luaWasmPath } from "../lua/wasm_path.ts";
 import { silkWasmPath } from "../audio/silk_wasm_path.ts";
 import { runsOnDeno } from "./runs_on_deno.ts";
 import type { Config } from "./schema.ts";
+import { mcpImportPath, type McpServerConfig, mcpServers } from "./mcp_servers.ts";
 
 /** The rights one homed command needs. */
 export interface PermissionSet {
@@ -171,6 +172,7 @@ export function requiredPermissions(
   const lua = [...(adapterFile ? [config.llm.adapter] : []), ...(runsOnDeno() ? [luaWasmPath()] : [])];
   // QQ voice (SILK) is decoded for speech-to-text and encoded for spoken replies; the codec reads its .wasm.
   const speaks = config.speech.stt !== null || config.speech.tts !== null;
+  const servers = mcpServersFor(loaded, mode);
   const silk = speaks && runsOnDeno() ? [silkWasmPath()] : [];
   return {
     // doctor also looks at homed.env's mode (a key file others can read is a finding).
@@ -182,6 +184,7 @@ export function requiredPermissions(
       ...silk,
       ...overlay,
       ...(mode === "doctor" ? [envFilePath(loaded.location.path)] : []),
+      ...(servers.length && config.mcp.import !== "" ? [mcpImportPath(config, loaded.location.path)] : []),
     ]),
     // Sending to the notify socket needs write access to it as well as the unix: net right.
     write: unique([...dirs, ...(mode === "run" && notify ? [notify] : [])]),
@@ -190,10 +193,11 @@ export function requiredPermissions(
       llmHost(config.llm.base_url),
       ...(config.onebot.enabled && config.onebot.forward_url !== "" ? [llmHost(config.onebot.forward_url)] : []),
       ...mediaHosts(config),
+      ...servers.flatMap((server) => server.url ? [llmHost(server.url)] : []),
       ...(mode === "run" ? notifyNet : []),
     ]),
     env,
-    ...runRights(config, mode),
+    ...runRights(config, mode, servers),
   };
 }
 
@@ -202,7 +206,7 @@ export function requiredPermissions(
  * devices need — libgpiod's tools for GPIO, the microphone's, speaker's and camera's commands. Only for the daemon and
  * `doctor` (which checks them); none when nothing needs one, so no `--allow-run` at all.
  */
-function runRights(config: Config, mode: PermissionMode): { run?: string[] } {
+function runRights(config: Config, mode: PermissionMode, servers: readonly McpServerConfig[]): { run?: string[] } {
   if (mode !== "run" && mode !== "doctor") return {};
   const { devices, plugins } = config;
   const run = unique([
@@ -211,8 +215,15 @@ function runRights(config: Config, mode: PermissionMode): { run?: string[] } {
     ...(Object.keys(devices.serial).length ? ["stty", "dd"] : []),
     ...(Object.keys(devices.gpio).length ? ["gpioget", "gpioset", "gpiomon"] : []),
     ...[devices.microphone, devices.speaker, devices.camera].flatMap((device) => device ? [device.command[0]!] : []),
+    ...servers.flatMap((server) => server.command ? [server.command] : []),
   ]);
   return run.length ? { run } : {};
+}
+
+/** The enabled MCP servers (with `mcp.import`'s), for the daemon and doctor; none for other commands. */
+function mcpServersFor(loaded: LoadedConfig, mode: PermissionMode): McpServerConfig[] {
+  if (mode !== "run" && mode !== "doctor") return [];
+  return mcpServers(loaded.config, loaded.location.path).filter((server) => server.enabled);
 }
 
 /**

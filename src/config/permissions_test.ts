@@ -180,3 +180,24 @@ Deno.test("local devices: --allow-run names exactly their programs, for the daem
   assert.ok(!flags.join(" ").includes("/dev/ttyUSB0"), "no file right for the port: Deno opens nothing under /dev");
   assert.equal(requiredPermissions(loaded, "run").run, undefined, "no devices, no --allow-run");
 });
+
+Deno.test("MCP servers: --allow-run names each stdio server's command, --allow-net each remote one's host; off is off", () => {
+  const withServers = parseConfig({
+    text: [
+      "mcp:",
+      "  servers:",
+      "    files: { command: npx, args: [-y, '@modelcontextprotocol/server-filesystem', /srv/share] }",
+      "    ha: { url: 'http://homeassistant.local:8123/api/mcp' }",
+      "    old: { command: /opt/old-server, enabled: false }",
+      "",
+    ].join("\n"),
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  const rights = requiredPermissions(withServers, "run");
+  assert.deepEqual(rights.run, ["npx"]);
+  assert.ok(rights.net.includes("homeassistant.local:8123"), rights.net.join(","));
+  assert.equal(requiredPermissions(withServers, "chat").run, undefined);
+  assert.ok(!requiredPermissions(withServers, "chat").net.includes("homeassistant.local:8123"));
+});

@@ -131,6 +131,34 @@ const gpioLine = z.strictObject({
   active_low: boolean().default(false),
 });
 
+const mcpServerName = text("a server name: 1 to 32 of a-z, A-Z, 0-9, _ and -", /^[A-Za-z0-9_-]{1,32}$/);
+
+/** One MCP server (`mcp.servers.<name>`): a command (stdio) or a URL (streamable HTTP, legacy SSE accepted). */
+export const mcpServer = z.strictObject({
+  command: text("a program name or path").min(1, { error: "a program name or path" }).optional(),
+  args: z.array(z.string({ error: "a text" }), { error: "a list of arguments" }).default([]),
+  env: z.record(text("an environment variable name", /^[A-Za-z_][A-Za-z0-9_]*$/), z.string({ error: "a text" }))
+    .default({}),
+  cwd: z.string({ error: "a folder (empty: homed's)" }).default(""),
+  url: baseUrl.optional(),
+  headers: z.record(text("a header name", /^[A-Za-z0-9-]+$/), z.string({ error: "a text" })).default({}),
+  trust: z.enum(["anyone", "household", "owner"], { error: '"anyone", "household" or "owner"' }).default("owner"),
+  // Per call; agent.tool_timeout when absent.
+  timeout: duration(1_000, 1_800_000, "1s to 30m").optional(),
+  include: z.array(text("a tool name"), { error: "a list of tool names" }).default([]),
+  exclude: z.array(text("a tool name"), { error: "a list of tool names" }).default([]),
+  enabled: boolean().default(true),
+}).superRefine((server, ctx) => {
+  if ((server.command === undefined) === (server.url === undefined)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["command"],
+      message: "either command (a stdio server) or url (an HTTP server), not both and not neither",
+      input: server.command,
+    });
+  }
+});
+
 /** A web origin allowed to call `/api/*` from a browser. */
 const origin = text(
   'an origin such as "https://home.example" or "http://192.168.1.5:8080" (scheme, host, optional port; no path)',
@@ -314,6 +342,11 @@ export const configSchema = z.strictObject({
       ]),
       timeout: duration(1_000, 120_000, "1s to 2m").prefault("10s"),
     }).nullable().default(null),
+  }).prefault({}),
+  mcp: z.strictObject({
+    servers: z.record(mcpServerName, mcpServer).default({}),
+    // A Claude-Desktop style file ({"mcpServers": {…}}) whose servers join these (a server named here wins).
+    import: z.string({ error: "the path of an mcp.json file (empty: none)" }).default(""),
   }).prefault({}),
   io: z.strictObject({
     routes: z.record(

@@ -13,9 +13,9 @@ import { compareText } from "../text/compare_text.ts";
 
 /**
  * Who registered a tool, so a reload replaces exactly its tools: the core, one device (`device:<name>`, the IO layer
- * keeps these in step with its device table) or one plugin (`plugin:<name>`).
+ * keeps these in step with its device table), one plugin (`plugin:<name>`) or one MCP server (`mcp:<name>`).
  */
-export type ToolOwner = "core" | `device:${string}` | `plugin:${string}`;
+export type ToolOwner = "core" | `device:${string}` | `plugin:${string}` | `mcp:${string}`;
 
 /**
  * The owner key of a device's tools.
