@@ -13,7 +13,7 @@ export const LEVELS: readonly (readonly string[])[] = [
   ["net", "log", "service", "tools", "prompt"],
   ["config"],
   ["io", "tracker"],
-  ["provider", "devices", "knowledge", "backup", "mcp"],
+  ["provider", "devices", "knowledge", "backup", "mcp", "smart_home"],
   ["context", "media"],
   ["memory", "agent", "plugin"],
   ["api", "supervise"],

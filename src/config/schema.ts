@@ -131,6 +131,9 @@ const gpioLine = z.strictObject({
   active_low: boolean().default(false),
 });
 
+/** A Home Assistant domain (`light`) or entity id (`cover.garage`). */
+const haName = text("a domain such as light, or an entity id such as cover.garage", /^[a-z0-9_]+(\.[a-z0-9_]+)?$/);
+
 const mcpServerName = text("a server name: 1 to 32 of a-z, A-Z, 0-9, _ and -", /^[A-Za-z0-9_-]{1,32}$/);
 
 /** One MCP server (`mcp.servers.<name>`): a command (stdio) or a URL (streamable HTTP, legacy SSE accepted). */
@@ -341,6 +344,40 @@ export const configSchema = z.strictObject({
         "-",
       ]),
       timeout: duration(1_000, 120_000, "1s to 2m").prefault("10s"),
+    }).nullable().default(null),
+  }).prefault({}),
+  smart_home: z.strictObject({
+    home_assistant: z.strictObject({
+      url: baseUrl,
+      token: secret(16).refine((value) => value !== "", {
+        error: "a long-lived access token (at least 16 characters)",
+      }),
+      domains: z.array(haName, { error: "a list of domains" }).default([
+        "light",
+        "switch",
+        "climate",
+        "cover",
+        "media_player",
+      ]),
+      // Services on these domains or entities wait for the owner's yes (one of 是, yes, 确认, or /confirm <id>).
+      confirm: z.array(haName, { error: "a list of domains or entity ids" }).default([
+        "lock",
+        "alarm_control_panel",
+        "cover.garage",
+      ]),
+      subscribe: z.array(text("an entity id or a pattern such as binary_sensor.*door*"), {
+        error: "a list of entity ids or patterns",
+      }).default([]),
+      confirm_timeout: duration(10_000, 3_600_000, "10s to 1h").prefault("2m"),
+    }).nullable().default(null),
+    mqtt: z.strictObject({
+      url: text("an mqtt:// or mqtts:// URL", /^mqtts?:\/\/[^\s/]+(:\d+)?\/?$/),
+      username: z.string({ error: "a text" }).default(""),
+      password: z.string({ error: "a text" }).default(""),
+      subscribe: z.array(text("an MQTT topic filter such as home/+/motion"), { error: "a list of topic filters" })
+        .default([]),
+      publish: z.array(text("an MQTT topic filter such as home/+/set"), { error: "a list of topic filters" })
+        .default([]),
     }).nullable().default(null),
   }).prefault({}),
   mcp: z.strictObject({

@@ -492,7 +492,13 @@ export class Agent implements Service {
       replyChannel: route.current,
       setReplyChannel: route.set,
     };
-    const input: PromptInput = { text, source: event.source, sender: event.sender, time: event.time };
+    const input: PromptInput = {
+      text,
+      source: event.source,
+      sender: event.sender,
+      time: event.time,
+      trust: event.trust,
+    };
     for (const contributor of this.#options.promptContributors ?? []) {
       const dispatch = contributor.dispatch?.(input);
       if (!dispatch) continue;

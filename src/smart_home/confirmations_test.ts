@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { getLogger } from "@logtape/logtape";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { testToolContext } from "../../tests/support/tool_context.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import { type ConfirmationOutcome, Confirmations } from "./confirmations.ts";
+
+function setup(ownerChannel: string | null = "qq:private:10001") {
+  const clock = new FakeClock();
+  const sent: Array<[string, string]> = [];
+  const outcomes: ConfirmationOutcome[] = [];
+  let ids = 0;
+  const confirmations = new Confirmations({
+    ownerChannel: ownerChannel ?? undefined,
+    send: (channel, text) => (sent.push([channel, text]), Promise.resolve()),
+    timeoutMs: 120_000,
+    clock,
+    logger: getLogger(["test"]),
+    onOutcome: (outcome) => outcomes.push(outcome),
+    newId: () => (0xa000 + ids++).toString(16),
+  });
+  const registry = new ToolRegistry();
+  for (const tool of confirmations.tools()) registry.register(tool);
+  let runs = 0;
+  const unlock = {
+    summary: "Unlock lock.front_door (lock.unlock)",
+    run: () => Promise.resolve(`unlocked (${++runs})`),
+  };
+  const input = (text: string, trust: "owner" | "household" | "guest" = "owner", source = "qq:private:10001") => ({
+    text,
+    source,
+    sender: trust === "owner" ? "10001" : "10002",
+    time: clock.now(),
+    trust,
+  });
+  const answer = async (text: string, trust: "owner" | "household" | "guest" = "owner", source?: string) => {
+    const dispatch = confirmations.dispatch(input(text, trust, source));
+    if (!dispatch) return undefined;
+    const context = testToolContext(source ?? "qq:private:10001", trust);
+    return (await registry.call(dispatch.tool, JSON.stringify(dispatch.args), context)).content;
+  };
+  return { clock, sent, outcomes, confirmations, unlock, answer, runs: () => runs };
+}
+
+const OWNER_TURN = { eventId: "e1", source: "qq:private:10001", sender: "10001", trust: "owner" as const };
+
+Deno.test("the owner's yes in the chat runs the action once; nothing runs before", async () => {
+  const t = setup();
+  const told = await t.confirmations.ask({ ...t.unlock, turn: OWNER_TURN });
+  assert.match(told, /^Not done yet: "Unlock lock\.front_door \(lock\.unlock\)" needs the owner's confirmation/);
+  assert.equal(t.runs(), 0);
+  assert.deepEqual(t.sent, [[
+    "qq:private:10001",
+    "Confirm: Unlock lock.front_door (lock.unlock)? Reply 是 / yes within 2 min to do it, anything else to leave it (or /confirm a000).",
+  ]]);
+  assert.equal(await t.answer("是"), "Done: Unlock lock.front_door (lock.unlock). unlocked (1)");
+  assert.equal(t.runs(), 1);
+  assert.equal(await t.answer("是"), undefined, "nothing waits any more: the second yes is an ordinary message");
+  assert.equal(t.runs(), 1);
+  assert.deepEqual(t.outcomes.map((o) => [o.id, o.outcome]), [["a000", "confirmed"]]);
+});
+
+Deno.test("a guest's or a household member's yes runs nothing; the owner's other words decline; the timeout expires", async () => {
+  const t = setup();
+  const guest = { eventId: "e2", source: "qq:group:555", sender: "10002", trust: "guest" as const };
+  await t.confirmations.ask({ ...t.unlock, turn: guest });
+  assert.equal(t.sent[0]![0], "qq:private:10001", "asked on the owner's own channel, naming who asked");
+  assert.match(t.sent[0]![1], /\(asked by 10002 on qq:group:555\)\?/);
+  assert.equal(await t.answer("yes", "guest", "qq:private:10001"), undefined);
+  assert.equal(await t.answer("yes", "household", "qq:private:10001"), undefined);
+  assert.equal(await t.answer("yes", "owner", "qq:group:555"), undefined, "not the chat it was asked in");
+  assert.equal(t.runs(), 0);
+  assert.equal(t.confirmations.status().length, 1);
+  assert.equal(await t.answer("wait, who is it?"), undefined, "the owner's other words go to the model…");
+  assert.equal(t.confirmations.status().length, 0, "…and leave the action undone");
+  await t.confirmations.ask({ ...t.unlock, turn: OWNER_TURN });
+  t.clock.advance(120_001);
+  assert.equal(await t.answer("yes"), undefined, "too late");
+  assert.equal(t.runs(), 0);
+  assert.deepEqual(t.outcomes.map((o) => o.outcome), ["declined", "expired"]);
+});
+
+Deno.test("/confirm <id> works from any of the owner's chats; no owner channel means it is refused", async () => {
+  const t = setup();
+  await t.confirmations.ask({ ...t.unlock, turn: { ...OWNER_TURN, source: "http", sender: "owner" } });
+  assert.equal(t.sent[0]![0], "http");
+  assert.equal(
+    await t.answer("/confirm a000", "owner", "qq:private:10001"),
+    "Done: Unlock lock.front_door (lock.unlock). unlocked (1)",
+  );
+  assert.equal(
+    await t.answer("/confirm a000", "guest", "qq:private:10001"),
+    undefined,
+    "a guest's /confirm is a message",
+  );
+  const none = setup(null);
+  const told = await none.confirmations.ask({ ...none.unlock, turn: { ...OWNER_TURN, trust: "household" } });
+  assert.match(told, /^Not done: .* homed has no channel to ask the owner on \(set onebot\.owner\)$/);
+  assert.deepEqual(none.sent, []);
+});
