@@ -113,6 +113,7 @@ Deno.test("no config at all gives every default", () => {
   });
   assert.deepEqual(config.devices, { serial: {}, gpio: {}, microphone: null, speaker: null, camera: null });
   assert.deepEqual(config.mcp, { servers: {}, import: "" });
+  assert.deepEqual(config.smart_home, { home_assistant: null, mqtt: null });
   assert.deepEqual(envNames, ["HOMED_API_TOKEN", "DEEPSEEK_API_KEY", "ONEBOT_ACCESS_TOKEN"]);
 });
 
@@ -264,6 +265,14 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
       "devices:\n  microphone: { trust: friend }\n",
       /^devices\.microphone\.trust: got "friend"; allowed: "owner", "household" or "guest"$/,
     ],
+    [
+      "smart_home:\n  home_assistant: { url: 'http://ha:8123', token: short }\n",
+      /^smart_home\.home_assistant\.token: got a secret of 5 characters; allowed: empty \(not set\) or a string of at least 16/,
+    ],
+    [
+      "smart_home:\n  mqtt: { url: 'tcp://broker:1883' }\n",
+      /^smart_home\.mqtt\.url: got "tcp:\/\/broker:1883"; allowed: an mqtt:\/\/ or mqtts:\/\/ URL$/,
+    ],
     ["media:\n  max_image_bytes: 10\n", /^media\.max_image_bytes: got 10; allowed: a whole number from 1024 to/],
     ["media:\n  allow_hosts: ['http://x']\n", /^media\.allow_hosts\.0: got "http:\/\/x"; allowed: a host such as/],
     ["io:\n  routes:\n    http: 'bad channel'\n", /^io\.routes\.http: got "bad channel"; allowed: a channel name/],
@@ -308,7 +317,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "lm:\n  model: x\n",
-      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, vision, speech, media, devices, mcp, io, agent, memory, plugins, tracker, backup, paths, log$/,
+      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, vision, speech, media, devices, smart_home, mcp, io, agent, memory, plugins, tracker, backup, paths, log$/,
     ],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
     ["llm: [\n", /^the file is not valid YAML: /],
