@@ -68,7 +68,9 @@ export function parseCommandLine(argv: string[]): CommandLine {
   let rest = argv[0] === command ? argv.slice(1) : argv;
   // `service` takes an action word first: homed service install|uninstall|status|unit.
   let action = "";
-  if (command === "service" && rest[0] && !rest[0].startsWith("-")) [action, rest] = [rest[0], rest.slice(1)];
+  if ((command === "service" || command === "mcp") && rest[0] && !rest[0].startsWith("-")) {
+    [action, rest] = [rest[0], rest.slice(1)];
+  }
   // `backup` and `restore` take the archive first; `-` is standard output or input.
   if ((command === "backup" || command === "restore") && rest[0] && (rest[0] === "-" || !rest[0].startsWith("-"))) {
     [action, rest] = [rest[0], rest.slice(1)];

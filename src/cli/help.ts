@@ -15,6 +15,7 @@ Usage: homed [--standard-layout] <command> [options]
 Commands:
   run      Run the daemon (default)             [--config FILE]
   chat     Chat with a running daemon            [--config FILE] [--user NAME] [--message TEXT] [--url URL]
+  mcp serve  homed as an MCP server on stdin/stdout  [--config FILE] [--url URL]
   doctor   Check config, rights, data dir, LLM   [--config FILE]
   init     Ask for the LLM, key and LAN; write the config, persona and homed.env; run doctor
            [--config FILE (default config/homed.yaml)] [--force] [--provider deepseek|ollama|URL] [--model M] [--lan] [--port N]

@@ -41,7 +41,8 @@ export type PermissionMode =
   | "service"
   | "backup"
   | "restore"
-  | "tracker";
+  | "tracker"
+  | "mcp";
 
 /** The modes, for argument checks. */
 export const PERMISSION_MODES: readonly PermissionMode[] = [
@@ -54,6 +55,7 @@ export const PERMISSION_MODES: readonly PermissionMode[] = [
   "backup",
   "restore",
   "tracker",
+  "mcp",
 ];
 
 /** `host:port` of a URL, with the scheme's default port (https/wss 443, http/ws 80). */
@@ -105,7 +107,8 @@ export function requiredPermissions(
   const notifyNet = notify ? [`unix:${notify}`, `unix:${notifyClientPath(config.daemon.data_dir)}`] : [];
   const configFile = loaded.location.path ? [loaded.location.path] : [];
   const listen = config.daemon.listen_addr;
-  if (mode === "chat") {
+  // `homed mcp serve` is a client of the daemon like `homed chat`: the config and the daemon's address.
+  if (mode === "chat" || mode === "mcp") {
     return { read: configFile, write: [], net: [`${connectHost(listen)}:${listen.port}`], env };
   }
   if (mode === "init") return initPermissions(loaded.location.path ?? "", loaded.baseDir);
