@@ -366,6 +366,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       tracker: lazyTracker(loaded, clock),
       timer,
       onebot: { path: config.onebot.path, accessToken: config.onebot.access_token, device: () => qq.serving(io) },
+      serveMcp: config.mcp.serve_http,
       uploads: {
         maxImageBytes: config.media.max_image_bytes,
         maxAudioBytes: config.media.max_audio_bytes,

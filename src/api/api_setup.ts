@@ -18,6 +18,8 @@ import type { ServiceHost } from "../service/service_host.ts";
 import type { Tracker } from "../tracker/tracker.ts";
 import { VERSION } from "../version.ts";
 import { type ApiOptions, createApi } from "./app.ts";
+import { butlerAccessFor } from "./mcp_access.ts";
+import { mcpHttpHandler } from "../mcp/serve/mcp_http_route.ts";
 import { HttpServer } from "./http_server.ts";
 import { knowledgeRoutes } from "./knowledge_routes.ts";
 import { memoryRoutes } from "./memory_routes.ts";
@@ -52,6 +54,8 @@ export interface ApiSetupOptions {
   onebot: ReverseWsOptions;
   /** Images and audio in chat requests: their limits and the media cache that keeps them. */
   uploads?: ApiOptions["uploads"];
+  /** `mcp.serve_http`: homed as an MCP server at `/mcp`. */
+  serveMcp?: boolean;
 }
 
 /**
@@ -78,6 +82,20 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
     },
     maxBodyBytes: config.max_body_bytes,
     ...(options.uploads ? { uploads: options.uploads } : {}),
+    ...(options.serveMcp
+      ? {
+        mcp: mcpHttpHandler(
+          (identity) =>
+            butlerAccessFor({
+              device: options.device,
+              memory: options.memory,
+              knowledge: options.knowledge,
+              timer: options.timer,
+            }, identity),
+          { version: VERSION, maxBodyBytes: config.max_body_bytes },
+        ),
+      }
+      : {}),
     logger: options.logger,
     status: options.status,
     channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),

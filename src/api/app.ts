@@ -17,6 +17,7 @@ import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
 import { requestGuard, type RequestGuardOptions } from "./request_guard.ts";
 import { readChatRequest, type UploadLimits } from "./chat_body.ts";
 import type { MessageAttachment } from "../io/message_payload.ts";
+import type { Identity } from "../identity/identity.ts";
 import type { HttpDevice, HttpMessage } from "../devices/http/http_device.ts";
 import { ShuttingDown } from "../io/turn_error.ts";
 
@@ -38,6 +39,8 @@ export interface ApiOptions {
    * chat request's attachments are refused.
    */
   uploads?: UploadLimits & { keep(bytes: Uint8Array, mime: string): Promise<{ id: string }> };
+  /** homed as an MCP server at `/mcp` (`mcp.serve_http`), with the caller's identity from the same tokens. */
+  mcp?: (request: Request, identity: Identity) => Promise<Response>;
   /** More endpoints, mounted behind the same auth and body limit (knowledge, later memory and plugins). */
   routes?: ReadonlyArray<(app: Hono<{ Variables: ApiVariables }>) => void>;
 }
@@ -90,7 +93,8 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
   app.use("*", requestGuard(options.guard));
   app.get("/healthz", (c) => c.json({ ok: true }));
 
-  app.use("/api/*", bearerAuth(options.tokens));
+  const auth = bearerAuth(options.tokens);
+  app.use("/api/*", auth);
   const limitTo = (maxSize: number, what: string) =>
     bodyLimit({
       maxSize,
@@ -111,6 +115,12 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     )
     : bodyLimited;
   app.use("/api/*", (c, next) => (c.req.path.startsWith("/api/chat") ? chatLimited : bodyLimited)(c, next));
+
+  const mcp = options.mcp;
+  if (mcp) {
+    app.use("/mcp", auth, bodyLimited);
+    app.all("/mcp", (c) => mcp(c.req.raw, c.get("identity")));
+  }
 
   app.get("/api/status", (c) => c.json(options.status()));
   app.get("/api/channels", (c) => c.json(options.channels()));

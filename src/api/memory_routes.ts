@@ -8,6 +8,7 @@
 
 import type { Context, Hono } from "hono";
 import { permits } from "../identity/trust.ts";
+import type { Identity } from "../identity/identity.ts";
 import type { MemoryService } from "../memory/memory_service.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
@@ -15,7 +16,19 @@ import { searchParams } from "./search_params.ts";
 
 /** Refuses a caller below trust `household`, naming the trust needed and the caller's. */
 function requireHousehold(c: Context<{ Variables: ApiVariables }>): void {
-  const { name, trust } = c.get("identity");
+  requireHouseholdIdentity(c.get("identity"));
+}
+
+/**
+ * The memory's rule for any door to it (the API, MCP): trust `household` or `owner`; a guest gets 403 naming both.
+ *
+ * @example
+ * ```ts
+ * requireHouseholdIdentity({ name: "alice", trust: "household" }); // passes
+ * ```
+ */
+export function requireHouseholdIdentity(identity: Identity): void {
+  const { name, trust } = identity;
   if (permits("household", trust)) return;
   throw new ApiError(
     403,

@@ -112,7 +112,7 @@ Deno.test("no config at all gives every default", () => {
     cache_bytes: 268_435_456,
   });
   assert.deepEqual(config.devices, { serial: {}, gpio: {}, microphone: null, speaker: null, camera: null });
-  assert.deepEqual(config.mcp, { servers: {}, import: "" });
+  assert.deepEqual(config.mcp, { servers: {}, import: "", serve_http: false });
   assert.deepEqual(config.smart_home, { home_assistant: null, mqtt: null });
   assert.deepEqual(envNames, ["HOMED_API_TOKEN", "DEEPSEEK_API_KEY", "ONEBOT_ACCESS_TOKEN"]);
 });

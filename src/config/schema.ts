@@ -384,6 +384,8 @@ export const configSchema = z.strictObject({
     servers: z.record(mcpServerName, mcpServer).default({}),
     // A Claude-Desktop style file ({"mcpServers": {…}}) whose servers join these (a server named here wins).
     import: z.string({ error: "the path of an mcp.json file (empty: none)" }).default(""),
+    // true: homed is an MCP server too, at /mcp on its listener (streamable HTTP, behind the API tokens).
+    serve_http: boolean().default(false),
   }).prefault({}),
   io: z.strictObject({
     routes: z.record(

@@ -1,0 +1,64 @@
+/**
+ * What the daemon's own `/mcp` endpoint lets an MCP client do, as the person its API token names: chat in the one
+ * conversation (through the HTTP device, like `POST /api/chat`), recall memory (household and owner only, the same
+ * rule and message as `GET /api/memory/documents`), search knowledge, list their schedules (the owner sees all).
+ *
+ * @module
+ */
+
+import type { HttpDevice } from "../devices/http/http_device.ts";
+import { scheduleView, type TimerDevice } from "../devices/timer/timer.ts";
+import type { Identity } from "../identity/identity.ts";
+import { LaneFullError } from "../io/fair_queue.ts";
+import { ShuttingDown } from "../io/turn_error.ts";
+import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
+import type { ButlerAccess } from "../mcp/serve/homed_tools.ts";
+import type { MemoryService } from "../memory/memory_service.ts";
+import { requireHouseholdIdentity } from "./memory_routes.ts";
+
+/** The parts of a running homed the MCP tools reach. */
+export interface McpAccessParts {
+  device: HttpDevice;
+  memory: MemoryService;
+  knowledge: KnowledgeBase;
+  timer: TimerDevice;
+}
+
+/**
+ * The butler as `identity` may reach it.
+ *
+ * @example
+ * ```ts
+ * declare const parts: McpAccessParts;
+ * const access = butlerAccessFor(parts, { name: "alice", trust: "household" });
+ * await access.chat("Is the porch light on?");
+ * ```
+ */
+export function butlerAccessFor(parts: McpAccessParts, identity: Identity): ButlerAccess {
+  return {
+    async chat(text) {
+      let done;
+      try {
+        done = parts.device.submit({ text, identity, display: undefined }).done;
+      } catch (error) {
+        if (error instanceof LaneFullError) throw new Error(error.message);
+        if (error instanceof ShuttingDown) throw new Error("homed is shutting down; try again shortly");
+        throw error;
+      }
+      const result = await done;
+      if (result.error) throw new Error(result.error.message);
+      return { reply: result.reply, channel: result.channel };
+    },
+    async recall(query, k) {
+      requireHouseholdIdentity(identity);
+      return await parts.memory.inspectDocuments(query, k ?? 5);
+    },
+    searchKnowledge(query, k) {
+      return Promise.resolve(parts.knowledge.search(query, k ?? 5));
+    },
+    schedules() {
+      const mine = parts.timer.list({ name: identity.name, owner: identity.trust === "owner" });
+      return Promise.resolve(mine.map(scheduleView));
+    },
+  };
+}
