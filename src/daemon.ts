@@ -30,6 +30,7 @@ import { log } from "./log/logging.ts";
 import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
 import { localDevices, localRoutes } from "./devices/local_setup.ts";
+import { setupSmartHome } from "./smart_home/smart_home_setup.ts";
 import { startPlugins } from "./plugin/plugin_setup.ts";
 import type { Provider, UsageTotals } from "./provider/provider.ts";
 import { setupProvider } from "./provider/provider_setup.ts";
@@ -318,7 +319,26 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         look: (image, signal) => media.look(image, signal),
       },
     });
-    const devices = [http, timer, ...(qq.device ? [qq.device] : []), ...local, ...(options.devices ?? [])];
+    const smartHome = setupSmartHome({
+      config,
+      clock,
+      random,
+      logger: log,
+      send: (channel, text) =>
+        ioManager
+          ? ioManager.send({ target: channel, type: "message", payload: { text } })
+          : Promise.reject(new Error("homed is still starting")),
+      learnDevices: (entities) => memory.learnDevices(entities),
+    });
+    for (const tool of smartHome.confirmations.tools()) tools.register(tool);
+    const devices = [
+      http,
+      timer,
+      ...(qq.device ? [qq.device] : []),
+      ...local,
+      ...smartHome.devices,
+      ...(options.devices ?? []),
+    ];
     const io = ioManager = await startIo({
       ...shared,
       config: { ...config.io, routes: localRoutes(config) },
@@ -347,7 +367,8 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       clock,
       logger: log("agent"),
       shutdownGraceMs: graceMs,
-      promptContributors: [knowledgePrompt(knowledge), plugins, memory],
+      // The owner's yes to a waiting action is taken before anything else sees the message.
+      promptContributors: [smartHome.confirmations, knowledgePrompt(knowledge), plugins, memory],
       media,
     });
     const parts = { persona, io, agent, tools, http, knowledge, services };
@@ -367,6 +388,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       timer,
       onebot: { path: config.onebot.path, accessToken: config.onebot.access_token, device: () => qq.serving(io) },
       serveMcp: config.mcp.serve_http,
+      smartHomeAudit: () => smartHome.audit(),
       uploads: {
         maxImageBytes: config.media.max_image_bytes,
         maxAudioBytes: config.media.max_audio_bytes,

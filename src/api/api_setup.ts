@@ -19,6 +19,7 @@ import type { Tracker } from "../tracker/tracker.ts";
 import { VERSION } from "../version.ts";
 import { type ApiOptions, createApi } from "./app.ts";
 import { butlerAccessFor } from "./mcp_access.ts";
+import { smartHomeRoutes } from "./smart_home_routes.ts";
 import { mcpHttpHandler } from "../mcp/serve/mcp_http_route.ts";
 import { HttpServer } from "./http_server.ts";
 import { knowledgeRoutes } from "./knowledge_routes.ts";
@@ -56,6 +57,8 @@ export interface ApiSetupOptions {
   uploads?: ApiOptions["uploads"];
   /** `mcp.serve_http`: homed as an MCP server at `/mcp`. */
   serveMcp?: boolean;
+  /** The body of `GET /api/smart_home/actions`. */
+  smartHomeAudit?: () => object;
 }
 
 /**
@@ -105,6 +108,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
       pluginRoutes(options.plugins),
       trackerRoutes(options.tracker),
       scheduleRoutes(options.timer),
+      smartHomeRoutes(options.smartHomeAudit ?? (() => ({ actions: [], confirmations: [] }))),
       onebotRoutes(options.onebot),
     ],
   });

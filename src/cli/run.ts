@@ -36,7 +36,13 @@ export async function runCli(line: CommandLine): Promise<void> {
       config.daemon.api_token,
       config.onebot.access_token,
       ...Object.values(config.daemon.api_tokens).map((person) => person.token),
-    ],
+      // The keys of the servers homed talks to on the household's behalf: never in a log line.
+      config.vision?.api_key ?? "",
+      config.speech.stt?.api_key ?? "",
+      config.speech.tts?.api_key ?? "",
+      config.smart_home.home_assistant?.token ?? "",
+      config.smart_home.mqtt?.password ?? "",
+    ].filter((secret) => secret !== ""),
   });
   let daemon;
   try {

@@ -65,6 +65,12 @@ function llmHost(baseUrl: string): string {
   return `${url.hostname}:${port}`;
 }
 
+/** `host:port` of an MQTT broker's URL (1883, or 8883 for mqtts). */
+function mqttHost(url: string): string {
+  const parsed = new URL(url.replace(/^mqtt/, "http"));
+  return `${parsed.hostname}:${parsed.port || (url.startsWith("mqtts:") ? "8883" : "1883")}`;
+}
+
 /**
  * The hosts seeing and hearing reach: the vision, speech-to-text and text-to-speech servers, and — when QQ is on —
  * the hosts its media is fetched from (`media.fetch_hosts`, `media.allow_hosts`; `*.` entries as Deno's wildcards).
@@ -197,6 +203,8 @@ export function requiredPermissions(
       ...(config.onebot.enabled && config.onebot.forward_url !== "" ? [llmHost(config.onebot.forward_url)] : []),
       ...mediaHosts(config),
       ...servers.flatMap((server) => server.url ? [llmHost(server.url)] : []),
+      ...(config.smart_home.home_assistant ? [llmHost(config.smart_home.home_assistant.url)] : []),
+      ...(config.smart_home.mqtt ? [mqttHost(config.smart_home.mqtt.url)] : []),
       ...(mode === "run" ? notifyNet : []),
     ]),
     env,

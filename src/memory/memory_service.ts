@@ -219,6 +219,45 @@ export class MemoryService implements Service, PromptContributor {
     }));
   }
 
+  /**
+   * The household's devices as the smart home names them (Home Assistant's entities): each becomes a graph entity of
+   * type `device` whose `home_assistant_id` fact is its id, with its area, and each alias an entity of its own with the
+   * same id — so "客厅的灯" and "the living room light" both lead to `light.living_room`. One transaction; a renamed
+   * device's old facts are closed (the facts hold one value at a time).
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.learnDevices([{ id: "light.living_room", name: "Living room light", area: "Living room", aliases: ["客厅的灯"] }]);
+   * ```
+   */
+  async learnDevices(
+    devices: ReadonlyArray<{ id: string; name: string; area: string | null; aliases: readonly string[] }>,
+  ): Promise<void> {
+    const graph = (await this.#ready()).graph();
+    const time = this.#options.clock.now();
+    const fact = (name: string, predicate: string, object: string) => ({
+      subject: { name, type: "device" },
+      predicate,
+      object,
+      time,
+      provenance: ["home-assistant"],
+      single: true,
+    });
+    const drafts = devices.flatMap((device) => [
+      fact(device.name, "home_assistant_id", device.id),
+      ...(device.area ? [fact(device.name, "area", device.area)] : []),
+      ...device.aliases.filter((alias) => alias.trim() !== "").map((alias) =>
+        fact(alias, "home_assistant_id", device.id)
+      ),
+    ]).filter((draft) => draft.subject.name.trim() !== "");
+    // In slices: a large installation has thousands of entities; one transaction each keeps the event loop free.
+    for (let at = 0; at < drafts.length; at += 500) {
+      graph.recordBatch(drafts.slice(at, at + 500));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  }
+
   /** An entity's facts, holding ones first, for `/api/memory/graph`. */
   async inspectGraph(name: string): Promise<Array<Record<string, unknown>>> {
     return (await this.#ready()).graph().facts(name).map((fact) => ({

@@ -142,3 +142,32 @@ Deno.test("a guest's words recalled in the owner's reference block stay the gues
   await memory.stop();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("the smart home's devices join the graph: a name or an alias leads to the entity id, a rename closes the old", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 11, 1, 9) });
+  const { memory } = await open(dir, clock);
+  try {
+    await memory.learnDevices([
+      { id: "light.living_room", name: "Living room light", area: "Living room", aliases: ["客厅的灯", " "] },
+      { id: "lock.front_door", name: "Front door", area: null, aliases: [] },
+    ]);
+    const holding = async (name: string) =>
+      (await memory.inspectGraph(name)).filter((fact) => fact.holds).map((fact) => [fact.predicate, fact.object]);
+    assert.deepEqual(await holding("客厅的灯"), [["home_assistant_id", "light.living_room"]]);
+    assert.deepEqual((await holding("Living room light")).sort(), [
+      ["area", "Living room"],
+      ["home_assistant_id", "light.living_room"],
+    ]);
+    assert.deepEqual(await holding("Front door"), [["home_assistant_id", "lock.front_door"]]);
+    clock.advance(60_000);
+    await memory.learnDevices([{ id: "light.living_room", name: "Living room light", area: "Lounge", aliases: [] }]);
+    assert.deepEqual((await holding("Living room light")).sort(), [["area", "Lounge"], [
+      "home_assistant_id",
+      "light.living_room",
+    ]]);
+  } finally {
+    await memory.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
