@@ -31,6 +31,8 @@ import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
 import { localDevices, localRoutes } from "./devices/local_setup.ts";
 import { setupSmartHome } from "./smart_home/smart_home_setup.ts";
+import { startMcp } from "./mcp/mcp_setup.ts";
+import { mcpServers } from "./config/mcp_servers.ts";
 import { startPlugins } from "./plugin/plugin_setup.ts";
 import type { Provider, UsageTotals } from "./provider/provider.ts";
 import { setupProvider } from "./provider/provider_setup.ts";
@@ -318,6 +320,18 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         read: (id) => media.read(id),
         look: (image, signal) => media.look(image, signal),
       },
+    });
+    // MCP servers connect in the background: homed listens before the slowest one is up.
+    await startMcp({
+      servers: mcpServers(config, loaded.location.path),
+      tools,
+      services,
+      clock,
+      random,
+      logger: log("mcp"),
+      defaultTimeoutMs: config.agent.tool_timeout,
+      readEnv: safeEnvReader(new Set()),
+      describeImage: async (bytes) => (await media.look(bytes)).text,
     });
     const smartHome = setupSmartHome({
       config,

@@ -207,7 +207,8 @@ export function requiredPermissions(
       ...(config.smart_home.mqtt ? [mqttHost(config.smart_home.mqtt.url)] : []),
       ...(mode === "run" ? notifyNet : []),
     ]),
-    env,
+    // A stdio MCP server gets PATH and HOME of homed's environment, and nothing else of it.
+    env: servers.some((server) => server.command) ? unique([...env, "PATH", "HOME"]) : env,
     ...runRights(config, mode, servers),
   };
 }
