@@ -8,7 +8,10 @@
 import { join } from "node:path";
 import { loadPersona } from "../agent/personal.ts";
 import { bindHost } from "../config/listen_addr.ts";
-import type { LoadedConfig } from "../config/load.ts";
+import { type LoadedConfig, safeEnvReader } from "../config/load.ts";
+import { mcpServers } from "../config/mcp_servers.ts";
+import { systemClock } from "../clock.ts";
+import { log } from "../log/logging.ts";
 import { envFilePath } from "../config/env_file.ts";
 import { missingPermissions, requiredPermissions } from "../config/permissions.ts";
 import { missingKeyHint } from "../daemon.ts";
@@ -22,6 +25,32 @@ export interface Check {
   ok: boolean;
   name: string;
   detail: string;
+}
+
+/** Each enabled MCP server: started, its tools listed, stopped — or the first error (under a deadline each). */
+async function checkMcpServers(loaded: LoadedConfig): Promise<Check[]> {
+  let servers;
+  try {
+    servers = mcpServers(loaded.config, loaded.location.path).filter((server) => server.enabled);
+  } catch (error) {
+    return [{ ok: false, name: "mcp", detail: (error as Error).message }];
+  }
+  if (servers.length === 0) return [];
+  const { probeServer } = await import("../mcp/mcp_service.ts");
+  const readEnv = safeEnvReader(new Set());
+  const path = readEnv("PATH");
+  const home = readEnv("HOME");
+  const checks: Check[] = [];
+  for (const server of servers) {
+    const probe = await probeServer(server, {
+      clock: systemClock,
+      logger: log("mcp"),
+      baseEnv: { ...(path ? { PATH: path } : {}), ...(home ? { HOME: home } : {}) },
+      timeoutMs: 20_000,
+    });
+    checks.push({ ok: probe.ok, name: `mcp.${server.name}`, detail: probe.detail });
+  }
+  return checks;
 }
 
 async function checkLlm(loaded: LoadedConfig, fetcher: typeof fetch): Promise<Check> {
@@ -141,6 +170,7 @@ export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fe
   checks.push(checkListen(loaded));
   checks.push(await checkLlm(loaded, fetcher));
   checks.push(...await checkDevices(loaded.config));
+  checks.push(...await checkMcpServers(loaded));
   return checks;
 }
 
