@@ -77,6 +77,7 @@ const RECORDED = [
   "latency.json",
   "serial.json",
   "vad.json",
+  "mqtt.json",
 ];
 
 /** True when the run was asked to update the committed results (`--record`). */

@@ -79,7 +79,8 @@ export function mcpServers(
  *
  * @example
  * ```ts
- * mcpImportPath({ mcp: { servers: {}, import: "mcp.json" } }, "/etc/homed/homed.yaml"); // "/etc/homed/mcp.json"
+ * mcpImportPath({ mcp: { servers: {}, import: "mcp.json", serve_http: false } }, "/etc/homed/homed.yaml");
+ * // "/etc/homed/mcp.json"
  * ```
  */
 export function mcpImportPath(config: Pick<Config, "mcp">, configPath: string | undefined): string {
