@@ -78,6 +78,8 @@ const RECORDED = [
   "serial.json",
   "vad.json",
   "mqtt.json",
+  "ha_burst.json",
+  "call.json",
 ];
 
 /** True when the run was asked to update the committed results (`--record`). */
