@@ -368,6 +368,10 @@ export const configSchema = z.strictObject({
       subscribe: z.array(text("an entity id or a pattern such as binary_sensor.*door*"), {
         error: "a list of entity ids or patterns",
       }).default([]),
+      // Entities whose changes start a turn (a rule: "the front door opened"), answered where io.routes sends ha:<id>.
+      turns: z.array(text("an entity id or a pattern such as binary_sensor.*door*"), {
+        error: "a list of entity ids or patterns",
+      }).default([]),
       confirm_timeout: duration(10_000, 3_600_000, "10s to 1h").prefault("2m"),
     }).nullable().default(null),
     mqtt: z.strictObject({

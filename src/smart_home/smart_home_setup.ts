@@ -67,7 +67,14 @@ export function setupSmartHome(options: SmartHomeSetupOptions): SmartHome {
   let home: HomeAssistantDevice | undefined;
   if (ha) {
     home = new HomeAssistantDevice({
-      settings: { url: ha.url, token: ha.token, domains: ha.domains, confirm: ha.confirm, subscribe: ha.subscribe },
+      settings: {
+        url: ha.url,
+        token: ha.token,
+        domains: ha.domains,
+        confirm: ha.confirm,
+        subscribe: ha.subscribe,
+        turns: ha.turns,
+      },
       askOwner: (request) => confirmations.ask(request),
       ...(options.learnDevices ? { learnEntities: (entities) => options.learnDevices!(entities) } : {}),
       clock,

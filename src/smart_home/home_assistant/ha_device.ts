@@ -45,6 +45,12 @@ export interface HomeAssistantSettings {
   confirm: string[];
   /** Entity ids or globs (`binary_sensor.*door*`) whose state changes become device events. */
   subscribe: string[];
+  /**
+   * Entity ids or globs whose state changes are *messages* to the butler (a turn starts, answered where
+   * `io.routes` sends `ha:<entity>` — the owner's QQ, say): the rules a household wants acted on ("the front door
+   * opened"). Empty by default: changes are only recorded.
+   */
+  turns?: string[];
 }
 
 /** The turn a sensitive action was asked in. */
@@ -341,6 +347,7 @@ export class HomeAssistantDevice implements Device {
   readonly #settings: HomeAssistantSettings;
   readonly #connection: HaConnection;
   readonly #subscribed: (entityId: string) => boolean;
+  readonly #turns: (entityId: string) => boolean;
   readonly #confirmEntity: (entityId: string) => boolean;
   readonly #confirmDomains: ReadonlySet<string>;
   readonly #allowedDomains: ReadonlySet<string>;
@@ -425,6 +432,7 @@ export class HomeAssistantDevice implements Device {
     // A confirm domain is callable, on the owner's yes: `confirm: [lock]` would mean nothing otherwise.
     this.#allowedDomains = new Set([...settings.domains, ...this.#confirmDomains]);
     this.#subscribed = entityMatcher(settings.subscribe);
+    this.#turns = entityMatcher(settings.turns ?? []);
     this.#connection = new HaConnection({
       url: settings.url,
       token: settings.token,
@@ -700,10 +708,25 @@ export class HomeAssistantDevice implements Device {
 
   /** A state change of a `subscribe` entity becomes an `ha.state` event (attribute-only changes do not). */
   #changed(entityId: string, before: HaState | undefined, after: HaState | undefined): void {
-    if (!this.#subscribed(entityId)) return;
+    const turns = this.#turns(entityId);
+    if (!turns && !this.#subscribed(entityId)) return;
     const from = before?.state ?? null;
     const to = after?.state ?? null;
     if (from === to) return;
+    if (turns) {
+      // A rule: the change is a message (a turn), not only a record; a full lane falls back to the record below.
+      const at = after?.last_changed ?? new Date(this.#options.clock.now()).toISOString();
+      const text = `Home Assistant: ${this.#nameOf(entityId)} (${entityId}) changed from ${from ?? "unknown"} to ` +
+        `${to ?? "unknown"} at ${at}`;
+      const message: InputDraft = {
+        source: `ha:${entityId}`,
+        sender: "home-assistant",
+        trust: "household",
+        type: "message",
+        payload: { text },
+      };
+      if (this.#emit(message) === "sent") return;
+    }
     const draft: InputDraft = {
       source: `ha:${entityId}`,
       sender: "home-assistant",

@@ -327,6 +327,22 @@ Deno.test("state changes of subscribe entities become ha.state inputs, one sourc
   await close();
 });
 
+Deno.test("a `turns` entity's change is a message to the butler (a rule), not only a record", async () => {
+  await using ha = fakeHa();
+  const { inputs, close } = await setup(ha, { settings: { subscribe: [], turns: ["binary_sensor.front_door"] } });
+  ha.setState("binary_sensor.hall_motion", "on");
+  ha.setState("binary_sensor.front_door", "on");
+  await waitFor(() => inputs.length >= 1, "the door's message");
+  assert.equal(inputs.length, 1, "only the rule's entity");
+  const [door] = inputs;
+  assert.deepEqual([door?.source, door?.type, door?.trust], ["ha:binary_sensor.front_door", "message", "household"]);
+  assert.match(
+    String(door!.payload.text),
+    /^Home Assistant: Front door contact \(binary_sensor\.front_door\) changed from off to on at /,
+  );
+  await close();
+});
+
 Deno.test("HA dropping every socket: the device reconnects after its backoff, subscribes again, and hands in what changed meanwhile", async () => {
   await using ha = fakeHa();
   const clock = new FakeClock();
