@@ -13,7 +13,7 @@
 import type { McpServerConfig } from "../config/mcp_servers.ts";
 import { decodeBase64 } from "../text/base64.ts";
 import { untrustedLine } from "../text/untrusted.ts";
-import { compileSchema } from "../tools/json_schema.ts";
+import { compileSchema, knownSchemaKeyword } from "../tools/json_schema.ts";
 import type { JsonSchema, Tool, ToolContext } from "../tools/tool.ts";
 import type { McpCallResult, McpContent, McpListedTool } from "./mcp_session.ts";
 import { mcpToolName } from "./tool_names.ts";
@@ -194,44 +194,6 @@ export function parametersOf(schema: unknown): JsonSchema {
   return { type: "object" };
 }
 
-/** Keywords homed's validator checks, and those it accepts as annotations; see `src/tools/json_schema.ts`. */
-const KNOWN = new Set([
-  "type",
-  "enum",
-  "const",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "minimum",
-  "maximum",
-  "exclusiveMinimum",
-  "exclusiveMaximum",
-  "multipleOf",
-  "items",
-  "minItems",
-  "maxItems",
-  "uniqueItems",
-  "properties",
-  "required",
-  "additionalProperties",
-  "minProperties",
-  "maxProperties",
-  "anyOf",
-  "oneOf",
-  "allOf",
-  "not",
-  "$schema",
-  "$id",
-  "$comment",
-  "title",
-  "description",
-  "default",
-  "examples",
-  "deprecated",
-  "readOnly",
-  "writeOnly",
-  "format",
-]);
 const SCHEMA_LISTS = new Set(["anyOf", "oneOf", "allOf"]);
 
 /** The schema without keywords homed does not know; `undefined` when a `not` would have to change (it is dropped). */
@@ -241,7 +203,7 @@ function loosen(schema: unknown, depth = 0): unknown {
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
-    if (!KNOWN.has(key)) continue;
+    if (!knownSchemaKeyword(key)) continue;
     if (key === "properties" && value && typeof value === "object" && !Array.isArray(value)) {
       out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, loosen(sub, depth + 1)]));
     } else if ((key === "items" || key === "additionalProperties") && typeof value === "object" && value !== null) {

@@ -37,6 +37,20 @@ const ANNOTATIONS: ReadonlySet<string> = new Set([
   "format",
 ]);
 
+/**
+ * Every keyword the validator takes — those it checks and those it accepts as annotations — so a schema from elsewhere
+ * (an MCP server's) can be loosened to what it can enforce.
+ *
+ * @example
+ * ```ts
+ * knownSchemaKeyword("pattern"); // true
+ * knownSchemaKeyword("$ref"); // false
+ * ```
+ */
+export function knownSchemaKeyword(keyword: string): boolean {
+  return KEYWORDS.has(keyword) || ANNOTATIONS.has(keyword);
+}
+
 type Rule = (value: unknown, path: string, out: SchemaViolation[]) => void;
 
 function typeOf(value: unknown): JsonType | "undefined" {

@@ -377,13 +377,7 @@ export class Agent implements Service {
   async #reference(event: InputEvent, message: MessagePayload): Promise<PromptSection[]> {
     const { text, attachments } = message;
     // The sender's trust goes along: memory gives a guest's message only what that guest said.
-    const input: PromptInput = {
-      text,
-      source: event.source,
-      sender: event.sender,
-      time: event.time,
-      trust: event.trust,
-    };
+    const input = promptInput(event, text);
     const sections: PromptSection[] = [{ title: "Now", body: new Date(this.#options.clock.now()).toISOString() }];
     const history = this.#context.records().map(historyEntry);
     for (const contributor of this.#options.promptContributors ?? []) {
@@ -492,13 +486,7 @@ export class Agent implements Service {
       replyChannel: route.current,
       setReplyChannel: route.set,
     };
-    const input: PromptInput = {
-      text,
-      source: event.source,
-      sender: event.sender,
-      time: event.time,
-      trust: event.trust,
-    };
+    const input = promptInput(event, text);
     for (const contributor of this.#options.promptContributors ?? []) {
       const dispatch = contributor.dispatch?.(input);
       if (!dispatch) continue;
@@ -557,6 +545,11 @@ export class Agent implements Service {
     }
     throw new RangeError("maxToolRounds must be at least 1");
   }
+}
+
+/** The message as contributors see it: its words, where and when it came, who said it and their trust. */
+function promptInput(event: InputEvent, text: string): PromptInput {
+  return { text, source: event.source, sender: event.sender, time: event.time, trust: event.trust };
 }
 
 /** A context entry as contributors see it. */
