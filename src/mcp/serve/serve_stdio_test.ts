@@ -164,7 +164,7 @@ Deno.test("as a child process on real stdin and stdout, it serves the SDK's clie
  * What the SDK's `StdioClientTransport` reads of homed's environment: `OSTYPE` as its `which` loads, and the six
  * variables it passes to every child. Without the rights (`deno task test` grants a shorter list) its test is skipped.
  */
-const SDK_STDIO_ENV = ["OSTYPE", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+const SDK_STDIO_ENV = ["OSTYPE", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "NODE_V8_COVERAGE"];
 const sdkStdioAllowed = SDK_STDIO_ENV.every((variable) =>
   Deno.permissions.querySync({ name: "env", variable }).state === "granted"
 );
