@@ -281,6 +281,8 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
 
     const http = new HttpDevice();
+    // The OpenAI-compatible door is a channel of its own: its people come in as openai:<name>.
+    const openAi = config.daemon.openai_api ? new HttpDevice({ name: "openai" }) : undefined;
     // The IO manager is made after its devices; the timer asks it about a channel only when a schedule is made.
     let ioManager: IOManager | undefined;
     const checkChannel = (channel: string) =>
@@ -347,6 +349,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     for (const tool of smartHome.confirmations.tools()) tools.register(tool);
     const devices = [
       http,
+      ...(openAi ? [openAi] : []),
       timer,
       ...(qq.device ? [qq.device] : []),
       ...local,
@@ -402,6 +405,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       timer,
       onebot: { path: config.onebot.path, accessToken: config.onebot.access_token, device: () => qq.serving(io) },
       serveMcp: config.mcp.serve_http,
+      ...(openAi ? { openAi } : {}),
       smartHomeAudit: () => smartHome.audit(),
       uploads: {
         maxImageBytes: config.media.max_image_bytes,

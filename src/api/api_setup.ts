@@ -57,6 +57,8 @@ export interface ApiSetupOptions {
   uploads?: ApiOptions["uploads"];
   /** `mcp.serve_http`: homed as an MCP server at `/mcp`. */
   serveMcp?: boolean;
+  /** With `daemon.openai_api`: the `openai` channel the door submits to. */
+  openAi?: HttpDevice;
   /** The body of `GET /api/smart_home/actions`. */
   smartHomeAudit?: () => object;
 }
@@ -85,6 +87,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
     },
     maxBodyBytes: config.max_body_bytes,
     ...(options.uploads ? { uploads: options.uploads } : {}),
+    ...(options.openAi ? { openAi: options.openAi } : {}),
     ...(options.serveMcp
       ? {
         mcp: mcpHttpHandler(

@@ -18,6 +18,7 @@ import { requestGuard, type RequestGuardOptions } from "./request_guard.ts";
 import { readChatRequest, type UploadLimits } from "./chat_body.ts";
 import type { MessageAttachment } from "../io/message_payload.ts";
 import type { Identity } from "../identity/identity.ts";
+import { openAiDoor, openAiError } from "./openai_door.ts";
 import type { HttpDevice, HttpMessage } from "../devices/http/http_device.ts";
 import { ShuttingDown } from "../io/turn_error.ts";
 
@@ -39,6 +40,10 @@ export interface ApiOptions {
    * chat request's attachments are refused.
    */
   uploads?: UploadLimits & { keep(bytes: Uint8Array, mime: string): Promise<{ id: string }> };
+  /** `daemon.openai_api`: the OpenAI-compatible door at `/v1`, submitting to this `openai` channel. */
+  openAi?: HttpDevice;
+  /** The clock's `now`, for the door's `created` times. */
+  now?: () => number;
   /** homed as an MCP server at `/mcp` (`mcp.serve_http`), with the caller's identity from the same tokens. */
   mcp?: (request: Request, identity: Identity) => Promise<Response>;
   /** More endpoints, mounted behind the same auth and body limit (knowledge, later memory and plugins). */
@@ -80,6 +85,8 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
   const { device, logger } = options;
 
   app.onError((error, c) => {
+    // The OpenAI-compatible door answers in OpenAI's error shape, which its clients read.
+    if (error instanceof ApiError && c.req.path.startsWith("/v1/")) return c.json(openAiError(error), error.status);
     if (error instanceof ApiError) return c.json(error.toJSON(), error.status);
     logger.error("Request {method} {path} failed: {error}", { method: c.req.method, path: c.req.path, error });
     return c.json(new ApiError(500, "internal", "Internal error in homed; see its log").toJSON(), 500);
@@ -115,6 +122,11 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
     )
     : bodyLimited;
   app.use("/api/*", (c, next) => (c.req.path.startsWith("/api/chat") ? chatLimited : bodyLimited)(c, next));
+
+  if (options.openAi) {
+    app.use("/v1/*", auth, bodyLimited);
+    openAiDoor(options.openAi, options.now ?? Date.now)(app);
+  }
 
   const mcp = options.mcp;
   if (mcp) {

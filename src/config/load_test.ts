@@ -55,6 +55,7 @@ Deno.test("no config at all gives every default", () => {
     max_body_bytes: 262_144,
     shutdown_grace: 10_000,
     timezone: "",
+    openai_api: false,
   });
   assert.deepEqual(config.llm, {
     model: "deepseek-v4-flash",
@@ -313,7 +314,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "daemon:\n  listen_adr: x\n",
-      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, timezone, data_dir, heartbeat_interval, api_token, api_tokens, public_hosts, allowed_origins, max_body_bytes, shutdown_grace$/,
+      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, timezone, data_dir, heartbeat_interval, api_token, api_tokens, public_hosts, allowed_origins, max_body_bytes, shutdown_grace, openai_api$/,
     ],
     [
       "lm:\n  model: x\n",

@@ -215,6 +215,8 @@ export const configSchema = z.strictObject({
     allowed_origins: z.array(origin, { error: "a list of origins" }).default([]),
     max_body_bytes: number(1_024, 16 * 1024 * 1024, true).default(262_144),
     shutdown_grace: duration(1_000, 300_000, "1s to 5m").prefault("10s"),
+    // true: the OpenAI-compatible door, GET /v1/models and POST /v1/chat/completions (behind the API tokens).
+    openai_api: boolean().default(false),
   }).prefault({}),
   llm: z.strictObject({
     model: text("a non-empty model name").min(1, { error: "a non-empty model name" }).default(

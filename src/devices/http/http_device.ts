@@ -25,6 +25,8 @@ export interface HttpMessage {
   display?: string | undefined;
   /** Uploads, their bytes already in the media cache (`media`). */
   attachments?: readonly MessageAttachment[];
+  /** A source of this channel other than its name (`openai:alice`: who came through the door). */
+  source?: string;
 }
 
 /** A request submitted through the device. */
@@ -54,6 +56,11 @@ export interface HttpDeviceOptions {
   eventsClientMaxBytes?: number;
   /** For the streams' keep-alive comments. */
   clock?: Pick<Clock, "after">;
+  /**
+   * The channel's name: `http` (the API), or `openai` for the OpenAI-compatible door — a second request/response
+   * channel whose sources are `openai:<token name>`.
+   */
+  name?: "http" | "openai";
 }
 
 /** A client of `GET /api/events`. */
@@ -67,9 +74,9 @@ export interface EventListener {
 
 /** The `http` channel. */
 export class HttpDevice implements Device {
-  readonly name = "http";
+  readonly name: "http" | "openai";
   readonly type = "http";
-  readonly description = "The HTTP API (POST /api/chat, /api/chat/stream) and clients built on it, such as homed chat";
+  readonly description: string;
   /** A chat request is answered by its turn's `done` event, never through the outbound queue. */
   readonly answersInline = true;
   #context: DeviceContext | undefined;
@@ -93,6 +100,10 @@ export class HttpDevice implements Device {
    */
   constructor(options: HttpDeviceOptions = {}) {
     this.#options = options;
+    this.name = options.name ?? "http";
+    this.description = this.name === "http"
+      ? "The HTTP API (POST /api/chat, /api/chat/stream) and clients built on it, such as homed chat"
+      : "The OpenAI-compatible door (POST /v1/chat/completions): apps and integrations that speak OpenAI's API";
   }
 
   tools(): [] {
@@ -309,7 +320,7 @@ export class HttpDevice implements Device {
     if (message.attachments?.length) payload.attachments = message.attachments;
     if (onEvent) payload.stream = true;
     const event = context.emit({
-      source: this.name,
+      source: message.source ?? this.name,
       sender: message.identity.name,
       trust: message.identity.trust,
       type: "message",
