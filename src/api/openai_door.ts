@@ -28,6 +28,8 @@ const MODEL = "homed";
  *
  * @example
  * ```ts
+ * import { ApiError } from "./api_error.ts";
+ *
  * openAiError(new ApiError(401, "unauthorized", "This endpoint needs an Authorization: Bearer <api_token> header"));
  * // { error: { message: "This endpoint needs …", type: "authentication_error", code: "unauthorized" } }
  * ```
