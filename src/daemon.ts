@@ -318,7 +318,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       logger: log,
       media: {
         hear: (wav, signal) => media.hear(wav, signal),
-        speak: async (text) => (await media.read((await media.speak(text)).id)) ?? new Uint8Array(),
+        speak: async (text) => (await media.speak(text)).bytes,
         read: (id) => media.read(id),
         look: (image, signal) => media.look(image, signal),
       },

@@ -313,8 +313,8 @@ export class MediaService implements Service {
     }
   }
 
-  /** The butler's reply as speech, kept in the media cache for the channel to send. */
-  async speak(text: string, signal?: AbortSignal): Promise<MediaRef> {
+  /** The butler's reply as speech, kept in the media cache for the channel to send; its bytes come back too. */
+  async speak(text: string, signal?: AbortSignal): Promise<MediaRef & { bytes: Uint8Array }> {
     const tts = this.#options.tts;
     if (!tts) throw new Error("No text-to-speech server is set up (speech.tts)");
     const audio = await this.#timed(this.#counts.tts, text.length, () => tts.speak(text, signal));
@@ -322,7 +322,7 @@ export class MediaService implements Service {
     if (sniffed.kind !== "audio") {
       throw new Error(`The text-to-speech server answered with ${sniffed.mime}, not audio`);
     }
-    return await this.#options.cache.put(audio.bytes, sniffed.mime);
+    return { ...await this.#options.cache.put(audio.bytes, sniffed.mime), bytes: audio.bytes };
   }
 
   /**

@@ -23,6 +23,7 @@ import type { Trust } from "../../identity/trust.ts";
 import { type Device, type DeviceContext, type DeviceTool, type InputDraft, SendInterrupted } from "../../io/device.ts";
 import { Capability, type OutputEvent } from "../../io/event.ts";
 import { LaneFullError } from "../../io/fair_queue.ts";
+import { waitForRoom } from "../../io/lane_room.ts";
 import { ShuttingDown } from "../../io/turn_error.ts";
 import { LineSplitter, type SplitLine } from "./line_splitter.ts";
 import { type OpenPort, openTty, type SerialLink, TTY_SPEEDS } from "./tty_link.ts";
@@ -95,10 +96,6 @@ export const SERIAL_WRITE_MAX_CHARS = 4_096;
 export const START_WAIT_MS = 3_000;
 /** Longest `stop()` waits for a port to close. */
 const STOP_MS = 8_000;
-/** Tries of a refused line that only yield to other microtasks, before waits on the clock (1 ms doubling to 100). */
-const REFUSED_YIELDS = 8;
-/** Longest the input queue is waited for between two tries of a refused line. */
-const REFUSED_WAIT_MAX_MS = 100;
 /** The input queue being full is logged at most this often per port. */
 const QUEUE_FULL_LOG_MS = 60_000;
 
@@ -490,8 +487,7 @@ export class SerialDevice implements Device {
           // Not read meanwhile: the lines wait in the tty, and the far end is slowed down by its buffers. A reader
           // that takes inputs as they come frees the lane within a few microtasks; a slower one is polled by timer.
           try {
-            if (refused <= REFUSED_YIELDS) await Promise.resolve();
-            else await clock.sleep(Math.min(2 ** (refused - REFUSED_YIELDS - 1), REFUSED_WAIT_MAX_MS), signal);
+            await waitForRoom(refused, (ms) => clock.sleep(ms, signal));
           } catch {
             return false;
           }

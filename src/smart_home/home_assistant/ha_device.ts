@@ -27,6 +27,7 @@ import { type Clock, sleepWith } from "../../clock.ts";
 import type { Trust } from "../../identity/trust.ts";
 import type { Device, DeviceContext, DeviceTool, InputDraft } from "../../io/device.ts";
 import { LaneFullError } from "../../io/fair_queue.ts";
+import { waitForRoom } from "../../io/lane_room.ts";
 import { ShuttingDown } from "../../io/turn_error.ts";
 import type { OutputEvent } from "../../io/event.ts";
 import { untrustedLine } from "../../text/untrusted.ts";
@@ -156,9 +157,6 @@ const CALL_TIMEOUT_MS = 15_000;
 const MAX_DATA_CHARS = 4_096;
 /** Entity ids per `get_entries` command (aliases), to keep each frame small. */
 const ALIAS_BATCH = 200;
-/** Tries of a refused event that only yield to other microtasks, before waits on the clock (1 ms doubling to 100). */
-const REFUSED_YIELDS = 8;
-const REFUSED_WAIT_MAX_MS = 100;
 /** Keys of service data that are targets: a target goes in `entity_id`, where it is checked. */
 const TARGET_KEYS = ["entity_id", "device_id", "area_id", "floor_id", "label_id"];
 /** Keys of service data that are secrets (an alarm code): masked in the audit list, the summary and logs. */
@@ -788,14 +786,7 @@ export class HomeAssistantDevice implements Device {
       refused++;
       try {
         // A reader that takes inputs as they come frees the lane within a few microtasks; a slower one is polled.
-        if (refused <= REFUSED_YIELDS) await Promise.resolve();
-        else {
-          await sleepWith(
-            this.#options.clock,
-            Math.min(2 ** (refused - REFUSED_YIELDS - 1), REFUSED_WAIT_MAX_MS),
-            signal,
-          );
-        }
+        await waitForRoom(refused, (ms) => sleepWith(this.#options.clock, ms, signal));
       } catch {
         break;
       }

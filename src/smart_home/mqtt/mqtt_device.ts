@@ -37,6 +37,7 @@ import { type Clock, deadline } from "../../clock.ts";
 import type { Device, DeviceContext, DeviceTool, InputDraft } from "../../io/device.ts";
 import type { OutputEvent } from "../../io/event.ts";
 import { LaneFullError } from "../../io/fair_queue.ts";
+import { waitForRoom } from "../../io/lane_room.ts";
 import { ShuttingDown } from "../../io/turn_error.ts";
 import { escapeControl } from "../../text/untrusted.ts";
 import { type BrokerAddress, newMqttClient, parseBrokerUrl } from "./mqtt_client.ts";
@@ -149,9 +150,6 @@ export const MQTT_START_WAIT_MS = 3_000;
 const STOP_MS = 3_000;
 /** MQTT keep-alive, seconds: a dead broker behind a live network is noticed within about 1.5 times this. */
 const KEEPALIVE_S = 30;
-/** Tries of a refused event that only yield to other microtasks before waits on the clock (1 ms doubling to 100). */
-const REFUSED_YIELDS = 8;
-const REFUSED_WAIT_MAX_MS = 100;
 /** Dropped events are logged at most this often. */
 const DROP_LOG_MS = 60_000;
 
@@ -651,11 +649,7 @@ export class MqttDevice implements Device {
           continue;
         }
         // A reader that takes inputs as they come frees the lane within a few microtasks; a busy agent is polled.
-        if (++refused <= REFUSED_YIELDS) await Promise.resolve();
-        else {
-          await this.#options.clock.sleep(Math.min(2 ** (refused - REFUSED_YIELDS - 1), REFUSED_WAIT_MAX_MS), signal)
-            .catch(() => {});
-        }
+        await waitForRoom(++refused, (ms) => this.#options.clock.sleep(ms, signal)).catch(() => {});
       }
     } finally {
       this.#draining = false;
