@@ -12,6 +12,7 @@ import { buildAgent } from "./agent/agent_setup.ts";
 import type { Agent } from "./agent/core/agent.ts";
 import { loadPersona, type Persona, personaNames } from "./agent/personal.ts";
 import { startApi } from "./api/api_setup.ts";
+import type { CallCountsBody } from "./api/usage_routes.ts";
 import type { StatusBody, UsageBody } from "./api/status_body.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { type LoadedConfig, safeEnvReader } from "./config/load.ts";
@@ -40,6 +41,10 @@ import { ServiceHost } from "./service/service_host.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { lazyTracker, scheduleBaseline } from "./tracker/tracker_setup.ts";
 import { VERSION } from "./version.ts";
+import type { RecentLines } from "./log/recent_lines.ts";
+import { UsageLedger } from "./provider/usage_ledger.ts";
+import { metered } from "./provider/metered_provider.ts";
+import { TurnTraces } from "./agent/core/turn_traces.ts";
 
 /** Options of {@link startDaemon}. */
 export interface DaemonOptions {
@@ -51,6 +56,8 @@ export interface DaemonOptions {
   devices?: Device[];
   /** Overrides `daemon.shutdown_grace`. */
   shutdownGraceMs?: number;
+  /** The newest log lines (the log's second sink), for `GET /api/logs`. */
+  recentLog?: RecentLines;
 }
 
 /** A running daemon. */
@@ -268,12 +275,27 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       provider: options.provider,
     });
     closers.push(llm.close);
+    // Every request counted per day (the console's cost figures); the ledger closes after the provider.
+    const ledger = UsageLedger.open({
+      path: join(dataDir, "usage.db"),
+      clock,
+      timezone: config.daemon.timezone,
+      prices: config.llm.prices,
+    });
+    closers.push(() => ledger.close());
+    const ledgerLogger = log("llm");
+    const provider = metered(
+      llm.provider,
+      ledger,
+      (error) => ledgerLogger.warning("Could not count an LLM request in usage.db: {error}", { error }),
+    );
+    const distiller = llm.distiller ? provider : undefined;
     const { memory, context } = await startMemory({
       ...shared,
       config: config.memory,
       logger: log("memory"),
       tools,
-      provider: llm.distiller,
+      provider: distiller,
       persona: persona.text,
       selfNames: personaNames(persona.text),
     });
@@ -374,10 +396,12 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       devices: io,
       natives: qq.natives,
     });
+    const traces = new TurnTraces({ clock, prices: config.llm.prices });
     const agent = buildAgent({
       config,
       io,
-      provider: llm.provider,
+      provider,
+      traces,
       tools,
       persona,
       context,
@@ -389,7 +413,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       media,
     });
     const parts = { persona, io, agent, tools, http, knowledge, services };
-    const status = { ...parts, loaded, clock, startedAt, provider: llm.provider, timer };
+    const status = { ...parts, loaded, clock, startedAt, provider, timer };
     const server = await startApi({
       config: config.daemon,
       logger: log("api"),
@@ -407,6 +431,13 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       serveMcp: config.mcp.serve_http,
       ...(openAi ? { openAi } : {}),
       smartHomeAudit: () => smartHome.audit(),
+      traces,
+      usage: {
+        ledger,
+        media: () => mediaCounts(media.status()),
+        ...(options.recentLog ? { recent: options.recentLog } : {}),
+      },
+      conversation: () => context.records(),
       uploads: {
         maxImageBytes: config.media.max_image_bytes,
         maxAudioBytes: config.media.max_audio_bytes,
@@ -426,4 +457,13 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     if (error instanceof StartupError) throw error;
     throw new StartupError((error as Error).message, { cause: error });
   }
+}
+
+/** The media service's call counts as `/api/usage` shows them (its status nests them per model server). */
+function mediaCounts(status: Record<string, unknown>): Record<"vision" | "stt" | "tts", CallCountsBody> {
+  const counts = (key: string) => {
+    const part = status[key] as { calls?: number; failures?: number } | undefined;
+    return { calls: part?.calls ?? 0, failures: part?.failures ?? 0 };
+  };
+  return { vision: counts("vision"), stt: counts("stt"), tts: counts("tts") };
 }

@@ -68,7 +68,9 @@ Deno.test("the openai client: models, a completion streamed and not as the key's
     const wrong = new OpenAI({ apiKey: "not-a-homed-token-000", baseURL: `${homed.url}/v1`, maxRetries: 0 });
     const refused = await wrong.models.list().then(() => undefined, (error) => error);
     assert.ok(refused instanceof OpenAI.APIError, String(refused));
-    assert.equal(refused.status, 403);
+    assert.equal(refused.status, 401);
+    assert.equal(refused.code, "invalid_api_key");
+    assert.match(refused.message, /not one of homed's tokens/);
     const anonymous = await fetch(`${homed.url}/v1/models`);
     assert.equal(anonymous.status, 401);
     assert.deepEqual(Object.keys((await anonymous.json()).error).sort(), ["code", "message", "type"]);

@@ -15,6 +15,7 @@ import type { Provider } from "../provider/provider.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { Agent } from "./core/agent.ts";
 import type { MediaService } from "../media/media_service.ts";
+import type { TurnTraces } from "./core/turn_traces.ts";
 import type { Persona } from "./personal.ts";
 
 /** Options of {@link buildAgent}. */
@@ -35,6 +36,8 @@ export interface AgentSetupOptions {
   promptContributors: readonly PromptContributor[];
   /** Seeing and hearing (attachments, spoken replies). */
   media?: MediaService;
+  /** The turn inspector's record. */
+  traces?: TurnTraces;
 }
 
 /**
@@ -63,5 +66,6 @@ export function buildAgent(options: AgentSetupOptions): Agent {
     keepReasoning: llm.thinking === true,
     promptContributors: options.promptContributors,
     ...(options.media ? { media: options.media } : {}),
+    ...(options.traces ? { traces: options.traces } : {}),
   });
 }

@@ -28,6 +28,11 @@ import { pluginRoutes } from "./plugin_routes.ts";
 import { scheduleRoutes } from "./schedule_routes.ts";
 import type { StatusBody } from "./status_body.ts";
 import { trackerRoutes } from "./tracker_routes.ts";
+import type { TurnTraces } from "../agent/core/turn_traces.ts";
+import type { ContextEntry } from "../context/context_window.ts";
+import { turnRoutes } from "./turn_routes.ts";
+import { usageRoutes, type UsageRoutesOptions } from "./usage_routes.ts";
+import { conversationRoutes } from "./conversation_routes.ts";
 
 /** Options of {@link startApi}. */
 export interface ApiSetupOptions {
@@ -61,6 +66,12 @@ export interface ApiSetupOptions {
   openAi?: HttpDevice;
   /** The body of `GET /api/smart_home/actions`. */
   smartHomeAudit?: () => object;
+  /** The turn inspector's record (`GET /api/turns`). */
+  traces: TurnTraces;
+  /** Usage per day, media calls and the newest log lines (`GET /api/usage`, `GET /api/logs`). */
+  usage: UsageRoutesOptions;
+  /** The context's entries, oldest first (`GET /api/conversation`). */
+  conversation: () => readonly ContextEntry[];
 }
 
 /**
@@ -112,6 +123,9 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
       trackerRoutes(options.tracker),
       scheduleRoutes(options.timer),
       smartHomeRoutes(options.smartHomeAudit ?? (() => ({ actions: [], confirmations: [] }))),
+      turnRoutes(options.traces),
+      usageRoutes(options.usage),
+      conversationRoutes(options.conversation),
       onebotRoutes(options.onebot),
     ],
   });

@@ -124,7 +124,8 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
   app.use("/api/*", (c, next) => (c.req.path.startsWith("/api/chat") ? chatLimited : bodyLimited)(c, next));
 
   if (options.openAi) {
-    app.use("/v1/*", auth, bodyLimited);
+    // OpenAI's clients expect a wrong key to be a 401 `invalid_api_key` (they show it as "check your API key").
+    app.use("/v1/*", bearerAuth(options.tokens, { status: 401, code: "invalid_api_key" }), bodyLimited);
     openAiDoor(options.openAi, options.now ?? Date.now)(app);
   }
 

@@ -21,7 +21,9 @@ export interface TokenOptions {
 }
 
 /**
- * The identity middleware: sets `identity` for the routes after it.
+ * The identity middleware: sets `identity` for the routes after it. A missing header is a 401; a token that is not
+ * one of homed's is `refusal` (403 `forbidden` on the API; the OpenAI door answers 401 `invalid_api_key`, as OpenAI's
+ * clients expect).
  *
  * @example
  * ```ts
@@ -34,7 +36,10 @@ export interface TokenOptions {
  * app.get("/api/whoami", (c) => c.json(c.get("identity"))); // { name: "owner", trust: "owner" }
  * ```
  */
-export function bearerAuth(options: TokenOptions): MiddlewareHandler<{ Variables: ApiVariables }> {
+export function bearerAuth(
+  options: TokenOptions,
+  refusal: { status: 401 | 403; code: string } = { status: 403, code: "forbidden" },
+): MiddlewareHandler<{ Variables: ApiVariables }> {
   const holders: Array<{ token: string; identity: Identity }> = [];
   if (options.ownerToken !== "") {
     holders.push({ token: options.ownerToken, identity: { name: "owner", trust: "owner" } });
@@ -60,8 +65,8 @@ export function bearerAuth(options: TokenOptions): MiddlewareHandler<{ Variables
     for (const holder of await digests) if (sameDigest(given, holder.digest) && match) found = holder.identity;
     if (!found) {
       throw new ApiError(
-        403,
-        "forbidden",
+        refusal.status,
+        refusal.code,
         "The bearer token is not one of homed's tokens (daemon.api_token, daemon.api_tokens)",
       );
     }

@@ -7,6 +7,7 @@
 
 import { startDaemon, StartupError } from "../daemon.ts";
 import { log, setupLogging, stopLogging } from "../log/logging.ts";
+import { RecentLines } from "../log/recent_lines.ts";
 import { notifyClientPath, notifySocket, sdNotify } from "../service/sd_notify.ts";
 import { safeEnvReader } from "../config/load.ts";
 import type { CommandLine } from "./command_line.ts";
@@ -28,7 +29,10 @@ export async function runCli(line: CommandLine): Promise<void> {
   const { loaded, denied } = await loadCommandConfig(line.options.config, line.layout);
   checkRights(loaded, "run", denied);
   const { config } = loaded;
+  // The newest lines stay in memory too, for the console's status page (GET /api/logs).
+  const recentLog = new RecentLines();
   setupLogging({
+    recent: recentLog,
     level: config.log.level,
     format: config.log.format,
     secrets: [
@@ -46,7 +50,7 @@ export async function runCli(line: CommandLine): Promise<void> {
   });
   let daemon;
   try {
-    daemon = await startDaemon(loaded);
+    daemon = await startDaemon(loaded, { recentLog });
   } catch (error) {
     stopLogging();
     if (error instanceof StartupError) return fail(error.message, EXIT_FAILED);

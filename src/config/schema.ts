@@ -233,6 +233,13 @@ export const configSchema = z.strictObject({
     provider: z.enum(["openai", "lua"], { error: '"openai" (chat completions) or "lua" (an adapter script)' })
       .default("openai"),
     adapter: z.string({ error: "the path of a Lua adapter script (empty: none)" }).default(""),
+    // Per million tokens, for the console's cost figures (none: costs are not estimated).
+    prices: z.strictObject({
+      input: number(0, 1_000_000, false),
+      input_cache_hit: number(0, 1_000_000, false),
+      output: number(0, 1_000_000, false),
+      currency: text("a currency code such as CNY or USD", /^[A-Za-z]{3}$/).default("CNY"),
+    }).optional(),
   }).prefault({}),
   lua: z.strictObject({
     time_limit: duration(10, 60_000, "10ms to 1m").prefault("1s"),

@@ -7,6 +7,7 @@
 import { configureSync, getLogger, type Logger, type LogLevel, type LogRecord, resetSync } from "@logtape/logtape";
 import { escapeControl } from "../text/untrusted.ts";
 import { redactProperties, secretMasker } from "./redact.ts";
+import type { RecentLine, RecentLines } from "./recent_lines.ts";
 
 /** Options of {@link setupLogging}. */
 export interface LoggingOptions {
@@ -16,6 +17,8 @@ export interface LoggingOptions {
   secrets: readonly string[];
   /** Where lines go; stderr by default. */
   write?: (line: string) => void;
+  /** Also keeps the newest lines here (masked like the log), for `GET /api/logs`. */
+  recent?: RecentLines;
 }
 
 const LEVEL_TAG: Record<LogLevel, string> = {
@@ -98,12 +101,31 @@ export function setupLogging(options: LoggingOptions): void {
   });
   configureSync({
     reset: true,
-    sinks: { main: (record: LogRecord) => write(`${formatRecord(record, options.format, mask)}\n`) },
+    sinks: {
+      main: (record: LogRecord) => {
+        write(`${formatRecord(record, options.format, mask)}\n`);
+        if (options.recent) options.recent.add(recentLine(record, mask));
+      },
+    },
     loggers: [
       { category: ["homed"], lowestLevel: options.level, sinks: ["main"] },
       { category: ["logtape", "meta"], lowestLevel: "warning", sinks: ["main"] },
     ],
   });
+}
+
+/** A record as the console shows it: the text line's message part, masked and on one line. */
+function recentLine(record: LogRecord, mask: (text: string) => string): RecentLine {
+  const line = formatRecord(record, "text", mask);
+  const prefix = `${new Date(record.timestamp).toISOString()} [${LEVEL_TAG[record.level]}] ${
+    record.category.join(".")
+  }: `;
+  return {
+    time: new Date(record.timestamp).toISOString(),
+    level: record.level,
+    category: record.category.join("."),
+    message: line.startsWith(prefix) ? line.slice(prefix.length) : line,
+  };
 }
 
 /** Flushes and detaches the sinks. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { log, setupLogging, stopLogging } from "./logging.ts";
 import { redactProperties, secretMasker } from "./redact.ts";
+import { RecentLines } from "./recent_lines.ts";
 
 Deno.test("secret values are masked anywhere in a line; short values are left alone", () => {
   const mask = secretMasker(["sk-live-123456", "abc"]);
@@ -67,4 +68,37 @@ Deno.test("values with control characters cannot clear the terminal or forge a l
     lines[0],
   );
   assert.equal(JSON.parse(lines[1]!).heading, hostile, "JSON keeps the value, escaped");
+});
+
+Deno.test("recent lines: the log's records kept masked and one line each, newest last, at most the capacity", () => {
+  const recent = new RecentLines(3);
+  setupLogging({ level: "info", format: "json", secrets: ["sk-secret-0123456789"], write: () => {}, recent });
+  try {
+    const logger = log("api");
+    logger.info("Key {key} used", { key: "sk-secret-0123456789" });
+    logger.warning("Line one\nforged line");
+    logger.debug("Below the level: not kept");
+    logger.error("Three");
+    logger.error("Four");
+  } finally {
+    stopLogging();
+  }
+  const lines = recent.newest(10);
+  assert.equal(lines.length, 3);
+  assert.deepEqual(lines.map((line) => line.level), ["warning", "error", "error"]);
+  assert.equal(lines[0]!.category, "homed.api");
+  assert.ok(!lines[0]!.message.includes("\n"), lines[0]!.message);
+  assert.deepEqual(recent.newest(1).map((line) => line.message), ["Four"]);
+});
+
+Deno.test("recent lines: a secret never kept; a bad capacity named", () => {
+  const recent = new RecentLines(5);
+  setupLogging({ level: "info", format: "text", secrets: ["sk-secret-0123456789"], write: () => {}, recent });
+  try {
+    log().info("Key {key} used", { key: "sk-secret-0123456789" });
+  } finally {
+    stopLogging();
+  }
+  assert.ok(!recent.newest(5)[0]!.message.includes("sk-secret-0123456789"), recent.newest(5)[0]!.message);
+  assert.throws(() => new RecentLines(0), /capacity must be at least 1, not 0/);
 });

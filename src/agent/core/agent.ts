@@ -33,6 +33,7 @@ import { TurnDeadline } from "./turn_deadline.ts";
 import type { TurnErrorCode } from "../../io/turn_error.ts";
 import type { MediaService } from "../../media/media_service.ts";
 import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
+import type { TurnRecorder, TurnTraces } from "./turn_traces.ts";
 
 /** Options of {@link Agent}. */
 export interface AgentOptions {
@@ -59,6 +60,8 @@ export interface AgentOptions {
   promptContributors?: readonly PromptContributor[];
   /** Seeing and hearing: what attachments add to a message, and spoken replies. Without it attachments are listed. */
   media?: MediaService;
+  /** The turn inspector's record of each turn's requests (`GET /api/turns`). */
+  traces?: TurnTraces;
 }
 
 const TOOL_GUIDANCE = [
@@ -272,14 +275,16 @@ export class Agent implements Service {
     if (message.text.trim() === "") {
       result = this.#failure(event, channel, "bad_input", "A message event needs a non-empty payload.text");
     } else {
+      const trace = this.#options.traces?.begin({ ...event, text: message.text });
       try {
         const turn = await this.#converse(event, message, {
           current: () => channel,
           set: (next) => {
             channel = next;
           },
-        });
+        }, trace);
         result = { eventId: event.id, reply: turn.reply, channel, rounds: turn.rounds };
+        trace?.finish({ rounds: turn.rounds });
         this.#counts.turns++;
       } catch (error) {
         let code: TurnErrorCode = error instanceof ProviderError ? error.code : "internal";
@@ -295,6 +300,7 @@ export class Agent implements Service {
           logger.error("Turn {id} failed: {error}", { id: event.id, error });
         }
         result = this.#failure(event, channel, code, message);
+        trace?.finish({ rounds: 0, error: `${code}: ${message}` });
       }
     }
     this.#lastTurnMs = Math.round(clock.monotonic() - started);
@@ -363,14 +369,14 @@ export class Agent implements Service {
     this.#afterTurn({ ...origin, text, reply });
   }
 
-  /** The one system message: persona, then what changes rarely. Identical from turn to turn. */
-  async #systemPrompt(): Promise<string> {
+  /** The sections of the one system message after the persona: what changes rarely. Identical from turn to turn. */
+  async #systemSections(): Promise<PromptSection[]> {
     const sections: PromptSection[] = [{ title: "Tools and channels", body: TOOL_GUIDANCE }];
     for (const contributor of this.#options.promptContributors ?? []) {
       const section = await contributor.system?.();
       if (section) sections.push(section);
     }
-    return buildSystemPrompt(this.#options.persona.text, sections);
+    return sections;
   }
 
   /** The reference block of this message: time, contributors' material, recent device events. */
@@ -453,6 +459,7 @@ export class Agent implements Service {
     event: InputEvent,
     message: MessagePayload,
     route: { current(): string; set(channel: string): void },
+    trace: TurnRecorder | undefined,
   ): Promise<{ reply: string; rounds: number }> {
     const { provider, io, maxToolRounds, keepReasoning, clock } = this.#options;
     // One view of the tools for the whole turn: a plugin reload meanwhile does not change this turn's tools.
@@ -460,7 +467,9 @@ export class Agent implements Service {
     this.#turn = new AbortController();
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
-    const system: ChatMessage = { role: "system", content: await this.#systemPrompt() };
+    const systemSections = await this.#systemSections();
+    const persona = this.#options.persona.text;
+    const system: ChatMessage = { role: "system", content: buildSystemPrompt(persona, systemSections) };
     const { media } = this.#options;
     // What the attachments show or say joins the words as text: the history and memory keep that, never the bytes.
     const perception = media && message.attachments.length
@@ -506,14 +515,30 @@ export class Agent implements Service {
       const lastRound = round === maxToolRounds;
       const specs = lastRound ? [] : tools.specs();
       const messages = this.#fit(system, first, turn);
-      const response = await deadline.run(
-        (callSignal) =>
-          provider.chat(
-            { messages, ...(specs.length ? { tools: specs } : {}), ...(images.length ? { images } : {}) },
-            streaming ? { signal: callSignal, onDelta } : { signal: callSignal },
-          ),
-        signal,
-      );
+      const traced = trace?.request({
+        round,
+        persona,
+        systemSections,
+        referenceSections: reference,
+        messages,
+        historyEnd: messages.length - turn.length,
+        tools: specs.map((spec) => spec.name),
+      });
+      let response;
+      try {
+        response = await deadline.run(
+          (callSignal) =>
+            provider.chat(
+              { messages, ...(specs.length ? { tools: specs } : {}), ...(images.length ? { images } : {}) },
+              streaming ? { signal: callSignal, onDelta } : { signal: callSignal },
+            ),
+          signal,
+        );
+      } catch (error) {
+        traced?.failed(error);
+        throw error;
+      }
+      traced?.answered(response);
       if (response.toolCalls.length === 0 || lastRound) {
         let reply = response.content;
         if (response.toolCalls.length) {

@@ -1,0 +1,68 @@
+/**
+ * `GET /api/conversation?limit=`: the one conversation as the context window holds it now (household and owner), so
+ * the console's chat page opens where the butler is — messages from every channel, tool calls and their results.
+ *
+ * @module
+ */
+
+import type { Hono } from "hono";
+import type { ContextEntry } from "../context/context_window.ts";
+import type { ApiVariables } from "./auth.ts";
+import { intParam, requireTrust } from "./require_trust.ts";
+
+/** One entry as the endpoint shows it. */
+export interface ConversationEntryBody {
+  event_id: string;
+  time: string;
+  role: "user" | "assistant" | "tool" | "system";
+  text: string;
+  source: string;
+  sender: string;
+  tool_calls?: Array<{ id: string; name: string; arguments: string }>;
+  tool_call_id?: string;
+}
+
+/**
+ * Mounts the endpoint over the context's entries (oldest first).
+ *
+ * @example
+ * ```ts
+ * import { type ApiOptions, createApi } from "./app.ts";
+ *
+ * declare const options: ApiOptions;
+ * const app = createApi({ ...options, routes: [conversationRoutes(() => [])] });
+ * ```
+ */
+export function conversationRoutes(
+  entries: () => readonly ContextEntry[],
+): (app: Hono<{ Variables: ApiVariables }>) => void {
+  return (app) => {
+    app.get("/api/conversation", (c) => {
+      requireTrust(c.get("identity"), "household", "The conversation");
+      const limit = intParam(c, "limit", { min: 1, max: 500, fallback: 100 });
+      return c.json({ entries: entries().slice(-limit).map(entryBody) });
+    });
+  };
+}
+
+function entryBody(entry: ContextEntry): ConversationEntryBody {
+  const { message } = entry;
+  return {
+    event_id: entry.eventId,
+    time: new Date(entry.time).toISOString(),
+    role: message.role,
+    text: message.content ?? "",
+    source: entry.source,
+    sender: entry.sender,
+    ...(message.role === "assistant" && message.tool_calls
+      ? {
+        tool_calls: message.tool_calls.map((call) => ({
+          id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+        })),
+      }
+      : {}),
+    ...(message.role === "tool" ? { tool_call_id: message.tool_call_id } : {}),
+  };
+}

@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import type { Provider } from "./provider.ts";
+import { emptyUsageTotals } from "./provider.ts";
+import { metered } from "./metered_provider.ts";
+import { costOf, UsageLedger } from "./usage_ledger.ts";
+
+const PRICES = { input: 2, input_cache_hit: 0.5, output: 8, currency: "CNY" };
+const usage = {
+  promptTokens: 1000,
+  completionTokens: 200,
+  totalTokens: 1200,
+  cacheHitTokens: 600,
+  cacheMissTokens: 400,
+};
+
+Deno.test("usage ledger: days in the configured time zone, newest first, kept across a reopen, costed", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-usage-" });
+  try {
+    // 2026-11-30 23:30 in UTC is already 2026-12-01 in Shanghai.
+    const clock = new FakeClock(Date.UTC(2026, 10, 30, 23, 30));
+    const path = join(dir, "usage.db");
+    let ledger = UsageLedger.open({ path, clock, timezone: "Asia/Shanghai", prices: PRICES });
+    ledger.record(usage);
+    ledger.record(undefined);
+    ledger.recordError();
+    ledger.close();
+    clock.advance(24 * 3600_000);
+    ledger = UsageLedger.open({ path, clock, timezone: "Asia/Shanghai", prices: PRICES });
+    ledger.record(usage);
+    const days = ledger.days();
+    ledger.close();
+    assert.deepEqual(days.map((day) => day.day), ["2026-12-02", "2026-12-01"]);
+    const first = days[1]!;
+    assert.equal(first.requests, 3);
+    assert.equal(first.errors, 1);
+    assert.equal(first.prompt_tokens, 1000);
+    assert.equal(first.cache_hit_share, 0.6);
+    assert.equal(first.cost, (400 * 2 + 600 * 0.5 + 200 * 8) / 1e6);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cost: without a cache split every prompt token is a miss; no prices, no cost", () => {
+  assert.equal(
+    costOf({ promptTokens: 1_000_000, completionTokens: 0, cacheHitTokens: 0, cacheMissTokens: 0 }, PRICES),
+    2,
+  );
+  const ledger = UsageLedger.open({ path: ":memory:", clock: new FakeClock(), timezone: "" });
+  ledger.record(usage);
+  assert.equal(ledger.days()[0]!.cost, null);
+  ledger.close();
+});
+
+Deno.test("metered provider: answers and failures counted; a ledger that cannot write never fails the request", async () => {
+  const clock = new FakeClock();
+  let fail = false;
+  const inner: Provider = {
+    model: "m",
+    chat: () =>
+      fail
+        ? Promise.reject(new Error("down"))
+        : Promise.resolve({ content: "hi", toolCalls: [], finishReason: "stop", usage }),
+    usage: emptyUsageTotals,
+  };
+  const ledger = UsageLedger.open({ path: ":memory:", clock, timezone: "UTC" });
+  const problems: unknown[] = [];
+  const counted = metered(inner, ledger, (error) => problems.push(error));
+  assert.equal((await counted.chat({ messages: [] })).content, "hi");
+  fail = true;
+  await assert.rejects(counted.chat({ messages: [] }), /down/);
+  assert.deepEqual([ledger.days()[0]!.requests, ledger.days()[0]!.errors], [2, 1]);
+  ledger.close();
+  fail = false;
+  assert.equal((await counted.chat({ messages: [] })).content, "hi", "a closed ledger does not fail the request");
+  assert.equal(problems.length, 1);
+  assert.equal(counted.model, "m");
+});
