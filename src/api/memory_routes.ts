@@ -1,7 +1,8 @@
 /**
- * `GET /api/memory/documents?q=&k=`: layer-2 documents matching a query, for the household to inspect (not counted as
- * an access). `GET /api/memory/graph?q=<entity>`: the facts about an entity, holding ones first, with their validity
- * and provenance. Both need trust `household` or `owner` (memory holds what the household said); a guest gets 403.
+ * The memory endpoints of `docs/CONSOLE_API.md` ("Memory"). Reading — `GET /api/memory/entities`, `graph`,
+ * `neighbors`, `documents` — needs trust `household` or `owner` (memory holds what the household said; a guest gets
+ * 403). Changing — correcting a fact, forgetting a fact, a document or messages — needs trust `owner`. Inspecting is
+ * not counted as an access (it keeps no document warm).
  *
  * @module
  */
@@ -9,13 +10,15 @@
 import type { Context, Hono } from "hono";
 import { permits } from "../identity/trust.ts";
 import type { Identity } from "../identity/identity.ts";
-import type { MemoryService } from "../memory/memory_service.ts";
+import { FactConflict, type ForgetCounts, type MemoryService } from "../memory/memory_service.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
 import { searchParams } from "./search_params.ts";
 
+type ApiContext = Context<{ Variables: ApiVariables }>;
+
 /** Refuses a caller below trust `household`, naming the trust needed and the caller's. */
-function requireHousehold(c: Context<{ Variables: ApiVariables }>): void {
+function requireHousehold(c: ApiContext): void {
   requireHouseholdIdentity(c.get("identity"));
 }
 
@@ -38,7 +41,125 @@ export function requireHouseholdIdentity(identity: Identity): void {
 }
 
 /**
- * Mounts the memory endpoints (behind the API's auth; household members and the owner only).
+ * The rule for changing memory (correcting, forgetting): trust `owner`; anyone else gets 403 naming the trust needed
+ * and theirs.
+ *
+ * @example
+ * ```ts
+ * requireOwnerIdentity({ name: "owner", trust: "owner" }); // passes
+ * requireOwnerIdentity({ name: "alice", trust: "household" }); // throws ApiError 403
+ * ```
+ */
+export function requireOwnerIdentity(identity: Identity): void {
+  const { name, trust } = identity;
+  if (trust === "owner") return;
+  throw new ApiError(
+    403,
+    "forbidden",
+    `Changing memory needs trust owner; this request came from ${JSON.stringify(name)} (trust ${trust})`,
+  );
+}
+
+/** Query parameters, like {@link searchParams} but `q` may be empty and `k` defaults to 20 (1 to 100). */
+function listParams(c: ApiContext): { query: string; k: number } {
+  const query = c.req.query("q") ?? "";
+  if (query.length > 500) {
+    throw new ApiError(400, "bad_request", `Query parameter "q" has ${query.length} characters; allowed: at most 500`);
+  }
+  const rawK = c.req.query("k") ?? "20";
+  const k = Number(rawK);
+  if (!/^\d+$/.test(rawK) || !Number.isInteger(k) || k < 1 || k > 100) {
+    throw new ApiError(
+      400,
+      "bad_request",
+      `Query parameter "k" must be a whole number from 1 to 100, got ${JSON.stringify(rawK)}`,
+    );
+  }
+  return { query: query.trim(), k };
+}
+
+/** A value for an error message: JSON, a long one cut. */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}... (${text.length} characters)` : text;
+}
+
+/** The request body as a JSON object with only the `allowed` keys; 400 naming what is wrong. */
+async function readObject(c: ApiContext, allowed: readonly string[]): Promise<Record<string, unknown>> {
+  const raw = await c.req.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    throw new ApiError(400, "bad_request", `The body is not JSON: ${shown(raw)}`);
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new ApiError(
+      400,
+      "bad_request",
+      `The body must be a JSON object with ${fields(allowed)}, got ${shown(body)}`,
+    );
+  }
+  for (const key of Object.keys(body)) {
+    if (!allowed.includes(key)) {
+      throw new ApiError(400, "bad_request", `Unknown field ${JSON.stringify(key)}; allowed: ${fields(allowed)}`);
+    }
+  }
+  return body as Record<string, unknown>;
+}
+
+function fields(names: readonly string[]): string {
+  return names.map((name) => JSON.stringify(name)).join(", ");
+}
+
+/** A string field of `min` to `max` characters; 400 naming the field and the bad value. */
+function stringField(value: unknown, field: string, min: number, max: number): string {
+  if (value === undefined) throw new ApiError(400, "bad_request", `Field "${field}" is missing`);
+  if (typeof value !== "string") {
+    throw new ApiError(400, "bad_request", `Field "${field}" must be a string, got ${shown(value)}`);
+  }
+  if (value.trim().length < min) {
+    throw new ApiError(
+      400,
+      "bad_request",
+      `Field "${field}" is empty (${shown(value)}); it needs ${min} to ${max} characters`,
+    );
+  }
+  if (value.length > max) {
+    throw new ApiError(
+      400,
+      "bad_request",
+      `Field "${field}" has ${value.length} characters (${shown(value)}); allowed: at most ${max}`,
+    );
+  }
+  return value;
+}
+
+/** The fact id of the path; 400 when it is not a positive whole number. */
+function factId(c: ApiContext): number {
+  const raw = c.req.param("id") ?? "";
+  const id = Number(raw);
+  if (!/^\d{1,15}$/.test(raw) || id < 1) {
+    throw new ApiError(400, "bad_request", `A fact id is a positive whole number, got ${shown(raw)}`);
+  }
+  return id;
+}
+
+function noFact(id: number): ApiError {
+  return new ApiError(404, "not_found", `No fact with id ${id} in memory`);
+}
+
+/** What a forget removed, as the API names the layers. */
+function forgotten(counts: ForgetCounts): { context: number; journal: number; documents: number; facts: number } {
+  return { context: counts.context, journal: counts.candidates, documents: counts.documents, facts: counts.facts };
+}
+
+/** Event ids a forget takes at most per request. */
+const FORGET_MAX = 500;
+
+/**
+ * Mounts the memory endpoints (behind the API's auth): reading for household members and the owner, changing for
+ * the owner only.
  *
  * @example
  * ```ts
@@ -52,6 +173,11 @@ export function requireHouseholdIdentity(identity: Identity): void {
  */
 export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: ApiVariables }>) => void {
   return (app) => {
+    app.get("/api/memory/entities", async (c) => {
+      requireHousehold(c);
+      const { query, k } = listParams(c);
+      return c.json({ query, entities: await memory.inspectEntities(query, k) });
+    });
     app.get("/api/memory/documents", async (c) => {
       requireHousehold(c);
       const { query, k } = searchParams(c);
@@ -61,6 +187,61 @@ export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: Api
       requireHousehold(c);
       const { query } = searchParams(c);
       return c.json({ entity: query, facts: await memory.inspectGraph(query) });
+    });
+    app.get("/api/memory/neighbors", async (c) => {
+      requireHousehold(c);
+      const { query } = searchParams(c);
+      return c.json(await memory.inspectNeighbors(query));
+    });
+    app.post("/api/memory/facts/:id/correct", async (c) => {
+      requireOwnerIdentity(c.get("identity"));
+      const id = factId(c);
+      const object = stringField((await readObject(c, ["object"])).object, "object", 1, 500);
+      try {
+        const corrected = await memory.correctFact(id, object, c.get("identity").name);
+        if (!corrected) throw noFact(id);
+        return c.json(corrected);
+      } catch (error) {
+        if (error instanceof FactConflict) throw new ApiError(409, "conflict", error.message);
+        // Empty once normalised (NFKC, whitespace): the graph's own check.
+        if (error instanceof RangeError) {
+          throw new ApiError(
+            400,
+            "bad_request",
+            `Field "object" is not a usable value (${shown(object)}): ${error.message}`,
+          );
+        }
+        throw error;
+      }
+    });
+    app.delete("/api/memory/facts/:id", async (c) => {
+      requireOwnerIdentity(c.get("identity"));
+      const id = factId(c);
+      if (!await memory.forgetFact(id)) throw noFact(id);
+      return c.json({ forgotten: { facts: 1 } });
+    });
+    app.delete("/api/memory/documents/:id", async (c) => {
+      requireOwnerIdentity(c.get("identity"));
+      const id = c.req.param("id");
+      const counts = await memory.forgetDocument(id);
+      if (!counts) throw new ApiError(404, "not_found", `No document ${shown(id)} in memory`);
+      return c.json({ forgotten: forgotten(counts) });
+    });
+    app.post("/api/memory/forget", async (c) => {
+      requireOwnerIdentity(c.get("identity"));
+      const ids = (await readObject(c, ["event_ids"])).event_ids;
+      if (ids === undefined) throw new ApiError(400, "bad_request", 'Field "event_ids" is missing');
+      if (!Array.isArray(ids) || ids.length < 1 || ids.length > FORGET_MAX) {
+        throw new ApiError(
+          400,
+          "bad_request",
+          `Field "event_ids" must be a list of 1 to ${FORGET_MAX} event ids, got ${
+            Array.isArray(ids) ? `a list of ${ids.length}` : shown(ids)
+          }`,
+        );
+      }
+      const eventIds = ids.map((value, i) => stringField(value, `event_ids[${i}]`, 1, 100));
+      return c.json({ forgotten: forgotten(await memory.forget(eventIds)) });
     });
   };
 }

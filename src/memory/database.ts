@@ -9,7 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { prepared } from "../sqlite/prepared.ts";
 
 /** The schema version this homed writes. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 const MIGRATIONS: Record<number, string> = {
   1: `CREATE TABLE IF NOT EXISTS documents (
@@ -33,6 +33,10 @@ const MIGRATIONS: Record<number, string> = {
   // kept before this was recorded cannot say who asked, so they are the household's (never shown to a guest).
   6: `ALTER TABLE documents ADD COLUMN sender TEXT NOT NULL DEFAULT '';
       ALTER TABLE documents ADD COLUMN trust TEXT NOT NULL DEFAULT 'household';`,
+  // Who corrected a fact by hand (the console's correct), on the fact the correction made; and an index for the facts
+  // whose object names an entity (the neighbours of an entity).
+  7: `ALTER TABLE triples ADD COLUMN corrected_by TEXT;
+      CREATE INDEX triples_object ON triples (object);`,
 };
 
 /**

@@ -20,7 +20,13 @@ import type { Provider } from "../provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import { permits, type Trust } from "../identity/trust.ts";
 import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
-import { DOCUMENT_SCORING, type DocumentDraft, DocumentStore } from "./document/document_store.ts";
+import {
+  COLD_AFTER_MS,
+  COLD_MAX_HITS,
+  DOCUMENT_SCORING,
+  type DocumentDraft,
+  DocumentStore,
+} from "./document/document_store.ts";
 import { saidBefore, sessionOf } from "./recall/conversation.ts";
 import { namedPeriod } from "./recall/named_period.ts";
 import { hasTimeWords, isWhenQuestion } from "./recall/time_words.ts";
@@ -122,6 +128,11 @@ export interface Memory {
   forget(eventIds: readonly string[]): Promise<{ candidates: number; documents: number; facts: number }>;
   /** Every journaled candidate, oldest first (inspection, replay). */
   candidates(): Promise<MemoryEntry[]>;
+  /**
+   * The journaled message of each of the input events `eventIds` that the journal holds — what the person said in
+   * it (the butler's reply only when the event has no words of theirs) — for showing where a fact came from.
+   */
+  messages(eventIds: readonly string[]): Promise<Map<string, MemoryEntry>>;
   /** Counters. */
   status(): Record<string, unknown>;
   /** Flushes the journal to the disk. */
@@ -266,7 +277,7 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
         break;
       }
     }
-    report.archived = documents.archiveCold(clock.now() - (options.coldAfterMs ?? 72 * 3_600_000), 2);
+    report.archived = documents.archiveCold(clock.now() - (options.coldAfterMs ?? COLD_AFTER_MS), COLD_MAX_HITS);
     totals.tokens += report.tokens;
     totals.runs++;
     if (report.error) totals.failures++;
@@ -371,6 +382,10 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       return result;
     },
     candidates: () => journal.entries(),
+    async messages(eventIds) {
+      const found = await journal.lookup(new Set(eventIds));
+      return new Map([...found].map(([id, entries]) => [id, entries.find((e) => e.role === "user") ?? entries[0]!]));
+    },
     documents: () => documents,
     graph: () => graph,
     status: () => ({

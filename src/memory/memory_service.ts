@@ -22,8 +22,84 @@ import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
 import { type Asker, type JobReport, type Memory, onlySaidBy, openMemory, type RecallItem } from "./memory.ts";
 import { REFERENCE_MIN_SCORE } from "../prompt/reference_floor.ts";
+import { COLD_AFTER_MS, coldness } from "./document/document_store.ts";
+import type { Fact } from "./graph/graph_store.ts";
+import type { Trust } from "../identity/trust.ts";
 
 export type { Asker, RecallItem } from "./memory.ts";
+export { FactConflict } from "./graph/graph_store.ts";
+
+/** Where one provenance entry of a fact came from: the message of that input event, or just its id when unknown. */
+export type SourceView = { event_id: string } | {
+  event_id: string;
+  /** ISO 8601. */
+  time: string;
+  sender: string;
+  /** The channel (`http`, `qq:private:…`). */
+  source: string;
+  trust: Trust;
+  /** What was said, at most {@link SOURCE_TEXT_MAX} characters (a longer text ends in "…"). */
+  text: string;
+};
+
+/** A fact as `/api/memory/graph` shows it. */
+export interface FactView {
+  /** The fact's row id (for correcting or forgetting it). */
+  id: number;
+  subject: string;
+  type: string;
+  predicate: string;
+  object: string;
+  holds: boolean;
+  /** ISO 8601. */
+  valid_from: string;
+  /** ISO 8601, or null while it holds. */
+  valid_to: string | null;
+  /** Input event ids (and `corrected by <who>` for a correction). */
+  provenance: string[];
+  /** Each provenance entry resolved to its message, in provenance order. */
+  sources: SourceView[];
+  /** Who corrected it by hand, on the fact a correction made. */
+  corrected_by?: string;
+}
+
+/** An entity as `/api/memory/entities` lists it. */
+export interface EntityView {
+  name: string;
+  type: string;
+  /** Times a recorded fact named it as its subject (the graph counts them; a confirmation counts again). */
+  mentions: number;
+  /** Facts that hold about it now. */
+  facts: number;
+  /** ISO 8601. */
+  last_seen: string;
+}
+
+/** `/api/memory/neighbors`: an entity and the entities its facts connect it to, one step. */
+export interface NeighborhoodView {
+  center: string;
+  nodes: Array<{ name: string; type: string; mentions: number }>;
+  edges: Array<{ from: string; to: string; predicate: string; holds: boolean }>;
+}
+
+/** What a forget removed, per layer: context entries, journal lines, documents, facts. */
+export interface ForgetCounts {
+  context: number;
+  candidates: number;
+  documents: number;
+  facts: number;
+}
+
+/** Characters of a source message shown with a fact. */
+export const SOURCE_TEXT_MAX = 300;
+/** Nodes `/api/memory/neighbors` shows at most (the entity included). */
+export const NEIGHBORS_MAX = 40;
+
+/** `text` cut to `max` characters (code points), a cut one ending in "…". */
+function cut(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}
 
 /** Options of {@link MemoryService}. */
 export interface MemoryServiceOptions {
@@ -203,8 +279,21 @@ export class MemoryService implements Service, PromptContributor {
     return (await this.#ready()).recall(query, { k, ...(asker ? { asker } : {}) });
   }
 
-  /** Documents matching a query, for `/api/memory/documents` (not counted as an access). */
+  /**
+   * Documents matching a query, for `/api/memory/documents` (not counted as an access). `coldness` is how far each is
+   * into `memory.cold_after` since it was last accessed (see {@linkcode coldness}: at 1 or more, a document with at
+   * most two hits is archived by the next memory job).
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.inspectDocuments("spare key", 5);
+   * // [{ id: "dmhx…-0", summary: "owner: The spare key is under the blue flowerpot.", hits: 1, coldness: 0.25, … }]
+   * ```
+   */
   async inspectDocuments(query: string, k: number): Promise<Array<Record<string, unknown>>> {
+    const now = this.#options.clock.now();
+    const coldAfter = this.#options.coldAfterMs ?? COLD_AFTER_MS;
     return (await this.#ready()).documents().search(query, k, false).map(({ document, score }) => ({
       id: document.id,
       summary: document.summary,
@@ -212,6 +301,7 @@ export class MemoryService implements Service, PromptContributor {
       created: new Date(document.created).toISOString(),
       last_accessed: new Date(document.lastAccessed).toISOString(),
       hits: document.hits,
+      coldness: coldness(document, now, coldAfter),
       provenance: document.provenance,
       sender: document.sender,
       trust: document.trust,
@@ -258,9 +348,30 @@ export class MemoryService implements Service, PromptContributor {
     }
   }
 
-  /** An entity's facts, holding ones first, for `/api/memory/graph`. */
-  async inspectGraph(name: string): Promise<Array<Record<string, unknown>>> {
-    return (await this.#ready()).graph().facts(name).map((fact) => ({
+  /**
+   * An entity's facts, holding ones first, for `/api/memory/graph`: each with its row id, its provenance resolved to
+   * the messages it came from (one read of the journal) and who corrected it, if someone did.
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.inspectGraph("spare key");
+   * // [{ id: 3, subject: "spare key", type: "thing", predicate: "location", object: "under blue flowerpot",
+   * //    holds: true, valid_from: "2026-11-01T09:00:00.000Z", valid_to: null, provenance: ["e1"],
+   * //    sources: [{ event_id: "e1", time: "2026-11-01T09:00:00.000Z", sender: "owner", source: "http",
+   * //      trust: "owner", text: "The spare key is under the blue flowerpot." }] }]
+   * ```
+   */
+  async inspectGraph(name: string): Promise<FactView[]> {
+    const memory = await this.#ready();
+    return await this.#views(memory, memory.graph().facts(name));
+  }
+
+  /** Facts in the API's shape, their provenance resolved to messages with one read of the journal. */
+  async #views(memory: Memory, facts: readonly Fact[]): Promise<FactView[]> {
+    const messages = await memory.messages([...new Set(facts.flatMap((fact) => fact.provenance))]);
+    return facts.map((fact) => ({
+      id: fact.id,
       subject: fact.subject,
       type: fact.subjectType,
       predicate: fact.predicate,
@@ -269,14 +380,126 @@ export class MemoryService implements Service, PromptContributor {
       valid_from: new Date(fact.validFrom).toISOString(),
       valid_to: fact.validTo === null ? null : new Date(fact.validTo).toISOString(),
       provenance: fact.provenance,
+      sources: fact.provenance.map((eventId): SourceView => {
+        const entry = messages.get(eventId);
+        if (!entry) return { event_id: eventId };
+        return {
+          event_id: eventId,
+          time: new Date(entry.time).toISOString(),
+          sender: entry.sender,
+          source: entry.source,
+          // A line journaled before trust was recorded is the household's.
+          trust: entry.trust ?? "household",
+          text: cut(entry.text, SOURCE_TEXT_MAX),
+        };
+      }),
+      ...(fact.correctedBy !== undefined ? { corrected_by: fact.correctedBy } : {}),
     }));
+  }
+
+  /**
+   * Entities for `/api/memory/entities`: with an empty query the most mentioned, otherwise those whose name or an
+   * alias contains the query (exact names first, then prefixes), at most `k`.
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.inspectEntities("key", 20);
+   * // [{ name: "spare key", type: "thing", mentions: 2, facts: 1, last_seen: "2026-11-01T09:00:00.000Z" }]
+   * ```
+   */
+  async inspectEntities(query: string, k: number): Promise<EntityView[]> {
+    return (await this.#ready()).graph().entities(query, k).map((entity) => ({
+      name: entity.name,
+      type: entity.type,
+      mentions: entity.mentions,
+      facts: entity.facts,
+      last_seen: new Date(entity.lastSeen).toISOString(),
+    }));
+  }
+
+  /**
+   * An entity and those its facts connect it to (one step, at most {@link NEIGHBORS_MAX} nodes), for
+   * `/api/memory/neighbors`; an unknown name gives just no nodes.
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.inspectNeighbors("Leo");
+   * // { center: "Leo", nodes: [{ name: "Leo", type: "thing", mentions: 1 }, { name: "alice", type: "person", mentions: 1 }],
+   * //   edges: [{ from: "alice", to: "Leo", predicate: "likes", holds: true }] }
+   * ```
+   */
+  async inspectNeighbors(name: string): Promise<NeighborhoodView> {
+    return (await this.#ready()).graph().neighbors(name, NEIGHBORS_MAX) ?? { center: name, nodes: [], edges: [] };
+  }
+
+  /**
+   * Corrects the fact `id` (one that holds) to `object`, in one transaction: the old fact is closed now, a new one
+   * holds with provenance `corrected by <who>` and `corrected_by` set. `undefined` for an unknown id; throws
+   * {@linkcode FactConflict} when the fact no longer holds or already says that, `RangeError` for an empty object.
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * const { superseded, fact } = (await memory.correctFact(3, "in the kitchen drawer", "owner"))!;
+   * // superseded.holds === false; fact.corrected_by === "owner"; fact.provenance: ["corrected by owner"]
+   * ```
+   */
+  async correctFact(
+    id: number,
+    object: string,
+    who: string,
+  ): Promise<{ superseded: FactView; fact: FactView } | undefined> {
+    const memory = await this.#ready();
+    const corrected = memory.graph().correct(id, object, who, this.#options.clock.now());
+    if (!corrected) return undefined;
+    const [superseded, fact] = await this.#views(memory, [corrected.superseded, corrected.fact]);
+    return { superseded: superseded!, fact: fact! };
+  }
+
+  /**
+   * Deletes the fact `id` (and its entity when no fact is left about it); `false` when there is no such fact. The
+   * messages it came from stay (see {@linkcode MemoryService.forget} for those).
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.forgetFact(3); // true
+   * ```
+   */
+  async forgetFact(id: number): Promise<boolean> {
+    const deleted = (await this.#ready()).graph().delete(id);
+    if (deleted) this.#refreshIndex();
+    return deleted;
+  }
+
+  /**
+   * Forgets a whole stored conversation: every input event of the document's provenance, in every layer (see
+   * {@linkcode MemoryService.forget}); `undefined` when there is no document `id`.
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.forgetDocument("dmhx3k2a-0"); // { context: 0, candidates: 2, documents: 1, facts: 1 }
+   * ```
+   */
+  async forgetDocument(id: string): Promise<ForgetCounts | undefined> {
+    const document = (await this.#ready()).documents().get(id);
+    return document ? await this.forget(document.provenance) : undefined;
   }
 
   /**
    * Forgets what came from the input events `eventIds` in every layer — the context, the journal, documents and
    * their index, facts — and saves the context at once.
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.forget(["e1"]); // { context: 2, candidates: 2, documents: 0, facts: 1 }
+   * ```
    */
-  async forget(eventIds: readonly string[]): Promise<Record<string, number>> {
+  async forget(eventIds: readonly string[]): Promise<ForgetCounts> {
     await this.#observing;
     const ids = new Set(eventIds);
     const context = this.#context?.forget(ids) ?? 0;

@@ -12,7 +12,7 @@ import { testToolContext } from "../../tests/support/tool_context.ts";
 import { ContextWindow } from "../context/context_window.ts";
 import type { Trust } from "../identity/trust.ts";
 import { ToolRegistry } from "../tools/registry.ts";
-import { openMemoryDb } from "./database.ts";
+import { openMemoryDb, SCHEMA_VERSION } from "./database.ts";
 import { type Memory, openMemory } from "./memory.ts";
 import { MemoryService } from "./memory_service.ts";
 
@@ -102,9 +102,10 @@ Deno.test("a guest's document is not found by what someone else said just before
 Deno.test("documents kept before the sender was recorded are the household's after the migration (schema 6)", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-trust-" });
   const path = join(dir, "memory.db");
-  // A schema-5 database: the columns of schema 6 dropped again, one document written as homed wrote it then.
+  // A schema-5 database: what schemas 6 and 7 added dropped again, one document written as homed wrote it then.
   const old = openMemoryDb(path);
   old.exec("ALTER TABLE documents DROP COLUMN sender; ALTER TABLE documents DROP COLUMN trust;");
+  old.exec("DROP INDEX triples_object; ALTER TABLE triples DROP COLUMN corrected_by;");
   old.exec("UPDATE meta SET value = '5' WHERE key = 'schema'");
   old.prepare(
     `INSERT INTO documents (id, text, summary, created, last_accessed, hits, provenance, context, context_event, session)
@@ -123,7 +124,10 @@ Deno.test("documents kept before the sender was recorded are the household's aft
     await memory.close();
   }
   const reopened = openMemoryDb(path);
-  assert.equal((reopened.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value, "6");
+  assert.equal(
+    (reopened.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value,
+    String(SCHEMA_VERSION),
+  );
   reopened.close();
   await Deno.remove(dir, { recursive: true });
 });

@@ -84,6 +84,29 @@ export function fuseConversations(candidates: Hit[], weight: number, conversatio
   });
 }
 
+/** `memory.cold_after`'s default: a document not accessed for 72 hours may go cold. */
+export const COLD_AFTER_MS = 72 * 3_600_000;
+/** Documents with more hits than this never go cold (they keep being recalled). */
+export const COLD_MAX_HITS = 2;
+
+/**
+ * How cold a document is: the time since it was last accessed (stored or found by recall) as a share of
+ * `coldAfterMs` (`memory.cold_after`), rounded to 3 decimals — 0 just accessed, 1 at the threshold. A document whose
+ * coldness has reached 1 and that has at most {@link COLD_MAX_HITS} hits is archived by the next memory job
+ * ({@linkcode DocumentStore.archiveCold}); one with more hits never is, however cold.
+ *
+ * @example
+ * ```ts
+ * const now = Date.UTC(2026, 10, 4);
+ * coldness({ lastAccessed: now - 36 * 3_600_000 }, now); // 0.5 with the default 72 hours
+ * coldness({ lastAccessed: now - 144 * 3_600_000 }, now, 72 * 3_600_000); // 2
+ * ```
+ */
+export function coldness(document: { lastAccessed: number }, now: number, coldAfterMs = COLD_AFTER_MS): number {
+  const idle = Math.max(0, now - document.lastAccessed);
+  return Math.round((idle / Math.max(1, coldAfterMs)) * 1000) / 1000;
+}
+
 /** Which metadata the index holds (version 2: time and session); a store with older metadata is re-put once. */
 const INDEX_META = "document_index_meta";
 const INDEX_META_VERSION = "2";

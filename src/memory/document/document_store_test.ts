@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { systemClock } from "../../clock.ts";
 import { openMemoryDb } from "../database.ts";
 import { VectorStore } from "../../search/store.ts";
-import { DocumentStore, SESSION_WEIGHT } from "./document_store.ts";
+import { COLD_AFTER_MS, coldness, DocumentStore, SESSION_WEIGHT } from "./document_store.ts";
 
 Deno.test("documents the index lost (killed before its write, or set aside) are indexed again at open", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-" });
@@ -152,4 +152,12 @@ Deno.test("a document's score gains a share of the best other hit of its convers
     `the answer gains ${SESSION_WEIGHT} × the question's score: ${apart.answer} → ${together.answer}`,
   );
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("coldness is the idle time as a share of cold_after: 0 just accessed, 1 at the threshold", () => {
+  const now = Date.UTC(2026, 10, 4);
+  assert.equal(coldness({ lastAccessed: now }, now), 0);
+  assert.equal(coldness({ lastAccessed: now - COLD_AFTER_MS / 4 }, now), 0.25);
+  assert.equal(coldness({ lastAccessed: now - 6 * 3_600_000 }, now, 3 * 3_600_000), 2);
+  assert.equal(coldness({ lastAccessed: now + 60_000 }, now), 0, "a clock set back is not negative");
 });

@@ -2,6 +2,8 @@
  * Layer 3: the graph (the seed's GraphDB) — entities (name, type, aliases, mention count, first and last seen) and facts as triples with
  * provenance and a validity interval. A fact about a single-valued property ("the lamp is in the bedroom" after "the
  * lamp is in the living room") closes the old triple (`valid_to`) instead of adding a contradiction; history stays.
+ * The owner may correct a fact by hand (closed, and the new value holds `corrected by <who>`) or delete one; the
+ * console lists entities and an entity's one-step neighbours (facts whose object is another entity).
  *
  * @module
  */
@@ -32,6 +34,43 @@ export interface Fact {
   provenance: string[];
   validFrom: number;
   validTo: number | null;
+  /** Who corrected it by hand ({@linkcode GraphStore.correct}): set on the fact a correction made, absent otherwise. */
+  correctedBy?: string;
+}
+
+/** An entity as the console lists it: how often it was mentioned, how many facts hold about it, when last seen. */
+export interface EntitySummary {
+  name: string;
+  type: string;
+  /** Times a recorded fact named it as its subject (each record, confirmation included, counts one). */
+  mentions: number;
+  /** Facts that hold about it now (closed history not counted). */
+  facts: number;
+  /** Milliseconds since the epoch. */
+  lastSeen: number;
+}
+
+/** An entity and those its facts connect it to, one step ({@linkcode GraphStore.neighbors}). */
+export interface Neighborhood {
+  /** The entity's stored name (a query by alias gives the name it is filed under). */
+  center: string;
+  /** The entity first, then its neighbours. */
+  nodes: Array<{ name: string; type: string; mentions: number }>;
+  edges: Array<{ from: string; to: string; predicate: string; holds: boolean }>;
+}
+
+/** A correction that cannot be made: the fact no longer holds, or already says the new value. */
+export class FactConflict extends Error {
+  /**
+   * @example
+   * ```ts
+   * throw new FactConflict('Fact 7 already says "卧室"');
+   * ```
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "FactConflict";
+  }
 }
 
 /** A fact to record. */
@@ -52,6 +91,23 @@ export type FactOutcome = "added" | "confirmed" | "replaced";
 
 function normalize(text: string): string {
   return text.normalize("NFKC").replace(/\s+/g, " ").trim();
+}
+
+/** `text` as a LIKE pattern that matches it literally (with a backslash as the ESCAPE character). */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * The provenance entry of a fact corrected by hand by `who` (an identity's name).
+ *
+ * @example
+ * ```ts
+ * correctedByTag("owner"); // "corrected by owner"
+ * ```
+ */
+export function correctedByTag(who: string): string {
+  return `corrected by ${who}`;
 }
 
 /** Options of a {@linkcode GraphStore}. */
@@ -294,7 +350,7 @@ export class GraphStore {
     const rows = prepared(
       this.#db,
       `SELECT t.id, t.subject AS entity, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance,
-         t.valid_from, t.valid_to
+         t.valid_from, t.valid_to, t.corrected_by
        FROM triples t JOIN entities e ON e.id = t.subject
        WHERE t.valid_to IS NULL AND t.subject IN (SELECT value FROM json_each(?)) ORDER BY t.id`,
     ).all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
@@ -305,7 +361,8 @@ export class GraphStore {
   facts(name: string): Fact[] {
     const rows = prepared(
       this.#db,
-      `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to
+      `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to,
+         t.corrected_by
        FROM triples t JOIN entities e ON e.id = t.subject
        WHERE e.name = ?1 OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value = ?1)
        ORDER BY (t.valid_to IS NOT NULL), t.valid_from DESC, t.id DESC`,
@@ -330,6 +387,239 @@ export class GraphStore {
     return rows.map((row) => ({ name: String(row.name), type: String(row.type), mentions: Number(row.mentions) }));
   }
 
+  /**
+   * One fact by its row id, or `undefined`.
+   *
+   * @example
+   * ```ts
+   * declare const graph: GraphStore;
+   * graph.fact(2); // { id: 2, subject: "客厅灯", subjectType: "device", predicate: "位于", object: "卧室", … }
+   * ```
+   */
+  fact(id: number): Fact | undefined {
+    const row = prepared(
+      this.#db,
+      `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to,
+         t.corrected_by
+       FROM triples t JOIN entities e ON e.id = t.subject WHERE t.id = ?`,
+    ).get(id) as Record<string, unknown> | undefined;
+    return row ? factOf(row) : undefined;
+  }
+
+  /**
+   * Corrects a fact that holds, in one transaction: it is closed at `time`, and a fact with the same subject and
+   * predicate and the new `object` holds from `time`, its provenance `corrected by <who>` and its `correctedBy` set.
+   * When another holding fact of that subject and predicate already has the new value (a many-valued predicate), that
+   * one gains the provenance and `correctedBy` instead of a duplicate. The subject's mention count is left alone (a
+   * correction is not a mention). Returns `undefined` for an unknown id; throws {@linkcode FactConflict} when the fact
+   * no longer holds or already has that value, `RangeError` for an empty object.
+   *
+   * @example
+   * ```ts
+   * import { openMemoryDb } from "../database.ts";
+   *
+   * const graph = new GraphStore(openMemoryDb(":memory:"));
+   * const lamp = { name: "客厅灯", type: "device" };
+   * graph.record({ subject: lamp, predicate: "位于", object: "客厅", time: Date.now(), provenance: ["e8"], single: true });
+   * const [wrong] = graph.facts("客厅灯");
+   * graph.correct(wrong!.id, "卧室", "owner", Date.now());
+   * // { superseded: { …, object: "客厅", validTo: … }, fact: { …, object: "卧室", provenance: ["corrected by owner"],
+   * //   correctedBy: "owner" } }
+   * ```
+   */
+  correct(id: number, object: string, who: string, time: number): { superseded: Fact; fact: Fact } | undefined {
+    const value = normalize(object);
+    if (value === "") throw new RangeError("A fact needs a non-empty object");
+    return this.#write(() => {
+      const row = prepared(
+        this.#db,
+        "SELECT subject, predicate, object, valid_from, valid_to FROM triples WHERE id = ?",
+      ).get(id) as
+        | { subject: number; predicate: string; object: string; valid_from: number; valid_to: number | null }
+        | undefined;
+      if (!row) return undefined;
+      if (row.valid_to !== null) {
+        throw new FactConflict(
+          `Fact ${id} no longer holds (closed ${new Date(row.valid_to).toISOString()}); correct the fact that holds`,
+        );
+      }
+      if (normalizeName(row.object) === normalizeName(value)) {
+        throw new FactConflict(`Fact ${id} already says ${JSON.stringify(row.object)}`);
+      }
+      const tag = correctedByTag(who);
+      // Never closed before it began (a clock set back).
+      const at = Math.max(time, Number(row.valid_from));
+      prepared(this.#db, "UPDATE triples SET valid_to = ? WHERE id = ?").run(at, id);
+      const open = prepared(
+        this.#db,
+        "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
+      ).all(row.subject, row.predicate) as Array<{ id: number; object: string; provenance: string }>;
+      const same = open.find((other) => normalizeName(other.object) === normalizeName(value));
+      let made: number;
+      if (same) {
+        const provenance = [...new Set([...JSON.parse(same.provenance) as string[], tag])];
+        prepared(this.#db, "UPDATE triples SET provenance = ?, corrected_by = ? WHERE id = ?")
+          .run(JSON.stringify(provenance), who, same.id);
+        made = same.id;
+      } else {
+        made = Number(
+          prepared(
+            this.#db,
+            `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to, corrected_by)
+             VALUES (?, ?, ?, ?, ?, NULL, ?)`,
+          ).run(row.subject, row.predicate, value, JSON.stringify([tag]), at, who).lastInsertRowid,
+        );
+      }
+      this.#touched.add(row.subject);
+      return { superseded: this.fact(id)!, fact: this.fact(made)! };
+    });
+  }
+
+  /**
+   * Deletes one fact by its row id (its entity too when no fact is left about it), in one transaction; returns
+   * whether there was such a fact.
+   *
+   * @example
+   * ```ts
+   * declare const graph: GraphStore;
+   * graph.delete(2); // true
+   * graph.delete(2); // false: already gone
+   * ```
+   */
+  delete(id: number): boolean {
+    return this.#write(() => {
+      const row = prepared(this.#db, "SELECT subject FROM triples WHERE id = ?").get(id) as
+        | { subject: number }
+        | undefined;
+      if (!row) return false;
+      prepared(this.#db, "DELETE FROM triples WHERE id = ?").run(id);
+      this.#touched.add(row.subject);
+      const orphan = Number(
+        prepared(this.#db, "DELETE FROM entities WHERE id = ? AND id NOT IN (SELECT subject FROM triples)")
+          .run(row.subject).changes,
+      );
+      if (orphan) this.#loadSynonyms();
+      return true;
+    });
+  }
+
+  /**
+   * Entities for the console, at most `limit`: with an empty `query` the most mentioned; otherwise those whose name
+   * or an alias contains it (case-insensitive for ASCII), exact names first, then names that start with it, then the
+   * rest, each group most mentioned first.
+   *
+   * @example
+   * ```ts
+   * declare const graph: GraphStore;
+   * graph.entities("灯", 20); // [{ name: "客厅灯", type: "device", mentions: 7, facts: 2, lastSeen: 1767657600000 }]
+   * ```
+   */
+  entities(query: string, limit: number): EntitySummary[] {
+    const q = normalize(query);
+    const rows = (q === ""
+      ? prepared(
+        this.#db,
+        `SELECT e.name, e.type, e.mentions, e.last_seen,
+           (SELECT COUNT(*) FROM triples t WHERE t.subject = e.id AND t.valid_to IS NULL) AS facts
+         FROM entities e ORDER BY e.mentions DESC, e.last_seen DESC, e.name LIMIT ?`,
+      ).all(limit)
+      : prepared(
+        this.#db,
+        `SELECT e.name, e.type, e.mentions, e.last_seen,
+           (SELECT COUNT(*) FROM triples t WHERE t.subject = e.id AND t.valid_to IS NULL) AS facts,
+           CASE
+             WHEN e.name LIKE ?1 ESCAPE '\\' OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value LIKE ?1 ESCAPE '\\')
+               THEN 0
+             WHEN e.name LIKE ?2 ESCAPE '\\' OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value LIKE ?2 ESCAPE '\\')
+               THEN 1
+             ELSE 2 END AS rank
+         FROM entities e
+         WHERE e.name LIKE ?3 ESCAPE '\\' OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value LIKE ?3 ESCAPE '\\')
+         ORDER BY rank, e.mentions DESC, e.last_seen DESC, e.name LIMIT ?4`,
+      ).all(likeLiteral(q), `${likeLiteral(q)}%`, `%${likeLiteral(q)}%`, limit)) as Array<Record<string, unknown>>;
+    return rows.map((row) => ({
+      name: String(row.name),
+      type: String(row.type),
+      mentions: Number(row.mentions),
+      facts: Number(row.facts),
+      lastSeen: Number(row.last_seen),
+    }));
+  }
+
+  /**
+   * An entity (by name or alias; every type of that name) and the entities its facts connect it to, one step: facts
+   * of it whose object is another entity's name or alias, and facts of other entities whose object is its name or an
+   * alias. Objects are matched as stored (after the graph's whitespace and NFKC normalisation), not fuzzily. At most
+   * `limit` nodes, the entity first, then neighbours joined by a holding fact, then the most mentioned; only edges
+   * between nodes shown. `undefined` when no entity has that name.
+   *
+   * @example
+   * ```ts
+   * declare const graph: GraphStore;
+   * graph.neighbors("Leo", 40);
+   * // { center: "Leo", nodes: [{ name: "Leo", type: "pet", mentions: 3 }, { name: "alice", type: "person", mentions: 5 }],
+   * //   edges: [{ from: "alice", to: "Leo", predicate: "likes", holds: true }] }
+   * ```
+   */
+  neighbors(name: string, limit: number): Neighborhood | undefined {
+    type Node = { id: number; name: string; type: string; mentions: number; aliases: string };
+    const centers = prepared(
+      this.#db,
+      `SELECT id, name, type, mentions, aliases FROM entities e
+       WHERE e.name = ?1 OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value = ?1)
+       ORDER BY mentions DESC, last_seen DESC, id`,
+    ).all(normalize(name)) as Node[];
+    if (!centers.length) return undefined;
+    const centerIds = centers.map((center) => center.id);
+    const names = new Map<string, number>();
+    for (const center of [...centers].reverse()) {
+      for (const alias of [center.name, ...JSON.parse(center.aliases) as string[]]) names.set(alias, center.id);
+    }
+    type Link = { fact: number; from: number; to: number; predicate: string; holds: number };
+    const outgoing = prepared(
+      this.#db,
+      `SELECT t.id AS fact, t.subject AS "from", o.id AS "to", t.predicate, t.valid_to IS NULL AS holds
+       FROM triples t JOIN entities o
+         ON o.name = t.object OR EXISTS (SELECT 1 FROM json_each(o.aliases) WHERE value = t.object)
+       WHERE t.subject IN (SELECT value FROM json_each(?1))`,
+    ).all(JSON.stringify(centerIds)) as Link[];
+    const incoming = (prepared(
+      this.#db,
+      `SELECT t.id AS fact, t.subject AS "from", t.object, t.predicate, t.valid_to IS NULL AS holds
+       FROM triples t WHERE t.object IN (SELECT value FROM json_each(?1))`,
+    ).all(JSON.stringify([...names.keys()])) as Array<Omit<Link, "to"> & { object: string }>)
+      .map(({ object, ...link }) => ({ ...link, to: names.get(object)! }));
+    const seen = new Set<number>();
+    const links = [...outgoing, ...incoming].filter((link) => {
+      if (link.from === link.to || seen.has(link.fact)) return false;
+      seen.add(link.fact);
+      return true;
+    });
+    const otherIds = [...new Set(links.flatMap((link) => [link.from, link.to]))].filter((id) =>
+      !centerIds.includes(id)
+    );
+    const others = prepared(
+      this.#db,
+      "SELECT id, name, type, mentions, aliases FROM entities WHERE id IN (SELECT value FROM json_each(?))",
+    ).all(JSON.stringify(otherIds)) as Node[];
+    const holding = new Set(links.filter((link) => link.holds).flatMap((link) => [link.from, link.to]));
+    others.sort((a, b) =>
+      Number(holding.has(b.id)) - Number(holding.has(a.id)) || b.mentions - a.mentions || a.name.localeCompare(b.name)
+    );
+    const shown = [...centers, ...others].slice(0, Math.max(1, limit));
+    const byId = new Map(shown.map((node) => [node.id, node]));
+    return {
+      center: centers[0]!.name,
+      nodes: shown.map(({ name, type, mentions }) => ({ name, type, mentions })),
+      edges: links.filter((link) => byId.has(link.from) && byId.has(link.to)).map((link) => ({
+        from: byId.get(link.from)!.name,
+        to: byId.get(link.to)!.name,
+        predicate: link.predicate,
+        holds: Boolean(link.holds),
+      })),
+    };
+  }
+
   /** Entity and open-fact counts. */
   counts(): { entities: number; facts: number } {
     const entities = (prepared(this.#db, "SELECT COUNT(*) AS n FROM entities").get() as { n: number }).n;
@@ -349,5 +639,6 @@ function factOf(row: Record<string, unknown>): Fact {
     provenance: JSON.parse(String(row.provenance)) as string[],
     validFrom: Number(row.valid_from),
     validTo: row.valid_to === null ? null : Number(row.valid_to),
+    ...(typeof row.corrected_by === "string" ? { correctedBy: row.corrected_by } : {}),
   };
 }

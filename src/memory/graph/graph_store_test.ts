@@ -166,3 +166,122 @@ Deno.test("a rolled-back batch leaves no name in the synonym index that could po
   db.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a correction closes the fact and holds the new value in one transaction, kept across a restart", async () => {
+  const { dir, path } = await tempDb();
+  let db = openMemoryDb(path);
+  const changed: number[][] = [];
+  let graph = new GraphStore(db, { onChange: (ids) => changed.push([...ids]) });
+  const record = (predicate: string, object: string, single: boolean, id: string) =>
+    graph.record({ subject: { name: "Leo", type: "pet" }, predicate, object, time: T0, provenance: [id], single });
+  record("location", "garden", true, "e1");
+  record("likes", "tuna", false, "e2");
+  record("likes", "salmon", false, "e3");
+  const [garden] = graph.facts("Leo").filter((fact) => fact.object === "garden");
+  changed.length = 0;
+  const corrected = graph.correct(garden!.id, " the  kitchen ", "owner", T0 + DAY)!;
+  assert.deepEqual(corrected.superseded, { ...garden, validTo: T0 + DAY });
+  assert.deepEqual(corrected.fact, {
+    id: corrected.fact.id,
+    subject: "Leo",
+    subjectType: "pet",
+    predicate: "location",
+    object: "the kitchen",
+    provenance: ["corrected by owner"],
+    validFrom: T0 + DAY,
+    validTo: null,
+    correctedBy: "owner",
+  });
+  assert.deepEqual(changed, [graph.entityIds()], "the entity index is told");
+  assert.deepEqual(graph.index(5), [{ name: "Leo", type: "pet", mentions: 3 }], "a correction is not a mention");
+
+  // A many-valued predicate: correcting "tuna" to the "salmon" that already holds adds no duplicate.
+  const tuna = graph.facts("Leo").find((fact) => fact.object === "tuna")!;
+  const salmon = graph.correct(tuna.id, "Salmon", "alice", T0 + 2 * DAY)!.fact;
+  assert.deepEqual([salmon.object, salmon.provenance, salmon.correctedBy], [
+    "salmon",
+    ["e3", "corrected by alice"],
+    "alice",
+  ]);
+  assert.throws(() => graph.correct(tuna.id, "cod", "owner", T0 + 3 * DAY), /^FactConflict: Fact \d+ no longer holds/);
+  assert.throws(
+    () => graph.correct(salmon.id, "salmon ", "owner", T0),
+    /^FactConflict: Fact \d+ already says "salmon"/,
+  );
+  assert.throws(() => graph.correct(salmon.id, "  ", "owner", T0), /^RangeError: A fact needs a non-empty object$/);
+  assert.equal(graph.correct(9999, "x", "owner", T0), undefined);
+  db.close();
+
+  db = openMemoryDb(path);
+  graph = new GraphStore(db);
+  assert.deepEqual(
+    graph.facts("Leo").map((fact) => [fact.predicate, fact.object, fact.validTo === null, fact.correctedBy ?? null]),
+    [
+      ["location", "the kitchen", true, "owner"],
+      ["likes", "salmon", true, "alice"],
+      ["likes", "tuna", false, null],
+      ["location", "garden", false, null],
+    ],
+  );
+  // Forgetting the messages leaves the correction: its provenance is who corrected it.
+  graph.forget(new Set(["e1", "e2", "e3"]));
+  assert.deepEqual(graph.facts("Leo").map((fact) => fact.object), ["the kitchen", "salmon"]);
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("deleting a fact by id; entities listed and searched by name and alias; neighbours one step, at most the limit", async () => {
+  const { dir, path } = await tempDb();
+  const db = openMemoryDb(path);
+  const graph = new GraphStore(db);
+  const fact = (name: string, type: string, predicate: string, object: string, time = T0) =>
+    graph.record({ subject: { name, type }, predicate, object, time, provenance: ["e1"], single: false });
+  fact("客厅灯", "device", "位于", "客厅");
+  fact("客厅的灯", "device", "颜色", "暖白", T0 + DAY); // an alias of 客厅灯
+  fact("客厅", "room", "floor", "1");
+  fact("Anna", "person", "likes", "客厅的灯"); // names the lamp by its alias
+  fact("Anna", "person", "sister", "Bea");
+  fact("Bea", "person", "likes", "Anna");
+  fact("50%_off", "thing", "is", "a sale");
+
+  assert.deepEqual(graph.entities("", 2).map((e) => [e.name, e.mentions, e.facts]), [["客厅灯", 2, 2], [
+    "Anna",
+    2,
+    2,
+  ]], "most mentioned, then last seen");
+  assert.deepEqual(graph.entities("客厅", 10).map((e) => e.name), ["客厅", "客厅灯"], "exact name first");
+  assert.deepEqual(graph.entities("的灯", 10).map((e) => e.name), ["客厅灯"], "found by an alias");
+  assert.deepEqual(graph.entities("anna", 10).map((e) => e.name), ["Anna"], "case-insensitive");
+  assert.deepEqual(graph.entities("0%_", 10).map((e) => e.name), ["50%_off"], "% and _ are literal");
+  assert.deepEqual(graph.entities("0%x", 10), []);
+
+  assert.deepEqual(graph.neighbors("客厅的灯", 40), {
+    center: "客厅灯",
+    nodes: [
+      { name: "客厅灯", type: "device", mentions: 2 },
+      { name: "Anna", type: "person", mentions: 2 },
+      { name: "客厅", type: "room", mentions: 1 },
+    ],
+    edges: [
+      { from: "客厅灯", to: "客厅", predicate: "位于", holds: true },
+      { from: "Anna", to: "客厅灯", predicate: "likes", holds: true },
+    ],
+  });
+  assert.deepEqual(graph.neighbors("Anna", 2), {
+    center: "Anna",
+    nodes: [{ name: "Anna", type: "person", mentions: 2 }, { name: "客厅灯", type: "device", mentions: 2 }],
+    edges: [{ from: "Anna", to: "客厅灯", predicate: "likes", holds: true }],
+  });
+  assert.equal(graph.neighbors("nobody", 40), undefined);
+
+  const [floor] = graph.facts("客厅");
+  assert.equal(graph.delete(floor!.id), true);
+  assert.equal(graph.delete(floor!.id), false);
+  assert.deepEqual(graph.entities("客厅", 10).map((e) => e.name), ["客厅灯"], "an entity without facts goes too");
+  assert.deepEqual(graph.neighbors("客厅灯", 40)!.nodes.map((node) => node.name), ["客厅灯", "Anna"]);
+  // The synonym index forgot it as well: the name is a new entity again, not an alias of a deleted row.
+  fact("客厅", "room", "floor", "2");
+  assert.deepEqual(graph.facts("客厅").map((f) => f.object), ["2"]);
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});

@@ -131,6 +131,28 @@ export class TextMemory {
   }
 
   /**
+   * The entries of the input events `eventIds` (both halves of an exchange share one), oldest first, after the
+   * appends in progress; one read of the file, keeping only those.
+   *
+   * @example
+   * ```ts
+   * declare const journal: TextMemory;
+   * await journal.lookup(new Set(["e1"]));
+   * // Map { "e1" => [{ eventId: "e1", role: "user", sender: "owner", text: "hi", … }, { role: "assistant", … }] }
+   * ```
+   */
+  async lookup(eventIds: ReadonlySet<string>): Promise<Map<string, MemoryEntry[]>> {
+    const found = new Map<string, MemoryEntry[]>();
+    if (!eventIds.size) return found;
+    // Not queued behind: appends never wait for a reader; a line being written is cut off by the scan as torn.
+    await this.#tail;
+    for (const entry of (await TextMemory.#scan(this.path)).entries) {
+      if (eventIds.has(entry.eventId)) found.set(entry.eventId, [...(found.get(entry.eventId) ?? []), entry]);
+    }
+    return found;
+  }
+
+  /**
    * Rewrites the journal without the entries of `eventIds` (atomically: a crash leaves the old or the new file);
    * returns the indexes (in the old order) of the entries removed.
    */

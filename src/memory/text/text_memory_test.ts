@@ -29,3 +29,21 @@ Deno.test("entries survive reopening; a torn last line is cut, a bad line skippe
   await reopened.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("lookup finds both halves of the exchanges asked for, after the appends in progress, and nothing else", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
+  const journal = await TextMemory.open(join(dir, "candidates.jsonl"), getLogger(["test"]));
+  const turn = (id: string, role: "user" | "assistant") => ({ ...entry(role === "user" ? 0 : 1), eventId: id });
+  const writes = [
+    journal.append(turn("a", "user")),
+    journal.append(turn("a", "assistant")),
+    journal.append(turn("b", "user")),
+  ];
+  const found = await journal.lookup(new Set(["a", "b", "missing"])); // not awaiting the appends first
+  await Promise.all(writes);
+  assert.deepEqual([...found.keys()], ["a", "b"]);
+  assert.deepEqual(found.get("a")!.map((e) => e.role), ["user", "assistant"]);
+  assert.equal((await journal.lookup(new Set())).size, 0);
+  await journal.close();
+  await Deno.remove(dir, { recursive: true });
+});
