@@ -13,7 +13,7 @@ import { checkContained, LinkError, readContainedText } from "../fs/contained.ts
 import { oneLine, withoutControl } from "../text/untrusted.ts";
 import type { VectorStore } from "../search/store.ts";
 import { tokenize } from "../search/tokenizer.ts";
-import { parseSections, type Section } from "./sections.ts";
+import { markLearned, parseSections, type Section } from "./sections.ts";
 import { topicProblem } from "./topic_name.ts";
 import { compareText } from "../text/compare_text.ts";
 import { sha256Hex } from "../text/sha256_hex.ts";
@@ -33,6 +33,29 @@ export interface TopicInfo {
   bytes: number;
   /** Last modification of content.md, ISO 8601. */
   updated: string;
+  /** The butler wrote some of it itself (`knowledge_create`): a section carries a learned marker. */
+  learned: boolean;
+}
+
+/** One topic's file, as `GET /api/knowledge/topics/<topic>` shows it. */
+export interface TopicDocument {
+  topic: string;
+  /** content.md as it is, learned markers included. */
+  markdown: string;
+  /** Last modification of content.md, ISO 8601. */
+  updated: string;
+  sections: Array<{ heading: string; learned: boolean }>;
+}
+
+/** What {@link KnowledgeBase.write} did. */
+export interface TopicWritten {
+  topic: string;
+  /** Sections of the new content. */
+  sections: number;
+  /** Size of the new content.md. */
+  bytes: number;
+  /** The topic did not exist before. */
+  created: boolean;
 }
 
 /** What a sync changed. */
@@ -51,7 +74,7 @@ export interface KnowledgeOptions {
   logger: Logger;
   /** Longest entry `create` accepts, in characters. */
   maxEntryChars?: number;
-  /** Largest content.md `create` will grow, in bytes. */
+  /** Largest content.md `create` will grow, or `write` will write, in bytes (1 MiB). */
   maxFileBytes?: number;
   /**
    * Test seam: called after `create` staged the new content and before it checks for a concurrent edit and replaces
@@ -62,6 +85,9 @@ export interface KnowledgeOptions {
 
 /** How often `create` starts over when the file changed under it, before giving up. */
 export const CREATE_ATTEMPTS = 5;
+
+/** The largest content.md by default, in bytes. */
+export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
 /** Mode of a content.md that homed creates: readable like a file the user made (umask 022). */
 const NEW_FILE_MODE = 0o644;
@@ -310,8 +336,10 @@ export class KnowledgeBase {
     }
     // Model output goes into the user's file and the log: no control characters (ANSI escapes), one-line titles.
     const cleanTitle = oneLine(title ?? "").slice(0, 120);
-    const heading = `${localDate(this.#options.clock.now())}${cleanTitle ? ` ${cleanTitle}` : ""}`;
-    const entry = `## ${heading}\n\n${withoutControl(content).trim()}\n`;
+    const date = localDate(this.#options.clock.now());
+    const heading = `${date}${cleanTitle ? ` ${cleanTitle}` : ""}`;
+    // Marked as learned above its heading (and any heading inside it), so it can be told from what people wrote.
+    const entry = markLearned(`## ${heading}\n\n${withoutControl(content).trim()}\n`, date);
     return await this.#serial(async () => {
       await Deno.mkdir(join(this.#dir, topic), { recursive: true });
       const created = await this.#appendEntry(topic, path, entry);
@@ -328,7 +356,7 @@ export class KnowledgeBase {
    * with the edited file. Mode and owner of an existing file are kept. Returns whether the file was created.
    */
   async #appendEntry(topic: string, path: string, entry: string): Promise<boolean> {
-    const maxBytes = this.#options.maxFileBytes ?? 1024 * 1024;
+    const maxBytes = this.maxFileBytes;
     for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
       const before = await readContainedText(this.#dir, path);
       const next = before === undefined ? `# ${topic}\n\n${entry}` : `${before.text.replace(/\s*$/, "")}\n\n${entry}`;
@@ -374,7 +402,87 @@ export class KnowledgeBase {
       sections: state.sections.length,
       bytes: state.bytes,
       updated: new Date(state.mtime).toISOString(),
+      learned: state.sections.some((section) => section.learned),
     }));
+  }
+
+  /** The largest content.md {@link create} grows and {@link write} writes, in bytes. */
+  get maxFileBytes(): number {
+    return this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  }
+
+  /**
+   * A topic's file as it is on disk (hand edits not yet synced included), with its sections and which of them the
+   * butler learned; `undefined` when the topic has no content.md. Throws `RangeError` for a bad topic name and
+   * {@link LinkError} for a file that is a link.
+   *
+   * @example
+   * ```ts
+   * declare const knowledge: KnowledgeBase;
+   * await knowledge.read("cooking");
+   * // { topic: "cooking", markdown: "# Cooking\n\n…", updated: "2026-12-01T09:00:00.000Z",
+   * //   sections: [{ heading: "Cooking", learned: false }, { heading: "2026-12-01 Rice cooker ratio", learned: true }] }
+   * ```
+   */
+  async read(topic: string): Promise<TopicDocument | undefined> {
+    const path = this.#topicPath(topic);
+    const found = await readContainedText(this.#dir, path);
+    if (!found) return undefined;
+    return {
+      topic,
+      markdown: found.text,
+      updated: new Date(found.info.mtime?.getTime() ?? 0).toISOString(),
+      sections: parseSections(found.text, topic).map(({ heading, learned }) => ({ heading, learned })),
+    };
+  }
+
+  /**
+   * Replaces a topic's whole content.md with `markdown` (a person's edit: written as given, learned markers it keeps
+   * included), atomically, keeping the mode and owner of an existing file; the topic is indexed again before this
+   * returns, so search sees the new text at once. Throws `RangeError` for a bad topic name, content that is not a
+   * non-empty text or is over {@link maxFileBytes}, and {@link LinkError} when the topic's folder or file is a link.
+   *
+   * @example
+   * ```ts
+   * declare const knowledge: KnowledgeBase;
+   * await knowledge.write("tea", "# Tea\n\n## Green tea\n\n80 °C, two minutes.\n");
+   * // { topic: "tea", sections: 2, bytes: 39, created: true }
+   * ```
+   */
+  async write(topic: string, markdown: string): Promise<TopicWritten> {
+    const path = this.#topicPath(topic);
+    if (typeof markdown !== "string" || markdown.trim() === "") {
+      throw new RangeError("Knowledge content must be a non-empty text");
+    }
+    const bytes = new TextEncoder().encode(markdown).length;
+    if (bytes > this.maxFileBytes) {
+      throw new RangeError(`Knowledge content has ${bytes} bytes; allowed: at most ${this.maxFileBytes} per topic`);
+    }
+    return await this.#serial(async () => {
+      // A link in place of the topic's folder is refused before anything is made or written through it.
+      await checkContained(this.#dir, path);
+      await Deno.mkdir(join(this.#dir, topic), { recursive: true });
+      const before = await checkContained(this.#dir, path);
+      if (before && !before.isFile) throw new LinkError(`${path} is not a regular file`);
+      const mode = before?.mode !== null && before?.mode !== undefined ? before.mode & 0o7777 : NEW_FILE_MODE;
+      const owner = before ? { uid: before.uid, gid: before.gid } : undefined;
+      try {
+        await atomicWriteText(path, markdown, { mode, ...(owner ? { owner } : {}) });
+      } catch (error) {
+        if (!(error instanceof Deno.errors.PermissionDenied) || !before) throw error;
+        // As in create: homed may not give the file its owner back, so it is written in place, keeping both.
+        await Deno.writeTextFile(path, markdown);
+      }
+      const stat = await Deno.stat(path);
+      await this.#indexTopic(topic, stat.mtime?.getTime() ?? 0);
+      const sections = this.#topics.get(topic)?.sections.length ?? 0;
+      this.#options.logger.info("Topic {topic} written whole ({bytes} bytes, {sections} sections)", {
+        topic,
+        bytes,
+        sections,
+      });
+      return { topic, sections, bytes, created: before === undefined };
+    });
   }
 
   /** Counts for `/api/status`. */

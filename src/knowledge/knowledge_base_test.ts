@@ -6,6 +6,7 @@ import { VectorStore } from "../search/store.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { waitFor } from "../../tests/support/wait.ts";
+import { symlink } from "../../tests/support/links.ts";
 import { KnowledgeBase } from "./knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge_prompt.ts";
 import { knowledgeTools } from "./knowledge_tools.ts";
@@ -69,8 +70,10 @@ Deno.test("create makes a new topic, then appends dated sections; search sees th
   });
   assert.equal(
     await Deno.readTextFile(join(dir, "菜谱", "content.md")),
-    "# 菜谱\n\n## 2026-11-30 可乐鸡翅\n\n可乐鸡翅：鸡翅煎黄后加一罐可乐收汁。\n\n## 2026-12-01\n\nSteam the fish for 8 minutes after the water boils.\n",
+    "# 菜谱\n\n<!-- learned by homed 2026-11-30 -->\n## 2026-11-30 可乐鸡翅\n\n可乐鸡翅：鸡翅煎黄后加一罐可乐收汁。\n\n" +
+      "<!-- learned by homed 2026-12-01 -->\n## 2026-12-01\n\nSteam the fish for 8 minutes after the water boils.\n",
   );
+  assert.deepEqual(knowledge.list().map((topic) => [topic.topic, topic.sections, topic.learned]), [["菜谱", 3, true]]);
   assert.equal(knowledge.search("可乐鸡翅怎么做", 1)[0]!.heading, "2026-11-30 可乐鸡翅");
   assert.equal(knowledge.search("how long to steam fish", 1)[0]!.heading, "2026-12-01");
   await teardown(parts);
@@ -104,7 +107,7 @@ Deno.test("create refuses bad topics and oversize entries, naming them, and writ
     /Topic "ok" would grow to \d+ bytes; allowed: at most 100 per topic/,
   );
   assert.deepEqual([...Deno.readDirSync(join(root, "k"))].map((e) => e.name), ["ok"]);
-  assert.equal((await Deno.readTextFile(join(root, "k", "ok", "content.md"))).includes("y"), false);
+  assert.equal((await Deno.readTextFile(join(root, "k", "ok", "content.md"))).includes("yyy"), false);
   await knowledge.close();
   await store.close();
   await Deno.remove(root, { recursive: true });
@@ -262,7 +265,10 @@ Deno.test("a hand edit that lands while create writes is kept, and the entry is 
   });
   await parts.knowledge.create("cooking", "Porridge: stir often.", "Porridge");
   const text = await Deno.readTextFile(join(parts.dir, "cooking", "content.md"));
-  assert.match(text, /## Hand edit\n\nMine\.\n\n## 2026-11-30 Porridge\n\nPorridge: stir often\.\n$/);
+  assert.match(
+    text,
+    /## Hand edit\n\nMine\.\n\n<!-- learned by homed 2026-11-30 -->\n## 2026-11-30 Porridge\n\nPorridge: stir often\.\n$/,
+  );
   assert.equal(edits, 2, "one attempt lost to the edit, the second one written");
   assert.equal(parts.knowledge.search("porridge", 1)[0]!.heading, "2026-11-30 Porridge");
   await teardown(parts);
@@ -298,5 +304,94 @@ Deno.test("reindex runs under the same guard as sync and create", async () => {
   assert.deepEqual(order, ["create", "reindex", "sync"]);
   assert.equal(parts.store.generation, 1);
   assert.equal(parts.knowledge.search("rice noodles soak", 1)[0]!.heading, "2026-11-30 Rice noodles");
+  await teardown(parts);
+});
+
+Deno.test("write replaces a topic whole and search sees it at once; read gives the file, its sections and what was learned", async () => {
+  const parts = await setup(false);
+  const { knowledge, dir } = parts;
+  assert.equal(await knowledge.read("tea"), undefined);
+  const markdown = "# Tea\n\n## Green tea\n\nSteep sencha at 80 °C for two minutes.\n";
+  assert.deepEqual(await knowledge.write("tea", markdown), {
+    topic: "tea",
+    sections: 2,
+    bytes: new TextEncoder().encode(markdown).length,
+    created: true,
+  });
+  assert.equal(await Deno.readTextFile(join(dir, "tea", "content.md")), markdown);
+  assert.equal((await Deno.stat(join(dir, "tea", "content.md"))).mode! & 0o777, 0o644);
+  assert.equal(knowledge.search("sencha steeping", 1)[0]!.heading, "Green tea");
+  // The butler learns one more; the owner edits the file by hand around it and writes it back whole.
+  await knowledge.create("tea", "Oolong: 95 °C, rinse the leaves once.", "Oolong");
+  const learned = await knowledge.read("tea");
+  assert.deepEqual(learned!.sections, [
+    { heading: "Tea", learned: false },
+    { heading: "Green tea", learned: false },
+    { heading: "2026-11-30 Oolong", learned: true },
+  ]);
+  assert.equal(knowledge.list()[0]!.learned, true);
+  const edited = learned!.markdown.replace("95 °C", "90 °C") + "\n## Black tea\n\nBoiling water, four minutes.\n";
+  assert.deepEqual(await knowledge.write("tea", edited), {
+    topic: "tea",
+    sections: 4,
+    bytes: new TextEncoder().encode(edited).length,
+    created: false,
+  });
+  const again = await knowledge.read("tea");
+  assert.equal(again!.markdown, edited);
+  assert.deepEqual(again!.sections.map((s) => [s.heading, s.learned]), [
+    ["Tea", false],
+    ["Green tea", false],
+    ["2026-11-30 Oolong", true],
+    ["Black tea", false],
+  ]);
+  assert.equal(knowledge.search("oolong temperature", 1)[0]!.snippet.includes("90 °C"), true);
+  assert.equal(knowledge.search("learned by homed", 3).length, 0, "the marker is not indexed");
+  // Dropping the marker by hand makes the section the household's own.
+  await Deno.writeTextFile(join(dir, "tea", "content.md"), edited.replace(/<!--.*-->\n/, ""));
+  await knowledge.sync();
+  assert.equal(knowledge.list()[0]!.learned, false);
+  await teardown(parts);
+});
+
+Deno.test("write refuses bad topics, blank or oversize content and a linked folder, and writes nothing", async () => {
+  const root = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-knowledge-" });
+  const store = await VectorStore.open(join(root, "store"));
+  const dir = join(root, "k");
+  const knowledge = await KnowledgeBase.open({
+    dir,
+    store,
+    clock: new FakeClock(),
+    logger: getLogger(["test"]),
+    maxFileBytes: 100,
+  });
+  try {
+    assert.equal(knowledge.maxFileBytes, 100);
+    await assert.rejects(knowledge.write("../x", "# x"), /^RangeError: Topic name "\.\.\/x" is not allowed/);
+    await assert.rejects(knowledge.write("ok", " \n"), /^RangeError: Knowledge content must be a non-empty text$/);
+    await assert.rejects(
+      knowledge.write("ok", "é".repeat(51)),
+      /^RangeError: Knowledge content has 102 bytes; allowed: at most 100 per topic$/,
+    );
+    await Deno.mkdir(join(root, "outside"));
+    await symlink(join(root, "outside"), join(dir, "linked"));
+    await assert.rejects(knowledge.write("linked", "# x"), /linked is a symbolic link; homed does not follow links/);
+    await assert.rejects(knowledge.read("linked"), /linked is a symbolic link/);
+    assert.deepEqual([...Deno.readDirSync(join(root, "outside"))], []);
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), ["linked"]);
+  } finally {
+    await knowledge.close();
+    await store.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("write keeps the mode of a file the user made", async () => {
+  const parts = await setup();
+  const path = join(parts.dir, "cooking", "content.md");
+  await Deno.chmod(path, 0o640);
+  await parts.knowledge.write("cooking", "# Cooking\n\nOnly this now.\n");
+  assert.equal((await Deno.stat(path)).mode! & 0o777, 0o640);
+  assert.deepEqual(parts.knowledge.list().find((t) => t.topic === "cooking")!.sections, 1);
   await teardown(parts);
 });

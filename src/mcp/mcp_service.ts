@@ -23,6 +23,9 @@ import {
 } from "./mcp_server_connection.ts";
 import { labelOf, type McpBaseEnv, type McpTransportKind, openSession } from "./mcp_session.ts";
 import { type DescribeImage, mcpTools } from "./mcp_tools.ts";
+import { McpRestartRefused } from "./restart_refused.ts";
+
+export { McpRestartRefused };
 
 /** Options of {@link McpService}. */
 export interface McpServiceOptions {
@@ -67,9 +70,26 @@ export interface McpServerStatus {
   source: string;
 }
 
+/** One configured server as {@link McpService.servers} lists it (for `GET /api/mcp`). */
+export interface McpServerListing {
+  name: string;
+  /** Where it is; `disabled` when configured with `enabled: false`, `stopped` before the service starts. */
+  state: McpServerState | "disabled";
+  transport: McpTransportKind;
+  /** homed's name and the server's of each tool offered now (none unless `ready`). */
+  tools: { name: string; mcp_name: string }[];
+  /** New sessions opened after the first attempt, restarts on request included. */
+  restarts: number;
+  last_error: string | null;
+}
+
 interface Entry {
   connection: McpServerConnection;
   names: { name: string; mcp_name: string }[];
+  /** Counters of the connections a restart replaced. */
+  carried: { calls: number; failures: number; restarts: number };
+  /** The restart in progress, so two at once run one after the other. */
+  restarting: Promise<unknown>;
 }
 
 function messageOf(error: unknown): string {
@@ -82,6 +102,7 @@ export class McpService implements Service {
   #options: McpServiceOptions;
   #entries = new Map<string, Entry>();
   #started = false;
+  #stopping = false;
 
   /**
    * @example
@@ -119,25 +140,101 @@ export class McpService implements Service {
         logger.info("{label} is disabled (enabled: false); not started", { label: labelOf(server) });
         continue;
       }
-      const entry: Entry = { connection: undefined as unknown as McpServerConnection, names: [] };
-      entry.connection = new McpServerConnection({
-        server,
-        clock: this.#options.clock,
-        logger,
-        baseEnv: this.#options.baseEnv,
-        ...(this.#options.random ? { random: this.#options.random } : {}),
-        ...(this.#options.maxMessageBytes !== undefined ? { maxMessageBytes: this.#options.maxMessageBytes } : {}),
-        ...(this.#options.closeGraceMs !== undefined ? { closeGraceMs: this.#options.closeGraceMs } : {}),
-        timings: {
-          ...this.#options.timings,
-          ...(this.#options.spawnTimeoutMs !== undefined ? { initializeTimeoutMs: this.#options.spawnTimeoutMs } : {}),
-        },
-        onTools: (listed) => this.#register(entry, listed),
-      });
+      const entry: Entry = {
+        connection: undefined as unknown as McpServerConnection,
+        names: [],
+        carried: { calls: 0, failures: 0, restarts: 0 },
+        restarting: Promise.resolve(),
+      };
       this.#entries.set(server.name, entry);
-      entry.connection.start();
+      this.#connect(server, entry);
     }
     return Promise.resolve();
+  }
+
+  /** A new connection to `server` as the entry's, started. */
+  #connect(server: McpServerConfig, entry: Entry): void {
+    const connection: McpServerConnection = new McpServerConnection({
+      server,
+      clock: this.#options.clock,
+      logger: this.#options.logger,
+      baseEnv: this.#options.baseEnv,
+      ...(this.#options.random ? { random: this.#options.random } : {}),
+      ...(this.#options.maxMessageBytes !== undefined ? { maxMessageBytes: this.#options.maxMessageBytes } : {}),
+      ...(this.#options.closeGraceMs !== undefined ? { closeGraceMs: this.#options.closeGraceMs } : {}),
+      timings: {
+        ...this.#options.timings,
+        ...(this.#options.spawnTimeoutMs !== undefined ? { initializeTimeoutMs: this.#options.spawnTimeoutMs } : {}),
+      },
+      // A connection a restart replaced has no say over the tools any more.
+      onTools: (listed) => {
+        if (entry.connection === connection) this.#register(entry, listed);
+      },
+    });
+    entry.connection = connection;
+    connection.start();
+  }
+
+  /**
+   * Stops server `name`'s connection (its session closed, a stdio child killed, its tools withdrawn) and starts a
+   * fresh one, as a person asked for: backoff and pause are forgotten. Resolves, once the new connection is started,
+   * to its state (`connecting`; the tools come back when it is `ready`). Throws {@link McpRestartRefused} for a name
+   * not configured (naming the configured ones), a disabled server, or when the service is not running.
+   *
+   * @example
+   * ```ts
+   * declare const mcp: McpService;
+   * await mcp.restart("everything"); // "connecting"
+   * ```
+   */
+  restart(name: string): Promise<McpServerState> {
+    const known = this.#options.servers.map((server) => server.name);
+    const entry = this.#entries.get(name);
+    if (!entry) {
+      const server = this.#options.servers.find((candidate) => candidate.name === name);
+      if (!server) {
+        const listed = known.length ? `configured: ${known.join(", ")}` : "none is configured (mcp.servers)";
+        return Promise.reject(
+          new McpRestartRefused("unknown", `No MCP server ${JSON.stringify(name)}; ${listed}`, known),
+        );
+      }
+      return Promise.reject(
+        server.enabled
+          ? new McpRestartRefused(
+            "not_running",
+            `${labelOf(server)} is not running: the mcp service is not started`,
+            known,
+          )
+          : new McpRestartRefused(
+            "disabled",
+            `${labelOf(server)} is disabled (enabled: false); homed does not start it`,
+            known,
+          ),
+      );
+    }
+    const work = async (): Promise<McpServerState> => {
+      const server = entry.connection.server;
+      if (this.#stopping) {
+        throw new McpRestartRefused("not_running", `${labelOf(server)} is not restarted: homed is stopping`, known);
+      }
+      const old = entry.connection;
+      await old.stop();
+      const was = old.status();
+      entry.carried = {
+        calls: entry.carried.calls + was.calls,
+        failures: entry.carried.failures + was.failures,
+        restarts: entry.carried.restarts + was.restarts + 1,
+      };
+      this.#options.tools.replaceOwner(`mcp:${name}`, []);
+      entry.names = [];
+      if (this.#stopping) return "stopped";
+      this.#connect(server, entry);
+      this.#options.logger.info("{label} restarted on request", { label: labelOf(server) });
+      return entry.connection.state;
+    };
+    const result = entry.restarting.then(work, work);
+    entry.restarting = result.catch(() => {});
+    return result;
   }
 
   #register(entry: Entry, listed: Parameters<typeof mcpTools>[0]["listed"]): void {
@@ -180,6 +277,7 @@ export class McpService implements Service {
 
   /** Closes every session (children killed) and withdraws the tools, within `stopTimeoutMs` (10 s) in all. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     const limit = deadline(this.#options.clock, this.#options.stopTimeoutMs ?? 10_000);
     try {
       const raced = await limit.race(Promise.all([...this.#entries.values()].map((e) => e.connection.stop())));
@@ -201,9 +299,9 @@ export class McpService implements Service {
         transport: status.transport,
         state: status.state,
         tools: status.state === "ready" ? entry.names.map((names) => ({ ...names })) : [],
-        calls: status.calls,
-        failures: status.failures,
-        restarts: status.restarts,
+        calls: status.calls + entry.carried.calls,
+        failures: status.failures + entry.carried.failures,
+        restarts: status.restarts + entry.carried.restarts,
         failed_starts: status.failed_starts,
         last_error: status.last_error,
         next_attempt_at: status.next_attempt_at,
@@ -212,6 +310,42 @@ export class McpService implements Service {
     }
     const disabled = this.#options.servers.filter((server) => !server.enabled).map((server) => server.name);
     return { servers, disabled };
+  }
+
+  /**
+   * Every configured server, in the order of the configuration: disabled ones and those not started yet included.
+   *
+   * @example
+   * ```ts
+   * declare const mcp: McpService;
+   * mcp.servers();
+   * // [{ name: "everything", state: "ready", transport: "stdio",
+   * //    tools: [{ name: "mcp__everything__echo", mcp_name: "echo" }, …], restarts: 0, last_error: null }]
+   * ```
+   */
+  servers(): McpServerListing[] {
+    return this.#options.servers.map((server) => {
+      const entry = this.#entries.get(server.name);
+      if (!entry) {
+        return {
+          name: server.name,
+          state: server.enabled ? "stopped" : "disabled",
+          transport: server.command !== undefined ? "stdio" : "http",
+          tools: [],
+          restarts: 0,
+          last_error: null,
+        };
+      }
+      const status = entry.connection.status();
+      return {
+        name: server.name,
+        state: status.state,
+        transport: status.transport,
+        tools: status.state === "ready" ? entry.names.map((names) => ({ ...names })) : [],
+        restarts: status.restarts + entry.carried.restarts,
+        last_error: status.last_error,
+      };
+    });
   }
 
   /** The connection of server `name` (tests and `/api/status` details). */

@@ -75,6 +75,27 @@ export function scheduleView(schedule: Schedule): Record<string, unknown> {
   };
 }
 
+/** Why {@link TimerDevice.cancel} did not cancel: no such active schedule, or one that is not the canceller's. */
+export class ScheduleCancelRefused extends Error {
+  override readonly name = "ScheduleCancelRefused";
+
+  /**
+   * @example
+   * ```ts
+   * const refused = new ScheduleCancelRefused("not_found", 'no active schedule "s9"; schedule_list shows them');
+   * refused.reason; // "not_found"
+   * ```
+   */
+  constructor(
+    readonly reason: "not_found" | "forbidden",
+    message: string,
+    /** The schedule, when it exists (`forbidden`). */
+    readonly schedule?: Schedule,
+  ) {
+    super(message);
+  }
+}
+
 /** The `timer` device. */
 export class TimerDevice implements Device {
   readonly name = "timer";
@@ -273,17 +294,47 @@ export class TimerDevice implements Device {
   }
 
   #cancel(id: string, context: ToolContext): string {
+    try {
+      const schedule = this.cancel(id, { name: context.sender, owner: context.trust === "owner" });
+      return `Cancelled ${id} (${schedule.text})`;
+    } catch (error) {
+      // The tool names the argument that was wrong.
+      if (error instanceof ScheduleCancelRefused) throw new Error(`id: ${error.message}`);
+      throw error;
+    }
+  }
+
+  /**
+   * Cancels active schedule `id` for `by` — its creator or the owner (the rule of `schedule_cancel`) — and returns
+   * it. Throws {@link ScheduleCancelRefused}: `not_found` when there is no such active schedule, `forbidden` (with
+   * the schedule) when `by` is someone else.
+   *
+   * @example
+   * ```ts
+   * declare const timer: TimerDevice;
+   * timer.cancel("k3f9", { name: "alice", owner: false }).text; // "Take the medicine"
+   * ```
+   */
+  cancel(id: string, by: { name: string; owner: boolean }): Schedule {
     const { store } = this.#options;
     const schedule = store.get(id);
     if (!schedule || schedule.nextRun === null) {
-      throw new Error(`id: no active schedule ${JSON.stringify(id)}; schedule_list shows them`);
+      throw new ScheduleCancelRefused(
+        "not_found",
+        `no active schedule ${JSON.stringify(id)}; schedule_list shows them`,
+      );
     }
-    if (schedule.creator !== context.sender && context.trust !== "owner") {
-      throw new Error(`id: schedule ${id} belongs to ${schedule.creator}; only they or the owner may cancel it`);
+    if (schedule.creator !== by.name && !by.owner) {
+      throw new ScheduleCancelRefused(
+        "forbidden",
+        `schedule ${id} belongs to ${schedule.creator}; only they or the owner may cancel it`,
+        schedule,
+      );
     }
     store.cancel(id);
     this.#arm();
-    return `Cancelled ${id} (${schedule.text})`;
+    this.#options.logger.info("Schedule {id} cancelled by {name}", { id, name: by.name });
+    return schedule;
   }
 
   /**
