@@ -346,7 +346,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       },
     });
     // MCP servers connect in the background: homed listens before the slowest one is up.
-    await startMcp({
+    const mcp = await startMcp({
       servers: mcpServers(config, loaded.location.path),
       tools,
       services,
@@ -438,6 +438,8 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         ...(options.recentLog ? { recent: options.recentLog } : {}),
       },
       conversation: () => context.records(),
+      media,
+      ...(mcp ? { mcp } : {}),
       uploads: {
         maxImageBytes: config.media.max_image_bytes,
         maxAudioBytes: config.media.max_audio_bytes,

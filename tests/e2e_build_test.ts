@@ -46,6 +46,13 @@ Deno.test("the bundle runs on Deno with its own computed flags: chat through an 
     const { status, body } = await postJson(`${url}/api/chat`, { text: "Hi" });
     assert.equal(status, 200, JSON.stringify(body));
     assert.equal(body.reply, "Hello from the bundle.");
+    // The web console travels inside the bundle.
+    const page = await fetch(`${url}/`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<script type="module" src="\/console\/console\.js"/);
+    const chatModule = await fetch(`${url}/console/pages/chat.js`);
+    assert.equal(chatModule.headers.get("content-type"), "text/javascript; charset=utf-8");
+    assert.equal(await chatModule.text(), await Deno.readTextFile(join(REPO, "src/api/console/assets/pages/chat.js")));
     assert.equal(
       await Deno.readTextFile(join(ws.dir, "fresh-knowledge", "cooking", "content.md")),
       await Deno.readTextFile(join(REPO, "knowledge", "cooking", "content.md")),

@@ -33,6 +33,10 @@ import type { ContextEntry } from "../context/context_window.ts";
 import { turnRoutes } from "./turn_routes.ts";
 import { usageRoutes, type UsageRoutesOptions } from "./usage_routes.ts";
 import { conversationRoutes } from "./conversation_routes.ts";
+import { whoamiRoutes } from "./whoami_routes.ts";
+import { type MediaReader, mediaRoutes } from "./media_routes.ts";
+import { type McpControl, mcpRoutes } from "./mcp_routes.ts";
+import { consoleRoutes } from "./console/console_routes.ts";
 
 /** Options of {@link startApi}. */
 export interface ApiSetupOptions {
@@ -72,6 +76,10 @@ export interface ApiSetupOptions {
   usage: UsageRoutesOptions;
   /** The context's entries, oldest first (`GET /api/conversation`). */
   conversation: () => readonly ContextEntry[];
+  /** The media cache's bytes by id (`GET /api/media/<id>`). */
+  media: MediaReader;
+  /** The MCP servers (`GET /api/mcp`, restart); none when no server is configured. */
+  mcp?: McpControl;
 }
 
 /**
@@ -126,6 +134,10 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
       turnRoutes(options.traces),
       usageRoutes(options.usage),
       conversationRoutes(options.conversation),
+      whoamiRoutes(),
+      mediaRoutes(options.media),
+      mcpRoutes(options.mcp),
+      consoleRoutes(),
       onebotRoutes(options.onebot),
     ],
   });

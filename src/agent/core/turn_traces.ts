@@ -217,7 +217,7 @@ export class TurnTraces {
           content: request.response.content,
           tool_calls: request.response.toolCalls,
           finish_reason: request.response.finishReason,
-          usage: request.response.usage ?? null,
+          usage: request.response.usage ? usageBody(request.response.usage) : null,
         }
         : null,
       ...(request.error ? { error: request.error } : {}),
@@ -304,6 +304,25 @@ function sumUsage(usages: ReadonlyArray<Usage | undefined>): Usage {
   return total;
 }
 
+/** A response's usage as the API shows it (snake_case, DeepSeek's names for the cache counts). */
+export interface UsageView {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_cache_hit_tokens: number;
+  prompt_cache_miss_tokens: number;
+}
+
+function usageBody(usage: Usage): UsageView {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.totalTokens,
+    prompt_cache_hit_tokens: usage.cacheHitTokens,
+    prompt_cache_miss_tokens: usage.cacheMissTokens,
+  };
+}
+
 function round6(value: number): number {
   return Math.round(value * 1e6) / 1e6;
 }
@@ -333,7 +352,7 @@ export interface RequestDetail {
   history: { messages: number; tokens: number };
   messages: Array<{ role: string; content: string | null; tokens: number; tool_calls?: unknown }>;
   tools: readonly string[];
-  response: { content: string; tool_calls: unknown; finish_reason: string; usage: Usage | null } | null;
+  response: { content: string; tool_calls: unknown; finish_reason: string; usage: UsageView | null } | null;
   error?: string;
   latency_ms: number | null;
   cache: { hit_tokens: number | null; miss_tokens: number | null; shared_tokens: number; miss_reason?: string };

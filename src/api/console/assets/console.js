@@ -1,0 +1,192 @@
+// The console's shell: login, language, the nav the token's trust may see, hash routing, pushed messages.
+import { clearToken, forgetMedia, getToken, onUnauthorized, request, setToken } from "./api.js";
+import { $, h, markReady, parseJson } from "./dom.js";
+import { lang, locale, setLang, t } from "./i18n.js";
+import { readSse } from "./sse.js";
+import chat, { onUnreadChange, pushed, resetChat } from "./pages/chat.js";
+import memory from "./pages/memory.js";
+import knowledge from "./pages/knowledge.js";
+import schedules from "./pages/schedules.js";
+import system from "./pages/system.js";
+import status from "./pages/status.js";
+import turns from "./pages/turns.js";
+
+const PAGES = { chat, memory, knowledge, schedules, system, status, turns };
+const HOUSEHOLD = ["chat", "memory", "knowledge", "schedules", "system", "status"];
+const VISIBLE = { guest: ["chat"], household: HOUSEHOLD, owner: [...HOUSEHOLD, "turns"] };
+
+let who = null;
+let listening = null;
+
+const allowed = () => VISIBLE[who?.trust] ?? VISIBLE.guest;
+
+/** Puts the dictionary's words on the static page. */
+function translate() {
+  document.documentElement.lang = locale();
+  for (const el of document.querySelectorAll("[data-i18n]")) el.textContent = t(el.getAttribute("data-i18n"));
+  const toggle = $("#lang-toggle");
+  toggle.textContent = t("otherLanguage");
+  toggle.title = t("switchLanguage");
+  toggle.setAttribute("aria-label", t("switchLanguage"));
+  $("#token").placeholder = t("tokenPlaceholder");
+}
+
+function buildNav() {
+  const nav = $("#nav");
+  nav.replaceChildren(
+    ...allowed().map((name) =>
+      h(
+        "a",
+        { href: `#${name}`, "data-page": name },
+        t(`nav_${name}`),
+        name === "chat" ? h("span", { class: "unread", hidden: true }) : null,
+      )
+    ),
+  );
+  $("#whoami").textContent = who ? t("signedInAs", { name: who.name, trust: t(`trust_${who.trust}`) }) : "";
+}
+
+onUnreadChange((count) => {
+  const badge = $("#nav .unread");
+  if (!badge) return;
+  badge.hidden = count === 0;
+  badge.textContent = String(count);
+});
+
+/** Shows the page the hash names (or the first one the trust may see). */
+function route() {
+  if (!who) return;
+  let name = location.hash.slice(1);
+  if (!allowed().includes(name)) {
+    name = allowed()[0];
+    history.replaceState(null, "", `#${name}`);
+  }
+  for (const link of document.querySelectorAll("#nav a")) {
+    const active = link.getAttribute("data-page") === name;
+    link.classList.toggle("active", active);
+    if (active) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  document.title = `${t(`nav_${name}`)} · homed`;
+  const root = h("section", { id: `page-${name}`, class: "page", "data-ready": "false" });
+  $("#app").replaceChildren(root);
+  try {
+    PAGES[name](root, { who });
+  } catch (error) {
+    root.append(h("p", { class: "status error" }, error?.message ?? String(error)));
+    root.setAttribute("data-ready", "true");
+    markReady();
+  }
+}
+
+function showLogin(message = "") {
+  who = null;
+  document.body.classList.remove("signed-in");
+  $("#login").hidden = false;
+  $("#app").hidden = true;
+  $("#app").replaceChildren();
+  $("#nav").replaceChildren();
+  $("#nav").hidden = true;
+  $("#logout").hidden = true;
+  $("#whoami").textContent = "";
+  const error = $("#login-error");
+  error.textContent = message;
+  error.hidden = message === "";
+  document.title = "homed";
+  $("#token").focus();
+  markReady();
+}
+
+function showApp(identity) {
+  who = identity;
+  document.body.classList.add("signed-in");
+  $("#login").hidden = true;
+  $("#app").hidden = false;
+  $("#nav").hidden = false;
+  $("#logout").hidden = false;
+  buildNav();
+  route();
+  if (who.trust !== "guest") listen();
+}
+
+function logout(message = "") {
+  listening?.abort();
+  listening = null;
+  clearToken();
+  forgetMedia();
+  resetChat();
+  showLogin(message);
+}
+
+/** Checks a token with GET /api/whoami; a wrong one leaves the login page up with the API's message. */
+async function signIn(token, button) {
+  const error = $("#login-error");
+  error.hidden = true;
+  if (button) button.disabled = true;
+  try {
+    const identity = await request("/api/whoami", { token, quiet: true });
+    setToken(token);
+    showApp(identity);
+  } catch (failure) {
+    if (failure?.status === 401 || failure?.status === 403) clearToken();
+    showLogin(failure?.message ?? String(failure));
+    if (failure?.status !== 401 && failure?.status !== 403 && getToken() !== null) {
+      $("#login-error").append(" ", t("retryHint"));
+    }
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+const sleep = (ms, signal) =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+
+/** GET /api/events, read as SSE for as long as someone is logged in; reconnects with backoff when it ends. */
+async function listen() {
+  listening?.abort();
+  const control = new AbortController();
+  listening = control;
+  const { signal } = control;
+  let delay = 1000;
+  while (!signal.aborted) {
+    try {
+      const response = await request("/api/events", { raw: true, signal });
+      await readSse(response, ({ event, data }) => {
+        if (event === "ready") delay = 1000;
+        else if (event === "message") pushed(parseJson(data, { text: data }));
+      });
+    } catch (error) {
+      if (signal.aborted || error?.status === 401 || error?.status === 403) return;
+    }
+    await sleep(delay + Math.random() * 500, signal);
+    delay = Math.min(delay * 2, 30_000);
+  }
+}
+
+onUnauthorized((error) => logout(error.message));
+
+$("#login-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  signIn($("#token").value.trim(), event.submitter ?? $("#login-form button"));
+});
+$("#logout").addEventListener("click", () => logout());
+$("#lang-toggle").addEventListener("click", () => {
+  setLang(lang === "zh" ? "en" : "zh");
+  translate();
+  if (who) {
+    buildNav();
+    route();
+  }
+});
+addEventListener("hashchange", route);
+
+translate();
+const stored = getToken();
+if (stored === null) showLogin();
+else signIn(stored);
