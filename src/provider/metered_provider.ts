@@ -14,6 +14,7 @@ import type { UsageLedger } from "./usage_ledger.ts";
  * @example
  * ```ts
  * import { systemClock } from "../clock.ts";
+ * import type { Provider } from "./provider.ts";
  * import { UsageLedger } from "./usage_ledger.ts";
  *
  * declare const provider: Provider;
