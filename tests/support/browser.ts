@@ -127,6 +127,8 @@ export interface Page {
   onDialog(action: "accept" | "dismiss", promptText?: string): Promise<void>;
   /** Sets `localStorage[key]` for the current page's origin. */
   setLocalStorage(key: string, value: string, options?: CallOptions): Promise<void>;
+  /** Empties the browser's HTTP cache (and so its compiled-code cache) and cookies; `localStorage` stays. */
+  clearCache(options?: CallOptions): Promise<void>;
   /** Network bytes and timings of the current page; `readyMark` names a `performance.mark` (default "ready"). */
   metrics(options?: CallOptions & { readonly readyMark?: string }): Promise<PageMetrics>;
 }
@@ -433,6 +435,10 @@ class ChromiumPage implements Page {
     const sent = this.#call<void>("dialog", `onDialog(${JSON.stringify(action)})`, { action, text: promptText });
     sent.catch(() => {}); // a caller who does not await it learns of a dead driver from the next call
     return sent;
+  }
+
+  async clearCache(options?: CallOptions): Promise<void> {
+    await this.#call("clearCache", "clearCache()", {}, options);
   }
 
   async setLocalStorage(key: string, value: string, options?: CallOptions): Promise<void> {

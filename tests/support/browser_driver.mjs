@@ -185,6 +185,12 @@ const ops = {
     await inTime(set, timeoutMs, "page.evaluate");
   },
 
+  async clearCache({ timeoutMs }) {
+    // The HTTP cache (and with it V8's code cache) and cookies: the next load fetches and compiles everything again.
+    await inTime(cdp.send("Network.clearBrowserCache"), timeoutMs, "Network.clearBrowserCache");
+    await inTime(cdp.send("Network.clearBrowserCookies"), timeoutMs, "Network.clearBrowserCookies");
+  },
+
   async metrics({ readyMark, timeoutMs }) {
     const measured = page.evaluate((mark) => {
       const navigation = performance.getEntriesByType("navigation")[0];

@@ -242,21 +242,33 @@ Deno.test("the assets hold every selector the browser tests use, and no HTML fro
   }
 });
 
-Deno.test("every file the page and the modules name is an asset, and every module is preloaded", async () => {
+Deno.test("every file the page and the modules name is an asset; the first load's modules preloaded, pages loaded when opened", async () => {
   const files = await assetFiles();
   const names = new Set(files.map((file) => file.name));
   const html = await Deno.readTextFile(new URL("index.html", ASSETS));
   const linked = [...html.matchAll(/(?:src|href)="\/console\/([^"]+)"/g)].map((match) => match[1]!);
   for (const name of linked) assert.ok(names.has(name), `index.html names ${name}`);
   const modules = files.filter((file) => file.name.endsWith(".js")).map((file) => file.name);
-  assert.deepEqual(modules.filter((name) => !linked.includes(name)), [], "modules index.html does not preload");
+  const lazy: string[] = [];
   for (const file of files.filter((each) => each.name.endsWith(".js"))) {
     const source = new TextDecoder().decode(file.bytes);
     for (const match of source.matchAll(/^import\s[^;]*?from\s+"([^"]+)"/gm)) {
       const target = new URL(match[1]!, `https://x/${file.name}`).pathname.slice(1);
       assert.ok(names.has(target), `${file.name} imports ${match[1]}`);
     }
+    for (const match of source.matchAll(/import\("([^"]+)"\)/g)) {
+      const target = new URL(match[1]!, `https://x/${file.name}`).pathname.slice(1);
+      assert.ok(names.has(target), `${file.name} loads ${match[1]}`);
+      lazy.push(target);
+    }
   }
+  assert.deepEqual(lazy.sort(), modules.filter((name) => name.startsWith("pages/") && name !== "pages/chat.js").sort());
+  assert.deepEqual(
+    modules.filter((name) => !linked.includes(name) && !lazy.includes(name)),
+    [],
+    "modules of the first load that index.html does not preload",
+  );
+  assert.deepEqual(lazy.filter((name) => linked.includes(name)), [], "a page loaded when opened is not preloaded");
 });
 
 Deno.test("both languages have the same words", async () => {

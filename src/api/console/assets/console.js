@@ -4,14 +4,19 @@ import { $, h, markReady, parseJson } from "./dom.js";
 import { lang, locale, setLang, t } from "./i18n.js";
 import { readSse } from "./sse.js";
 import chat, { onUnreadChange, pushed, resetChat } from "./pages/chat.js";
-import memory from "./pages/memory.js";
-import knowledge from "./pages/knowledge.js";
-import schedules from "./pages/schedules.js";
-import system from "./pages/system.js";
-import status from "./pages/status.js";
-import turns from "./pages/turns.js";
 
-const PAGES = { chat, memory, knowledge, schedules, system, status, turns };
+// The chat is the first page; the others load when first opened, so the first load fetches only what it shows.
+const PAGES = {
+  chat: () => Promise.resolve({ default: chat }),
+  memory: () => import("./pages/memory.js"),
+  knowledge: () => import("./pages/knowledge.js"),
+  schedules: () => import("./pages/schedules.js"),
+  system: () => import("./pages/system.js"),
+  status: () => import("./pages/status.js"),
+  turns: () => import("./pages/turns.js"),
+};
+/** Who the stored token was last time: the app shows at once while /api/whoami confirms it (the API decides anyway). */
+const WHO_KEY = "homed.who";
 const HOUSEHOLD = ["chat", "memory", "knowledge", "schedules", "system", "status"];
 const VISIBLE = { guest: ["chat"], household: HOUSEHOLD, owner: [...HOUSEHOLD, "turns"] };
 
@@ -70,13 +75,15 @@ function route() {
   document.title = `${t(`nav_${name}`)} · homed`;
   const root = h("section", { id: `page-${name}`, class: "page", "data-ready": "false" });
   $("#app").replaceChildren(root);
-  try {
-    PAGES[name](root, { who });
-  } catch (error) {
+  const failed = (error) => {
     root.append(h("p", { class: "status error" }, error?.message ?? String(error)));
     root.setAttribute("data-ready", "true");
     markReady();
-  }
+  };
+  PAGES[name]().then((page) => {
+    // Another page may have been asked for while this one loaded.
+    if (root.isConnected) page.default(root, { who });
+  }).catch(failed);
 }
 
 function showLogin(message = "") {
@@ -113,6 +120,7 @@ function logout(message = "") {
   listening?.abort();
   listening = null;
   clearToken();
+  localStorage.removeItem(WHO_KEY);
   forgetMedia();
   resetChat();
   showLogin(message);
@@ -126,11 +134,18 @@ async function signIn(token, button) {
   try {
     const identity = await request("/api/whoami", { token, quiet: true });
     setToken(token);
-    showApp(identity);
+    localStorage.setItem(WHO_KEY, JSON.stringify({ name: identity.name, trust: identity.trust }));
+    if (who?.name !== identity.name || who?.trust !== identity.trust) showApp(identity);
   } catch (failure) {
-    if (failure?.status === 401 || failure?.status === 403) clearToken();
+    if (failure?.status === 401 || failure?.status === 403) {
+      clearToken();
+      localStorage.removeItem(WHO_KEY);
+    }
+    const refused = failure?.status === 401 || failure?.status === 403;
+    // Shown from the remembered identity and homed not answering now: the app stays, its pages say what failed.
+    if (!refused && who && !button) return;
     showLogin(failure?.message ?? String(failure));
-    if (failure?.status !== 401 && failure?.status !== 403 && getToken() !== null) {
+    if (!refused && getToken() !== null) {
       $("#login-error").append(" ", t("retryHint"));
     }
   } finally {
@@ -189,4 +204,9 @@ addEventListener("hashchange", route);
 translate();
 const stored = getToken();
 if (stored === null) showLogin();
-else signIn(stored);
+else {
+  // The last identity of this token shows the app now; whoami, asked at the same time, corrects or ends it.
+  const remembered = parseJson(localStorage.getItem(WHO_KEY) ?? "null", null);
+  if (remembered && typeof remembered.name === "string" && VISIBLE[remembered.trust]) showApp(remembered);
+  signIn(stored);
+}
