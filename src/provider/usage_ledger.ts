@@ -56,6 +56,18 @@ export function costOf(
   return (missed * prices.input + hit * prices.input_cache_hit + usage.completionTokens * prices.output) / 1e6;
 }
 
+/** How long counts may wait in memory before they are written. */
+export const FLUSH_EVERY_MS = 10_000;
+
+interface Counted {
+  requests: number;
+  errors: number;
+  prompt: number;
+  completion: number;
+  hit: number;
+  miss: number;
+}
+
 /** Options of {@link UsageLedger.open}. */
 export interface UsageLedgerOptions {
   /** The database file; `:memory:` for tests. */
@@ -83,10 +95,14 @@ export class UsageLedger {
   #db: DatabaseSync;
   #options: UsageLedgerOptions;
   #day: Intl.DateTimeFormat;
+  /** Counts not written yet, by day. */
+  #counted = new Map<string, Counted>();
+  #lastFlush: number;
 
   private constructor(db: DatabaseSync, options: UsageLedgerOptions) {
     this.#db = db;
     this.#options = options;
+    this.#lastFlush = options.clock.monotonic();
     this.#day = new Intl.DateTimeFormat("en-CA", {
       ...(options.timezone ? { timeZone: options.timezone } : {}),
       year: "numeric",
@@ -114,34 +130,67 @@ export class UsageLedger {
 
   /** Adds one answered request (its usage, when the provider reported it). */
   record(usage: Usage | undefined): void {
-    prepared(
-      this.#db,
-      `INSERT INTO usage_days (day, requests, prompt_tokens, completion_tokens, cache_hit_tokens, cache_miss_tokens)
-        VALUES (?, 1, ?, ?, ?, ?) ON CONFLICT (day) DO UPDATE SET requests = requests + 1,
-        prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-        completion_tokens = completion_tokens + excluded.completion_tokens,
-        cache_hit_tokens = cache_hit_tokens + excluded.cache_hit_tokens,
-        cache_miss_tokens = cache_miss_tokens + excluded.cache_miss_tokens`,
-    ).run(
-      this.#today(),
-      usage?.promptTokens ?? 0,
-      usage?.completionTokens ?? 0,
-      usage?.cacheHitTokens ?? 0,
-      usage?.cacheMissTokens ?? 0,
-    );
+    const day = this.#pending(this.#today());
+    day.requests++;
+    day.prompt += usage?.promptTokens ?? 0;
+    day.completion += usage?.completionTokens ?? 0;
+    day.hit += usage?.cacheHitTokens ?? 0;
+    day.miss += usage?.cacheMissTokens ?? 0;
+    this.#flushSometimes();
   }
 
   /** Adds one failed request. */
   recordError(): void {
-    prepared(
+    const day = this.#pending(this.#today());
+    day.requests++;
+    day.errors++;
+    this.#flushSometimes();
+  }
+
+  /**
+   * Writes what was counted since the last write, in one transaction. Counting stays in memory between writes (at
+   * most {@link FLUSH_EVERY_MS}), so a turn does not pay a database write per request; a killed homed loses at most
+   * those seconds' counts.
+   */
+  flush(): void {
+    this.#lastFlush = this.#options.clock.monotonic();
+    if (this.#counted.size === 0) return;
+    const add = prepared(
       this.#db,
-      `INSERT INTO usage_days (day, requests, errors) VALUES (?, 1, 1)
-        ON CONFLICT (day) DO UPDATE SET requests = requests + 1, errors = errors + 1`,
-    ).run(this.#today());
+      `INSERT INTO usage_days (day, requests, errors, prompt_tokens, completion_tokens, cache_hit_tokens,
+        cache_miss_tokens) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (day) DO UPDATE SET
+        requests = requests + excluded.requests, errors = errors + excluded.errors,
+        prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+        completion_tokens = completion_tokens + excluded.completion_tokens,
+        cache_hit_tokens = cache_hit_tokens + excluded.cache_hit_tokens,
+        cache_miss_tokens = cache_miss_tokens + excluded.cache_miss_tokens`,
+    );
+    this.#db.exec("BEGIN");
+    try {
+      for (const [day, c] of this.#counted) add.run(day, c.requests, c.errors, c.prompt, c.completion, c.hit, c.miss);
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      throw error;
+    }
+    this.#counted.clear();
+  }
+
+  #pending(day: string): Counted {
+    let counted = this.#counted.get(day);
+    if (!counted) {
+      this.#counted.set(day, counted = { requests: 0, errors: 0, prompt: 0, completion: 0, hit: 0, miss: 0 });
+    }
+    return counted;
+  }
+
+  #flushSometimes(): void {
+    if (this.#options.clock.monotonic() - this.#lastFlush >= FLUSH_EVERY_MS) this.flush();
   }
 
   /** The last `count` days that had requests, newest first. */
   days(count = 30): DayUsage[] {
+    this.flush();
     const rows = prepared(this.#db, "SELECT * FROM usage_days ORDER BY day DESC LIMIT ?").all(count) as Array<{
       day: string;
       requests: number;
@@ -176,8 +225,14 @@ export class UsageLedger {
     }));
   }
 
+  /** Writes what is counted, then closes the database. */
   close(): void {
-    if (this.#db.isOpen) this.#db.close();
+    if (!this.#db.isOpen) return;
+    try {
+      this.flush();
+    } finally {
+      this.#db.close();
+    }
   }
 
   #today(): string {

@@ -4,7 +4,7 @@ import { FakeClock } from "../../tests/support/fake_clock.ts";
 import type { Provider } from "./provider.ts";
 import { emptyUsageTotals } from "./provider.ts";
 import { metered } from "./metered_provider.ts";
-import { costOf, UsageLedger } from "./usage_ledger.ts";
+import { costOf, FLUSH_EVERY_MS, UsageLedger } from "./usage_ledger.ts";
 
 const PRICES = { input: 2, input_cache_hit: 0.5, output: 8, currency: "CNY" };
 const usage = {
@@ -74,7 +74,34 @@ Deno.test("metered provider: answers and failures counted; a ledger that cannot 
   assert.deepEqual([ledger.days()[0]!.requests, ledger.days()[0]!.errors], [2, 1]);
   ledger.close();
   fail = false;
+  clock.advance(FLUSH_EVERY_MS); // the next count is due to be written: into a closed database
   assert.equal((await counted.chat({ messages: [] })).content, "hi", "a closed ledger does not fail the request");
   assert.equal(problems.length, 1);
   assert.equal(counted.model, "m");
+});
+
+Deno.test("usage ledger: counts wait in memory, written together every 10 s and at close", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-usage-" });
+  try {
+    const clock = new FakeClock();
+    const path = join(dir, "usage.db");
+    const ledger = UsageLedger.open({ path, clock, timezone: "UTC" });
+    const reader = () => {
+      const other = UsageLedger.open({ path, clock, timezone: "UTC" });
+      const requests = other.days()[0]?.requests ?? 0;
+      other.close();
+      return requests;
+    };
+    ledger.record(usage);
+    ledger.record(usage);
+    assert.equal(reader(), 0, "not written yet");
+    clock.advance(FLUSH_EVERY_MS);
+    ledger.record(usage);
+    assert.equal(reader(), 3, "the third count wrote all three");
+    ledger.recordError();
+    ledger.close();
+    assert.equal(reader(), 4, "close writes the rest");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
