@@ -44,6 +44,7 @@ import { VERSION } from "./version.ts";
 import type { RecentLines } from "./log/recent_lines.ts";
 import { UsageLedger } from "./provider/usage_ledger.ts";
 import { metered } from "./provider/metered_provider.ts";
+import { usageView } from "./provider/usage_view.ts";
 import { TurnTraces } from "./agent/core/turn_traces.ts";
 
 /** Options of {@link startDaemon}. */
@@ -130,16 +131,7 @@ async function readPersona(loaded: LoadedConfig, logger: Logger): Promise<Person
 
 /** Token usage as `/api/status` shows it. */
 function usageJson(usage: UsageTotals): UsageBody {
-  return {
-    requests: usage.requests,
-    retries: usage.retries,
-    errors: usage.errors,
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.totalTokens,
-    prompt_cache_hit_tokens: usage.cacheHitTokens,
-    prompt_cache_miss_tokens: usage.cacheMissTokens,
-  };
+  return { requests: usage.requests, retries: usage.retries, errors: usage.errors, ...usageView(usage) };
 }
 
 /** What `/api/status` reads. */

@@ -5,17 +5,13 @@
  */
 
 import type { ChannelInfo } from "../io/io_manager.ts";
+import type { UsageView } from "../provider/usage_view.ts";
 
 /** Token usage since start, as `/api/status` shows it under `llm.usage`. */
-export interface UsageBody {
+export interface UsageBody extends UsageView {
   requests: number;
   retries: number;
   errors: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  prompt_cache_hit_tokens: number;
-  prompt_cache_miss_tokens: number;
 }
 
 /** What `GET /api/status` answers. */

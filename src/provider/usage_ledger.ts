@@ -191,15 +191,9 @@ export class UsageLedger {
   /** The last `count` days that had requests, newest first. */
   days(count = 30): DayUsage[] {
     this.flush();
-    const rows = prepared(this.#db, "SELECT * FROM usage_days ORDER BY day DESC LIMIT ?").all(count) as Array<{
-      day: string;
-      requests: number;
-      errors: number;
-      prompt_tokens: number;
-      completion_tokens: number;
-      cache_hit_tokens: number;
-      cache_miss_tokens: number;
-    }>;
+    const rows = prepared(this.#db, "SELECT * FROM usage_days ORDER BY day DESC LIMIT ?").all(count) as Array<
+      Omit<DayUsage, "cache_hit_share" | "cost">
+    >;
     const prices = this.#options.prices;
     return rows.map((row) => ({
       day: row.day,

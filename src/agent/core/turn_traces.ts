@@ -14,6 +14,7 @@ import type { InputEvent } from "../../io/event.ts";
 import type { PromptSection } from "../../prompt/contributor.ts";
 import type { ChatMessage, ChatResponse, Usage } from "../../provider/provider.ts";
 import { costOf, type Prices } from "../../provider/usage_ledger.ts";
+import { type UsageView, usageView } from "../../provider/usage_view.ts";
 import { estimateTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { withReference } from "./prompt.ts";
 
@@ -217,7 +218,7 @@ export class TurnTraces {
           content: request.response.content,
           tool_calls: request.response.toolCalls,
           finish_reason: request.response.finishReason,
-          usage: request.response.usage ? usageBody(request.response.usage) : null,
+          usage: request.response.usage ? usageView(request.response.usage) : null,
         }
         : null,
       ...(request.error ? { error: request.error } : {}),
@@ -302,25 +303,6 @@ function sumUsage(usages: ReadonlyArray<Usage | undefined>): Usage {
     total.cacheMissTokens += usage.cacheMissTokens;
   }
   return total;
-}
-
-/** A response's usage as the API shows it (snake_case, DeepSeek's names for the cache counts). */
-export interface UsageView {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  prompt_cache_hit_tokens: number;
-  prompt_cache_miss_tokens: number;
-}
-
-function usageBody(usage: Usage): UsageView {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    total_tokens: usage.totalTokens,
-    prompt_cache_hit_tokens: usage.cacheHitTokens,
-    prompt_cache_miss_tokens: usage.cacheMissTokens,
-  };
 }
 
 function round6(value: number): number {
