@@ -10,6 +10,7 @@
 
 import type { Hono } from "hono";
 import { extensionFor, sniffMedia } from "../media/sniff.ts";
+import { MEDIA_ID } from "../media/media_cache.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
 import { requireTrust } from "./require_trust.ts";
@@ -20,8 +21,6 @@ export interface MediaReader {
   read(id: string): Promise<Uint8Array | undefined>;
 }
 
-/** A cache id, as `media_cache.ts` makes them: 64 lower-case hex digits, a dot, a short extension. */
-const MEDIA_ID = /^[0-9a-f]{64}\.[a-z0-9]{1,8}$/;
 
 /**
  * The type to serve `bytes` of cache id `id` as: the sniffed type when it is an image, audio or video type and the

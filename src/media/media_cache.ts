@@ -43,7 +43,7 @@ export interface MediaCacheStatus {
 }
 
 /** A cache id: 64 lower-case hex digits, a dot, a short extension. Nothing else ever reaches the file system. */
-const ID = /^[0-9a-f]{64}\.[a-z0-9]{1,8}$/;
+export const MEDIA_ID = /^[0-9a-f]{64}\.[a-z0-9]{1,8}$/;
 /** The temporary files of `atomicWriteBytes`, left behind when homed stopped in the middle of a write. */
 const LEFTOVER = /^\.[0-9a-f-]{36}\.tmp$/;
 
@@ -98,7 +98,7 @@ export class MediaCache {
         await Deno.remove(path).catch((error) => {
           if (!isNotFound(error)) throw error;
         });
-      } else if (ID.test(entry.name)) {
+      } else if (MEDIA_ID.test(entry.name)) {
         try {
           const info = await Deno.lstat(path);
           found.push({ id: entry.name, size: info.size, used: info.mtime?.getTime() ?? 0 });
@@ -260,7 +260,7 @@ export class MediaCache {
 }
 
 function checkId(id: string): void {
-  if (!ID.test(id)) {
+  if (!MEDIA_ID.test(id)) {
     throw new TypeError(
       `The media id "${escapeControl(id.slice(0, 100))}" is not a cache id (64 hex digits, a dot and an extension)`,
     );
