@@ -15,7 +15,7 @@ import { openMemory } from "../src/memory/memory.ts";
 import { browserNeed, openBrowser, type Page } from "./support/browser.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { startHomed, workspace } from "./support/homed_process.ts";
+import { type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
 import { teardown } from "./support/teardown.ts";
 
 const OWNER = "owner-token-0123456789";
@@ -75,21 +75,43 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot(join(SHOTS, `${name}.png`), { fullPage: true });
 }
 
+/** What a console test works with: homed started on the household's workspace, the fake LLM, a phone's page. */
+interface ConsoleContext {
+  homed: HomedProcess;
+  llm: FakeLlm;
+  page: Page;
+}
+
+/**
+ * Runs `fn` against a real homed on {@link householdWorkspace} talking to the fake LLM, with a phone-sized Chromium
+ * page in `locale`; then closes the browser, stops homed (which must exit 0) and closes the fake LLM.
+ */
+async function withConsole(locale: string, fn: (ctx: ConsoleContext) => Promise<void>): Promise<void> {
+  browsers.assertAvailable();
+  const ws = await householdWorkspace();
+  const llm = FakeLlm.start(DEFAULT_CONTRACT);
+  const config = await Deno.readTextFile(ws.configPath);
+  await Deno.writeTextFile(ws.configPath, config.replace("http://127.0.0.1:9/v1", llm.baseUrl));
+  const homed = await startHomed(ws);
+  const browser = await openBrowser({ width: 375, height: 800, mobile: true, locale });
+  assert.ok(browser);
+  try {
+    await fn({ homed, llm, page: browser.page });
+  } finally {
+    await teardown(
+      () => browser.close(),
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => llm.close(),
+    );
+  }
+}
+
 Deno.test({
   name:
     "the console on a phone: login, streamed chat, memory with provenance and forget, knowledge, a reminder, plugins, the inspector",
   ignore: browsers.ignore,
-  fn: async () => {
-    browsers.assertAvailable();
-    const ws = await householdWorkspace();
-    const llm = FakeLlm.start(DEFAULT_CONTRACT);
-    const config = await Deno.readTextFile(ws.configPath);
-    await Deno.writeTextFile(ws.configPath, config.replace("http://127.0.0.1:9/v1", llm.baseUrl));
-    const homed = await startHomed(ws);
-    const browser = await openBrowser({ width: 375, height: 800, mobile: true, locale: "en-US" });
-    assert.ok(browser);
-    const { page } = browser;
-    try {
+  fn: () =>
+    withConsole("en-US", async ({ homed, llm, page }) => {
       // Login: a wrong token is refused on the page; the right one opens the chat.
       assert.equal((await page.goto(`${homed.url}/`)).status, 200);
       await page.waitFor("#login-form");
@@ -208,30 +230,14 @@ Deno.test({
       // Chromium logs every refused request itself; the wrong token's 403 is the one expected.
       const errors = page.consoleErrors.filter((line) => !/favicon|status of 403/.test(line));
       assert.deepEqual(errors, []);
-    } finally {
-      await teardown(
-        () => browser.close(),
-        async () => assert.equal(await homed.stop(), 0, homed.stderr()),
-        () => llm.close(),
-      );
-    }
-  },
+    }),
 });
 
 Deno.test({
   name: "the console with a guest's token: the chat only; the household's pages neither shown nor served",
   ignore: browsers.ignore,
-  fn: async () => {
-    browsers.assertAvailable();
-    const ws = await householdWorkspace();
-    const llm = FakeLlm.start(DEFAULT_CONTRACT);
-    const config = await Deno.readTextFile(ws.configPath);
-    await Deno.writeTextFile(ws.configPath, config.replace("http://127.0.0.1:9/v1", llm.baseUrl));
-    const homed = await startHomed(ws);
-    const browser = await openBrowser({ width: 375, height: 800, mobile: true, locale: "zh-CN" });
-    assert.ok(browser);
-    const { page } = browser;
-    try {
+  fn: () =>
+    withConsole("zh-CN", async ({ homed, llm, page }) => {
       await page.goto(`${homed.url}/`);
       assert.equal(await page.evaluate("() => document.documentElement.lang"), "zh-CN", "Chinese by the browser");
       await page.fill("#token", GUS);
@@ -252,12 +258,5 @@ Deno.test({
       assert.ok(!((await page.text("body")) ?? "").includes("flowerpot"));
       await assertNoSidewaysScroll(page, "guest chat");
       await shot(page, "guest-chat-zh");
-    } finally {
-      await teardown(
-        () => browser.close(),
-        async () => assert.equal(await homed.stop(), 0, homed.stderr()),
-        () => llm.close(),
-      );
-    }
-  },
+    }),
 });

@@ -2,15 +2,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
-import { HttpDevice } from "../devices/http/http_device.ts";
+import { ALICE, GUS, OWNER, routeApi } from "../../tests/support/route_api.ts";
 import { KnowledgeBase } from "../knowledge/knowledge_base.ts";
 import { VectorStore } from "../search/store.ts";
-import { createApi } from "./app.ts";
 import { knowledgeRoutes } from "./knowledge_routes.ts";
-
-const OWNER = "owner-token-0123456789";
-const ALICE = "alice-token-0123456789";
-const GUS = "gus-token-0123456789";
 
 async function setup(maxFileBytes?: number) {
   const root = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-knowledge-api-" });
@@ -23,25 +18,7 @@ async function setup(maxFileBytes?: number) {
     logger: getLogger(["test"]),
     ...(maxFileBytes ? { maxFileBytes } : {}),
   });
-  const app = createApi({
-    device: new HttpDevice(),
-    tokens: {
-      ownerToken: OWNER,
-      people: { alice: { token: ALICE, trust: "household" }, gus: { token: GUS, trust: "guest" } },
-    },
-    guard: { port: () => 80, publicHosts: [], allowedOrigins: [] },
-    maxBodyBytes: 65_536,
-    logger: getLogger(["test"]),
-    status: () => ({}),
-    channels: () => ({}),
-    routes: [knowledgeRoutes(knowledge)],
-  });
-  const call = (method: string, path: string, token: string, body?: unknown) =>
-    app.request(path, {
-      method,
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-    });
+  const { call } = routeApi([knowledgeRoutes(knowledge)], { maxBodyBytes: 65_536 });
   return {
     dir,
     knowledge,

@@ -1,34 +1,11 @@
 import assert from "node:assert/strict";
-import { getLogger } from "@logtape/logtape";
+import { ALICE, GUS, OWNER, routeApi } from "../../tests/support/route_api.ts";
 import { waitFor } from "../../tests/support/wait.ts";
-import { HttpDevice } from "../devices/http/http_device.ts";
 import type { McpService } from "../mcp/mcp_service.ts";
 import { everythingStdio, processExists, serverConfig, startService } from "../mcp/testdata/servers.ts";
-import { createApi } from "./app.ts";
 import { mcpRoutes, type McpServerBody } from "./mcp_routes.ts";
 
-const OWNER = "owner-token-0123456789";
-const ALICE = "alice-token-0123456789";
-const GUS = "gus-token-0123456789";
-
-function api(mcp: McpService | undefined) {
-  const app = createApi({
-    device: new HttpDevice(),
-    tokens: {
-      ownerToken: OWNER,
-      people: { alice: { token: ALICE, trust: "household" }, gus: { token: GUS, trust: "guest" } },
-    },
-    guard: { port: () => 80, publicHosts: [], allowedOrigins: [] },
-    maxBodyBytes: 4096,
-    logger: getLogger(["test"]),
-    status: () => ({}),
-    channels: () => ({}),
-    routes: [mcpRoutes(mcp)],
-  });
-  // The request guard wants every non-GET request typed as JSON, a body or not.
-  return (method: string, path: string, token: string) =>
-    app.request(path, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
-}
+const api = (mcp: McpService | undefined) => routeApi([mcpRoutes(mcp)]).call;
 
 async function servers(response: Response): Promise<Record<string, McpServerBody>> {
   assert.equal(response.status, 200);

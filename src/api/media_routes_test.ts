@@ -1,14 +1,8 @@
 import assert from "node:assert/strict";
-import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
-import { HttpDevice } from "../devices/http/http_device.ts";
+import { ALICE, GUS, OWNER, routeApi } from "../../tests/support/route_api.ts";
 import { MediaCache } from "../media/media_cache.ts";
-import { createApi } from "./app.ts";
 import { mediaRoutes, servedType } from "./media_routes.ts";
-
-const OWNER = "owner-token-0123456789";
-const ALICE = "alice-token-0123456789";
-const GUS = "gus-token-0123456789";
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]);
 const WAV = new Uint8Array([...new TextEncoder().encode("RIFF"), 36, 0, 0, 0, ...new TextEncoder().encode("WAVEfmt ")]);
@@ -18,21 +12,8 @@ const SVG = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><s
 async function setup() {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-media-api-" });
   const cache = await MediaCache.open({ dir, maxBytes: 1024 * 1024, clock: new FakeClock() });
-  const app = createApi({
-    device: new HttpDevice(),
-    tokens: {
-      ownerToken: OWNER,
-      people: { alice: { token: ALICE, trust: "household" }, gus: { token: GUS, trust: "guest" } },
-    },
-    guard: { port: () => 80, publicHosts: [], allowedOrigins: [] },
-    maxBodyBytes: 4096,
-    logger: getLogger(["test"]),
-    status: () => ({}),
-    channels: () => ({}),
-    routes: [mediaRoutes(cache)],
-  });
-  const get = (id: string, token = ALICE) =>
-    app.request(`/api/media/${id}`, { headers: { authorization: `Bearer ${token}` } });
+  const { call } = routeApi([mediaRoutes(cache)]);
+  const get = (id: string, token = ALICE) => call("GET", `/api/media/${id}`, token);
   return { cache, get, [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }) };
 }
 

@@ -1,25 +1,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
-import type { Hono } from "hono";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { ALICE, OWNER, type RouteApi, routeApi } from "../../tests/support/route_api.ts";
 import { ContextWindow } from "../context/context_window.ts";
-import { HttpDevice } from "../devices/http/http_device.ts";
 import type { Trust } from "../identity/trust.ts";
 import { MemoryService } from "../memory/memory_service.ts";
-import { createApi } from "./app.ts";
-import type { ApiVariables } from "./auth.ts";
 import { memoryRoutes } from "./memory_routes.ts";
 
-const TOKEN = "memory-routes-owner-token";
-const OWNER = TOKEN;
-const ALICE = `${TOKEN}-alice`;
-const VISITOR = `${TOKEN}-visitor`;
+const VISITOR = "visitor-token-0123456789";
 const T0 = Date.UTC(2026, 10, 1, 9);
 const HOUR = 3_600_000;
 const FILLER = " It rains a lot here in the autumn, and the garden gets muddy.".repeat(8);
 
-type App = Hono<{ Variables: ApiVariables }>;
 type Json = Record<string, unknown>;
 type FactBody = {
   id: number;
@@ -37,18 +30,9 @@ async function open(dir: string, clock: FakeClock) {
   await memory.start();
   const context = new ContextWindow({ maxEntries: 30, entries: memory.restored, onEvict: (e) => memory.archive(e) });
   memory.keep(context);
-  const app = createApi({
-    device: new HttpDevice(),
-    tokens: {
-      ownerToken: OWNER,
-      people: { alice: { token: ALICE, trust: "household" }, visitor: { token: VISITOR, trust: "guest" } },
-    },
-    guard: { port: () => 80, publicHosts: [], allowedOrigins: [] },
+  const app = routeApi([memoryRoutes(memory)], {
     maxBodyBytes: 65_536,
-    logger: getLogger(["test"]),
-    status: () => ({ ok: true }),
-    channels: () => ({ channels: [] }),
-    routes: [memoryRoutes(memory)],
+    people: { visitor: { token: VISITOR, trust: "guest" } },
   });
   return { memory, context, app };
 }
@@ -88,19 +72,14 @@ async function setup() {
   return { dir, clock, ...parts };
 }
 
-async function request(app: App, token: string, method: string, path: string, body?: string) {
-  // The request guard wants JSON's Content-Type on every change, a DELETE without a body included.
-  const response = await app.request(path, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(method !== "GET" ? { "content-type": "application/json" } : {}) },
-    ...(body !== undefined ? { body } : {}),
-  });
+async function request(app: RouteApi, token: string, method: string, path: string, body?: string) {
+  const response = await app.call(method, path, token, body);
   return { status: response.status, body: await response.json() as Json };
 }
 
-const get = (app: App, token: string, path: string) => request(app, token, "GET", path);
+const get = (app: RouteApi, token: string, path: string) => request(app, token, "GET", path);
 
-async function graph(app: App, entity: string): Promise<FactBody[]> {
+async function graph(app: RouteApi, entity: string): Promise<FactBody[]> {
   const { status, body } = await get(app, OWNER, `/api/memory/graph?q=${encodeURIComponent(entity)}`);
   assert.equal(status, 200);
   return body.facts as FactBody[];

@@ -3,18 +3,14 @@ import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { callDeviceTool } from "../../tests/support/recording_device.ts";
-import { HttpDevice } from "../devices/http/http_device.ts";
+import { ALICE, GUS, OWNER, routeApi } from "../../tests/support/route_api.ts";
 import { ScheduleStore } from "../devices/timer/schedule_store.ts";
 import { TimerDevice } from "../devices/timer/timer.ts";
 import type { Trust } from "../identity/trust.ts";
 import type { ToolContext } from "../tools/tool.ts";
-import { createApi } from "./app.ts";
 import { scheduleRoutes } from "./schedule_routes.ts";
 
-const OWNER = "owner-token-0123456789";
-const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789";
-const GUS = "gus-token-0123456789";
 
 function context(sender: string, trust: Trust): ToolContext {
   return {
@@ -52,26 +48,7 @@ async function setup() {
     readyAgain: () => {},
     waiting: () => 0,
   });
-  const app = createApi({
-    device: new HttpDevice(),
-    tokens: {
-      ownerToken: OWNER,
-      people: {
-        alice: { token: ALICE, trust: "household" },
-        bob: { token: BOB, trust: "household" },
-        gus: { token: GUS, trust: "guest" },
-      },
-    },
-    guard: { port: () => 80, publicHosts: [], allowedOrigins: [] },
-    maxBodyBytes: 4096,
-    logger: getLogger(["test"]),
-    status: () => ({}),
-    channels: () => ({}),
-    routes: [scheduleRoutes(timer)],
-  });
-  // The request guard wants every non-GET request typed as JSON, a body or not.
-  const call = (method: string, path: string, token: string) =>
-    app.request(path, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+  const { call } = routeApi([scheduleRoutes(timer)], { people: { bob: { token: BOB, trust: "household" } } });
   const create = (text: string, sender: string, trust: Trust) =>
     callDeviceTool(timer, "schedule_create", { text, at: "2026-11-30T20:00:00+08:00" }, context(sender, trust));
   return {

@@ -1,25 +1,8 @@
 import assert from "node:assert/strict";
-import { getLogger } from "@logtape/logtape";
-import { HttpDevice } from "../devices/http/http_device.ts";
-import { createApi } from "./app.ts";
+import { ALICE, GUS, OWNER, routeApi } from "../../tests/support/route_api.ts";
 import { whoamiRoutes } from "./whoami_routes.ts";
 
-const app = createApi({
-  device: new HttpDevice(),
-  tokens: {
-    ownerToken: "owner-token-0123456789",
-    people: {
-      alice: { token: "alice-token-0123456789", trust: "household" },
-      gus: { token: "gus-token-0123456789", trust: "guest" },
-    },
-  },
-  guard: { port: () => 80, publicHosts: [], allowedOrigins: [] },
-  maxBodyBytes: 4096,
-  logger: getLogger(["test"]),
-  status: () => ({}),
-  channels: () => ({}),
-  routes: [whoamiRoutes()],
-});
+const { app } = routeApi([whoamiRoutes()]);
 
 const whoami = (token?: string) =>
   app.request("/api/whoami", token ? { headers: { authorization: `Bearer ${token}` } } : {});
@@ -27,9 +10,9 @@ const whoami = (token?: string) =>
 Deno.test("whoami names the token's person and trust; no token or a wrong one never gets there", async () => {
   for (
     const [token, body] of [
-      ["owner-token-0123456789", { name: "owner", trust: "owner" }],
-      ["alice-token-0123456789", { name: "alice", trust: "household" }],
-      ["gus-token-0123456789", { name: "gus", trust: "guest" }],
+      [OWNER, { name: "owner", trust: "owner" }],
+      [ALICE, { name: "alice", trust: "household" }],
+      [GUS, { name: "gus", trust: "guest" }],
     ] as const
   ) {
     const response = await whoami(token);
@@ -45,15 +28,6 @@ Deno.test("whoami names the token's person and trust; no token or a wrong one ne
 });
 
 Deno.test("with no token configured, every (loopback) caller is the owner", async () => {
-  const open = createApi({
-    device: new HttpDevice(),
-    tokens: { ownerToken: "", people: {} },
-    guard: { port: () => 80, publicHosts: [], allowedOrigins: [] },
-    maxBodyBytes: 4096,
-    logger: getLogger(["test"]),
-    status: () => ({}),
-    channels: () => ({}),
-    routes: [whoamiRoutes()],
-  });
+  const { app: open } = routeApi([whoamiRoutes()], { tokens: { ownerToken: "", people: {} } });
   assert.deepEqual(await (await open.request("/api/whoami")).json(), { name: "owner", trust: "owner" });
 });
