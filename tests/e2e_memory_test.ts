@@ -74,7 +74,9 @@ Deno.test("an exchange that left the context is recalled later through memory_re
     const result = JSON.parse((fake.requests[4]!.body.messages as Array<{ content: string }>).at(-1)!.content);
     assert.equal(result[0].kind, "document");
     assert.match(result[0].text, /owner: The spare key is under the blue flowerpot/);
-    assert.equal(result[0].provenance.length, 1);
+    // The exchange said right after it was found by its words too (its context field): it comes along, named.
+    assert.equal(result[0].provenance.length, 2);
+    assert.match(result[0].text, /\nowner: We eat dumplings tonight/);
     const status = await (await fetch(`${homed.url}/api/status`)).json();
     assert.ok(status.services.memory.documents >= 1);
     const inspected = await (await fetch(`${homed.url}/api/memory/documents?q=${encodeURIComponent("spare key")}`))

@@ -25,6 +25,7 @@ import {
   COLD_MAX_HITS,
   DOCUMENT_SCORING,
   type DocumentDraft,
+  type DocumentHit,
   DocumentStore,
 } from "./document/document_store.ts";
 import { saidBefore, sessionOf } from "./recall/conversation.ts";
@@ -320,14 +321,7 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       // The time preferences below re-rank: they need a wider pool of documents than the k they keep.
       const pool = documents.search(query, asksWhen || period ? Math.max(3 * k, 30) : k, false, guest);
       const shown = new Map(pool.map((hit) => [hit.document.id, hit.document]));
-      const items: Array<RecallItem & { document?: string }> = pool.map((hit) => ({
-        kind: "document",
-        text: hit.document.text,
-        score: hit.score,
-        time: hit.document.created,
-        provenance: hit.document.provenance,
-        document: hit.document.id,
-      }));
+      const items: Array<RecallItem & { document?: string }> = withWhatMatched(pool, query);
       // A fact merges what everyone said about an entity: a guest's recall holds none.
       for (const { fact, score } of guest === undefined ? entities.search(query, k) : []) {
         items.push({
@@ -416,4 +410,51 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       await entityStore.close();
     },
   };
+}
+
+/** The longest part of a context turn a recalled item shows. */
+const CONTEXT_SHOWN_CHARS = 120;
+
+/**
+ * The documents found, as recall items — each with what made it match. A document is also indexed by the turn said
+ * just before it (its context field: "Top drawer." is found by "where is the passport?"); when that turn, not its own
+ * words, is what matches the query best, the item shows it and names its event, so what was recalled holds the words
+ * that were asked about and who the evidence came from. Without that, the reply outranked the very turn it answered
+ * while showing none of its words. When that turn is itself among the documents found, the two are one item (the
+ * pair once, at the better score), so a budget of items is not spent twice on the same words.
+ */
+function withWhatMatched(pool: readonly DocumentHit[], query: string): Array<RecallItem & { document: string }> {
+  const items = pool.map((hit) => ({
+    kind: "document" as const,
+    text: hit.document.text,
+    score: hit.score,
+    time: hit.document.created,
+    provenance: hit.document.provenance,
+    document: hit.document.id,
+  }));
+  const byEvent = new Map<string, number>();
+  items.forEach((item, i) => item.provenance.forEach((id) => byEvent.set(id, i)));
+  const merged = new Set<number>();
+  pool.forEach((hit, i) => {
+    const context = hit.document.context;
+    if (!context || merged.has(i)) return;
+    const [before, own] = similarities([context.text, hit.document.text], query);
+    if (!(before! > own!)) return;
+    const item = items[i]!;
+    const at = byEvent.get(context.eventId);
+    if (at !== undefined && at !== i && !merged.has(at)) {
+      const earlier = items[at]!;
+      earlier.text = `${earlier.text}\n${item.text}`;
+      earlier.provenance = [...new Set([...earlier.provenance, ...item.provenance])];
+      earlier.score = Math.max(earlier.score, item.score);
+      merged.add(i);
+      return;
+    }
+    const shownContext = context.text.length > CONTEXT_SHOWN_CHARS
+      ? `${context.text.slice(0, CONTEXT_SHOWN_CHARS - 1)}…`
+      : context.text;
+    item.text = `(before: ${shownContext})\n${item.text}`;
+    item.provenance = [...new Set([context.eventId, ...item.provenance])];
+  });
+  return items.filter((_, i) => !merged.has(i));
 }

@@ -194,13 +194,59 @@ Deno.test("a reply is recalled by the words of the question before it, in the sa
     memory.keepDocument({ lines: [{ speaker: "someone", text }], time: clock.now(), provenance: [id] });
   }
   const provenance = async (query: string) =>
-    (await memory.recall(query, { k: 5 })).filter((item) => item.kind === "document").map((item) => item.provenance[0]);
+    (await memory.recall(query, { k: 5 })).filter((item) => item.kind === "document").flatMap((item) =>
+      item.provenance
+    );
   assert.deepEqual(await provenance("where is the passport"), ["q1", "r1"], "the question's words find its reply");
+  const [pair] = await memory.recall("where is the passport", { k: 5 });
+  assert.equal(
+    pair?.text,
+    "someone: Has anyone seen the passport? I need it for the form.\nsomeone: Top drawer of the hall desk, under the envelopes.",
+    "the question and its reply are one item: the reply was found by the question's words",
+  );
   assert.ok(
     !(await provenance("where did the spare key go")).includes("r2"),
     "31 minutes later is not a reply any more",
   );
   assert.ok(!(await provenance("pasta tonight")).includes("r1"), "another chat's message is not its context");
+  await memory.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a reply found by the question before it shows that question and names its event, when only the reply is kept", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-context-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const memory = await openMemory({ dir, clock, logger: getLogger(["test"]), recentLimit: 1 });
+  const group = "qq:group:1001";
+  await memory.observe({
+    eventId: "q1",
+    time: clock.now(),
+    role: "user",
+    source: group,
+    sender: "Anna",
+    text: "Has anyone seen the passport?",
+  });
+  clock.advance(60_000);
+  await memory.observe({
+    eventId: "r1",
+    time: clock.now(),
+    role: "user",
+    source: group,
+    sender: "Ben",
+    text: "Top drawer of the hall desk.",
+  });
+  memory.keepDocument({
+    lines: [{ speaker: "Ben", text: "Top drawer of the hall desk." }],
+    time: clock.now(),
+    provenance: ["r1"],
+  });
+  const [item] = await memory.recall("where is the passport", { k: 5 });
+  assert.equal(item?.text, "(before: Has anyone seen the passport?)\nBen: Top drawer of the hall desk.");
+  assert.deepEqual(item?.provenance, ["q1", "r1"]);
+  // Found by its own words, a document shows only them.
+  const [own] = await memory.recall("hall desk drawer", { k: 5 });
+  assert.equal(own?.text, "Ben: Top drawer of the hall desk.");
+  assert.deepEqual(own?.provenance, ["r1"]);
   await memory.close();
   await Deno.remove(dir, { recursive: true });
 });

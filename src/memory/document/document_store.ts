@@ -30,6 +30,8 @@ export interface MemoryDocument {
   sender: string;
   /** Their trust then; `household` for documents kept before it was recorded (a guest never sees those). */
   trust: Trust;
+  /** What was said just before it (its context field), and by which event; absent when none was kept. */
+  context?: { text: string; eventId: string };
 }
 
 /** A document found by a search. */
@@ -406,5 +408,8 @@ function fromRow(row: Record<string, unknown>): MemoryDocument {
     provenance: JSON.parse(String(row.provenance)) as string[],
     sender: String(row.sender ?? ""),
     trust: trustOf(row.trust),
+    ...(row.context && row.context_event
+      ? { context: { text: String(row.context), eventId: String(row.context_event) } }
+      : {}),
   };
 }

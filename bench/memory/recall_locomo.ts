@@ -1,0 +1,305 @@
+/**
+ * Recall on an independent set of real multi-session conversation: LoCoMo (Maharana et al., ACL 2024, "Evaluating
+ * Very Long-Term Conversational Memory of LLM Agents"; github.com/snap-research/locomo, `data/locomo10.zip`): ten
+ * conversations between two people over months (≈ 19–32 sessions, 300–700 turns each) with ≈ 2,000 annotated
+ * questions whose evidence names the turns that answer them (category 1 multi-hop, 2 temporal, 3 open-domain, 4
+ * single-hop; category 5, adversarial questions with no answer, is left out). homed's generator wrote none of it.
+ * The data has no licence file, so it is not in this repository: pass its path (the unzipped `locomo10_v2/` folder
+ * of one JSON file per conversation, or `locomo10.json`, a list of them).
+ *
+ * Through the daemon's own path, per conversation, on a simulated clock at each session's time: every utterance is
+ * a turn of `MemoryService` (the context window of 30 entries whose evictions become layer-2 documents, the
+ * after-turn journal, the memory job — distiller by rules, synonyms, the cold rule — every 30 simulated minutes).
+ * Then each question goes to `MemoryService.recall(question, 10)`: a hit when an item's provenance holds an evidence
+ * turn. The anchor in the same run is SQLite FTS5 (BM25, porter) over the same turns, one row each. Figures: recall@1,
+ * recall@10, and recall@10 at a text budget of k × 125 characters (items taken best first while their texts fit),
+ * on the `tune` half (the first five conversations) and the `test` half (the last five), by category, with a
+ * breakdown of the questions whose best item is wrong while FTS5's is right: what outranked the right turn.
+ *
+ * Run: deno task eval:memory-locomo --data /path/to/locomo10_v2 (writes bench/out/memory/recall_locomo.json;
+ * --record: bench/memory/recall_locomo.json).
+ *
+ * @module
+ */
+
+import { getLogger } from "@logtape/logtape";
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { ContextWindow } from "../../src/context/context_window.ts";
+import { MemoryService } from "../../src/memory/memory_service.ts";
+import type { RecallItem } from "../../src/memory/memory.ts";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { fts5System } from "../retrieval/systems.ts";
+import { environment, writeResults } from "../support/report.ts";
+
+const K = 10;
+const BUDGET_CHARS = K * 125;
+const JOB_EVERY_MS = 30 * 60_000;
+const SOURCE = "qq:group:friends";
+
+interface Turn {
+  id: string;
+  speaker: string;
+  text: string;
+  time: number;
+}
+
+interface Question {
+  text: string;
+  gold: string[];
+  category: number;
+}
+
+interface Conversation {
+  name: string;
+  turns: Turn[];
+  questions: Question[];
+}
+
+const MONTHS = [
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+];
+
+/** "1:56 pm on 8 May, 2023" as UTC milliseconds. */
+export function sessionTime(text: string): number {
+  const match = /^(\d{1,2}):(\d{2})\s*(am|pm) on (\d{1,2}) (\w+),? (\d{4})$/i.exec(text.trim());
+  if (!match) throw new TypeError(`Session time ${JSON.stringify(text)} is not like "1:56 pm on 8 May, 2023"`);
+  const [, hh, mm, half, day, month, year] = match;
+  const monthIndex = MONTHS.indexOf(month!.toLowerCase());
+  if (monthIndex < 0) throw new TypeError(`Session time ${JSON.stringify(text)} names no month`);
+  const hour = (Number(hh) % 12) + (half!.toLowerCase() === "pm" ? 12 : 0);
+  return Date.UTC(Number(year), monthIndex, Number(day), hour, Number(mm));
+}
+
+/** One LoCoMo conversation (the `conversation` object, or the whole sample of `locomo10.json`) as turns and questions. */
+function readConversation(name: string, raw: Record<string, unknown>): Conversation {
+  const conversation = (raw.conversation ?? raw) as Record<string, unknown>;
+  const turns: Turn[] = [];
+  for (let n = 1; conversation[`session_${n}`] !== undefined || conversation[`session_${n}_date_time`]; n++) {
+    const session = conversation[`session_${n}`] as Array<Record<string, unknown>> | undefined;
+    const when = conversation[`session_${n}_date_time`];
+    if (!Array.isArray(session) || typeof when !== "string") continue;
+    const start = sessionTime(when);
+    session.forEach((utterance, index) => {
+      const caption = typeof utterance.blip_caption === "string" ? ` [shares ${utterance.blip_caption}]` : "";
+      turns.push({
+        id: `${name}:${utterance.dia_id}`,
+        speaker: String(utterance.speaker),
+        text: `${String(utterance.text ?? "")}${caption}`,
+        // A turn a minute apart within its session.
+        time: start + index * 60_000,
+      });
+    });
+  }
+  const qa = (raw.qa ?? conversation.qa) as Array<Record<string, unknown>> | undefined;
+  const questions = (qa ?? [])
+    .filter((item) => Number(item.category) !== 5 && Array.isArray(item.evidence) && item.evidence.length > 0)
+    .map((item) => ({
+      text: String(item.question),
+      // Some evidence lists hold "D8:6; D9:17" in one string.
+      gold: (item.evidence as unknown[]).flatMap((id) => String(id).split(/[;,\s]+/)).filter((id) => id !== "")
+        .map((id) => `${name}:${id}`),
+      category: Number(item.category),
+    }));
+  return { name, turns, questions };
+}
+
+async function loadConversations(path: string): Promise<Conversation[]> {
+  const stat = await Deno.stat(path);
+  if (stat.isFile) {
+    const list = JSON.parse(await Deno.readTextFile(path)) as Array<Record<string, unknown>>;
+    return list.map((sample, index) => readConversation(String(sample.sample_id ?? index), sample));
+  }
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(path)) {
+    if (entry.isFile && entry.name.endsWith(".json")) names.push(entry.name);
+  }
+  names.sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+  return await Promise.all(
+    names.map(async (file) =>
+      readConversation(file.replace(/\.json$/, ""), JSON.parse(await Deno.readTextFile(join(path, file))))
+    ),
+  );
+}
+
+/** Items best first while their texts fit the budget (the first always). */
+function withinBudget(items: readonly { text: string; provenance: string[] }[]): typeof items {
+  const kept = [];
+  let used = 0;
+  for (const item of items) {
+    if (kept.length && used + item.text.length > BUDGET_CHARS) break;
+    kept.push(item);
+    used += item.text.length;
+  }
+  return kept;
+}
+
+interface Outcome {
+  split: "tune" | "test";
+  category: number;
+  facade: { r1: boolean; r10: boolean; budget: boolean };
+  fts5: { r1: boolean; r10: boolean; budget: boolean };
+  /** When the facade's best item is wrong and FTS5's is right: what it was. */
+  outranked?: string;
+}
+
+/** What kind of item outranked the right turn, for the breakdown. */
+function describe(item: RecallItem | undefined, gold: Set<string>, turnsById: Map<string, Turn>): string {
+  if (!item) return "nothing recalled";
+  if (item.kind === "document" && item.provenance.length > 1) {
+    return "document of several turns (none of them the right one)";
+  }
+  if (item.kind === "document") {
+    const turn = turnsById.get(item.provenance[0] ?? "");
+    const neighbour = [...gold].some((id) => {
+      const g = turnsById.get(id);
+      return g && turn && Math.abs(g.time - turn.time) <= 3 * 60_000 && g.time !== turn.time;
+    });
+    return neighbour ? "document: a neighbouring turn of the right one" : "document: another turn";
+  }
+  return item.kind === "fact" ? "fact" : "recent context";
+}
+
+async function evaluate(conversation: Conversation, split: "tune" | "test"): Promise<Outcome[]> {
+  const turns = conversation.turns;
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-locomo-" });
+  const clock = new FakeClock({ start: turns[0]!.time });
+  const memory = new MemoryService({
+    dir: join(dir, "memory"),
+    clock,
+    logger: getLogger(["bench", "memory"]),
+    jobEveryMs: JOB_EVERY_MS,
+  });
+  await memory.start();
+  const context = new ContextWindow({
+    maxEntries: 30,
+    maxTokens: 48_000,
+    entries: memory.restored,
+    onEvict: (entries) => memory.archive(entries),
+  });
+  memory.keep(context);
+  const [job] = memory.jobs();
+  const signal = new AbortController().signal;
+  let lastJob = clock.now();
+  for (const turn of turns) {
+    clock.advance(Math.max(0, turn.time - clock.now()));
+    if (clock.now() - lastJob >= JOB_EVERY_MS) {
+      await job!.run(signal);
+      lastJob = clock.now();
+    }
+    const origin = { eventId: turn.id, time: clock.now(), source: SOURCE, sender: turn.speaker };
+    context.appendTurn([{
+      role: "user",
+      content: `[via ${SOURCE}, from ${turn.speaker}, trust household] ${turn.text}`,
+    }], origin);
+    await memory.afterTurn({ ...origin, trust: "household", text: turn.text, reply: "" });
+  }
+  clock.advance(JOB_EVERY_MS);
+  await job!.run(signal);
+
+  const fts = fts5System();
+  fts.index(turns.map((turn) => ({ id: turn.id, text: `${turn.speaker}: ${turn.text}`, time: turn.time })));
+  const turnsById = new Map(turns.map((turn) => [turn.id, turn]));
+  const outcomes: Outcome[] = [];
+  for (const question of conversation.questions) {
+    const gold = new Set(question.gold);
+    const hit = (item: { provenance: string[] }) => item.provenance.some((id) => gold.has(id));
+    const items = await memory.recall(question.text, K);
+    const anchor = fts.search(question.text, K).map((id) => ({
+      provenance: [id],
+      text: `${turnsById.get(id)?.speaker}: ${turnsById.get(id)?.text ?? ""}`,
+    }));
+    const facade = {
+      r1: items[0] ? hit(items[0]) : false,
+      r10: items.some(hit),
+      budget: withinBudget(items).some(hit),
+    };
+    const fts5 = {
+      r1: anchor[0] ? hit(anchor[0]) : false,
+      r10: anchor.some(hit),
+      budget: withinBudget(anchor).some(hit),
+    };
+    outcomes.push({
+      split,
+      category: question.category,
+      facade,
+      fts5,
+      ...(!facade.r1 && fts5.r1 ? { outranked: describe(items[0], gold, turnsById) } : {}),
+    });
+  }
+  fts.close?.();
+  await memory.stop();
+  await Deno.remove(dir, { recursive: true });
+  return outcomes;
+}
+
+const args = parseArgs({ args: Deno.args, options: { data: { type: "string" }, record: { type: "boolean" } } });
+if (!args.values.data) {
+  console.error(
+    "Pass the LoCoMo data: --data /path/to/locomo10_v2 (a folder of one JSON file per conversation) or locomo10.json",
+  );
+  Deno.exit(2);
+}
+const conversations = await loadConversations(args.values.data);
+if (conversations.length < 2) throw new RangeError(`${args.values.data} holds ${conversations.length} conversations`);
+const half = Math.ceil(conversations.length / 2);
+const outcomes: Outcome[] = [];
+for (const [index, conversation] of conversations.entries()) {
+  const started = performance.now();
+  outcomes.push(...await evaluate(conversation, index < half ? "tune" : "test"));
+  console.error(
+    `${conversation.name}: ${conversation.turns.length} turns, ${conversation.questions.length} questions, ${
+      Math.round(performance.now() - started)
+    } ms`,
+  );
+}
+
+const share = (list: Outcome[], pick: (outcome: Outcome) => boolean) =>
+  list.length ? Math.round(list.filter(pick).length / list.length * 1000) / 1000 : 0;
+const row = (list: Outcome[]) => ({
+  questions: list.length,
+  facade_r1: share(list, (o) => o.facade.r1),
+  fts5_r1: share(list, (o) => o.fts5.r1),
+  facade_r10: share(list, (o) => o.facade.r10),
+  fts5_r10: share(list, (o) => o.fts5.r10),
+  facade_r10_budget: share(list, (o) => o.facade.budget),
+  fts5_r10_budget: share(list, (o) => o.fts5.budget),
+});
+const rows: Record<string, ReturnType<typeof row>> = { all: row(outcomes) };
+for (const split of ["tune", "test"] as const) {
+  const part = outcomes.filter((o) => o.split === split);
+  rows[split] = row(part);
+  for (const category of [1, 2, 3, 4]) {
+    rows[`${split}/category ${category}`] = row(part.filter((o) => o.category === category));
+  }
+}
+const outranked: Record<string, number> = {};
+for (const outcome of outcomes) {
+  if (outcome.outranked) outranked[outcome.outranked] = (outranked[outcome.outranked] ?? 0) + 1;
+}
+
+const env = await environment();
+await writeResults(new URL("./recall_locomo.json", import.meta.url), {
+  ...env,
+  set: "LoCoMo (locomo10), categories 1-4",
+  conversations: conversations.map((conversation) => conversation.name),
+  tune: conversations.slice(0, half).map((conversation) => conversation.name),
+  budget_chars: BUDGET_CHARS,
+  rows,
+  outranked_when_fts5_right: outranked,
+});
+console.log(`Recall on LoCoMo through MemoryService (${env.commit.slice(0, 10)}, deno ${env.deno}, ${env.cpu})`);
+console.table(rows);
+console.log("When the best item is wrong and FTS5's is right, what came first:");
+console.table(outranked);
