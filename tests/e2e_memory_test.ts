@@ -77,6 +77,12 @@ Deno.test("an exchange that left the context is recalled later through memory_re
     // The exchange said right after it was found by its words too (its context field): it comes along, named.
     assert.equal(result[0].provenance.length, 2);
     assert.match(result[0].text, /\nowner: We eat dumplings tonight/);
+    // When and from whom: each message the item came from, its sender, channel and trust.
+    assert.deepEqual(
+      result[0].from.map((from: Record<string, string>) => [from.sender, from.source, from.trust]),
+      [["owner", "http", "owner"], ["owner", "http", "owner"]],
+    );
+    assert.match(result[0].from[0].time, /^\d{4}-\d{2}-\d{2}T/);
     const status = await (await fetch(`${homed.url}/api/status`)).json();
     assert.ok(status.services.memory.documents >= 1);
     const inspected = await (await fetch(`${homed.url}/api/memory/documents?q=${encodeURIComponent("spare key")}`))

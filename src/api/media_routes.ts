@@ -21,7 +21,6 @@ export interface MediaReader {
   read(id: string): Promise<Uint8Array | undefined>;
 }
 
-
 /**
  * The type to serve `bytes` of cache id `id` as: the sniffed type when it is an image, audio or video type and the
  * id's extension is that type's, else `application/octet-stream`.

@@ -173,6 +173,25 @@ const FORGET_MAX = 500;
  */
 export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: ApiVariables }>) => void {
   return (app) => {
+    app.get("/api/memory/export", async (c) => {
+      requireOwnerIdentity(c.get("identity"));
+      const entity = c.req.query("entity");
+      if (entity !== undefined && (entity.trim() === "" || entity.length > 200)) {
+        throw new ApiError(
+          400,
+          "bad_request",
+          `Query parameter "entity" must be 1 to 200 characters, got ${JSON.stringify(entity.slice(0, 80))}`,
+        );
+      }
+      const exported = await memory.export(entity);
+      if (entity !== undefined && exported.entities.length === 0) {
+        throw new ApiError(404, "not_found", `No entity ${JSON.stringify(entity.slice(0, 80))} in memory`);
+      }
+      const day = exported.exported_at.slice(0, 10);
+      const name = entity === undefined ? "all" : entity.replace(/[^A-Za-z0-9_-]+/g, "_").slice(0, 40);
+      c.header("Content-Disposition", `attachment; filename="homed-memory-${name}-${day}.json"`);
+      return c.json(exported);
+    });
     app.get("/api/memory/entities", async (c) => {
       requireHousehold(c);
       const { query, k } = listParams(c);

@@ -437,3 +437,43 @@ Deno.test("forgetting: a fact by id, messages by event id, a document with every
     await cleanup(memory, dir);
   }
 });
+
+Deno.test("export (owner): everything remembered, or one entity's facts with their sources and its documents, as a JSON download", async () => {
+  const { dir, memory, app } = await setup();
+  try {
+    const all = await app.call("GET", "/api/memory/export", OWNER);
+    assert.equal(all.status, 200);
+    assert.match(
+      all.headers.get("content-disposition") ?? "",
+      /^attachment; filename="homed-memory-all-2026-11-01\.json"$/,
+    );
+    const everything = await all.json() as {
+      entity: null;
+      entities: Array<{ name: string; facts: FactBody[] }>;
+      documents: Array<{ provenance: string[] }>;
+    };
+    assert.equal(everything.entity, null);
+    assert.deepEqual(everything.entities.map((entity) => entity.name).sort(), ["Leo", "alice", "owner", "spare key"]);
+    assert.ok(everything.documents.some((document) => document.provenance.includes("e1")));
+
+    const one = await app.call("GET", `/api/memory/export?entity=${encodeURIComponent("spare key")}`, OWNER);
+    assert.match(one.headers.get("content-disposition") ?? "", /filename="homed-memory-spare_key-2026-11-01\.json"/);
+    const key = await one.json() as { entity: string; entities: Array<{ facts: FactBody[] }>; documents: unknown[] };
+    assert.equal(key.entity, "spare key");
+    assert.equal(key.entities.length, 1);
+    assert.equal(key.entities[0]!.facts[0]!.object, "under blue flowerpot");
+    assert.equal(key.entities[0]!.facts[0]!.sources[0]!.sender, "owner");
+    assert.equal(key.documents.length, 1);
+
+    const refused = await request(app, ALICE, "GET", "/api/memory/export");
+    assert.equal(refused.status, 403);
+    assert.match(JSON.stringify(refused.body), /trust owner; this request came from \\"alice\\" \(trust household\)/);
+    const unknown = await request(app, OWNER, "GET", "/api/memory/export?entity=nobody");
+    assert.deepEqual([unknown.status, (unknown.body.error as Json).message], [404, 'No entity "nobody" in memory']);
+    const bad = await request(app, OWNER, "GET", `/api/memory/export?entity=${"x".repeat(201)}`);
+    assert.equal(bad.status, 400);
+    assert.match(String((bad.body.error as Json).message), /"entity" must be 1 to 200 characters, got "x{80}"/);
+  } finally {
+    await cleanup(memory, dir);
+  }
+});

@@ -63,6 +63,24 @@ export interface FactView {
   corrected_by?: string;
 }
 
+/** What `GET /api/memory/export` answers: the entities with their facts, and the documents. */
+export interface MemoryExport {
+  /** ISO 8601. */
+  exported_at: string;
+  /** The entity asked for, or null for everything. */
+  entity: string | null;
+  entities: Array<{ name: string; type: string; mentions: number; facts: FactView[] }>;
+  documents: Array<{
+    id: string;
+    text: string;
+    created: string;
+    provenance: string[];
+    sender: string;
+    trust: Trust;
+    hits: number;
+  }>;
+}
+
 /** An entity as `/api/memory/entities` lists it. */
 export interface EntityView {
   name: string;
@@ -367,6 +385,53 @@ export class MemoryService implements Service, PromptContributor {
     return await this.#views(memory, memory.graph().facts(name));
   }
 
+  /**
+   * Everything remembered about one entity — its facts (holding and closed, with their sources) and the documents
+   * that mention it — or, without a name, everything: every entity with its facts and every document, for
+   * `GET /api/memory/export` (owner).
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * const all = await memory.export();
+   * all.entities.length; // every entity in the graph
+   * (await memory.export("spare key")).entities[0]?.facts[0]?.sources; // who said it, where, when
+   * ```
+   */
+  async export(entity?: string): Promise<MemoryExport> {
+    const memory = await this.#ready();
+    const graph = memory.graph();
+    const entities = entity === undefined
+      ? graph.entities("", Number.MAX_SAFE_INTEGER)
+      : graph.entities(entity, 1).filter((found) => found.name.toLowerCase() === entity.toLowerCase());
+    const documents = entity === undefined
+      ? memory.documents().list()
+      : memory.documents().search(entity, 50, false).map((hit) => hit.document);
+    const listed = [];
+    for (const found of entities) {
+      listed.push({
+        name: found.name,
+        type: found.type,
+        mentions: found.mentions,
+        facts: await this.#views(memory, graph.facts(found.name)),
+      });
+    }
+    return {
+      exported_at: new Date(this.#options.clock.now()).toISOString(),
+      entity: entity ?? null,
+      entities: listed,
+      documents: documents.map((document) => ({
+        id: document.id,
+        text: document.text,
+        created: new Date(document.created).toISOString(),
+        provenance: document.provenance,
+        sender: document.sender,
+        trust: document.trust,
+        hits: document.hits,
+      })),
+    };
+  }
+
   /** Facts in the API's shape, their provenance resolved to messages with one read of the journal. */
   async #views(memory: Memory, facts: readonly Fact[]): Promise<FactView[]> {
     const messages = await memory.messages([...new Set(facts.flatMap((fact) => fact.provenance))]);
@@ -553,7 +618,23 @@ export class MemoryService implements Service, PromptContributor {
         const asker = { sender: context.sender, trust: context.trust };
         const items = await this.recall(args.query as string, (args.k as number | undefined) ?? 5, asker);
         if (!items.length) return "Nothing in memory matches that.";
-        return items.map((item) => ({ ...item, time: new Date(item.time).toISOString() }));
+        // When and from whom each item came: its messages' senders, channels and trust.
+        const messages = await (await this.#ready()).messages([...new Set(items.flatMap((item) => item.provenance))]);
+        return items.map((item) => ({
+          ...item,
+          time: new Date(item.time).toISOString(),
+          from: item.provenance.flatMap((eventId) => {
+            const entry = messages.get(eventId);
+            return entry
+              ? [{
+                sender: entry.sender,
+                source: entry.source,
+                trust: entry.trust ?? "household",
+                time: new Date(entry.time).toISOString(),
+              }]
+              : [];
+          }),
+        }));
       },
     }];
   }

@@ -321,6 +321,12 @@ export class DocumentStore {
   }
 
   /** One document by id. */
+  /** Every document kept (archived ones too), oldest first: for an export. */
+  list(): MemoryDocument[] {
+    return (prepared(this.#db, "SELECT * FROM documents ORDER BY created, id").all() as Array<Record<string, unknown>>)
+      .map(fromRow);
+  }
+
   get(id: string): MemoryDocument | undefined {
     const row = prepared(this.#db, "SELECT * FROM documents WHERE id = ?").get(id) as
       | Record<string, unknown>
