@@ -123,6 +123,8 @@ Deno.test("memory reads: entities, graph facts with ids and sources, neighbours,
       valid_from: seen,
       valid_to: null,
       provenance: ["e1"],
+      said_by: "owner",
+      trust: "owner",
       sources: [{
         event_id: "e1",
         time: new Date(T0).toISOString(),
@@ -249,6 +251,8 @@ Deno.test("correcting a fact closes it and holds the new value with corrected_by
       valid_from: now,
       valid_to: null,
       provenance: ["corrected by owner"],
+      said_by: "owner",
+      trust: "owner",
       sources: [{ event_id: "corrected by owner" }],
       corrected_by: "owner",
     });

@@ -9,9 +9,22 @@ import { DatabaseSync } from "node:sqlite";
 import { prepared } from "../sqlite/prepared.ts";
 
 /** The schema version this homed writes. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
-const MIGRATIONS: Record<number, string> = {
+/**
+ * The columns of `table` that `db` has not got yet, added (a migration that finds a column already there leaves it):
+ * a database rebuilt by hand, or one a test shaped as an older schema, keeps what it holds.
+ */
+function addMissingColumns(db: DatabaseSync, table: string, columns: Record<string, string>): void {
+  const have = new Set(
+    (prepared(db, "SELECT name FROM pragma_table_info(?)").all(table) as Array<{ name: string }>).map((c) => c.name),
+  );
+  for (const [name, definition] of Object.entries(columns)) {
+    if (!have.has(name)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${name} ${definition}`);
+  }
+}
+
+const MIGRATIONS: Record<number, string | ((db: DatabaseSync) => void)> = {
   1: `CREATE TABLE IF NOT EXISTS documents (
         id TEXT PRIMARY KEY, text TEXT NOT NULL, summary TEXT NOT NULL, created INTEGER NOT NULL,
         last_accessed INTEGER NOT NULL, hits INTEGER NOT NULL DEFAULT 0, provenance TEXT NOT NULL)`,
@@ -37,6 +50,14 @@ const MIGRATIONS: Record<number, string> = {
   // whose object names an entity (the neighbours of an entity).
   7: `ALTER TABLE triples ADD COLUMN corrected_by TEXT;
       CREATE INDEX triples_object ON triples (object);`,
+  // Who said a fact and with which trust (the lowest trust among the lines it cites): a guest's claim never replaces
+  // a household member's or the owner's fact. Facts recorded before this cannot say who said them: their speaker is
+  // unknown ('') and they are the household's, as documents of schema 6 are — a guest cannot replace them.
+  8: (db) =>
+    addMissingColumns(db, "triples", {
+      said_by: "TEXT NOT NULL DEFAULT ''",
+      trust: "TEXT NOT NULL DEFAULT 'household'",
+    }),
 };
 
 /**
@@ -118,7 +139,9 @@ export function openMemoryDb(path: string): DatabaseSync {
   }
   for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
     transaction(db, () => {
-      db.exec(MIGRATIONS[next]!);
+      const migration = MIGRATIONS[next]!;
+      if (typeof migration === "string") db.exec(migration);
+      else migration(db);
       prepared(db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)").run(String(next));
     });
   }

@@ -34,6 +34,8 @@ import { hasTimeWords, isWhenQuestion } from "./recall/time_words.ts";
 import { EntityIndex } from "./graph/entity_index.ts";
 import { GraphStore } from "./graph/graph_store.ts";
 import { Distiller } from "./pipeline/distiller.ts";
+import { quoted } from "./pipeline/screen.ts";
+import { LogLimiter } from "../log/rate_limit.ts";
 import { type MemoryEntry, TextMemory } from "./text/text_memory.ts";
 import type { ScoringOptions } from "../search/inverted_index.ts";
 import { VectorStore } from "../search/store.ts";
@@ -145,23 +147,9 @@ export interface Memory {
 
 const CURSOR = "distilled_upto";
 
-/** Subjects that mean the butler itself: its identity comes from personal.md alone, never from what people claim. */
-const SELF = /^(?:butler|the butler|you|assistant|ai|bot|管家|你|您|助手|机器人)$/iu;
-
-/**
- * True when a proposed fact is about the butler itself (or names the persona's own name) and must not be recorded.
- *
- * @example
- * ```ts
- * aboutSelf({ name: "you" }, ["Alfred"]); // true
- * aboutSelf({ name: "alfred" }, ["Alfred"]); // true
- * aboutSelf({ name: "Leo" }, ["Alfred"]); // false
- * ```
- */
-export function aboutSelf(subject: { name: string }, selfNames: readonly string[]): boolean {
-  const name = subject.name.trim();
-  return SELF.test(name) || selfNames.some((self) => self.toLowerCase() === name.toLowerCase());
-}
+// Facts about the butler itself are dropped by the distiller's screen (pipeline/screen.ts), with the other facts
+// that must never come from chat.
+export { aboutSelf } from "./pipeline/screen.ts";
 
 /** How much more a document or utterance that names a time counts for a when-question. */
 const WHEN_BOOST = 2;
@@ -226,17 +214,47 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
   if (reindexedDocuments) {
     logger.info("Document index: indexed {count} documents it did not hold", { count: reindexedDocuments });
   }
+  // Log lines that what people say (or a model answers) can cause at will are limited per kind.
+  const limiter = new LogLimiter({ clock });
   // The graph tells the entity index what each committed write touched; the index needs the graph to read them.
   // The callback runs on writes only, never during construction, so `entities` exists by then.
   const graph = new GraphStore(db, {
     onMerge: ({ alias, entity, type }) =>
       logger.info("Graph: {alias} is another name of {type} {entity}; filed as an alias", { alias, entity, type }),
     onChange: (ids) => entities.refresh(ids),
+    onRefuse: ({ draft, held }) => {
+      const summary = (count: number, seconds: number) =>
+        logger.warning(
+          "Graph: guests' claims not recorded in the last {seconds} s and not logged one by one: {count}",
+          { seconds, count },
+        );
+      if (!limiter.allow("memory graph: refused", summary)) return;
+      logger.warning(
+        "Graph: not recorded: {saidBy} (trust guest) said {subject} {predicate} is {object} ({provenance}), but " +
+          "{heldBy} (trust {trust}) said {held}; a guest's claim never replaces a household member's or the owner's fact",
+        {
+          saidBy: draft.saidBy || "a guest",
+          subject: quoted(draft.subject.name),
+          predicate: quoted(draft.predicate),
+          object: quoted(draft.object),
+          provenance: draft.provenance.join(", "),
+          heldBy: held.saidBy || "the household",
+          trust: held.trust,
+          held: quoted(held.object),
+        },
+      );
+    },
   });
   const entities = new EntityIndex(graph, entityStore);
   const reindexed = entities.reconcile();
   if (reindexed) logger.info("Entity index: indexed {count} entities it did not hold", { count: reindexed });
-  const distiller = new Distiller({ provider: options.provider, persona: options.persona ?? "", logger });
+  const distiller = new Distiller({
+    provider: options.provider,
+    persona: options.persona ?? "",
+    logger,
+    selfNames: options.selfNames ?? [],
+    limiter,
+  });
   const recentLimit = options.recentLimit ?? 30;
   const said = (await journal.entries()).slice(-SAID_LIMIT);
   const recent: MemoryEntry[] = said.slice(-recentLimit);
@@ -251,21 +269,17 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     while (cursor < all.length) {
       const batch = all.slice(cursor, cursor + batchSize);
       try {
+        // Screened (instructions, the butler itself, identity and trust, duplicates) and attributed (who said each
+        // fact, with which trust) by the distiller; the graph refuses a guest's claim against the household's.
         const result = await distiller.distill(batch, signal);
         report.tokens += result.tokens;
-        const kept = result.facts.filter((fact) => !aboutSelf(fact.subject, options.selfNames ?? []));
-        if (kept.length < result.facts.length) {
-          logger.info("Dropped {count} proposed facts about the butler itself (its identity is personal.md)", {
-            count: result.facts.length - kept.length,
-          });
-        }
         const next = cursor + batch.length;
         const time = batch.at(-1)!.time;
-        graph.recordBatch(
-          kept.map((fact) => ({ ...fact, time })),
+        const outcomes = graph.recordBatch(
+          result.facts.map((fact) => ({ ...fact, time })),
           () => writeMeta(db, CURSOR, String(next)),
         );
-        report.facts += kept.length;
+        report.facts += outcomes.filter((outcome) => outcome !== "refused").length;
         report.distilled += batch.length;
         cursor = next;
       } catch (error) {
@@ -404,6 +418,7 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     },
     async close() {
       await running?.catch(() => {});
+      limiter.flush();
       await journal.close();
       db.close();
       await index.close();

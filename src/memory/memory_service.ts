@@ -58,6 +58,9 @@ export interface FactView {
   /** Input event ids (and `corrected by <who>` for a correction). */
   provenance: string[];
   /** Each provenance entry resolved to its message, in provenance order. */
+  /** Who said it, as the lines it cites name them ("" when not recorded), and their trust (the lowest of those lines). */
+  said_by: string;
+  trust: Trust;
   sources: SourceView[];
   /** Who corrected it by hand, on the fact a correction made. */
   corrected_by?: string;
@@ -445,6 +448,8 @@ export class MemoryService implements Service, PromptContributor {
       valid_from: new Date(fact.validFrom).toISOString(),
       valid_to: fact.validTo === null ? null : new Date(fact.validTo).toISOString(),
       provenance: fact.provenance,
+      said_by: fact.saidBy,
+      trust: fact.trust,
       sources: fact.provenance.map((eventId): SourceView => {
         const entry = messages.get(eventId);
         if (!entry) return { event_id: eventId };

@@ -5,6 +5,15 @@
  * The owner may correct a fact by hand (closed, and the new value holds `corrected by <who>`) or delete one; the
  * console lists entities and an entity's one-step neighbours (facts whose object is another entity).
  *
+ * Every fact keeps who said it and their trust (`said_by`, `trust`; schema 8 — older facts: unknown speaker, the
+ * household's). **A guest's claim never replaces a household member's or the owner's fact:** a guest's new value of a
+ * single-valued predicate whose holding fact is of trust `household` or `owner` is not recorded at all — no fact, no
+ * closed history row, no mention, no alias — and the refusal is reported to `onRefuse` (the memory logs it); the
+ * guest's words stay in the journal and their documents. A guest saying the same value confirms the fact (its
+ * provenance grows, its trust does not); someone more trusted confirming a guest's fact makes it theirs (its
+ * `saidBy` and `trust` become the confirmer's), so no guest can replace it afterwards. Many-valued facts close
+ * nothing, so a guest's are recorded.
+ *
  * @module
  */
 
@@ -12,6 +21,7 @@ import type { DatabaseSync } from "node:sqlite";
 import { transaction } from "../database.ts";
 import { normalizeName, SynonymIndex } from "./synonyms.ts";
 import { prepared } from "../../sqlite/prepared.ts";
+import { lowerTrust, type Trust } from "../../identity/trust.ts";
 
 /** An entity. */
 export interface Entity {
@@ -36,6 +46,13 @@ export interface Fact {
   validTo: number | null;
   /** Who corrected it by hand ({@linkcode GraphStore.correct}): set on the fact a correction made, absent otherwise. */
   correctedBy?: string;
+  /**
+   * Who said it, as their channel named them (the most trusted of those who said it; who corrected it for a
+   * correction); `""` when not known (facts from before schema 8, facts from the configuration).
+   */
+  saidBy: string;
+  /** Their trust; facts from before schema 8 are the household's. */
+  trust: Trust;
 }
 
 /** An entity as the console lists it: how often it was mentioned, how many facts hold about it, when last seen. */
@@ -84,10 +101,23 @@ export interface FactDraft {
   provenance: string[];
   /** The predicate holds one value at a time (a location, a state): a different value closes the old fact. */
   single: boolean;
+  /** Who said it (the sender, as their channel named them); absent: not known (e.g. the configuration). */
+  saidBy?: string;
+  /** Their trust; absent: the household's (what homed learns from its configuration). */
+  trust?: Trust;
 }
 
-/** What recording a fact did. */
-export type FactOutcome = "added" | "confirmed" | "replaced";
+/**
+ * What recording a fact did. `"refused"`: a guest's new value of a single-valued predicate that a household member
+ * or the owner said — nothing was recorded (see the module's description).
+ */
+export type FactOutcome = "added" | "confirmed" | "replaced" | "refused";
+
+/** A guest's claim the graph did not record: the draft, and the holding fact it would have replaced. */
+export interface Refusal {
+  draft: FactDraft;
+  held: Fact;
+}
 
 function normalize(text: string): string {
   return text.normalize("NFKC").replace(/\s+/g, " ").trim();
@@ -116,6 +146,8 @@ export interface GraphStoreOptions {
   onMerge?: (merge: { alias: string; entity: string; type: string }) => void;
   /** Told, after each committed write, which entities it touched (their ids; some may have been deleted). */
   onChange?: (entityIds: ReadonlySet<number>) => void;
+  /** Told, after each committed write, of each guest's claim it did not record (for the log). */
+  onRefuse?: (refusal: Refusal) => void;
 }
 
 /** One entity as text for the entity index: names, type and what holds about it. */
@@ -130,7 +162,9 @@ export class GraphStore {
   #synonyms = new SynonymIndex();
   #onMerge: NonNullable<GraphStoreOptions["onMerge"]>;
   #onChange: NonNullable<GraphStoreOptions["onChange"]>;
+  #onRefuse: NonNullable<GraphStoreOptions["onRefuse"]>;
   #touched = new Set<number>();
+  #refused: Refusal[] = [];
 
   /**
    * Loads the synonym index from the entities already stored (names and aliases).
@@ -150,6 +184,7 @@ export class GraphStore {
     this.#db = db;
     this.#onMerge = options.onMerge ?? (() => {});
     this.#onChange = options.onChange ?? (() => {});
+    this.#onRefuse = options.onRefuse ?? (() => {});
     this.#loadSynonyms();
   }
 
@@ -169,6 +204,7 @@ export class GraphStore {
   /** Runs a write; a rolled-back write may have filed names of rows that no longer exist, so reload the index. */
   #write<T>(body: () => T): T {
     this.#touched = new Set();
+    this.#refused = [];
     let result: T;
     try {
       result = transaction(this.#db, body);
@@ -177,6 +213,7 @@ export class GraphStore {
       throw error;
     }
     if (this.#touched.size) this.#onChange(this.#touched);
+    for (const refusal of this.#refused) this.#onRefuse(refusal);
     return result;
   }
 
@@ -196,6 +233,18 @@ export class GraphStore {
     );
     this.#synonyms.add(inserted, name, type);
     return inserted;
+  }
+
+  /** The stored entity `name` of `type` is, by name or as another name of it, without changing anything. */
+  #find(name: string, type: string): number | undefined {
+    const row = prepared(this.#db, "SELECT id FROM entities WHERE name = ? AND type = ?").get(name, type) as
+      | { id: number }
+      | undefined;
+    if (row) return row.id;
+    const id = this.#synonyms.probe(name, type);
+    if (id === undefined) return undefined;
+    // The index may still hold ids of forgotten entities.
+    return prepared(this.#db, "SELECT 1 FROM entities WHERE id = ? AND type = ?").get(id, type) ? id : undefined;
   }
 
   /**
@@ -220,8 +269,9 @@ export class GraphStore {
 
   /**
    * Records a fact in one transaction: the same open fact gains provenance ("confirmed"); for a single-valued
-   * predicate a different open value is closed at `time` ("replaced"); otherwise it is "added". Throws `RangeError`
-   * naming an empty field.
+   * predicate a different open value is closed at `time` ("replaced") — unless the draft is a guest's and that value
+   * was said by a household member or the owner ("refused": nothing recorded, `onRefuse` told); otherwise it is
+   * "added". Throws `RangeError` naming an empty field.
    *
    * @example
    * ```ts
@@ -232,7 +282,10 @@ export class GraphStore {
    * graph.record({ subject: lamp, predicate: "位于", object: "客厅", time: Date.now(), provenance: ["e8"], single: true });
    * // "added"
    * graph.record({ subject: lamp, predicate: "位于", object: "卧室", time: Date.now(), provenance: ["e9"], single: true });
-   * // "replaced": the lamp is no longer in the living room
+   * // "replaced": the lamp is no longer in the living room (a draft without `trust` is the household's)
+   * const guest = { saidBy: "visitor", trust: "guest" } as const;
+   * graph.record({ subject: lamp, predicate: "位于", object: "车库", time: Date.now(), provenance: ["e10"], single: true, ...guest });
+   * // "refused": a guest's claim does not replace the household's fact
    * ```
    */
   record(draft: FactDraft): FactOutcome {
@@ -259,18 +312,33 @@ export class GraphStore {
     for (const [field, value] of Object.entries({ "subject.name": name, "subject.type": type, predicate, object })) {
       if (value === "") throw new RangeError(`A fact needs a non-empty ${field}`);
     }
-    const subject = this.#entity(name, type, draft.time);
-    this.#touched.add(subject);
-    const open = prepared(
-      this.#db,
-      "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
-    ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string }>;
+    const trust = trustOf(draft.trust ?? "household");
+    const saidBy = normalize(draft.saidBy ?? "");
     // "卧室" and "卧室的" are one value; the stored spelling stays.
     const key = normalizeName(object);
+    if (draft.single && trust === "guest") {
+      // Looked up before anything changes: a refused claim leaves no mention, alias or row behind.
+      const known = this.#find(name, type);
+      const held = known === undefined ? [] : this.#open(known, predicate);
+      const kept = held.some((row) => normalizeName(row.object) === key)
+        ? undefined
+        : held.find((row) => trustOf(row.trust) !== "guest");
+      if (kept) {
+        this.#refused.push({ draft, held: this.fact(kept.id)! });
+        return "refused";
+      }
+    }
+    const subject = this.#entity(name, type, draft.time);
+    this.#touched.add(subject);
+    const open = this.#open(subject, predicate);
     const same = open.find((row) => normalizeName(row.object) === key);
     if (same) {
       const provenance = [...new Set([...JSON.parse(same.provenance) as string[], ...draft.provenance])];
       prepared(this.#db, "UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(provenance), same.id);
+      const before = trustOf(same.trust);
+      if (lowerTrust(before, trust) === before && before !== trust) {
+        prepared(this.#db, "UPDATE triples SET said_by = ?, trust = ? WHERE id = ?").run(saidBy, trust, same.id);
+      }
       return "confirmed";
     }
     let outcome: FactOutcome = "added";
@@ -281,9 +349,18 @@ export class GraphStore {
     }
     prepared(
       this.#db,
-      "INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to) VALUES (?, ?, ?, ?, ?, NULL)",
-    ).run(subject, predicate, object, JSON.stringify([...new Set(draft.provenance)]), draft.time);
+      `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to, said_by, trust)
+       VALUES (?, ?, ?, ?, ?, NULL, ?, ?)`,
+    ).run(subject, predicate, object, JSON.stringify([...new Set(draft.provenance)]), draft.time, saidBy, trust);
     return outcome;
+  }
+
+  /** The facts that hold about the entity `subject` with `predicate`. */
+  #open(subject: number, predicate: string): Array<{ id: number; object: string; provenance: string; trust: string }> {
+    return prepared(
+      this.#db,
+      "SELECT id, object, provenance, trust FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
+    ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string; trust: string }>;
   }
 
   /**
@@ -350,7 +427,7 @@ export class GraphStore {
     const rows = prepared(
       this.#db,
       `SELECT t.id, t.subject AS entity, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance,
-         t.valid_from, t.valid_to, t.corrected_by
+         t.valid_from, t.valid_to, t.corrected_by, t.said_by, t.trust
        FROM triples t JOIN entities e ON e.id = t.subject
        WHERE t.valid_to IS NULL AND t.subject IN (SELECT value FROM json_each(?)) ORDER BY t.id`,
     ).all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
@@ -362,7 +439,7 @@ export class GraphStore {
     const rows = prepared(
       this.#db,
       `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to,
-         t.corrected_by
+         t.corrected_by, t.said_by, t.trust
        FROM triples t JOIN entities e ON e.id = t.subject
        WHERE e.name = ?1 OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value = ?1)
        ORDER BY (t.valid_to IS NOT NULL), t.valid_from DESC, t.id DESC`,
@@ -400,7 +477,7 @@ export class GraphStore {
     const row = prepared(
       this.#db,
       `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to,
-         t.corrected_by
+         t.corrected_by, t.said_by, t.trust
        FROM triples t JOIN entities e ON e.id = t.subject WHERE t.id = ?`,
     ).get(id) as Record<string, unknown> | undefined;
     return row ? factOf(row) : undefined;
@@ -408,9 +485,10 @@ export class GraphStore {
 
   /**
    * Corrects a fact that holds, in one transaction: it is closed at `time`, and a fact with the same subject and
-   * predicate and the new `object` holds from `time`, its provenance `corrected by <who>` and its `correctedBy` set.
+   * predicate and the new `object` holds from `time`, its provenance `corrected by <who>`, its `correctedBy` and
+   * `saidBy` `who` and its trust `trust` (the console lets only the owner correct, so `owner` when not given).
    * When another holding fact of that subject and predicate already has the new value (a many-valued predicate), that
-   * one gains the provenance and `correctedBy` instead of a duplicate. The subject's mention count is left alone (a
+   * one gains the provenance, `correctedBy`, `saidBy` and `trust` instead of a duplicate. The subject's mention count is left alone (a
    * correction is not a mention). Returns `undefined` for an unknown id; throws {@linkcode FactConflict} when the fact
    * no longer holds or already has that value, `RangeError` for an empty object.
    *
@@ -424,10 +502,16 @@ export class GraphStore {
    * const [wrong] = graph.facts("客厅灯");
    * graph.correct(wrong!.id, "卧室", "owner", Date.now());
    * // { superseded: { …, object: "客厅", validTo: … }, fact: { …, object: "卧室", provenance: ["corrected by owner"],
-   * //   correctedBy: "owner" } }
+   * //   correctedBy: "owner", saidBy: "owner", trust: "owner" } }
    * ```
    */
-  correct(id: number, object: string, who: string, time: number): { superseded: Fact; fact: Fact } | undefined {
+  correct(
+    id: number,
+    object: string,
+    who: string,
+    time: number,
+    trust: Trust = "owner",
+  ): { superseded: Fact; fact: Fact } | undefined {
     const value = normalize(object);
     if (value === "") throw new RangeError("A fact needs a non-empty object");
     return this.#write(() => {
@@ -458,16 +542,16 @@ export class GraphStore {
       let made: number;
       if (same) {
         const provenance = [...new Set([...JSON.parse(same.provenance) as string[], tag])];
-        prepared(this.#db, "UPDATE triples SET provenance = ?, corrected_by = ? WHERE id = ?")
-          .run(JSON.stringify(provenance), who, same.id);
+        prepared(this.#db, "UPDATE triples SET provenance = ?, corrected_by = ?, said_by = ?, trust = ? WHERE id = ?")
+          .run(JSON.stringify(provenance), who, who, trust, same.id);
         made = same.id;
       } else {
         made = Number(
           prepared(
             this.#db,
-            `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to, corrected_by)
-             VALUES (?, ?, ?, ?, ?, NULL, ?)`,
-          ).run(row.subject, row.predicate, value, JSON.stringify([tag]), at, who).lastInsertRowid,
+            `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to, corrected_by, said_by, trust)
+             VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
+          ).run(row.subject, row.predicate, value, JSON.stringify([tag]), at, who, who, trust).lastInsertRowid,
         );
       }
       this.#touched.add(row.subject);
@@ -640,5 +724,12 @@ function factOf(row: Record<string, unknown>): Fact {
     validFrom: Number(row.valid_from),
     validTo: row.valid_to === null ? null : Number(row.valid_to),
     ...(typeof row.corrected_by === "string" ? { correctedBy: row.corrected_by } : {}),
+    saidBy: String(row.said_by ?? ""),
+    trust: trustOf(String(row.trust ?? "household")),
   };
+}
+
+/** A trust level read back from the database; anything else counts as a guest's (as `lowerTrust` does). */
+function trustOf(value: string): Trust {
+  return value === "owner" || value === "household" ? value : "guest";
 }

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { openMemoryDb, SCHEMA_VERSION } from "../database.ts";
-import { GraphStore } from "./graph_store.ts";
+import type { Trust } from "../../identity/trust.ts";
+import { GraphStore, type Refusal } from "./graph_store.ts";
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -191,6 +192,8 @@ Deno.test("a correction closes the fact and holds the new value in one transacti
     validFrom: T0 + DAY,
     validTo: null,
     correctedBy: "owner",
+    saidBy: "owner",
+    trust: "owner",
   });
   assert.deepEqual(changed, [graph.entityIds()], "the entity index is told");
   assert.deepEqual(graph.index(5), [{ name: "Leo", type: "pet", mentions: 3 }], "a correction is not a mention");
@@ -282,6 +285,159 @@ Deno.test("deleting a fact by id; entities listed and searched by name and alias
   // The synonym index forgot it as well: the name is a new entity again, not an alias of a deleted row.
   fact("客厅", "room", "floor", "2");
   assert.deepEqual(graph.facts("客厅").map((f) => f.object), ["2"]);
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a guest's claim never replaces a household member's or the owner's fact; nothing of it is recorded", async () => {
+  const { dir, path } = await tempDb();
+  let db = openMemoryDb(path);
+  const refused: Refusal[] = [];
+  const changed: number[][] = [];
+  let graph = new GraphStore(db, {
+    onRefuse: (refusal) => refused.push(refusal),
+    onChange: (ids) => changed.push([...ids]),
+  });
+  const key = { name: "spare key", type: "thing" };
+  const say = (object: string, id: string, saidBy: string, trust: Trust, single = true, time = T0) =>
+    graph.record({ subject: key, predicate: "location", object, time, provenance: [id], single, saidBy, trust });
+  assert.equal(say("under the flowerpot", "e1", "owner", "owner"), "added");
+  changed.length = 0;
+  const before = { counts: graph.counts(), index: graph.index(5), facts: graph.facts("spare key") };
+
+  assert.equal(say("in the car", "e2", "visitor", "guest"), "refused");
+  assert.equal(
+    graph.record({
+      subject: { name: "spare keys", type: "thing" }, // another name of the key: still refused, and not filed
+      predicate: "location",
+      object: "in the car",
+      time: T0,
+      provenance: ["e3"],
+      single: true,
+      saidBy: "visitor",
+      trust: "guest",
+    }),
+    "refused",
+  );
+  assert.deepEqual(
+    { counts: graph.counts(), index: graph.index(5), facts: graph.facts("spare key") },
+    before,
+    "no row, no mention",
+  );
+  assert.deepEqual(graph.facts("spare keys"), [], "no alias filed");
+  assert.deepEqual(changed, [], "nothing changed, nothing to re-index");
+  assert.deepEqual(
+    refused.map(({ draft, held }) => [draft.object, draft.saidBy, held.object, held.saidBy, held.trust]),
+    [
+      ["in the car", "visitor", "under the flowerpot", "owner", "owner"],
+      ["in the car", "visitor", "under the flowerpot", "owner", "owner"],
+    ],
+  );
+
+  // The same value from a guest confirms; the fact stays the owner's.
+  assert.equal(say("under the flowerpot", "e4", "visitor", "guest"), "confirmed");
+  assert.deepEqual(graph.facts("spare key").map((f) => [f.object, f.provenance, f.saidBy, f.trust]), [
+    ["under the flowerpot", ["e1", "e4"], "owner", "owner"],
+  ]);
+  // A many-valued fact closes nothing: a guest's is recorded.
+  assert.equal(say("in the hall", "e5", "visitor", "guest", false), "added");
+  // A household member replaces the owner's value (the rule is about guests only).
+  assert.equal(say("in the drawer", "e6", "alice", "household", true, T0 + DAY), "replaced");
+  assert.deepEqual(
+    graph.facts("spare key").map((f) => [f.object, f.validTo === null, f.saidBy, f.trust]),
+    [
+      ["in the drawer", true, "alice", "household"],
+      ["in the hall", false, "visitor", "guest"],
+      ["under the flowerpot", false, "owner", "owner"],
+    ],
+  );
+
+  // A guest's fact is replaced by another guest's; confirmed by the household, it is theirs and no guest replaces it.
+  const leo = (object: string, id: string, saidBy: string, trust: Trust) =>
+    graph.record({
+      subject: { name: "Leo", type: "pet" },
+      predicate: "location",
+      object,
+      time: T0,
+      provenance: [id],
+      single: true,
+      saidBy,
+      trust,
+    });
+  assert.equal(leo("garden", "e7", "visitor", "guest"), "added");
+  assert.equal(leo("kitchen", "e8", "stranger", "guest"), "replaced");
+  assert.equal(leo("kitchen", "e9", "alice", "household"), "confirmed");
+  assert.equal(leo("roof", "e10", "visitor", "guest"), "refused");
+  db.close();
+
+  // Kept across a restart; a draft without trust (the configuration) is the household's.
+  db = openMemoryDb(path);
+  graph = new GraphStore(db);
+  assert.deepEqual(graph.facts("Leo").map((f) => [f.object, f.validTo === null, f.saidBy, f.trust]), [
+    ["kitchen", true, "alice", "household"],
+    ["garden", false, "visitor", "guest"],
+  ]);
+  graph.record({
+    subject: { name: "lamp", type: "device" },
+    predicate: "area",
+    object: "hall",
+    time: T0,
+    provenance: ["home-assistant"],
+    single: true,
+  });
+  assert.deepEqual(graph.facts("lamp").map((f) => [f.saidBy, f.trust]), [["", "household"]]);
+  assert.equal(
+    graph.record({
+      subject: { name: "lamp", type: "device" },
+      predicate: "area",
+      object: "garage",
+      time: T0,
+      provenance: ["e11"],
+      single: true,
+      saidBy: "visitor",
+      trust: "guest",
+    }),
+    "refused",
+  );
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a schema-7 database gains who said each fact (unknown) and its trust (the household's); a guest cannot replace its facts", async () => {
+  const { dir, path } = await tempDb();
+  // A schema-7 database: what schema 8 added dropped again, one fact written as homed wrote it then.
+  const old = openMemoryDb(path);
+  old.exec("ALTER TABLE triples DROP COLUMN said_by; ALTER TABLE triples DROP COLUMN trust;");
+  old.exec("UPDATE meta SET value = '7' WHERE key = 'schema'");
+  old.exec(
+    "INSERT INTO entities (id, name, type, mentions, first_seen, last_seen) VALUES (1, '客厅灯', 'device', 1, 1, 1)",
+  );
+  old.exec(
+    `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to) VALUES (1, '位于', '客厅', '["e1"]', 1, NULL)`,
+  );
+  old.close();
+  const db = openMemoryDb(path);
+  assert.equal(
+    (db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value,
+    String(SCHEMA_VERSION),
+  );
+  const graph = new GraphStore(db);
+  assert.deepEqual(graph.facts("客厅灯").map((f) => [f.object, f.provenance, f.saidBy, f.trust]), [
+    ["客厅", ["e1"], "", "household"],
+  ]);
+  const lamp = { subject: { name: "客厅灯", type: "device" }, predicate: "位于", time: 2, single: true };
+  assert.equal(
+    graph.record({ ...lamp, object: "车库", provenance: ["e2"], saidBy: "visitor", trust: "guest" }),
+    "refused",
+  );
+  assert.equal(
+    graph.record({ ...lamp, object: "卧室", provenance: ["e3"], saidBy: "alice", trust: "household" }),
+    "replaced",
+  );
+  assert.deepEqual(graph.facts("客厅灯").map((f) => [f.object, f.validTo === null, f.saidBy, f.trust]), [
+    ["卧室", true, "alice", "household"],
+    ["客厅", false, "", "household"],
+  ]);
   db.close();
   await Deno.remove(dir, { recursive: true });
 });
