@@ -441,7 +441,7 @@ const CONTEXT_SHOWN_CHARS = 120;
 function withWhatMatched(pool: readonly DocumentHit[], query: string): Array<RecallItem & { document: string }> {
   const items = pool.map((hit) => ({
     kind: "document" as const,
-    text: hit.document.text,
+    text: hit.document.text.split("\n").map((line) => focused(line, query)).join("\n"),
     score: hit.score,
     time: hit.document.created,
     provenance: hit.document.provenance,
@@ -465,11 +465,47 @@ function withWhatMatched(pool: readonly DocumentHit[], query: string): Array<Rec
       merged.add(i);
       return;
     }
-    const shownContext = context.text.length > CONTEXT_SHOWN_CHARS
-      ? `${context.text.slice(0, CONTEXT_SHOWN_CHARS - 1)}…`
-      : context.text;
+    const shownContext = focused(context.text, query, CONTEXT_SHOWN_CHARS);
     item.text = `(before: ${shownContext})\n${item.text}`;
     item.provenance = [...new Set([context.eventId, ...item.provenance])];
   });
   return items.filter((_, i) => !merged.has(i));
+}
+
+/** The longest a line of a recalled document shows: its sentences that match the query best, in their order. */
+const LINE_SHOWN_CHARS = 120;
+
+/**
+ * A line cut to its sentences that match the query best, in their own order, within `max` characters ("…" where
+ * sentences were left out); a line that fits is kept whole. A speaker's "Name: " stays in front. Recall's items are
+ * read within a budget: a long turn's one relevant sentence should not cost the room of three other items.
+ *
+ * @example
+ * ```ts
+ * focused("Anna: We went camping. The tent leaked all night! Next time we take the blue one.", "which tent leaked", 40);
+ * // "Anna: … The tent leaked all night! …"
+ * ```
+ */
+export function focused(line: string, query: string, max = LINE_SHOWN_CHARS): string {
+  if (line.length <= max) return line;
+  const speaker = /^[^:\n]{1,40}: /.exec(line)?.[0] ?? "";
+  const body = line.slice(speaker.length);
+  const sentences = body.match(/[^.!?。！？]+[.!?。！？]*\s*/gu) ?? [body];
+  const scores = similarities(sentences, query);
+  const order = sentences.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]! || a - b);
+  const kept = new Set<number>();
+  let used = speaker.length;
+  for (const i of order) {
+    const length = sentences[i]!.trim().length + 2;
+    if (kept.size && used + length > max) continue;
+    kept.add(i);
+    used += length;
+  }
+  let text = "";
+  sentences.forEach((sentence, i) => {
+    if (kept.has(i)) text += `${text === "" && i > 0 ? "… " : ""}${sentence.trim()} `;
+    else if (text !== "" && !text.endsWith("… ")) text += "… ";
+  });
+  const shown = text.trim();
+  return `${speaker}${shown.length > max ? `${shown.slice(0, max - 1)}…` : shown}`;
 }

@@ -8,7 +8,7 @@ import { ContextWindow } from "../context/context_window.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { MemoryService } from "./memory_service.ts";
-import { openMemory } from "./memory.ts";
+import { focused, openMemory } from "./memory.ts";
 
 const DAY = 86_400_000;
 const KEY = "sk-memory-test-0123";
@@ -285,4 +285,18 @@ Deno.test("recall prefers what was said in the month or on the day a query names
   assert.equal(hits().reduce((sum, n) => sum + n, 0), 3, "one hit per returned document, none for the wider pool");
   await memory.close();
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a long line of a recalled document shows its sentences that match best, in order, with its speaker", () => {
+  const line = "Anna: We went camping last weekend with the kids. The tent leaked all night, so nobody slept. " +
+    "Next time we take the blue tent from the garage. The lake was lovely though, and the fish were biting.";
+  const shown = focused(line, "which tent leaked");
+  assert.ok(shown.length <= 120, shown);
+  assert.match(shown, /^Anna: … The tent leaked all night, so nobody slept\./);
+  assert.ok(!shown.includes("fish"), shown);
+  assert.equal(focused("Ben: Top drawer.", "passport"), "Ben: Top drawer.", "a line that fits stays whole");
+  const chinese =
+    "妈妈：我们上周去露营了。帐篷漏了一整夜，谁都没睡好。下次带车库里那顶蓝色的帐篷。湖边很美，鱼也很多。" +
+    "孩子们玩得很开心，还捡了很多石头回家，说要做成一面墙，挂在客厅里，每天都能看到。";
+  assert.match(focused(chinese, "帐篷漏了", 40), /帐篷漏了一整夜/);
 });
