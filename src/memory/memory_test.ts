@@ -300,3 +300,25 @@ Deno.test("a long line of a recalled document shows its sentences that match bes
     "孩子们玩得很开心，还捡了很多石头回家，说要做成一面墙，挂在客厅里，每天都能看到。";
   assert.match(focused(chinese, "帐篷漏了", 40), /帐篷漏了一整夜/);
 });
+
+Deno.test("a question that names a person prefers what that person said", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-speaker-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const memory = await openMemory({ dir, clock, logger: getLogger(["test"]), recentLimit: 1 });
+  memory.keepDocument({
+    lines: [{ speaker: "Leo", text: "I went to the pottery class on Monday." }],
+    time: clock.now(),
+    provenance: ["l1"],
+  });
+  clock.advance(3_600_000);
+  memory.keepDocument({
+    lines: [{ speaker: "Mia", text: "I went to the pottery class on Friday." }],
+    time: clock.now(),
+    provenance: ["m1"],
+  });
+  const first = async (query: string) => (await memory.recall(query, { k: 2 }))[0]?.provenance[0];
+  assert.equal(await first("when did Leo go to the pottery class"), "l1");
+  assert.equal(await first("when did Mia go to the pottery class"), "m1");
+  await memory.close();
+  await Deno.remove(dir, { recursive: true });
+});
