@@ -9,6 +9,9 @@
  * Same shape as the English conversation set (`bench/retrieval/conversation_set.ts`), so the replay reads both.
  * Seeded: the same run writes the same file; the committed JSON is the frozen log.
  *
+ * Its speakers, rooms, routine phrases and planted facts are exported for `bench/memory/scale.ts` (a year of a
+ * household); importing the module generates nothing on disk.
+ *
  * Run: deno run --allow-write=bench/memory bench/memory/make_household_log.ts
  */
 
@@ -18,12 +21,12 @@ import { seededRandom } from "../support/seeded_random.ts";
 const { next: random, pick, int } = seededRandom(20261130);
 const START = Date.UTC(2026, 8, 1); // 2026-09-01, 00:00 UTC
 const DAYS = 60;
-const EN = ["Wei", "Lin", "Tom"];
-const ZH = ["奶奶", "Lin"];
+export const EN = ["Wei", "Lin", "Tom"];
+export const ZH = ["奶奶", "Lin"];
 
-const ROOMS = ["living room", "kitchen", "bedroom", "study", "bathroom", "hall"];
-const ROOMS_ZH = ["客厅", "厨房", "卧室", "书房", "卫生间", "走廊"];
-const FILLER_EN = [
+export const ROOMS = ["living room", "kitchen", "bedroom", "study", "bathroom", "hall"];
+export const ROOMS_ZH = ["客厅", "厨房", "卧室", "书房", "卫生间", "走廊"];
+export const FILLER_EN = [
   () => `Good morning! Can you turn on the ${pick(ROOMS)} light?`,
   () => `Turn off the ${pick(ROOMS)} lamp please, we're heading out.`,
   () => `What's the weather like today? Should I take an umbrella?`,
@@ -41,7 +44,7 @@ const FILLER_EN = [
   () => `Did anyone feed the cat this morning?`,
   () => `I'll be late tonight, start dinner without me.`,
 ];
-const FILLER_ZH = [
+export const FILLER_ZH = [
   () => `把${pick(ROOMS_ZH)}的灯打开。`,
   () => `今天天气怎么样？要不要带伞？`,
   () => `空调调到${int(24, 28)}度。`,
@@ -55,7 +58,7 @@ const FILLER_ZH = [
 ];
 
 /** A fact to plant: what is said, and how it is asked for later. An `update` says it again, changed, later on. */
-interface Plant {
+export interface Plant {
   speaker: string;
   said: string;
   question: string;
@@ -63,7 +66,7 @@ interface Plant {
   update?: { said: string };
 }
 
-const PLANTS: Plant[] = [
+export const PLANTS: Plant[] = [
   {
     speaker: "Wei",
     said: "The spare house key is under the blue flowerpot by the back door.",
@@ -361,5 +364,8 @@ const set: ConversationSet = {
   sessions,
   questions,
 };
-await Deno.writeTextFile(new URL("./household_log.json", import.meta.url), JSON.stringify(set, null, 1) + "\n");
-console.log(set.summary);
+// Imported (bench/memory/scale.ts takes its speakers and phrase banks), it writes nothing.
+if (import.meta.main) {
+  await Deno.writeTextFile(new URL("./household_log.json", import.meta.url), JSON.stringify(set, null, 1) + "\n");
+  console.log(set.summary);
+}

@@ -303,3 +303,24 @@ console.log(`Recall on LoCoMo through MemoryService (${env.commit.slice(0, 10)},
 console.table(rows);
 console.log("When the best item is wrong and FTS5's is right, what came first:");
 console.table(outranked);
+// The older sets beside it, as their own evals last recorded them (eval:memory-recall, bench:memory).
+const recorded = async (file: string) => JSON.parse(await Deno.readTextFile(new URL(file, import.meta.url)));
+const conversation = await recorded("./recall_conversation.json");
+const replayed = await recorded("./replay.json");
+console.log(
+  `The older sets, as recorded (conversation set at ${String(conversation.commit).slice(0, 10)}, replay at ${
+    String(replayed.commit).slice(0, 10)
+  }):`,
+);
+console.table({
+  "English conversation set (eval:memory-recall), all": {
+    facade_r10: conversation.at_10?.all?.facade_r10,
+    fts5_r10: conversation.at_10?.all?.fts5_r10,
+  },
+  ...Object.fromEntries(
+    Object.entries(replayed.rows ?? {}).map(([name, row]) => [
+      `${name} (bench:memory)`,
+      { facade_r10: (row as { layered_r10?: number }).layered_r10, flat_r10: (row as { flat_r10?: number }).flat_r10 },
+    ]),
+  ),
+});

@@ -73,6 +73,7 @@ const RECORDED = [
   "recall_conversation.json",
   "stemmers.json",
   "replay.json",
+  "scale.json",
   "oversize.json",
   "latency.json",
   "serial.json",
