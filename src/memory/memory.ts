@@ -256,18 +256,20 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     limiter,
   });
   const recentLimit = options.recentLimit ?? 30;
-  const said = (await journal.entries()).slice(-SAID_LIMIT);
+  const said = await journal.last(SAID_LIMIT);
   const recent: MemoryEntry[] = said.slice(-recentLimit);
   const totals = { tokens: 0, runs: 0, failures: 0 };
   let running: Promise<JobReport> | undefined;
 
   const runJobs = async (signal?: AbortSignal): Promise<JobReport> => {
     const report: JobReport = { distilled: 0, facts: 0, tokens: 0, archived: 0 };
-    const all = await journal.entries();
     let cursor = Number(readMeta(db, CURSOR) ?? 0);
+    // Only what the distiller has not seen is kept in memory; the rest is read past.
+    const pending = await journal.from(cursor);
+    const first = cursor;
     const batchSize = options.batchSize ?? 40;
-    while (cursor < all.length) {
-      const batch = all.slice(cursor, cursor + batchSize);
+    while (cursor - first < pending.length) {
+      const batch = pending.slice(cursor - first, cursor - first + batchSize);
       try {
         // Screened (instructions, the butler itself, identity and trust, duplicates) and attributed (who said each
         // fact, with which trust) by the distiller; the graph refuses a guest's claim against the household's.

@@ -49,6 +49,9 @@ interface EndRecord {
 }
 type StoreRecord = PutRecord | DeleteRecord | EndRecord;
 
+/** {@link VectorStore.reindex} compacts once the log holds a record for every this many documents. */
+export const REINDEX_SHARE = 16;
+
 /** Options of {@link VectorStore.open}. */
 export interface VectorStoreOptions {
   /** Text → term frequencies; the engine's tokenizer with the household lexicon by default. */
@@ -377,8 +380,15 @@ export class VectorStore {
     });
   }
 
-  /** Rebuilds the index and writes a new snapshot (the memory job's reindex). */
+  /**
+   * The memory job's reindex: rebuilds the index and writes a new snapshot once the log holds at least one record for
+   * every {@link REINDEX_SHARE} documents (at least one). Less is left for a later run: rewriting a year's snapshot
+   * (24 MB at 100k documents) every 30 minutes for a handful of new lines cost more than it mended.
+   */
   reindex(): Promise<void> {
+    if (this.#walRecords === 0 || this.#walRecords * REINDEX_SHARE < this.size) {
+      return this.#compacting ?? Promise.resolve();
+    }
     return this.compact();
   }
 

@@ -189,9 +189,10 @@ Deno.test("a store whose folder is deleted while running writes itself anew on s
   store.put("b", "acknowledged into a log nobody can see", {});
   await store.sync();
   assert.match(recovered[0]!, /wal-0\.log disappeared while homed ran; writing the store anew/);
-  // A re-index (the memory job) after the folder vanished again recreates it instead of throwing NotFound.
+  // A compaction (the memory job's reindex, when due) after the folder vanished again recreates it instead of
+  // throwing NotFound.
   await Deno.remove(dir, { recursive: true });
-  await store.reindex();
+  await store.compact();
   assert.ok(Deno.statSync(join(dir, `snap-${store.generation}.bin`)).isFile);
   await store.close();
   const reopened = await VectorStore.open(dir);
@@ -268,4 +269,22 @@ Deno.test("context terms count in no norm: own-word scores are the same with or 
     await Deno.remove(dir, { recursive: true });
   }
   assert.deepEqual(scores[1], scores[0]);
+});
+
+Deno.test("reindex compacts only once the log holds a record for every 16 documents", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-store-reindex-" });
+  const store = await VectorStore.open(dir);
+  for (let i = 0; i < 64; i++) store.put(`d${i}`, `note number ${i} about the kitchen`, {});
+  await store.reindex();
+  assert.equal(store.generation, 1, "64 records in the log: compacted");
+  await store.reindex();
+  assert.equal(store.generation, 1, "nothing new: nothing rewritten");
+  store.put("d64", "one more note", {});
+  await store.reindex();
+  assert.equal(store.generation, 1, "1 record for 65 documents: left for a later run");
+  for (let i = 65; i < 69; i++) store.put(`d${i}`, `note ${i}`, {});
+  await store.reindex();
+  assert.equal(store.generation, 2, "5 records for 69 documents: compacted");
+  await store.close();
+  await Deno.remove(dir, { recursive: true });
 });

@@ -34,6 +34,16 @@ function isEntry(value: unknown): value is MemoryEntry {
     typeof entry.source === "string" && typeof entry.sender === "string" && typeof entry.text === "string";
 }
 
+/** How much of the journal one read takes. */
+const SCAN_CHUNK = 256 * 1024;
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
+}
+
 /** The journal. */
 export class TextMemory {
   readonly path: string;
@@ -64,40 +74,67 @@ export class TextMemory {
    * ```
    */
   static async open(path: string, logger: Logger): Promise<TextMemory> {
-    const { entries, validBytes, torn, skipped } = await TextMemory.#scan(path);
+    // Counted as it streams by: opening a journal of a year keeps none of it in memory.
+    const { count, validBytes, torn, skipped } = await TextMemory.#scan(path, () => {});
     if (torn) {
       await Deno.truncate(path, validBytes);
       logger.warning("{path}: cut off a torn last line (a write was interrupted; it was never acknowledged)", { path });
     }
     if (skipped) logger.warning("{path}: skipped {skipped} lines that are not memory entries", { path, skipped });
     const file = await Deno.open(path, { create: true, append: true });
-    return new TextMemory(path, file, entries.length);
+    return new TextMemory(path, file, count);
   }
 
+  /**
+   * Reads the journal in chunks, handing each entry (with its index among the entries) to `visit`, which may return
+   * `false` to stop. Only whole lines count: everything after the last newline was never completed (`torn`).
+   */
   static async #scan(
     path: string,
-  ): Promise<{ entries: MemoryEntry[]; validBytes: number; torn: boolean; skipped: number }> {
-    let bytes: Uint8Array;
+    visit: (entry: MemoryEntry, index: number) => boolean | void,
+  ): Promise<{ count: number; validBytes: number; torn: boolean; skipped: number }> {
+    let file: Deno.FsFile;
     try {
-      bytes = await Deno.readFile(path);
+      file = await Deno.open(path, { read: true });
     } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return { entries: [], validBytes: 0, torn: false, skipped: 0 };
+      if (error instanceof Deno.errors.NotFound) return { count: 0, validBytes: 0, torn: false, skipped: 0 };
       throw error;
     }
-    const end = bytes.lastIndexOf(0x0a) + 1; // everything after the last newline was never completed
-    const entries: MemoryEntry[] = [];
-    let skipped = 0;
-    for (const line of new TextDecoder().decode(bytes.subarray(0, end)).split("\n")) {
-      if (line === "") continue;
-      try {
-        const parsed: unknown = JSON.parse(line);
-        if (isEntry(parsed)) entries.push(parsed);
-        else skipped++;
-      } catch {
-        skipped++;
+    const decoder = new TextDecoder();
+    const buffer = new Uint8Array(SCAN_CHUNK);
+    let pending: Uint8Array = new Uint8Array(0);
+    let count = 0, skipped = 0, validBytes = 0, stopped = false;
+    try {
+      for (let read = await file.read(buffer); read !== null && !stopped; read = await file.read(buffer)) {
+        const chunk = pending.length ? concat(pending, buffer.subarray(0, read)) : buffer.subarray(0, read);
+        let start = 0;
+        for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, start)) {
+          const line = decoder.decode(chunk.subarray(start, newline));
+          validBytes += newline + 1 - start;
+          start = newline + 1;
+          if (line === "") continue;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(line);
+          } catch {
+            skipped++;
+            continue;
+          }
+          if (!isEntry(parsed)) {
+            skipped++;
+            continue;
+          }
+          if (visit(parsed, count++) === false) {
+            stopped = true;
+            break;
+          }
+        }
+        pending = chunk.slice(start);
       }
+    } finally {
+      file.close();
     }
-    return { entries, validBytes: end, torn: end < bytes.length, skipped };
+    return { count, validBytes, torn: !stopped && pending.length > 0, skipped };
   }
 
   /** Entries written so far (this process and before). */
@@ -127,7 +164,26 @@ export class TextMemory {
 
   /** Every entry, oldest first. */
   async entries(): Promise<MemoryEntry[]> {
-    return (await TextMemory.#scan(this.path)).entries;
+    return await this.from(0);
+  }
+
+  /** The entries from index `start` on (the distiller's cursor), oldest first; the ones before are read, not kept. */
+  async from(start: number): Promise<MemoryEntry[]> {
+    const entries: MemoryEntry[] = [];
+    await TextMemory.#scan(this.path, (entry, index) => {
+      if (index >= start) entries.push(entry);
+    });
+    return entries;
+  }
+
+  /** The last `count` entries, oldest first, keeping no more than that while reading. */
+  async last(count: number): Promise<MemoryEntry[]> {
+    const ring: MemoryEntry[] = [];
+    await TextMemory.#scan(this.path, (entry) => {
+      ring.push(entry);
+      if (ring.length > count) ring.shift();
+    });
+    return ring;
   }
 
   /**
@@ -146,9 +202,9 @@ export class TextMemory {
     if (!eventIds.size) return found;
     // Not queued behind: appends never wait for a reader; a line being written is cut off by the scan as torn.
     await this.#tail;
-    for (const entry of (await TextMemory.#scan(this.path)).entries) {
+    await TextMemory.#scan(this.path, (entry) => {
       if (eventIds.has(entry.eventId)) found.set(entry.eventId, [...(found.get(entry.eventId) ?? []), entry]);
-    }
+    });
     return found;
   }
 
@@ -158,7 +214,7 @@ export class TextMemory {
    */
   forget(eventIds: ReadonlySet<string>): Promise<number[]> {
     const work = this.#tail.then(async () => {
-      const { entries } = await TextMemory.#scan(this.path);
+      const entries = await this.entries();
       const removed: number[] = [];
       const kept = entries.filter((entry, index) => {
         if (!eventIds.has(entry.eventId)) return true;

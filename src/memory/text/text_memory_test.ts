@@ -47,3 +47,22 @@ Deno.test("lookup finds both halves of the exchanges asked for, after the append
   await journal.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a journal larger than one read: lines across chunk boundaries, from a cursor, the last few, a torn end", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
+  const path = join(dir, "candidates.jsonl");
+  // ≈ 1.5 MB of lines of varying length, Chinese and English: many lines straddle the 256 KiB reads.
+  const long = (n: number) => ({ ...entry(n), text: `${entry(n).text} ${"词语 words ".repeat(n % 37)}` });
+  const lines = Array.from({ length: 6_000 }, (_, n) => `${JSON.stringify(long(n))}\n`).join("");
+  await Deno.writeTextFile(path, `${lines}{"eventId":"torn","ti`);
+  const journal = await TextMemory.open(path, getLogger(["test"]));
+  assert.equal(journal.count, 6_000);
+  assert.deepEqual((await journal.from(5_997)).map((e) => e.eventId), ["e5997", "e5998", "e5999"]);
+  assert.deepEqual(await journal.last(2), [long(5_998), long(5_999)]);
+  const all = await journal.entries();
+  assert.equal(all.length, 6_000);
+  assert.deepEqual(all[4_321], long(4_321));
+  assert.equal((await Deno.stat(path)).size, new TextEncoder().encode(lines).length, "the torn end cut");
+  await journal.close();
+  await Deno.remove(dir, { recursive: true });
+});
