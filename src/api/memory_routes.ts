@@ -239,6 +239,13 @@ export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: Api
       if (!await memory.forgetFact(id)) throw noFact(id);
       return c.json({ forgotten: { facts: 1 } });
     });
+    app.delete("/api/memory/entities/:name", async (c) => {
+      requireOwnerIdentity(c.get("identity"));
+      const name = c.req.param("name");
+      const facts = await memory.forgetEntity(name);
+      if (facts === undefined) throw new ApiError(404, "not_found", `No entity ${shown(name)} in memory`);
+      return c.json({ forgotten: { facts } });
+    });
     app.delete("/api/memory/documents/:id", async (c) => {
       requireOwnerIdentity(c.get("identity"));
       const id = c.req.param("id");

@@ -481,3 +481,20 @@ Deno.test("export (owner): everything remembered, or one entity's facts with the
     await cleanup(memory, dir);
   }
 });
+
+Deno.test("forgetting an entity (owner): every fact about it goes, the entity with them; others refused, unknown 404", async () => {
+  const { dir, memory, app } = await setup();
+  try {
+    const refused = await request(app, ALICE, "DELETE", `/api/memory/entities/${encodeURIComponent("spare key")}`);
+    assert.equal(refused.status, 403);
+    const gone = await request(app, OWNER, "DELETE", `/api/memory/entities/${encodeURIComponent("spare key")}`);
+    assert.deepEqual(gone, { status: 200, body: { forgotten: { facts: 1 } } });
+    assert.deepEqual(await graph(app, "spare key"), []);
+    const listed = await get(app, OWNER, "/api/memory/entities?q=spare");
+    assert.deepEqual(listed.body.entities, [], "the entity went with its last fact");
+    const again = await request(app, OWNER, "DELETE", `/api/memory/entities/${encodeURIComponent("spare key")}`);
+    assert.deepEqual([again.status, (again.body.error as Json).message], [404, 'No entity "spare key" in memory']);
+  } finally {
+    await cleanup(memory, dir);
+  }
+});

@@ -545,6 +545,27 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   /**
+   * Forgets an entity: every fact about it, holding or closed (the entity goes with its last fact); what people said
+   * stays in the journal and the documents (forget those by message or conversation). Returns how many facts went;
+   * `undefined` when memory knows no entity of that name.
+   *
+   * @example
+   * ```ts
+   * declare const memory: MemoryService;
+   * await memory.forgetEntity("spare key"); // 2
+   * ```
+   */
+  async forgetEntity(name: string): Promise<number | undefined> {
+    const graph = (await this.#ready()).graph();
+    const facts = graph.facts(name);
+    if (!facts.length) return undefined;
+    let deleted = 0;
+    for (const fact of facts) if (graph.delete(fact.id)) deleted++;
+    this.#refreshIndex();
+    return deleted;
+  }
+
+  /**
    * Forgets a whole stored conversation: every input event of the document's provenance, in every layer (see
    * {@linkcode MemoryService.forget}); `undefined` when there is no document `id`.
    *
