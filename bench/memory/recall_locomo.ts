@@ -22,19 +22,17 @@
  * @module
  */
 
-import { getLogger } from "@logtape/logtape";
 import { parseArgs } from "node:util";
 import { join } from "node:path";
-import { ContextWindow } from "../../src/context/context_window.ts";
-import { MemoryService } from "../../src/memory/memory_service.ts";
 import type { RecallItem } from "../../src/memory/memory.ts";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { fts5System } from "../retrieval/systems.ts";
+import { daemonMemory } from "./daemon_memory.ts";
+import { MONTHS } from "../../src/memory/recall/named_period.ts";
 import { environment, writeResults } from "../support/report.ts";
 
 const K = 10;
 const BUDGET_CHARS = K * 125;
-const JOB_EVERY_MS = 30 * 60_000;
 const SOURCE = "qq:group:friends";
 
 interface Turn {
@@ -55,21 +53,6 @@ interface Conversation {
   turns: Turn[];
   questions: Question[];
 }
-
-const MONTHS = [
-  "january",
-  "february",
-  "march",
-  "april",
-  "may",
-  "june",
-  "july",
-  "august",
-  "september",
-  "october",
-  "november",
-  "december",
-];
 
 /** "1:56 pm on 8 May, 2023" as UTC milliseconds. */
 export function sessionTime(text: string): number {
@@ -175,29 +158,9 @@ async function evaluate(conversation: Conversation, split: "tune" | "test"): Pro
   const turns = conversation.turns;
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-locomo-" });
   const clock = new FakeClock({ start: turns[0]!.time });
-  const memory = new MemoryService({
-    dir: join(dir, "memory"),
-    clock,
-    logger: getLogger(["bench", "memory"]),
-    jobEveryMs: JOB_EVERY_MS,
-  });
-  await memory.start();
-  const context = new ContextWindow({
-    maxEntries: 30,
-    maxTokens: 48_000,
-    entries: memory.restored,
-    onEvict: (entries) => memory.archive(entries),
-  });
-  memory.keep(context);
-  const [job] = memory.jobs();
-  const signal = new AbortController().signal;
-  let lastJob = clock.now();
+  const { memory, context, at, finish } = await daemonMemory(dir, clock);
   for (const turn of turns) {
-    clock.advance(Math.max(0, turn.time - clock.now()));
-    if (clock.now() - lastJob >= JOB_EVERY_MS) {
-      await job!.run(signal);
-      lastJob = clock.now();
-    }
+    await at(turn.time);
     const origin = { eventId: turn.id, time: clock.now(), source: SOURCE, sender: turn.speaker };
     context.appendTurn([{
       role: "user",
@@ -205,8 +168,7 @@ async function evaluate(conversation: Conversation, split: "tune" | "test"): Pro
     }], origin);
     await memory.afterTurn({ ...origin, trust: "household", text: turn.text, reply: "" });
   }
-  clock.advance(JOB_EVERY_MS);
-  await job!.run(signal);
+  await finish();
 
   const fts = fts5System();
   fts.index(turns.map((turn) => ({ id: turn.id, text: `${turn.speaker}: ${turn.text}`, time: turn.time })));

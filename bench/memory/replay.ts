@@ -19,18 +19,15 @@
  * Run: deno task bench:memory (writes bench/out/memory/replay.json; --record: bench/memory/replay.json).
  */
 
-import { getLogger } from "@logtape/logtape";
-import { ContextWindow } from "../../src/context/context_window.ts";
 import { estimateTokens } from "../../src/context/tokens.ts";
-import { MemoryService } from "../../src/memory/memory_service.ts";
 import { VectorStore } from "../../src/search/store.ts";
 import type { PromptSection } from "../../src/prompt/contributor.ts";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { type ConversationSet, loadConversationSet } from "../retrieval/conversation_set.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
+import { daemonMemory } from "./daemon_memory.ts";
 
 const BUDGET_TOKENS = 2_000;
-const JOB_EVERY_MS = 30 * 60_000;
 const K = 10;
 
 const sectionTokens = (section: PromptSection | undefined) =>
@@ -63,32 +60,12 @@ async function replay(set: ConversationSet, butlerAnswers: boolean): Promise<Row
     .sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bench-memory-" });
   const clock = new FakeClock({ start: Date.parse(turns[0]!.time) });
-  const memory = new MemoryService({
-    dir: `${dir}/memory`,
-    clock,
-    logger: getLogger(["bench", "memory"]),
-    jobEveryMs: JOB_EVERY_MS,
-  });
-  await memory.start();
-  const context = new ContextWindow({
-    maxEntries: 30,
-    maxTokens: 48_000,
-    entries: memory.restored,
-    onEvict: (entries) => memory.archive(entries),
-  });
-  memory.keep(context);
-  const [job] = memory.jobs();
-  const signal = new AbortController().signal;
-  let lastJob = clock.now();
+  const { memory, context, at, finish } = await daemonMemory(dir, clock);
   const perTurn: number[] = [];
   const source = "qq:group:household";
 
   for (const turn of turns) {
-    clock.advance(Math.max(0, Date.parse(turn.time) - clock.now()));
-    if (clock.now() - lastJob >= JOB_EVERY_MS) {
-      await job!.run(signal);
-      lastJob = clock.now();
-    }
+    await at(Date.parse(turn.time));
     const input = { text: turn.text, source, sender: turn.speaker, time: clock.now() };
     perTurn.push(sectionTokens(await memory.system()) + sectionTokens(await memory.reference(input, [])));
     const reply = butlerAnswers ? (/\p{Script=Han}/u.test(turn.text) ? "好的。" : "Noted.") : "";
@@ -99,8 +76,7 @@ async function replay(set: ConversationSet, butlerAnswers: boolean): Promise<Row
     ], origin);
     await memory.afterTurn({ ...origin, trust: "household", text: turn.text, reply });
   }
-  clock.advance(JOB_EVERY_MS);
-  await job!.run(signal);
+  await finish();
 
   // (a) flat retrieval over every raw turn, same engine.
   const flat = await VectorStore.open(`${dir}/flat`);

@@ -7,7 +7,8 @@
  * @module
  */
 
-const MONTHS = [
+/** The months' English names, lower case, January first. */
+export const MONTHS = [
   "january",
   "february",
   "march",
