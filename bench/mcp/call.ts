@@ -21,9 +21,9 @@ import { getLogger } from "@logtape/logtape";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { fileURLToPath } from "node:url";
 import { systemClock } from "../../src/clock.ts";
 import { McpService } from "../../src/mcp/mcp_service.ts";
+import { EVERYTHING, everythingStdio } from "../../src/mcp/testdata/servers.ts";
 import { StdioTransport } from "../../src/mcp/stdio_transport.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { ToolContext } from "../../src/tools/tool.ts";
@@ -32,28 +32,13 @@ import { environment, percentile, writeResults } from "../support/report.ts";
 const RUNS = 200;
 const WARM_UP = 20;
 const round = (x: number) => Math.round(x * 1000) / 1000;
-const EVERYTHING = fileURLToPath(
-  new URL("../../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url),
-);
 const baseEnv = { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: Deno.env.get("HOME") ?? "/" };
 const message = { message: "hello" };
 
 // homed's path.
 const tools = new ToolRegistry({ defaultTimeoutMs: 30_000 });
 const mcp = new McpService({
-  servers: [{
-    name: "everything",
-    command: "node",
-    args: [EVERYTHING, "stdio"],
-    env: {},
-    cwd: "",
-    headers: {},
-    trust: "owner",
-    include: [],
-    exclude: [],
-    enabled: true,
-    source: "mcp.servers",
-  }],
+  servers: [everythingStdio()],
   tools,
   clock: systemClock,
   logger: getLogger(["bench"]),

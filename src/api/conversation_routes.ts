@@ -8,7 +8,8 @@
 import type { Hono } from "hono";
 import type { ContextEntry } from "../context/context_window.ts";
 import type { ApiVariables } from "./auth.ts";
-import { intParam, requireTrust } from "./require_trust.ts";
+import { requireTrust } from "./require_trust.ts";
+import { intParam } from "./search_params.ts";
 
 /** One entry as the endpoint shows it. */
 export interface ConversationEntryBody {

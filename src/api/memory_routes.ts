@@ -8,12 +8,12 @@
  */
 
 import type { Context, Hono } from "hono";
-import { permits } from "../identity/trust.ts";
 import type { Identity } from "../identity/identity.ts";
 import { FactConflict, type ForgetCounts, type MemoryService } from "../memory/memory_service.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
-import { searchParams } from "./search_params.ts";
+import { intParam, searchParams } from "./search_params.ts";
+import { requireTrust } from "./require_trust.ts";
 
 type ApiContext = Context<{ Variables: ApiVariables }>;
 
@@ -31,13 +31,7 @@ function requireHousehold(c: ApiContext): void {
  * ```
  */
 export function requireHouseholdIdentity(identity: Identity): void {
-  const { name, trust } = identity;
-  if (permits("household", trust)) return;
-  throw new ApiError(
-    403,
-    "forbidden",
-    `Inspecting memory needs trust household or owner; this request came from ${JSON.stringify(name)} (trust ${trust})`,
-  );
+  requireTrust(identity, "household", "Inspecting memory");
 }
 
 /**
@@ -51,13 +45,7 @@ export function requireHouseholdIdentity(identity: Identity): void {
  * ```
  */
 export function requireOwnerIdentity(identity: Identity): void {
-  const { name, trust } = identity;
-  if (trust === "owner") return;
-  throw new ApiError(
-    403,
-    "forbidden",
-    `Changing memory needs trust owner; this request came from ${JSON.stringify(name)} (trust ${trust})`,
-  );
+  requireTrust(identity, "owner", "Changing memory");
 }
 
 /** Query parameters, like {@link searchParams} but `q` may be empty and `k` defaults to 20 (1 to 100). */
@@ -66,15 +54,7 @@ function listParams(c: ApiContext): { query: string; k: number } {
   if (query.length > 500) {
     throw new ApiError(400, "bad_request", `Query parameter "q" has ${query.length} characters; allowed: at most 500`);
   }
-  const rawK = c.req.query("k") ?? "20";
-  const k = Number(rawK);
-  if (!/^\d+$/.test(rawK) || !Number.isInteger(k) || k < 1 || k > 100) {
-    throw new ApiError(
-      400,
-      "bad_request",
-      `Query parameter "k" must be a whole number from 1 to 100, got ${JSON.stringify(rawK)}`,
-    );
-  }
+  const k = intParam(c, "k", { min: 1, max: 100, fallback: 20 });
   return { query: query.trim(), k };
 }
 

@@ -29,34 +29,3 @@ export function requireTrust(identity: Identity, needed: "household" | "owner", 
     } (trust ${identity.trust})`,
   );
 }
-
-/**
- * A whole-number query parameter within bounds, or its default; anything else is a 400 naming it and the value.
- *
- * @example
- * ```ts
- * import type { Context } from "hono";
- *
- * declare const c: Context;
- * const limit = intParam(c, "limit", { min: 1, max: 200, fallback: 50 });
- * ```
- */
-export function intParam(
-  c: { req: { query(name: string): string | undefined } },
-  name: string,
-  bounds: { min: number; max: number; fallback: number },
-): number {
-  const raw = c.req.query(name);
-  if (raw === undefined || raw === "") return bounds.fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < bounds.min || value > bounds.max) {
-    throw new ApiError(
-      400,
-      "bad_request",
-      `Query parameter "${name}" must be a whole number from ${bounds.min} to ${bounds.max}, got ${
-        JSON.stringify(raw.slice(0, 40))
-      }`,
-    );
-  }
-  return value;
-}

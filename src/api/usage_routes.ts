@@ -9,7 +9,8 @@ import type { Hono } from "hono";
 import type { RecentLines } from "../log/recent_lines.ts";
 import type { UsageLedger } from "../provider/usage_ledger.ts";
 import type { ApiVariables } from "./auth.ts";
-import { intParam, requireTrust } from "./require_trust.ts";
+import { requireTrust } from "./require_trust.ts";
+import { intParam } from "./search_params.ts";
 
 /** Calls to one model server, as the media service counts them. */
 export interface CallCountsBody {

@@ -103,8 +103,12 @@ export function setupLogging(options: LoggingOptions): void {
     reset: true,
     sinks: {
       main: (record: LogRecord) => {
-        write(`${formatRecord(record, options.format, mask)}\n`);
-        if (options.recent) options.recent.add(recentLine(record, mask));
+        const line = formatRecord(record, options.format, mask);
+        write(`${line}\n`);
+        // The console's copy is the text line: the one just written when the log is text, made once more for JSON.
+        if (options.recent) {
+          options.recent.add(recentLine(record, options.format === "text" ? line : formatRecord(record, "text", mask)));
+        }
       },
     },
     loggers: [
@@ -115,8 +119,7 @@ export function setupLogging(options: LoggingOptions): void {
 }
 
 /** A record as the console shows it: the text line's message part, masked and on one line. */
-function recentLine(record: LogRecord, mask: (text: string) => string): RecentLine {
-  const line = formatRecord(record, "text", mask);
+function recentLine(record: LogRecord, line: string): RecentLine {
   const prefix = `${new Date(record.timestamp).toISOString()} [${LEVEL_TAG[record.level]}] ${
     record.category.join(".")
   }: `;

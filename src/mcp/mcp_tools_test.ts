@@ -11,22 +11,10 @@ import { ToolRegistry } from "../tools/registry.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import type { McpCallResult } from "./mcp_session.ts";
 import { DEFAULT_MAX_RESULT_CHARS, mcpTools, parametersOf, renderMcpResult } from "./mcp_tools.ts";
+import { serverConfig } from "./testdata/servers.ts";
 
 function server(overrides: Partial<McpServerConfig> = {}): McpServerConfig {
-  return {
-    name: "demo",
-    command: "node",
-    args: [],
-    env: {},
-    cwd: "",
-    headers: {},
-    trust: "owner",
-    include: [],
-    exclude: [],
-    enabled: true,
-    source: "mcp.servers",
-    ...overrides,
-  };
+  return serverConfig("demo", { command: "node", ...overrides });
 }
 
 const listed = [
