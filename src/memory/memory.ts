@@ -23,6 +23,7 @@ import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
 import {
   COLD_AFTER_MS,
   COLD_MAX_HITS,
+  DOCUMENT_FILTER_KEYS,
   DOCUMENT_SCORING,
   type DocumentDraft,
   type DocumentHit,
@@ -192,9 +193,10 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
   await Deno.mkdir(dir, { recursive: true });
   // What is open so far is closed again if a later part fails to open.
   const opened: Array<{ close(): void | Promise<void> }> = [];
-  const openIndex = (name: string, label: string, scoring?: ScoringOptions) =>
+  const openIndex = (name: string, label: string, scoring?: ScoringOptions, filterKeys?: readonly string[]) =>
     VectorStore.open(join(dir, name), {
       ...(scoring ? { scoring } : {}),
+      ...(filterKeys ? { filterKeys } : {}),
       compactEvery: 5_000,
       now: () => clock.now(),
       onRecovery: (message) => logger.warning(`${label}: {message}`, { message }),
@@ -202,7 +204,7 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
   let journal: TextMemory, index: VectorStore, entityStore: VectorStore, db: DatabaseSync;
   try {
     opened.push(journal = await TextMemory.open(join(dir, "candidates.jsonl"), logger));
-    opened.push(index = await openIndex("documents-index", "Document index", DOCUMENT_SCORING));
+    opened.push(index = await openIndex("documents-index", "Document index", DOCUMENT_SCORING, DOCUMENT_FILTER_KEYS));
     opened.push(entityStore = await openIndex("graph-index", "Entity index"));
     db = openMemoryDb(join(dir, "memory.db"));
   } catch (error) {
@@ -334,8 +336,14 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       const asksWhen = isWhenQuestion(query);
       const period = namedPeriod(query, clock.now());
       const guest = onlySaidBy(asker);
-      // The time preferences below re-rank: they need a wider pool of documents than the k they keep.
-      const pool = documents.search(query, asksWhen || period ? Math.max(3 * k, 30) : k, false, guest);
+      // The time and speaker preferences below re-rank: they need a wider pool of documents than the k they keep.
+      // Whether the query names a speaker is known from the documents found, so the wider pool is searched first.
+      const found = documents.search(query, Math.max(3 * k, 30), false, guest);
+      const own = guest === undefined ? undefined : saidByGuest(recent, guest);
+      const heard = own ? recent.filter((entry) => own.has(entry.eventId)) : recent;
+      const line = (entry: MemoryEntry) => `${entry.role === "user" ? entry.sender : "butler"}: ${entry.text}`;
+      const named = namedSpeakers(query, [...found.map((hit) => hit.document.text), ...heard.map(line)]);
+      const pool = asksWhen || period || named.size ? found : found.slice(0, k);
       const shown = new Map(pool.map((hit) => [hit.document.id, hit.document]));
       const items: Array<RecallItem & { document?: string }> = withWhatMatched(pool, query);
       // A fact merges what everyone said about an entity: a guest's recall holds none.
@@ -348,14 +356,12 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
           provenance: fact.provenance,
         });
       }
-      const own = guest === undefined ? undefined : saidByGuest(recent, guest);
-      const heard = own ? recent.filter((entry) => own.has(entry.eventId)) : recent;
       similarities(heard.map((entry) => entry.text), query).forEach((score, i) => {
         const entry = heard[i]!;
         if (score > 0) {
           items.push({
             kind: "context",
-            text: `${entry.role === "user" ? entry.sender : "butler"}: ${entry.text}`,
+            text: line(entry),
             score,
             time: entry.time,
             provenance: [entry.eventId],
@@ -363,7 +369,6 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
         }
       });
       // A when-question prefers what names a time (factor chosen on the tune half by eval:conversation-fields).
-      const named = namedSpeakers(query, items);
       const rounded = items.map((item) => {
         let score = asksWhen && item.kind !== "fact" && hasTimeWords(item.text) ? item.score * WHEN_BOOST : item.score;
         if (named.size && item.kind !== "fact" && spokenBy(item.text, named)) score *= SPEAKER_BOOST;
@@ -440,7 +445,8 @@ const CONTEXT_SHOWN_CHARS = 120;
  * words, is what matches the query best, the item shows it and names its event, so what was recalled holds the words
  * that were asked about and who the evidence came from. Without that, the reply outranked the very turn it answered
  * while showing none of its words. When that turn is itself among the documents found, the two are one item (the
- * pair once, at the better score), so a budget of items is not spent twice on the same words.
+ * pair once, at the better score), so a budget of items is not spent twice on the same words; so is a chain of such
+ * turns (a question, its answer, the reply to that), whichever of them ranks first.
  */
 function withWhatMatched(pool: readonly DocumentHit[], query: string): Array<RecallItem & { document: string }> {
   const items = pool.map((hit) => ({
@@ -461,11 +467,13 @@ function withWhatMatched(pool: readonly DocumentHit[], query: string): Array<Rec
     if (!(before! > own!)) return;
     const item = items[i]!;
     const at = byEvent.get(context.eventId);
-    if (at !== undefined && at !== i && !merged.has(at)) {
+    if (at !== undefined && at !== i) {
       const earlier = items[at]!;
       earlier.text = `${earlier.text}\n${item.text}`;
       earlier.provenance = [...new Set([...earlier.provenance, ...item.provenance])];
       earlier.score = Math.max(earlier.score, item.score);
+      // A turn merged into an item is found there by the turn that follows it, too: a chain is one item.
+      item.provenance.forEach((id) => byEvent.set(id, at));
       merged.add(i);
       return;
     }
@@ -480,31 +488,38 @@ function withWhatMatched(pool: readonly DocumentHit[], query: string): Array<Rec
 const LINE_SHOWN_CHARS = 120;
 
 /**
- * A line cut to its sentences that match the query best, in their own order, within `max` characters ("…" where
- * sentences were left out); a line that fits is kept whole. A speaker's "Name: " stays in front. Recall's items are
- * read within a budget: a long turn's one relevant sentence should not cost the room of three other items.
+ * A line cut to its sentences that share a word with the query, the best first while they fit in `max` characters,
+ * shown in their own order ("…" where sentences were left out). A line none of whose sentences matches shows its
+ * first sentences that fit; a line that fits and whose every sentence matches stays as it is. A speaker's "Name: "
+ * stays in front. Recall's items are read within a budget: a long turn's one relevant sentence should not cost the
+ * room of three other items, nor should the pleasantries around a short turn's.
  *
  * @example
  * ```ts
  * focused("Anna: We went camping. The tent leaked all night! Next time we take the blue one.", "which tent leaked", 40);
  * // "Anna: … The tent leaked all night! …"
+ * focused("Ben: Hi Anna! The passport is in the top drawer.", "where is the passport");
+ * // "Ben: … The passport is in the top drawer."
  * ```
  */
 export function focused(line: string, query: string, max = LINE_SHOWN_CHARS): string {
-  if (line.length <= max) return line;
   const speaker = /^[^:\n]{1,40}: /.exec(line)?.[0] ?? "";
   const body = line.slice(speaker.length);
   const sentences = body.match(/[^.!?。！？]+[.!?。！？]*\s*/gu) ?? [body];
+  if (sentences.length < 2 && line.length <= max) return line;
   const scores = similarities(sentences, query);
+  const matches = scores.map((score) => score > 0);
+  const anyMatches = matches.some(Boolean);
   const order = sentences.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]! || a - b);
   const kept = new Set<number>();
   let used = speaker.length;
   for (const i of order) {
     const length = sentences[i]!.trim().length + 2;
-    if (kept.size && used + length > max) continue;
+    if (kept.size && (used + length > max || (anyMatches && !matches[i]))) continue;
     kept.add(i);
     used += length;
   }
+  if (kept.size === sentences.length && line.length <= max) return line;
   let text = "";
   sentences.forEach((sentence, i) => {
     if (kept.has(i)) text += `${text === "" && i > 0 ? "… " : ""}${sentence.trim()} `;
@@ -522,12 +537,12 @@ export function focused(line: string, query: string, max = LINE_SHOWN_CHARS): st
  */
 const SPEAKER_BOOST = 1.5;
 
-/** The speakers of the items' lines ("Name: …") whose names the query says as a word. */
-function namedSpeakers(query: string, items: readonly { text: string }[]): Set<string> {
+/** The speakers of the texts' lines ("Name: …") whose names the query says as a word. */
+function namedSpeakers(query: string, texts: readonly string[]): Set<string> {
   const words = new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 1));
   const named = new Set<string>();
-  for (const item of items) {
-    for (const line of item.text.split("\n")) {
+  for (const text of texts) {
+    for (const line of text.split("\n")) {
       const speaker = /^([^:\n]{1,40}): /.exec(line)?.[1]?.toLowerCase();
       if (speaker && words.has(speaker)) named.add(speaker);
     }

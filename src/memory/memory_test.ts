@@ -201,8 +201,9 @@ Deno.test("a reply is recalled by the words of the question before it, in the sa
   const [pair] = await memory.recall("where is the passport", { k: 5 });
   assert.equal(
     pair?.text,
-    "someone: Has anyone seen the passport? I need it for the form.\nsomeone: Top drawer of the hall desk, under the envelopes.",
-    "the question and its reply are one item: the reply was found by the question's words",
+    "someone: Has anyone seen the passport? …\nsomeone: Top drawer of the hall desk, under the envelopes.",
+    "the question and its reply are one item: the reply was found by the question's words (the question's sentence " +
+      "that matches, the reply whole)",
   );
   assert.ok(
     !(await provenance("where did the spare key go")).includes("r2"),
@@ -295,6 +296,21 @@ Deno.test("a long line of a recalled document shows its sentences that match bes
   assert.match(shown, /^Anna: … The tent leaked all night, so nobody slept\./);
   assert.ok(!shown.includes("fish"), shown);
   assert.equal(focused("Ben: Top drawer.", "passport"), "Ben: Top drawer.", "a line that fits stays whole");
+  assert.equal(
+    focused("Ben: Hi Anna! The passport is in the top drawer.", "where is the passport"),
+    "Ben: … The passport is in the top drawer.",
+    "a short line shows only its sentences that match, too",
+  );
+  assert.equal(
+    focused("Ben: Hi Anna! It is in the top drawer.", "where is the passport"),
+    "Ben: Hi Anna! It is in the top drawer.",
+    "a line none of whose sentences matches shows them all when they fit",
+  );
+  assert.equal(
+    focused("Ben: The passport?  The passport is in the drawer.", "where is the passport"),
+    "Ben: The passport?  The passport is in the drawer.",
+    "a line whose every sentence matches stays as it is",
+  );
   const chinese =
     "妈妈：我们上周去露营了。帐篷漏了一整夜，谁都没睡好。下次带车库里那顶蓝色的帐篷。湖边很美，鱼也很多。" +
     "孩子们玩得很开心，还捡了很多石头回家，说要做成一面墙，挂在客厅里，每天都能看到。";
@@ -319,6 +335,64 @@ Deno.test("a question that names a person prefers what that person said", async 
   const first = async (query: string) => (await memory.recall(query, { k: 2 }))[0]?.provenance[0];
   assert.equal(await first("when did Leo go to the pottery class"), "l1");
   assert.equal(await first("when did Mia go to the pottery class"), "m1");
+  await memory.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a question that names a person finds what they said beyond the k documents that match its words best", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-speaker-pool-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const memory = await openMemory({ dir, clock, logger: getLogger(["test"]), recentLimit: 1 });
+  const keep = (id: string, speaker: string, text: string) => {
+    memory.keepDocument({ lines: [{ speaker, text }], time: clock.now(), provenance: [id] });
+    clock.advance(3_600_000);
+  };
+  keep("leo", "Leo", "I made a bowl in the pottery class.");
+  for (let i = 0; i < 8; i++) keep(`leo${i}`, "Leo", `Football practice ${i} was long.`);
+  for (let i = 0; i < 4; i++) {
+    keep(`mia${i}`, "Mia", `We make things at the pottery class: the pottery class makes vase ${i}.`);
+  }
+  const query = "what did Leo make at the pottery class";
+  // By its words Leo's turn is fifth; the preference for what Leo said re-ranks a pool wider than the k kept.
+  const search = memory.documents().search(query, 5, false);
+  assert.deepEqual(search.map((hit) => hit.document.provenance[0]), ["mia3", "mia2", "mia1", "mia0", "leo"]);
+  const recalled = await memory.recall(query, { k: 2 });
+  assert.deepEqual(recalled.map((item) => [item.provenance[0], item.score]), [["leo", 1.182], ["mia3", 0.92]]);
+  await memory.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a question, its answer and the reply to that answer are one item", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-chain-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const memory = await openMemory({ dir, clock, logger: getLogger(["test"]), recentLimit: 1 });
+  const group = "qq:group:1001";
+  const turns = [
+    ["a1", "Anna", "Has anyone seen the passport? I need it for the form."],
+    ["b1", "Ben", "Is it the old passport, the one with the torn cover and the old photo of you?"],
+    ["c1", "Anna", "Yes, that one."],
+  ];
+  for (const [eventId, sender, text] of turns) {
+    clock.advance(60_000);
+    await memory.observe({
+      eventId: eventId!,
+      time: clock.now(),
+      role: "user",
+      source: group,
+      sender: sender!,
+      text: text!,
+    });
+  }
+  for (const [eventId, sender, text] of turns) {
+    memory.keepDocument({ lines: [{ speaker: sender!, text: text! }], time: clock.now(), provenance: [eventId!] });
+  }
+  const items = await memory.recall("where is the passport", { k: 5 });
+  assert.deepEqual(items.map((item) => item.provenance), [["a1", "b1", "c1"]]);
+  assert.equal(
+    items[0]!.text,
+    "Anna: Has anyone seen the passport? …\nBen: Is it the old passport, the one with the torn cover and the old photo of you?\n" +
+      "Anna: Yes, that one.",
+  );
   await memory.close();
   await Deno.remove(dir, { recursive: true });
 });

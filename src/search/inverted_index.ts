@@ -10,6 +10,7 @@
  * @module
  */
 
+import { FILTER_FIELD, type IndexPart, rank, type RankOptions } from "./ranking.ts";
 import type { IndexSnapshot } from "./snapshot.ts";
 
 /** A stored document's metadata; `time` (ms since epoch) lets newer notes supersede older ones. */
@@ -251,7 +252,10 @@ export class InvertedIndex {
     const terms = new Map<string, number>();
     const ids = this.#docs.termsOf(slot);
     const weights = this.#docs.weightsOf(slot);
-    for (let i = 0; i < ids.length; i++) terms.set(this.#terms[ids[i]!]!, Math.round(Math.exp(weights[i]! - 1)));
+    for (let i = 0; i < ids.length; i++) {
+      const term = this.#terms[ids[i]!]!;
+      if (!term.startsWith(FILTER_FIELD)) terms.set(term, Math.round(Math.exp(weights[i]! - 1)));
+    }
     return { meta: this.#meta[slot]!, terms };
   }
 
@@ -269,7 +273,7 @@ export class InvertedIndex {
       this.#postings.addTerm();
       this.#df.push(0);
       this.#concept.push(term.startsWith("~"));
-      this.#context.push(term.startsWith(CONTEXT_FIELD));
+      this.#context.push(unnormed(term));
     }
     return id;
   }
@@ -330,7 +334,8 @@ export class InvertedIndex {
     this.#alive[slot] = 1;
     const norm = Math.sqrt(squares) || 1;
     this.#norms[slot] = norm;
-    this.#normSum += norm;
+    // The stored (f32) norm, as removal subtracts it and a segment sums it: the mean is the same in every part.
+    this.#normSum += this.#norms[slot]!;
     this.#live++;
     this.#slotOf.set(id, slot);
   }
@@ -427,7 +432,7 @@ export class InvertedIndex {
       index.#postings.addTerm(df[termId]!);
       index.#df.push(df[termId]!);
       index.#concept.push(term.startsWith("~"));
-      index.#context.push(term.startsWith(CONTEXT_FIELD));
+      index.#context.push(unnormed(term));
     });
     index.#terms = terms;
     const count = ids.length;
@@ -453,7 +458,7 @@ export class InvertedIndex {
       at += length;
       const norm = Math.sqrt(squares) || 1;
       index.#norms[slot] = norm;
-      index.#normSum += norm;
+      index.#normSum += index.#norms[slot]!;
       index.#alive[slot] = 1;
       if (index.#slotOf.has(ids[slot]!)) throw new RangeError(`The snapshot holds the id "${ids[slot]}" twice`);
       index.#slotOf.set(ids[slot]!, slot);
@@ -549,13 +554,6 @@ export class InvertedIndex {
     return problems;
   }
 
-  #matches(meta: DocMeta, filter: SearchOptions["filter"]): boolean {
-    if (!filter) return true;
-    if (typeof filter === "function") return filter(meta);
-    for (const [key, value] of Object.entries(filter)) if (meta[key] !== value) return false;
-    return true;
-  }
-
   /**
    * Top-k documents by score for already-tokenized query terms.
    *
@@ -568,119 +566,55 @@ export class InvertedIndex {
    * index.search(termFrequencies("客厅灯几点关"), { k: 5 }); // [{ id: "note-1", score: 0.71, meta: { time: 1 } }]
    * ```
    */
-  search(query: ReadonlyMap<string, number>, options: SearchOptions = {}): Hit[] {
-    const k = options.k ?? 10;
-    if (this.#live === 0 || k <= 0) return [];
-    const n = this.#live;
-    const weights: Array<[number, number]> = [];
-    let queryNorm = 0;
-    for (const [term, tf] of query) {
-      const termId = this.#termIds.get(term);
-      if (termId === undefined || tf <= 0) continue;
-      const df = this.#df[termId]!;
-      if (df <= 0) continue;
-      let weight = (1 + Math.log(tf)) * Math.log((n + 1) / df);
-      if (this.#concept[termId]) weight *= this.scoring.conceptWeight;
-      if (weight <= 0) continue;
-      weights.push([termId, weight]);
-      if (!this.#context[termId]) queryNorm += weight * weight;
-    }
-    if (!weights.length) return [];
-    // Only context-field terms matched anything: normalise by them rather than divide by zero.
-    queryNorm = Math.sqrt(queryNorm || weights.reduce((sum, [, weight]) => sum + weight * weight, 0));
-
-    const accumulator = this.#accumulator;
-    const touched = this.#touched;
-    const alive = this.#alive;
-    let touchedCount = 0;
-    for (const [termId, weight] of weights) {
-      const postings = this.#postings;
-      const slots = postings.slots;
-      const docWeights = postings.weights;
-      const from = postings.start[termId]!;
-      const to = from + postings.length[termId]!;
-      for (let i = from; i < to; i++) {
-        const slot = slots[i]!;
-        if (!alive[slot]) continue;
-        if (accumulator[slot] === 0) touched[touchedCount++] = slot;
-        accumulator[slot]! += weight * docWeights[i]!;
-      }
-    }
-
-    const slope = this.scoring.slope;
-    const pivot = this.#normSum / n;
-    const heap: Array<[number, number]> = [];
-    const want = Math.max(options.pool ?? k, this.scoring.supersede ? Math.max(k, 20) : k);
-    for (let i = 0; i < touchedCount; i++) {
-      const slot = touched[i]!;
-      const raw = accumulator[slot]!;
-      accumulator[slot] = 0;
-      if (!this.#matches(this.#meta[slot]!, options.filter)) continue;
-      const score = raw / (queryNorm * ((1 - slope) * pivot + slope * this.#norms[slot]!));
-      if (heap.length < want) {
-        heap.push([score, slot]);
-        if (heap.length === want) heap.sort((a, b) => a[0] - b[0]);
-      } else if (score > heap[0]![0]) {
-        heap[0] = [score, slot];
-        for (let j = 0; j + 1 < heap.length && heap[j]![0] > heap[j + 1]![0]; j++) {
-          [heap[j], heap[j + 1]] = [heap[j + 1]!, heap[j]!];
-        }
-      }
-    }
-    if (options.rerank) {
-      const candidates = heap.map(([score, slot]) => ({ id: this.#ids[slot]!, score, meta: this.#meta[slot]! }));
-      options.rerank(candidates);
-      candidates.forEach((candidate, i) => heap[i]![0] = candidate.score);
-    }
-    heap.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
-    if (this.scoring.supersede) {
-      this.#supersede(
-        heap,
-        new Set(weights.map(([termId]) => termId)),
-        this.scoring.supersede,
-      );
-    }
-    return heap.slice(0, k).map(([score, slot]) => ({ id: this.#ids[slot]!, score, meta: this.#meta[slot]! }));
+  search(query: ReadonlyMap<string, number>, options: RankOptions = {}): Hit[] {
+    return rank([this.part()], query, options, this.scoring);
   }
 
   /**
-   * Moves a newer near-duplicate of a document above it (a newer note on the same fact supersedes the older): only
-   * when it matches every query term the older one matches — a note about another room is not a newer version.
+   * This index as a part of a larger one (the documents written since a segment on disk, say): what
+   * {@link rank} reads. The view stays valid while the index changes.
+   *
+   * @example
+   * ```ts
+   * const index = new InvertedIndex();
+   * index.put("a", new Map([["客厅", 1]]), {});
+   * index.part().live; // 1
+   * ```
    */
-  #supersede(
-    ranked: Array<[number, number]>,
-    query: ReadonlySet<number>,
-    rule: { similarity: number; ratio: number },
-  ): void {
-    const time = (slot: number) => Number(this.#meta[slot]!.time ?? 0);
-    const matched = (slot: number) => {
-      const terms = new Set<number>();
-      for (const termId of this.#docs.termsOf(slot)) if (query.has(termId)) terms.add(termId);
-      return terms;
+  part(): IndexPart {
+    // deno-lint-ignore no-this-alias
+    const index = this;
+    return {
+      get slotCount() {
+        return index.#ids.length;
+      },
+      get live() {
+        return index.#live;
+      },
+      get normSum() {
+        return index.#normSum;
+      },
+      aliveFlags: () => this.#alive,
+      norms: () => this.#norms,
+      termId: (term) => this.#termIds.get(term) ?? -1,
+      df: (termId) => this.#df[termId]!,
+      concept: (termId) => this.#concept[termId]!,
+      unnormed: (termId) => this.#context[termId]!,
+      postings: (termId) => {
+        const postings = this.#postings;
+        const from = postings.start[termId]!;
+        return { slots: postings.slots, weights: postings.weights, from, to: from + postings.length[termId]! };
+      },
+      termText: (termId) => this.#terms[termId]!,
+      id: (slot) => this.#ids[slot]!,
+      meta: (slot) => this.#meta[slot]!,
+      docTerms: (slot) => ({ termIds: this.#docs.termsOf(slot).slice(), weights: this.#docs.weightsOf(slot).slice() }),
+      scratch: () => ({ accumulator: this.#accumulator, touched: this.#touched }),
     };
-    for (let i = 0; i < Math.min(ranked.length, 10); i++) {
-      for (let j = i + 1; j < ranked.length; j++) {
-        const [scoreA, a] = ranked[i]!;
-        const [scoreB, b] = ranked[j]!;
-        if (time(b) <= time(a) || scoreB < rule.ratio * scoreA) continue;
-        const termsB = matched(b);
-        if (![...matched(a)].every((term) => termsB.has(term))) continue;
-        if (this.#cosine(a, b) < rule.similarity) continue;
-        ranked.splice(j, 1);
-        ranked.splice(i, 0, [scoreB, b]);
-      }
-    }
   }
+}
 
-  #cosine(a: number, b: number): number {
-    const termsA = this.#docs.termsOf(a), weightsA = this.#docs.weightsOf(a);
-    const termsB = this.#docs.termsOf(b), weightsB = this.#docs.weightsOf(b);
-    const lookup = new Map<number, number>();
-    for (let i = 0; i < termsA.length; i++) lookup.set(termsA[i]!, weightsA[i]!);
-    let dot = 0;
-    for (let i = 0; i < termsB.length; i++) {
-      if (!this.#context[termsB[i]!]) dot += (lookup.get(termsB[i]!) ?? 0) * weightsB[i]!;
-    }
-    return dot / (this.#norms[a]! * this.#norms[b]!);
-  }
+/** Terms that count in no norm: the context field's and filter terms. */
+function unnormed(term: string): boolean {
+  return term.startsWith(CONTEXT_FIELD) || term.startsWith(FILTER_FIELD);
 }

@@ -61,7 +61,7 @@ Deno.test("a damaged binary snapshot is refused, naming where and what", () => {
   assert.throws(() => InvertedIndex.fromSnapshot(decodeSnapshot(twice)), /holds the id "lamp" twice/);
 });
 
-Deno.test("a store written with the older record-format snapshot still opens, and its next compaction writes binary", async () => {
+Deno.test("a store written with the older record-format snapshot still opens, written anew as a segment at once", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-snapshot-" });
   const index = sampleIndex();
   const records = index.ids().map((id) => ({ op: "put", id, t: [...index.get(id)!.terms], m: index.get(id)!.meta }));
@@ -71,14 +71,31 @@ Deno.test("a store written with the older record-format snapshot still opens, an
   let store = await VectorStore.open(dir, { analyzer: "engine-3", analyze });
   assert.deepEqual(store.report.recovered, []);
   assert.equal(store.size, 3);
+  assert.equal(store.generation, 2);
+  assert.equal(new TextDecoder().decode((await Deno.readFile(join(dir, "snap-2.bin"))).subarray(0, 4)), "HVS3");
   assert.equal(store.search("when do the bins go out", { k: 1 })[0]!.id, "bins");
-  await store.compact();
   await store.close();
-  const written = await Deno.readFile(join(dir, "snap-2.bin"));
-  assert.equal(new TextDecoder().decode(written.subarray(0, 4)), "HVS2");
   store = await VectorStore.open(dir, { analyzer: "engine-3", analyze });
+  assert.equal(store.generation, 2);
   assert.deepEqual(store.index.ids().sort(), ["bins", "lamp", "reply"]);
   assert.equal(store.search("客厅灯几点关", { k: 1 })[0]!.id, "lamp");
+  await store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a store written with the binary HVS2 snapshot opens with the same scores, then as a segment", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-snapshot-" });
+  const index = sampleIndex();
+  await Deno.writeFile(join(dir, "snap-4.bin"), encodeSnapshot(index.snapshot()));
+  await Deno.writeFile(join(dir, "wal-4.log"), frameAll([{ op: "del", id: "reply" }]));
+  await Deno.writeTextFile(join(dir, "analyzer"), "engine-3\n");
+  const store = await VectorStore.open(dir, { analyzer: "engine-3", analyze });
+  assert.equal(store.generation, 5);
+  assert.deepEqual(store.index.ids().sort(), ["bins", "lamp"]);
+  assert.equal(store.index.recentSize, 0, "everything is in the segment");
+  index.delete("reply");
+  const query = "客厅灯几点关";
+  assert.deepEqual(store.search(query, { k: 3 }), index.search(analyze(query), { k: 3 }));
   await store.close();
   await Deno.remove(dir, { recursive: true });
 });

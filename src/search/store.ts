@@ -1,17 +1,19 @@
 /**
- * A persistent TF-IDF vector store: {@link InvertedIndex} in memory, a write-ahead log and snapshots on disk.
+ * A persistent TF-IDF vector store: a {@link SegmentIndex} — a segment searched on disk, and in memory the documents
+ * written since — with a write-ahead log.
  *
- * On disk, in its folder: `snap-<g>.bin` (every document at the last compaction, as one checksummed binary
- * snapshot, see `snapshot.ts`; older stores' record-format snapshots are still read) and `wal-<g>.log` (every change
- * since), as checksummed records. A write is acknowledged when its record is wholly written, so a crashed process
- * loses nothing it acknowledged. Compaction writes `snap-<g+1>` through a temporary file, fsync and rename, then
- * starts `wal-<g+1>`; the previous generation is kept until the next compaction. Compaction runs in slices that
- * yield to the event loop; writes made meanwhile go to the current log and are carried into `wal-<g+1>` before the
- * new snapshot is renamed into place, so a crash at any point loses nothing acknowledged. If the folder or the log
- * is deleted under a running store, {@link VectorStore.sync} notices and writes them anew from memory. On open, a
- * torn last log record
- * (never acknowledged) is cut off; a snapshot or log that is corrupt is set aside as `*.corrupt-<time>` and the
- * store is rebuilt from the previous generation — a bad file is never silently used.
+ * On disk, in its folder: `snap-<g>.bin` (every document at the last compaction, as one checksummed segment, see
+ * `segment.ts`; older stores' snapshots — the binary `HVS2` and the record format — are still read, and written
+ * anew as a segment at once) and `wal-<g>.log` (every change since), as checksummed records. A write is
+ * acknowledged when its record is wholly written, so a crashed process loses nothing it acknowledged. Compaction
+ * merges the segment's live documents with the newer ones into `snap-<g+1>` through a temporary file, fsync and
+ * rename, then starts `wal-<g+1>`; the previous generation is kept until the next compaction. Compaction yields to
+ * the event loop between slices; writes made meanwhile go to the current log and are carried into `wal-<g+1>` (and
+ * into the new index) before the new segment is renamed into place, so a crash at any point loses nothing
+ * acknowledged. If the folder or the log is deleted under a running store, {@link VectorStore.sync} notices and
+ * writes them anew (the open segment is still readable). On open, a torn last log record (never acknowledged) is cut
+ * off; a snapshot or log that is corrupt is set aside as `*.corrupt-<time>` and the store is rebuilt from the
+ * previous generation — a bad file is never silently used.
  *
  * @module
  */
@@ -25,8 +27,12 @@ import {
   type ScoringOptions,
   type SearchOptions,
 } from "./inverted_index.ts";
+import { filterTerm } from "./ranking.ts";
 import { frameAll, readRecords } from "./record_file.ts";
-import { decodeSnapshot, encodeSnapshotInSlices, isBinarySnapshot, SnapshotError } from "./snapshot.ts";
+import { isSegment, Segment } from "./segment.ts";
+import { SegmentIndex } from "./segment_index.ts";
+import { writeSegment } from "./segment_writer.ts";
+import { decodeSnapshot, isBinarySnapshot, SnapshotError } from "./snapshot.ts";
 import { ANALYZER, HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
 /** The analyzer a store written before analyzers were named used. */
@@ -63,6 +69,12 @@ export interface VectorStoreOptions {
    */
   analyzer?: string;
   scoring?: ScoringOptions;
+  /**
+   * Metadata keys searches filter by with `filter: { key: value }`: each document's values of them are indexed as
+   * filter terms, so such a filter reads one posting list rather than every candidate's metadata from disk. Fixed
+   * for a store: changing them for existing files needs a new `analyzer` name (the store is then indexed again).
+   */
+  filterKeys?: readonly string[];
   /** fsync after every write (survives power loss, slower); otherwise only at {@link VectorStore.sync}. */
   fsyncEachWrite?: boolean;
   /** Compact automatically when the log has this many records. */
@@ -87,8 +99,11 @@ const engineAnalyzer = (text: string) => termFrequencies(text, { lexicon: HOUSEH
 /** The store. */
 export class VectorStore {
   readonly dir: string;
-  readonly index: InvertedIndex;
+  #index: SegmentIndex;
   #options: VectorStoreOptions;
+  #filterKeys: ReadonlySet<string>;
+  /** Set when the generation loaded was an older format: written anew as a segment at the end of opening. */
+  #rewrite = false;
   #analyze: (text: string) => Map<string, number>;
   #generation = 0;
   #wal: Deno.FsFile | undefined;
@@ -106,7 +121,13 @@ export class VectorStore {
     this.dir = dir;
     this.#options = options;
     this.#analyze = options.analyze ?? engineAnalyzer;
-    this.index = new InvertedIndex(options.scoring);
+    this.#filterKeys = new Set(options.filterKeys ?? []);
+    this.#index = new SegmentIndex(options.scoring);
+  }
+
+  /** The index: what tests and benchmarks inspect (`verify`, `ids`, `get`). */
+  get index(): SegmentIndex {
+    return this.#index;
   }
 
   /**
@@ -135,7 +156,7 @@ export class VectorStore {
   }
 
   get size(): number {
-    return this.index.size;
+    return this.#index.size;
   }
 
   /** The generation in use (snapshot and log numbers on disk). */
@@ -176,20 +197,45 @@ export class VectorStore {
     }
   }
 
-  #apply(record: StoreRecord): void {
-    if (record.op === "put") this.index.put(record.id, new Map(record.t), record.m ?? {});
-    else if (record.op === "del") this.index.delete(record.id);
+  #apply(record: StoreRecord, index = this.#index): void {
+    if (record.op === "put") {
+      index.put(record.id, this.#withFilterTerms(new Map(record.t), record.m ?? {}), record.m ?? {});
+    } else if (record.op === "del") index.delete(record.id);
+  }
+
+  /** A document's terms with its filter terms added (not logged: they follow from its metadata). */
+  #withFilterTerms(terms: Map<string, number>, meta: DocMeta): Map<string, number> {
+    for (const key of this.#filterKeys) {
+      const value = meta[key];
+      if (value !== undefined) terms.set(filterTerm(key, value), 1);
+    }
+    return terms;
   }
 
   /** Loads a snapshot (binary, or the older record format); false when it is missing or not whole. */
   async #loadSnapshot(generation: number): Promise<boolean> {
     if (generation === 0) return true;
     const path = this.#path("snap", generation);
+    if (await isSegment(path)) {
+      try {
+        this.#index = new SegmentIndex(this.#index.scoring, await Segment.open(path));
+        return true;
+      } catch (error) {
+        if (!(error instanceof SnapshotError)) throw error;
+        await this.#setAside(path, error.message);
+        return false;
+      }
+    }
     const bytes = await this.#readFile(path);
     if (!bytes) return false;
+    this.#rewrite = true;
     if (isBinarySnapshot(bytes)) {
       try {
-        this.index.adopt(InvertedIndex.fromSnapshot(decodeSnapshot(bytes), this.index.scoring));
+        const older = InvertedIndex.fromSnapshot(decodeSnapshot(bytes), this.#index.scoring);
+        for (const id of older.ids()) {
+          const { meta, terms } = older.get(id)!;
+          this.#apply({ op: "put", id, t: [...terms], m: meta });
+        }
         return true;
       } catch (error) {
         if (!(error instanceof SnapshotError || error instanceof RangeError)) throw error;
@@ -256,9 +302,12 @@ export class VectorStore {
     await this.#replay(chosen);
     this.#generation = chosen;
     this.#wal = await Deno.open(this.#path("wal", chosen), { create: true, append: true });
-    this.#report = { generation: chosen, documents: this.index.size, recovered: this.#report.recovered };
-    const problems = this.index.verify();
+    this.#report = { generation: chosen, documents: this.#index.size, recovered: this.#report.recovered };
+    const problems = this.#index.verify();
     if (problems.length) throw new Error(`Vector store ${this.dir} is inconsistent after loading: ${problems[0]}`);
+    // An older format (the whole index in memory) is written anew as a segment now, so it leaves memory.
+    if (this.#rewrite && this.#index.size) await this.compact();
+    this.#rewrite = false;
   }
 
   /** Empties the folder when its terms came from another analyzer, then records the current one. */
@@ -295,7 +344,8 @@ export class VectorStore {
   }
 
   #resetIndex(): void {
-    for (const id of this.index.ids()) this.index.delete(id);
+    this.#index.close();
+    this.#index = new SegmentIndex(this.#index.scoring);
   }
 
   #append(records: StoreRecord[]): void {
@@ -341,15 +391,15 @@ export class VectorStore {
 
   /** Removes a document; false when it was not there. */
   delete(id: string): boolean {
-    if (!this.index.has(id)) return false;
+    if (!this.#index.has(id)) return false;
     this.#append([{ op: "del", id }]);
-    this.index.delete(id);
+    this.#index.delete(id);
     this.#maybeCompact();
     return true;
   }
 
   has(id: string): boolean {
-    return this.index.has(id);
+    return this.#index.has(id);
   }
 
   /**
@@ -368,7 +418,7 @@ export class VectorStore {
     if (contextWeight > 0) {
       for (const term of [...terms.keys()]) terms.set(`${CONTEXT_FIELD}${term}`, Math.exp(contextWeight - 1));
     }
-    return this.index.search(terms, rest);
+    return this.#index.search(terms, { ...rest, indexedKeys: this.#filterKeys });
   }
 
   #maybeCompact(): void {
@@ -405,26 +455,19 @@ export class VectorStore {
   async #compact(): Promise<void> {
     if (!this.#wal) throw new RangeError(`Vector store ${this.dir} is closed`);
     const pause = this.#options.pause ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
-    await this.index.compactInSlices(pause);
-    // Snapshot point: what the index holds now goes into the snapshot; later writes are carried to the new log.
+    // Snapshot point: what the index holds now goes into the segment; later writes are carried to the new log.
+    const input = this.#index.cut();
     this.#carried = [];
     const next = this.#generation + 1;
     const temporary = `${this.#path("snap", next)}.tmp`;
-    // Copied synchronously at the snapshot point; encoding and writing yield.
-    const snapshot = this.index.snapshot();
+    let segment: Segment | undefined;
     try {
-      const bytes = await encodeSnapshotInSlices(snapshot, pause);
       await Deno.mkdir(this.dir, { recursive: true });
-      const file = await Deno.open(temporary, { write: true, create: true, truncate: true });
-      try {
-        for (let i = 0; i < bytes.length; i += 1 << 20) await writeAll(file, bytes.subarray(i, i + (1 << 20)));
-        await file.sync();
-      } finally {
-        file.close();
-      }
+      await writeSegment(temporary, input, pause);
+      segment = await Segment.open(temporary);
       if (!this.#wal) throw new RangeError(`Vector store ${this.dir} was closed during compaction`);
       // From here on everything is synchronous, so no write can slip between the steps. The next log gets the
-      // carried writes first (they are also in the current log); only then does the snapshot take over.
+      // carried writes first (they are also in the current log); only then does the segment take over.
       const nextWalPath = this.#path("wal", next);
       const wal = Deno.openSync(nextWalPath, { create: true, write: true, truncate: true });
       try {
@@ -437,6 +480,11 @@ export class VectorStore {
         wal.close();
         throw error;
       }
+      const index = new SegmentIndex(this.#index.scoring, segment);
+      for (const record of this.#carried) this.#apply(record, index);
+      segment = undefined;
+      this.#index.close();
+      this.#index = index;
       this.#wal.close();
       this.#wal = wal;
       const previous = this.#generation;
@@ -453,6 +501,7 @@ export class VectorStore {
         await this.#writeAnalyzer(this.#analyzer);
       }
     } catch (error) {
+      segment?.close();
       await Deno.remove(temporary).catch(() => {});
       throw error;
     } finally {
@@ -483,10 +532,6 @@ export class VectorStore {
     this.#wal.syncDataSync();
     this.#wal.close();
     this.#wal = undefined;
+    this.#index.close();
   }
-}
-
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
 }

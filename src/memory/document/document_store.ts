@@ -57,6 +57,11 @@ export const SESSION_WEIGHT = 0.2;
 /** The document index's scoring (see {@link SESSION_WEIGHT}). */
 export const DOCUMENT_SCORING: ScoringOptions = { ...DEFAULT_SCORING, slope: 0.5 };
 /**
+ * The metadata the document index filters by, indexed as filter terms: a guest's search reads the posting list of
+ * its own turns instead of every candidate's metadata from the segment on disk.
+ */
+export const DOCUMENT_FILTER_KEYS: readonly string[] = ["guest"];
+/**
  * Session fusion, in place: each candidate's score gains `weight` × the best score among the other candidates of its
  * conversation (`conversationOf`). The index's `rerank` hook runs it before ordering and supersession.
  *
@@ -388,7 +393,7 @@ export class DocumentStore {
  * The index metadata naming the guest whose turn a document holds; household and owner documents (and those kept
  * before the sender was recorded) have none, so a guest's filtered search never meets them.
  */
-const GUEST_META = "guest";
+const GUEST_META = DOCUMENT_FILTER_KEYS[0]!;
 
 /** A stored trust value as a trust level: anything but `owner` or `guest` is the household's. */
 function trustOf(value: unknown): Trust {

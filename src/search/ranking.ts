@@ -1,0 +1,286 @@
+/**
+ * Ranking over the parts of an index: the scoring of {@link InvertedIndex} (see its module) for an index whose
+ * documents live in several parts — a segment on disk and the documents written since, in memory — with document
+ * frequencies, the document count and the mean norm taken over all of them, so a document scores exactly as it would
+ * in one index holding everything.
+ *
+ * @module
+ */
+
+import type { DocMeta, Hit, ScoringOptions, SearchOptions } from "./inverted_index.ts";
+
+/**
+ * Marks a filter term: a document's metadata value of a key its store filters by (`=guest\u0000visitor`), indexed
+ * like a term so an equality filter reads one posting list instead of every candidate's metadata. Such terms count
+ * in no norm and match no query (the tokenizer never makes a term with this character: it splits on punctuation).
+ */
+export const FILTER_FIELD = "=";
+
+/**
+ * The filter term of `key` = `value`.
+ *
+ * @example
+ * ```ts
+ * filterTerm("guest", "visitor"); // "=guest\u0000visitor"
+ * ```
+ */
+export function filterTerm(key: string, value: string | number | boolean): string {
+  return `${FILTER_FIELD}${key}\u0000${String(value)}`;
+}
+
+/** A term's postings: slots and weights at `[from, to)` of the two arrays (which the next call may reuse). */
+export interface Postings {
+  slots: Int32Array;
+  weights: Float32Array;
+  from: number;
+  to: number;
+}
+
+/** One part of an index, as the ranking reads it. Slots are the part's own; term ids too. */
+export interface IndexPart {
+  /** Slots in use, deleted ones included. */
+  readonly slotCount: number;
+  /** Live documents. */
+  readonly live: number;
+  /** The sum of the live documents' norms. */
+  readonly normSum: number;
+  /** 1 for a live slot (the array may be replaced when the part grows: read it once per search). */
+  aliveFlags(): Uint8Array;
+  /** Each slot's norm (as `aliveFlags`). */
+  norms(): Float32Array;
+  /** The term's id in this part, or -1. */
+  termId(term: string): number;
+  /** Live documents holding the term. */
+  df(termId: number): number;
+  /** A concept token (`~light`), weighted by `conceptWeight`. */
+  concept(termId: number): boolean;
+  /** A term outside the norms: the context field's or a filter term. */
+  unnormed(termId: number): boolean;
+  postings(termId: number): Postings;
+  /** The term itself. */
+  termText(termId: number): string;
+  id(slot: number): string;
+  meta(slot: number): DocMeta;
+  /** The slot's term ids and weights (fresh arrays). */
+  docTerms(slot: number): { termIds: Int32Array; weights: Float32Array };
+  /** Scratch of `slotCount` entries for one search; the accumulator is left all zero. */
+  scratch(): { accumulator: Float32Array; touched: Int32Array };
+}
+
+/** The search options ranking takes, and the metadata keys whose equality filters are indexed as filter terms. */
+export type RankOptions = SearchOptions & { indexedKeys?: ReadonlySet<string> };
+
+/**
+ * Top-k documents by score across `parts` (documents are in exactly one part; ties go to the earlier part, then the
+ * lower slot).
+ *
+ * @example
+ * ```ts
+ * import { InvertedIndex } from "./inverted_index.ts";
+ *
+ * const index = new InvertedIndex();
+ * index.put("note-1", new Map([["客厅", 1]]), { time: 1 });
+ * rank([index.part()], new Map([["客厅", 1]]), { k: 5 }, index.scoring); // [{ id: "note-1", … }]
+ * ```
+ */
+export function rank(
+  parts: readonly IndexPart[],
+  query: ReadonlyMap<string, number>,
+  options: RankOptions,
+  scoring: ScoringOptions,
+): Hit[] {
+  const k = options.k ?? 10;
+  let n = 0;
+  for (const part of parts) n += part.live;
+  if (n === 0 || k <= 0) return [];
+  // Per query term: its id in each part and its weight.
+  const weights: Array<{ ids: number[]; weight: number }> = [];
+  let queryNorm = 0;
+  let queryNormAll = 0;
+  for (const [term, tf] of query) {
+    if (tf <= 0) continue;
+    const ids = parts.map((part) => part.termId(term));
+    let df = 0;
+    ids.forEach((id, i) => df += id < 0 ? 0 : parts[i]!.df(id));
+    if (df <= 0) continue;
+    const first = ids.findIndex((id) => id >= 0);
+    const part = parts[first]!, termId = ids[first]!;
+    let weight = (1 + Math.log(tf)) * Math.log((n + 1) / df);
+    if (part.concept(termId)) weight *= scoring.conceptWeight;
+    if (weight <= 0) continue;
+    weights.push({ ids, weight });
+    if (!part.unnormed(termId)) queryNorm += weight * weight;
+    queryNormAll += weight * weight;
+  }
+  if (!weights.length) return [];
+  // Only context-field terms matched anything: normalise by them rather than divide by zero.
+  queryNorm = Math.sqrt(queryNorm || queryNormAll);
+  const allowed = allowedSlots(parts, options);
+
+  let normSum = 0;
+  for (const part of parts) normSum += part.normSum;
+  const slope = scoring.slope;
+  const pivot = normSum / n;
+  const heap: Array<[number, number, number]> = []; // score, part, slot — ascending while filling
+  const want = Math.max(options.pool ?? k, scoring.supersede ? Math.max(k, 20) : k);
+  parts.forEach((part, p) => {
+    const { accumulator, touched } = part.scratch();
+    const alive = part.aliveFlags();
+    let touchedCount = 0;
+    for (const { ids, weight } of weights) {
+      const termId = ids[p]!;
+      if (termId < 0) continue;
+      const { slots, weights: docWeights, from, to } = part.postings(termId);
+      for (let i = from; i < to; i++) {
+        const slot = slots[i]!;
+        if (!alive[slot]) continue;
+        if (accumulator[slot] === 0) touched[touchedCount++] = slot;
+        accumulator[slot]! += weight * docWeights[i]!;
+      }
+    }
+    const norms = part.norms();
+    const keep = allowed?.[p];
+    const filter = allowed ? undefined : options.filter;
+    for (let i = 0; i < touchedCount; i++) {
+      const slot = touched[i]!;
+      const raw = accumulator[slot]!;
+      accumulator[slot] = 0;
+      if (keep && !keep.has(slot)) continue;
+      if (filter && !matches(part.meta(slot), filter)) continue;
+      const score = raw / (queryNorm * ((1 - slope) * pivot + slope * norms[slot]!));
+      if (heap.length < want) {
+        heap.push([score, p, slot]);
+        if (heap.length === want) heap.sort((a, b) => a[0] - b[0]);
+      } else if (score > heap[0]![0]) {
+        heap[0] = [score, p, slot];
+        for (let j = 0; j + 1 < heap.length && heap[j]![0] > heap[j + 1]![0]; j++) {
+          [heap[j], heap[j + 1]] = [heap[j + 1]!, heap[j]!];
+        }
+      }
+    }
+  });
+  const hitOf = ([score, p, slot]: [number, number, number]): Hit => ({
+    id: parts[p]!.id(slot),
+    score,
+    meta: parts[p]!.meta(slot),
+  });
+  const metas = new Map<number, DocMeta>();
+  const metaOf = (p: number, slot: number) => {
+    const key = slot * parts.length + p;
+    let meta = metas.get(key);
+    if (!meta) metas.set(key, meta = parts[p]!.meta(slot));
+    return meta;
+  };
+  if (options.rerank) {
+    const candidates = heap.map(hitOf);
+    candidates.forEach((candidate, i) => metas.set(heap[i]![2] * parts.length + heap[i]![1], candidate.meta));
+    options.rerank(candidates);
+    candidates.forEach((candidate, i) => heap[i]![0] = candidate.score);
+  }
+  heap.sort((a, b) => b[0] - a[0] || a[1] - b[1] || a[2] - b[2]);
+  if (scoring.supersede) supersede(parts, heap, weights, scoring.supersede, metaOf);
+  return heap.slice(0, k).map(([score, p, slot]) => ({ id: parts[p]!.id(slot), score, meta: metaOf(p, slot) }));
+}
+
+/** For an equality filter on indexed keys only: per part, the slots holding every filter term. */
+function allowedSlots(parts: readonly IndexPart[], options: RankOptions): Array<Set<number>> | undefined {
+  const { filter, indexedKeys } = options;
+  if (!filter || typeof filter === "function" || !indexedKeys) return undefined;
+  const entries = Object.entries(filter);
+  if (!entries.length || !entries.every(([key]) => indexedKeys.has(key))) return undefined;
+  return parts.map((part) => {
+    let kept: Set<number> | undefined;
+    for (const [key, value] of entries) {
+      const termId = part.termId(filterTerm(key, value));
+      if (termId < 0) return new Set<number>();
+      const { slots, from, to } = part.postings(termId);
+      const these = new Set<number>();
+      for (let i = from; i < to; i++) if (!kept || kept.has(slots[i]!)) these.add(slots[i]!);
+      kept = these;
+    }
+    return kept ?? new Set<number>();
+  });
+}
+
+function matches(meta: DocMeta, filter: NonNullable<SearchOptions["filter"]>): boolean {
+  if (typeof filter === "function") return filter(meta);
+  for (const [key, value] of Object.entries(filter)) if (meta[key] !== value) return false;
+  return true;
+}
+
+/**
+ * Moves a newer near-duplicate of a document above it (a newer note on the same fact supersedes the older): only
+ * when it matches every query term the older one matches — a note about another room is not a newer version.
+ */
+function supersede(
+  parts: readonly IndexPart[],
+  ranked: Array<[number, number, number]>,
+  query: ReadonlyArray<{ ids: number[] }>,
+  rule: { similarity: number; ratio: number },
+  metaOf: (part: number, slot: number) => DocMeta,
+): void {
+  const time = (p: number, slot: number) => Number(metaOf(p, slot).time ?? 0);
+  const vectors = new Map<number, Map<string, number>>();
+  const terms = new Map<number, { termIds: Int32Array; weights: Float32Array }>();
+  const termsOf = (p: number, slot: number) => {
+    const key = slot * parts.length + p;
+    let found = terms.get(key);
+    if (!found) terms.set(key, found = parts[p]!.docTerms(slot));
+    return found;
+  };
+  // The query terms a document holds, as indexes into `query` (the same in every part).
+  const matched = (p: number, slot: number) => {
+    const byId = new Map<number, number>();
+    query.forEach(({ ids }, q) => ids[p]! >= 0 && byId.set(ids[p]!, q));
+    const found = new Set<number>();
+    for (const termId of termsOf(p, slot).termIds) {
+      const q = byId.get(termId);
+      if (q !== undefined) found.add(q);
+    }
+    return found;
+  };
+  // A document's normed terms by their text (documents of two parts have different term ids).
+  const vector = (p: number, slot: number) => {
+    const key = slot * parts.length + p;
+    let found = vectors.get(key);
+    if (!found) {
+      found = new Map();
+      const { termIds, weights } = termsOf(p, slot);
+      const part = parts[p]!;
+      for (let i = 0; i < termIds.length; i++) {
+        if (!part.unnormed(termIds[i]!)) found.set(part.termText(termIds[i]!), weights[i]!);
+      }
+      vectors.set(key, found);
+    }
+    return found;
+  };
+  const cosine = (a: [number, number, number], b: [number, number, number]) => {
+    const normA = parts[a[1]]!.norms()[a[2]]!, normB = parts[b[1]]!.norms()[b[2]]!;
+    if (a[1] === b[1]) {
+      const part = parts[a[1]]!;
+      const termsA = termsOf(a[1], a[2]), termsB = termsOf(b[1], b[2]);
+      const lookup = new Map<number, number>();
+      for (let i = 0; i < termsA.termIds.length; i++) lookup.set(termsA.termIds[i]!, termsA.weights[i]!);
+      let dot = 0;
+      for (let i = 0; i < termsB.termIds.length; i++) {
+        if (!part.unnormed(termsB.termIds[i]!)) dot += (lookup.get(termsB.termIds[i]!) ?? 0) * termsB.weights[i]!;
+      }
+      return dot / (normA * normB);
+    }
+    const vectorA = vector(a[1], a[2]);
+    let dot = 0;
+    for (const [term, weight] of vector(b[1], b[2])) dot += (vectorA.get(term) ?? 0) * weight;
+    return dot / (normA * normB);
+  };
+  for (let i = 0; i < Math.min(ranked.length, 10); i++) {
+    for (let j = i + 1; j < ranked.length; j++) {
+      const a = ranked[i]!, b = ranked[j]!;
+      if (time(b[1], b[2]) <= time(a[1], a[2]) || b[0] < rule.ratio * a[0]) continue;
+      const termsB = matched(b[1], b[2]);
+      if (![...matched(a[1], a[2])].every((term) => termsB.has(term))) continue;
+      if (cosine(a, b) < rule.similarity) continue;
+      ranked.splice(j, 1);
+      ranked.splice(i, 0, b);
+    }
+  }
+}

@@ -1,0 +1,191 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DEFAULT_SCORING, InvertedIndex } from "./inverted_index.ts";
+import { Segment } from "./segment.ts";
+import { SegmentIndex } from "./segment_index.ts";
+import { writeSegment } from "./segment_writer.ts";
+import { SnapshotError } from "./snapshot.ts";
+import { VectorStore } from "./store.ts";
+import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
+
+const analyze = (text: string) => termFrequencies(text, { lexicon: HOUSEHOLD });
+const noPause = () => Promise.resolve();
+
+/** A small deterministic generator (no Math.random in tests). */
+function lcg(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+}
+
+const WORDS = [
+  "lamp",
+  "kitchen",
+  "garden",
+  "hose",
+  "key",
+  "flowerpot",
+  "bins",
+  "tuesday",
+  "客厅",
+  "卧室灯",
+  "雨伞",
+  "钥匙",
+  "password",
+  "router",
+  "grandma",
+  "medicine",
+  "blue",
+  "shelf",
+  "study",
+  "album",
+];
+
+function sentence(random: () => number, words: number): string {
+  return Array.from({ length: words }, () => WORDS[Math.floor(random() * WORDS.length)]!).join(" ");
+}
+
+async function tempDir(): Promise<string> {
+  return await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-segment-" });
+}
+
+Deno.test("an index split into a segment and newer documents ranks exactly as one index holding them all", async () => {
+  const dir = await tempDir();
+  const random = lcg(7);
+  const whole = new InvertedIndex(DEFAULT_SCORING);
+  const first = new InvertedIndex(DEFAULT_SCORING);
+  for (let i = 0; i < 400; i++) {
+    const terms = analyze(sentence(random, 3 + Math.floor(random() * 8)));
+    if (i % 7 === 0) terms.set("^lamp", 1);
+    const meta = { time: i, session: `s${i % 13}` };
+    whole.put(`d${i}`, terms, meta);
+    first.put(`d${i}`, terms, meta);
+  }
+  const path = join(dir, "snap-1.bin");
+  await writeSegment(path, { delta: first.snapshot() }, noPause);
+  const split = new SegmentIndex(DEFAULT_SCORING, await Segment.open(path));
+  // After the segment: replacements of its documents, deletions in both parts, new documents.
+  for (let i = 0; i < 200; i++) {
+    const id = `d${Math.floor(random() * 600)}`;
+    if (random() < 0.25) {
+      assert.equal(split.delete(id), whole.delete(id), `delete ${id}`);
+      continue;
+    }
+    const terms = analyze(sentence(random, 2 + Math.floor(random() * 6)));
+    whole.put(id, terms, { time: 1000 + i });
+    split.put(id, terms, { time: 1000 + i });
+  }
+  assert.deepEqual(split.verify(), []);
+  assert.equal(split.size, whole.size);
+  assert.deepEqual(new Set(split.ids()), new Set(whole.ids()));
+  assert.ok(split.recentSize > 0 && split.segment!.live < split.segment!.documents, "both parts are in play");
+  for (let q = 0; q < 60; q++) {
+    const query = analyze(sentence(random, 1 + Math.floor(random() * 4)));
+    if (q % 3 === 0) query.set("^lamp", Math.exp(0.7 - 1));
+    const options = { k: 10, pool: 20 };
+    const expected = whole.search(query, options);
+    const actual = split.search(query, options);
+    assert.deepEqual(
+      actual.map((hit) => [hit.id, hit.score]),
+      expected.map((hit) => [hit.id, hit.score]),
+      `query ${[...query.keys()].join(" ")}`,
+    );
+  }
+  for (const id of ["d3", "d399", "d550"]) assert.deepEqual(split.get(id), whole.get(id), id);
+  split.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("merging a segment with newer documents keeps every live one, drops the deleted and unused terms", async () => {
+  const dir = await tempDir();
+  const index = new InvertedIndex();
+  index.put("lamp", analyze("the living room lamp turns off at ten"), { time: 1 });
+  index.put("hose", analyze("the garden hose is in the shed"), { time: 2 });
+  index.put("gone", analyze("a zebra note that is deleted"), { time: 3 });
+  await writeSegment(join(dir, "snap-1.bin"), { delta: index.snapshot() }, noPause);
+  const layered = new SegmentIndex(undefined, await Segment.open(join(dir, "snap-1.bin")));
+  layered.delete("gone");
+  layered.put("lamp", analyze("the living room lamp turns off at eleven now"), { time: 4 });
+  layered.put("key", analyze("the spare key is under the blue flowerpot"), { time: 5 });
+  const written = await writeSegment(join(dir, "snap-2.bin"), layered.cut(), noPause);
+  assert.deepEqual({ documents: written.documents }, { documents: 3 });
+  const merged = new SegmentIndex(undefined, await Segment.open(join(dir, "snap-2.bin")));
+  assert.deepEqual(merged.ids(), ["hose", "lamp", "key"], "the segment's live documents first, then the newer");
+  assert.equal(merged.recentSize, 0);
+  assert.equal(merged.segment!.termId("zebra"), -1, "a term only the deleted document used is gone");
+  assert.deepEqual(merged.get("lamp")!.meta, { time: 4 });
+  assert.deepEqual(merged.verify(), []);
+  const query = analyze("when does the lamp turn off");
+  assert.deepEqual(merged.search(query, { k: 3 }), layered.search(query, { k: 3 }));
+  layered.close();
+  merged.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a damaged segment is refused with the byte and what is wrong", async () => {
+  const dir = await tempDir();
+  const index = new InvertedIndex();
+  index.put("a", analyze("the spare key is under the blue flowerpot"), { time: 1 });
+  index.put("b", analyze("bins go out on tuesday"), { time: 2 });
+  const path = join(dir, "snap-1.bin");
+  await writeSegment(path, { delta: index.snapshot() }, noPause);
+  const good = await Deno.readFile(path);
+  const refused = async (bytes: Uint8Array, pattern: RegExp) => {
+    await Deno.writeFile(path, bytes);
+    await assert.rejects(() => Segment.open(path), (error: unknown) => {
+      assert.ok(error instanceof SnapshotError, String(error));
+      assert.match(error.message, pattern);
+      return true;
+    });
+  };
+  const flipped = good.slice();
+  flipped[good.length - 3] = flipped[good.length - 3]! ^ 0xff;
+  await refused(flipped, /^corrupt at byte 4 \(checksum mismatch\)$/);
+  await refused(
+    good.subarray(0, good.length - 8),
+    new RegExp(`the header's counts make ${good.length} bytes, the file has ${good.length - 8}`),
+  );
+  await refused(good.subarray(0, 10), /^corrupt at byte 0 \(not a segment\)$/);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a filter on a store's filter key reads its posting list; other filters read metadata", async () => {
+  const dir = await tempDir();
+  const store = await VectorStore.open(dir, { filterKeys: ["guest"] });
+  store.put("own", "my umbrella is in the hall", { time: 1 });
+  store.put("visitor", "my umbrella is in the car", { time: 2, guest: "visitor" });
+  store.put("other", "my umbrella is red", { time: 3, guest: "someone" });
+  const ids = (hits: Array<{ id: string }>) => hits.map((hit) => hit.id).sort();
+  const check = () => {
+    assert.deepEqual(ids(store.search("where is my umbrella", { filter: { guest: "visitor" } })), ["visitor"]);
+    assert.deepEqual(ids(store.search("where is my umbrella", { filter: { guest: "nobody" } })), []);
+    assert.deepEqual(ids(store.search("where is my umbrella", { filter: { time: 3 } })), ["other"]);
+    assert.deepEqual(ids(store.search("where is my umbrella", { filter: (meta) => !meta.guest })), ["own"]);
+    assert.deepEqual(store.index.get("visitor")!.terms, analyze("my umbrella is in the car"), "no filter term shown");
+  };
+  check();
+  await store.compact();
+  assert.equal(store.index.recentSize, 0);
+  check();
+  await store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a segment keeps only its dictionary, ids and per-document figures in memory", async () => {
+  const dir = await tempDir();
+  const random = lcg(11);
+  const index = new InvertedIndex();
+  for (let i = 0; i < 5_000; i++) {
+    const words = sentence(random, 12);
+    index.put(`doc-${i}`, analyze(`${words} item${i % 1500}`), { time: i, session: `session-${i % 200}` });
+  }
+  const path = join(dir, "snap-1.bin");
+  const written = await writeSegment(path, { delta: index.snapshot() }, noPause);
+  const segment = await Segment.open(path);
+  // Postings, document terms and metadata stay on disk: most of the file.
+  assert.ok(segment.residentBytes < written.bytes / 2, `${segment.residentBytes} resident of ${written.bytes}`);
+  assert.ok(segment.residentBytes / 5_000 < 60, `${segment.residentBytes / 5_000} bytes a document`);
+  assert.equal(segment.slotOf("doc-4321"), 4321);
+  assert.equal(segment.slotOf("doc-5000"), -1);
+  segment.close();
+  await Deno.remove(dir, { recursive: true });
+});
