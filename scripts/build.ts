@@ -139,6 +139,32 @@ flags=$("$deno" run --no-prompt --allow-read --allow-env "$here/homed.js" $layou
 exec "$deno" run $flags "$here/homed.js" $layout "$command" "$@"
 `;
 
+/**
+ * esbuild's `require` shim for ESM output (it throws "Dynamic require of … is not supported") replaced by Node's
+ * `createRequire`, as `deno bundle` itself does — but its own replacement only matches a shim whose minified name is
+ * made of word characters, so a shim the minifier names `$e` is left in and the bundle fails at its first `require`
+ * (denoland/deno#30023, open). Throws when a shim is still there afterwards, so a new form of it fails the build
+ * rather than the first start.
+ */
+export function withNodeRequire(code: string): string {
+  const id = "[\\w$]+";
+  const shim = new RegExp(
+    `var (${id})=\\((${id})=>typeof require<"u"\\?require:typeof Proxy<"u"\\?new Proxy\\(\\2,\\{get:\\((${id}),(${id})\\)=>` +
+      `\\(typeof require<"u"\\?require:\\3\\)\\[\\4\\]\\}\\):\\2\\)\\(function\\((${id})\\)\\{if\\(typeof require<"u"\\)return ` +
+      `require\\.apply\\(this,arguments\\);throw Error\\('Dynamic require of "'\\+\\5\\+'" is not supported'\\)\\}\\);`,
+    "g",
+  );
+  let count = 0;
+  const fixed = code.replace(shim, (_, name: string) => {
+    const alias = `__homed_createRequire${count++}`;
+    return `import{createRequire as ${alias}}from"node:module";var ${name}=${alias}(import.meta.url);`;
+  });
+  if (fixed.includes(`Dynamic require of "'+`)) {
+    throw new Error("The bundle still holds esbuild's require shim in a form scripts/build.ts does not know");
+  }
+  return fixed;
+}
+
 /** `deno bundle` into `out`: homed.js, glue.wasm and silk.wasm beside it, and the launcher. */
 async function bundle(out: string): Promise<string[]> {
   await Deno.mkdir(out, { recursive: true });
@@ -149,6 +175,7 @@ async function bundle(out: string): Promise<string[]> {
     run(["bundle", "--platform", "deno", "--minify", "--output", script, "src/main.ts"])
   );
   if (!result.ok) throw new Error(`deno bundle failed:\n${result.out}`);
+  await Deno.writeTextFile(script, withNodeRequire(await Deno.readTextFile(script)));
   await Deno.copyFile(luaWasmPath(), join(out, "glue.wasm"));
   // silk-wasm's glue reads silk.wasm beside the script that runs it (QQ voice).
   await Deno.copyFile(silkWasmPath(), join(out, "silk.wasm"));

@@ -34,7 +34,8 @@
  * fake LLM server's own time for the turn's requests. Targets: idle RSS ≤ floor + 60 MB, turn overhead p99 ≤ 10 ms.
  *
  * Run: deno task bench:memory-scale (writes bench/out/memory_scale/scale.json and scale.svg; --record:
- * bench/memory/scale.json and docs/memory-scale.svg; --keep-data keeps the year's data dir in /tmp and prints where).
+ * bench/memory/scale.json and docs/memory-scale.svg; --keep-data keeps the year's data dir in /tmp and prints where;
+ * --daemon-on=<that dir> measures only the daemon, on a copy of it, against the floor).
  *
  * @module
  */
@@ -69,6 +70,8 @@ const WINDOW_RUNS = 12;
 const FULL_CADENCE = Deno.args.includes("--full-cadence");
 /** Keeps the year's data dir (its path is printed), for looking into it afterwards. */
 const KEEP_DATA = Deno.args.includes("--keep-data");
+/** `--daemon-on=<data dir>`: only the daemon's figures, on a copy of a year kept by `--keep-data` (nothing recorded). */
+const DAEMON_ON = Deno.args.find((arg) => arg.startsWith("--daemon-on="))?.slice("--daemon-on=".length);
 const K = 5;
 const WARM_UP_TURNS = 20;
 const TURNS = 200;
@@ -386,6 +389,20 @@ async function residentSynonyms(memoryDb: string): Promise<{ bytes: number; rebu
   } finally {
     await Deno.remove(copy, { recursive: true });
   }
+}
+
+if (DAEMON_ON) {
+  // A copy, as the daemon changes what it opens (an older index format is written anew, the schema migrated).
+  const copy = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-copy-" });
+  await copyDir(DAEMON_ON, copy);
+  const empty = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-empty-" });
+  const figures = {
+    "floor: homed, empty data dir": await daemon(empty),
+    [`homed on ${DAEMON_ON}`]: await daemon(copy),
+  };
+  console.table(figures);
+  for (const dir of [copy, empty]) await Deno.remove(dir, { recursive: true });
+  Deno.exit(0);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -3,14 +3,16 @@
  *
  * Quality compares three rules on the same pairs, within each pair's type: `exact` (the anchor — what the graph did
  * before: one entity per distinct spelling), `key` (normalised key only) and `key+lsh` (what the graph uses: the key,
- * then a one-character typo in long Latin names through MinHash-LSH). Cost: filing 10,000 names, probing 10,000
- * others, and recording 10,000 facts through the real GraphStore on a SQLite file.
+ * then a one-character typo in long Latin names through MinHash-LSH; each pair alone in an in-memory memory.db, rolled
+ * back after it). Cost, on SQLite files as the daemon has them (the index lives in memory.db, schema 9): filing
+ * 10,000 names in one transaction, probing 10,000 others, recording 10,000 facts through the real GraphStore, and
+ * opening a GraphStore on them again (nothing to load).
  *
  * Run: deno task eval:synonyms (writes bench/out/memory/results.json; with --record, bench/memory/results.json).
  */
 
 import { join } from "node:path";
-import { openMemoryDb } from "../../src/memory/database.ts";
+import { openMemoryDb, transaction } from "../../src/memory/database.ts";
 import { GraphStore } from "../../src/memory/graph/graph_store.ts";
 import { normalizeName, SynonymIndex } from "../../src/memory/graph/synonyms.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
@@ -24,13 +26,19 @@ interface Pair {
 
 const set = JSON.parse(await Deno.readTextFile(new URL("./alias_set.json", import.meta.url))) as { pairs: Pair[] };
 
+const pairDb = openMemoryDb(":memory:");
+const pairIndex = new SynonymIndex(pairDb);
 const rules: Record<string, (pair: Pair) => boolean> = {
   exact: (pair) => pair.a.trim() === pair.b.trim(),
   key: (pair) => normalizeName(pair.a) === normalizeName(pair.b),
   "key+lsh": (pair) => {
-    const index = new SynonymIndex();
-    index.add(1, pair.a, pair.type);
-    return index.probe(pair.b, pair.type) === 1;
+    pairDb.exec("BEGIN");
+    try {
+      pairIndex.add(1, pair.a, pair.type);
+      return pairIndex.probe(pair.b, pair.type) === 1;
+    } finally {
+      pairDb.exec("ROLLBACK");
+    }
   },
 };
 
@@ -73,13 +81,19 @@ function syntheticName(i: number): { name: string; type: string } {
   return { name, type };
 }
 
+pairDb.close();
+
 const N = 10_000;
-const index = new SynonymIndex();
+const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-synonyms-" });
+const indexDb = openMemoryDb(join(dir, "index.db"));
+const index = new SynonymIndex(indexDb);
 let started = performance.now();
-for (let i = 0; i < N; i++) {
-  const { name, type } = syntheticName(i);
-  index.add(i, name, type);
-}
+transaction(indexDb, () => {
+  for (let i = 0; i < N; i++) {
+    const { name, type } = syntheticName(i);
+    index.add(i, name, type);
+  }
+});
 const addMs = performance.now() - started;
 const probeUs: number[] = [];
 let hits = 0;
@@ -89,8 +103,8 @@ for (let i = 0; i < N; i++) {
   if (index.probe(name, type) !== undefined) hits++;
   probeUs.push((performance.now() - t) * 1000);
 }
+indexDb.close();
 
-const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-synonyms-" });
 const db = openMemoryDb(join(dir, "memory.db"));
 let merges = 0;
 const graph = new GraphStore(db, { onMerge: () => merges++ });

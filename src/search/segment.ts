@@ -517,23 +517,24 @@ async function readSections(file: Deno.FsFile, c: Counts, layout: Layout): Promi
   const idHash = new Uint32Array(c.documents);
   for (let slot = 0; slot < c.documents; slot++) idHash[slot] = hashBytes(idBytes, idStart[slot]!, idStart[slot + 1]!);
   const seen = new Uint8Array(c.documents);
-  for (let i = 0; i < c.documents; i++) {
+  const same = (a: number, b: number) =>
+    compareBytes(idBytes, idStart[a]!, idStart[a + 1]!, idBytes, idStart[b]!, idStart[b + 1]!) === 0;
+  for (let i = 0, runStart = 0; i < c.documents; i++) {
     const slot = idOrder[i]!;
     if (slot >= c.documents || seen[slot]) {
       throw new SnapshotError(layout.idOrder + 4 * i, `the id order is not a permutation`);
     }
     seen[slot] = 1;
-    if (i === 0) continue;
-    const before = idOrder[i - 1]!;
-    if (idHash[before]! > idHash[slot]!) throw new SnapshotError(layout.idOrder + 4 * i, `the id order is not sorted`);
-    if (
-      idHash[before] === idHash[slot] &&
-      compareBytes(idBytes, idStart[before]!, idStart[before + 1]!, idBytes, idStart[slot]!, idStart[slot + 1]!) === 0
-    ) {
-      throw new SnapshotError(
-        layout.idBytes + idStart[slot]!,
-        `the segment holds the id "${decoder.decode(idBytes.subarray(idStart[slot]!, idStart[slot + 1]!))}" twice`,
-      );
+    if (i > 0 && idHash[idOrder[i - 1]!]! > idHash[slot]!) {
+      throw new SnapshotError(layout.idOrder + 4 * i, `the id order is not sorted`);
+    }
+    if (i > 0 && idHash[idOrder[i - 1]!] !== idHash[slot]) runStart = i;
+    // Ids of one hash (a run, rarely longer than one) are compared with each other.
+    for (let j = runStart; j < i; j++) {
+      if (same(idOrder[j]!, slot)) {
+        const id = decoder.decode(idBytes.subarray(idStart[slot]!, idStart[slot + 1]!));
+        throw new SnapshotError(layout.idBytes + idStart[slot]!, `the segment holds the id "${id}" twice`);
+      }
     }
   }
   return { termBytes, termStart, df, postStart, idBytes, idStart, idOrder, idHash, docStart, metaStart, norms };

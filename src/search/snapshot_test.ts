@@ -61,7 +61,7 @@ Deno.test("a damaged binary snapshot is refused, naming where and what", () => {
   assert.throws(() => InvertedIndex.fromSnapshot(decodeSnapshot(twice)), /holds the id "lamp" twice/);
 });
 
-Deno.test("a store written with the older record-format snapshot still opens, written anew as a segment at once", async () => {
+Deno.test("a store written with the older record-format snapshot still opens, converted in place to a segment", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-snapshot-" });
   const index = sampleIndex();
   const records = index.ids().map((id) => ({ op: "put", id, t: [...index.get(id)!.terms], m: index.get(id)!.meta }));
@@ -71,28 +71,29 @@ Deno.test("a store written with the older record-format snapshot still opens, wr
   let store = await VectorStore.open(dir, { analyzer: "engine-3", analyze });
   assert.deepEqual(store.report.recovered, []);
   assert.equal(store.size, 3);
-  assert.equal(store.generation, 2);
-  assert.equal(new TextDecoder().decode((await Deno.readFile(join(dir, "snap-2.bin"))).subarray(0, 4)), "HVS3");
+  assert.equal(store.generation, 1, "the same documents in the same generation");
+  assert.equal(new TextDecoder().decode((await Deno.readFile(join(dir, "snap-1.bin"))).subarray(0, 4)), "HVS3");
   assert.equal(store.search("when do the bins go out", { k: 1 })[0]!.id, "bins");
   await store.close();
   store = await VectorStore.open(dir, { analyzer: "engine-3", analyze });
-  assert.equal(store.generation, 2);
+  assert.equal(store.generation, 1);
   assert.deepEqual(store.index.ids().sort(), ["bins", "lamp", "reply"]);
   assert.equal(store.search("客厅灯几点关", { k: 1 })[0]!.id, "lamp");
   await store.close();
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("a store written with the binary HVS2 snapshot opens with the same scores, then as a segment", async () => {
+Deno.test("a store written with the binary HVS2 snapshot is converted in place and scores the same", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-snapshot-" });
   const index = sampleIndex();
   await Deno.writeFile(join(dir, "snap-4.bin"), encodeSnapshot(index.snapshot()));
   await Deno.writeFile(join(dir, "wal-4.log"), frameAll([{ op: "del", id: "reply" }]));
   await Deno.writeTextFile(join(dir, "analyzer"), "engine-3\n");
   const store = await VectorStore.open(dir, { analyzer: "engine-3", analyze });
-  assert.equal(store.generation, 5);
+  assert.equal(store.generation, 4);
+  assert.equal(new TextDecoder().decode((await Deno.readFile(join(dir, "snap-4.bin"))).subarray(0, 4)), "HVS3");
   assert.deepEqual(store.index.ids().sort(), ["bins", "lamp"]);
-  assert.equal(store.index.recentSize, 0, "everything is in the segment");
+  assert.equal(store.index.segment?.documents, 3, "the snapshot's three documents, the log's deletion on top");
   index.delete("reply");
   const query = "客厅灯几点关";
   assert.deepEqual(store.search(query, { k: 3 }), index.search(analyze(query), { k: 3 }));
@@ -114,4 +115,21 @@ Deno.test("encoding in slices yields to the caller and writes the same bytes as 
   const copy = InvertedIndex.fromSnapshot(decodeSnapshot(sliced));
   assert.equal(copy.size, 25_000);
   assert.deepEqual(copy.get("n24999"), index.get("n24999"));
+});
+
+Deno.test("an HVS2 snapshot converted for a store with filter keys gets its filter terms", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-snapshot-" });
+  const index = new InvertedIndex();
+  index.put("own", analyze("my umbrella is in the hall"), { time: 1 });
+  index.put("visitor", analyze("my umbrella is in the car"), { time: 2, guest: "visitor" });
+  await Deno.writeFile(join(dir, "snap-2.bin"), encodeSnapshot(index.snapshot()));
+  await Deno.writeTextFile(join(dir, "analyzer"), "engine-3\n");
+  const store = await VectorStore.open(dir, { analyzer: "engine-3", analyze, filterKeys: ["guest"] });
+  const found = store.search("where is my umbrella", { filter: { guest: "visitor" } });
+  assert.deepEqual(found.map((hit) => hit.id), ["visitor"]);
+  assert.deepEqual(store.search("where is my umbrella", { k: 5 }).map((hit) => hit.id).sort(), ["own", "visitor"]);
+  assert.deepEqual(store.index.get("visitor")!.terms, analyze("my umbrella is in the car"));
+  assert.deepEqual(store.index.verify(), []);
+  await store.close();
+  await Deno.remove(dir, { recursive: true });
 });

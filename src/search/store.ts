@@ -32,7 +32,7 @@ import { frameAll, readRecords } from "./record_file.ts";
 import { isSegment, Segment } from "./segment.ts";
 import { SegmentIndex } from "./segment_index.ts";
 import { writeSegment } from "./segment_writer.ts";
-import { decodeSnapshot, isBinarySnapshot, SnapshotError } from "./snapshot.ts";
+import { decodeSnapshot, type IndexSnapshot, isBinarySnapshot, SnapshotError } from "./snapshot.ts";
 import { ANALYZER, HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
 /** The analyzer a store written before analyzers were named used. */
@@ -102,8 +102,6 @@ export class VectorStore {
   #index: SegmentIndex;
   #options: VectorStoreOptions;
   #filterKeys: ReadonlySet<string>;
-  /** Set when the generation loaded was an older format: written anew as a segment at the end of opening. */
-  #rewrite = false;
   #analyze: (text: string) => Map<string, number>;
   #generation = 0;
   #wal: Deno.FsFile | undefined;
@@ -212,35 +210,48 @@ export class VectorStore {
     return terms;
   }
 
-  /** Loads a snapshot (binary, or the older record format); false when it is missing or not whole. */
+  /**
+   * Loads a generation's snapshot; false when it is missing or not whole. A segment is opened where it lies; an older
+   * snapshot (the binary `HVS2`, or the record format before it) is converted in place first — written as a segment
+   * beside it and renamed over it, the same documents in the same generation — so it never has to be held in memory
+   * as a whole again.
+   */
   async #loadSnapshot(generation: number): Promise<boolean> {
     if (generation === 0) return true;
     const path = this.#path("snap", generation);
-    if (await isSegment(path)) {
-      try {
-        this.#index = new SegmentIndex(this.#index.scoring, await Segment.open(path));
-        return true;
-      } catch (error) {
-        if (!(error instanceof SnapshotError)) throw error;
-        await this.#setAside(path, error.message);
-        return false;
-      }
+    if (!(await isSegment(path))) {
+      const older = await this.#readOlderSnapshot(path);
+      if (!older) return false;
+      const temporary = `${path}.tmp`;
+      await writeSegment(temporary, { delta: this.#withFilterTermsAll(older) }, this.#pause);
+      Deno.renameSync(temporary, path);
     }
+    try {
+      this.#index = new SegmentIndex(this.#index.scoring, await Segment.open(path));
+      return true;
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error;
+      await this.#setAside(path, error.message);
+      return false;
+    }
+  }
+
+  /** An older snapshot's documents, or undefined (set aside) when it is corrupt or not whole, or missing. */
+  async #readOlderSnapshot(path: string): Promise<IndexSnapshot | undefined> {
     const bytes = await this.#readFile(path);
-    if (!bytes) return false;
-    this.#rewrite = true;
+    if (!bytes) return undefined;
     if (isBinarySnapshot(bytes)) {
       try {
-        const older = InvertedIndex.fromSnapshot(decodeSnapshot(bytes), this.#index.scoring);
-        for (const id of older.ids()) {
-          const { meta, terms } = older.get(id)!;
-          this.#apply({ op: "put", id, t: [...terms], m: meta });
+        const snapshot = decodeSnapshot(bytes);
+        if (new Set(snapshot.ids).size !== snapshot.ids.length) {
+          const twice = snapshot.ids.find((id, i) => snapshot.ids.indexOf(id) !== i);
+          throw new RangeError(`The snapshot holds the id "${twice}" twice`);
         }
-        return true;
+        return snapshot;
       } catch (error) {
         if (!(error instanceof SnapshotError || error instanceof RangeError)) throw error;
         await this.#setAside(path, error instanceof SnapshotError ? error.message : `inconsistent (${error.message})`);
-        return false;
+        return undefined;
       }
     }
     const { records, problem } = readRecords(bytes);
@@ -251,10 +262,47 @@ export class VectorStore {
         path,
         problem ? `${problem.kind} at byte ${problem.offset} (${problem.detail})` : "incomplete",
       );
-      return false;
+      return undefined;
     }
-    for (const record of puts) this.#apply(record);
-    return true;
+    const index = new InvertedIndex(this.#index.scoring);
+    for (const record of puts as PutRecord[]) index.put(record.id, new Map(record.t), record.m ?? {});
+    return index.snapshot();
+  }
+
+  /** An older snapshot's documents with their filter terms added (its format had none). */
+  #withFilterTermsAll(snapshot: IndexSnapshot): IndexSnapshot {
+    if (!this.#filterKeys.size) return snapshot;
+    const terms = [...snapshot.terms];
+    const termIndex = new Map<string, number>();
+    const filterTermIds = snapshot.metas.map((meta) =>
+      [...this.#withFilterTerms(new Map(), meta).keys()].map((term) => {
+        let id = termIndex.get(term);
+        if (id === undefined) termIndex.set(term, id = terms.push(term) - 1);
+        return id;
+      })
+    );
+    const extra = filterTermIds.reduce((sum, ids) => sum + ids.length, 0);
+    if (!extra) return snapshot;
+    const lengths = new Int32Array(snapshot.lengths.length);
+    const termIds = new Int32Array(snapshot.termIds.length + extra);
+    const weights = new Float32Array(snapshot.termIds.length + extra);
+    let from = 0, to = 0;
+    snapshot.lengths.forEach((length, doc) => {
+      termIds.set(snapshot.termIds.subarray(from, from + length), to);
+      weights.set(snapshot.weights.subarray(from, from + length), to);
+      from += length;
+      to += length;
+      for (const id of filterTermIds[doc]!) {
+        termIds[to] = id;
+        weights[to++] = 1; // 1 + ln 1
+      }
+      lengths[doc] = length + filterTermIds[doc]!.length;
+    });
+    return { ...snapshot, terms, lengths, termIds, weights };
+  }
+
+  get #pause(): () => Promise<void> {
+    return this.#options.pause ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
   }
 
   /** Replays a log; a torn tail is cut off, corruption before the end stops the replay and sets the log aside. */
@@ -305,9 +353,6 @@ export class VectorStore {
     this.#report = { generation: chosen, documents: this.#index.size, recovered: this.#report.recovered };
     const problems = this.#index.verify();
     if (problems.length) throw new Error(`Vector store ${this.dir} is inconsistent after loading: ${problems[0]}`);
-    // An older format (the whole index in memory) is written anew as a segment now, so it leaves memory.
-    if (this.#rewrite && this.#index.size) await this.compact();
-    this.#rewrite = false;
   }
 
   /** Empties the folder when its terms came from another analyzer, then records the current one. */
@@ -454,7 +499,7 @@ export class VectorStore {
 
   async #compact(): Promise<void> {
     if (!this.#wal) throw new RangeError(`Vector store ${this.dir} is closed`);
-    const pause = this.#options.pause ?? (() => new Promise<void>((resolve) => setTimeout(resolve, 0)));
+    const pause = this.#pause;
     // Snapshot point: what the index holds now goes into the segment; later writes are carried to the new log.
     const input = this.#index.cut();
     this.#carried = [];

@@ -159,7 +159,7 @@ export interface EntityText {
 /** The graph. */
 export class GraphStore {
   #db: DatabaseSync;
-  #synonyms = new SynonymIndex();
+  #synonyms: SynonymIndex;
   #onMerge: NonNullable<GraphStoreOptions["onMerge"]>;
   #onChange: NonNullable<GraphStoreOptions["onChange"]>;
   #onRefuse: NonNullable<GraphStoreOptions["onRefuse"]>;
@@ -167,7 +167,7 @@ export class GraphStore {
   #refused: Refusal[] = [];
 
   /**
-   * Loads the synonym index from the entities already stored (names and aliases).
+   * Reads nothing: the synonym index of the names and aliases already stored is in `db` (memory.db schema 9).
    *
    * @example
    * ```ts
@@ -185,33 +185,14 @@ export class GraphStore {
     this.#onMerge = options.onMerge ?? (() => {});
     this.#onChange = options.onChange ?? (() => {});
     this.#onRefuse = options.onRefuse ?? (() => {});
-    this.#loadSynonyms();
+    this.#synonyms = new SynonymIndex(db);
   }
 
-  #loadSynonyms(): void {
-    this.#synonyms = new SynonymIndex();
-    const rows = prepared(this.#db, "SELECT id, name, type, aliases FROM entities").all() as Array<
-      Record<string, unknown>
-    >;
-    for (const row of rows) {
-      const id = Number(row.id);
-      const type = String(row.type);
-      this.#synonyms.add(id, String(row.name), type);
-      for (const alias of JSON.parse(String(row.aliases)) as string[]) this.#synonyms.add(id, alias, type);
-    }
-  }
-
-  /** Runs a write; a rolled-back write may have filed names of rows that no longer exist, so reload the index. */
+  /** Runs a write in one transaction; the synonym index is in it too, so a rolled-back write files no name. */
   #write<T>(body: () => T): T {
     this.#touched = new Set();
     this.#refused = [];
-    let result: T;
-    try {
-      result = transaction(this.#db, body);
-    } catch (error) {
-      this.#loadSynonyms();
-      throw error;
-    }
+    const result = transaction(this.#db, body);
     if (this.#touched.size) this.#onChange(this.#touched);
     for (const refusal of this.#refused) this.#onRefuse(refusal);
     return result;
@@ -243,13 +224,13 @@ export class GraphStore {
     if (row) return row.id;
     const id = this.#synonyms.probe(name, type);
     if (id === undefined) return undefined;
-    // The index may still hold ids of forgotten entities.
+    // Checked, as a probe's answer always is: an entity deleted by hand (not through the graph) keeps its names.
     return prepared(this.#db, "SELECT 1 FROM entities WHERE id = ? AND type = ?").get(id, type) ? id : undefined;
   }
 
   /**
    * When `name` is another name of a stored entity of `type`, files it as that entity's alias (logged) and returns
-   * its id. The row is checked: the index may still hold ids of forgotten entities.
+   * its id. The row is checked: an entity deleted by hand (not through the graph) keeps its names in the index.
    */
   #fileAsAlias(name: string, type: string): number | undefined {
     const id = this.#synonyms.probe(name, type);
@@ -265,6 +246,13 @@ export class GraphStore {
       this.#onMerge({ alias: name, entity: row.name, type });
     }
     return id;
+  }
+
+  /** Takes the names of deleted entities out of the synonym index (in the deleting transaction). */
+  #forgetNames(deleted: ReadonlyArray<{ id: number; name: string; type: string; aliases: string }>): void {
+    for (const row of deleted) {
+      this.#synonyms.remove(row.id, [row.name, ...JSON.parse(row.aliases) as string[]], row.type);
+    }
   }
 
   /**
@@ -388,8 +376,11 @@ export class GraphStore {
           deleted++;
         }
       }
-      this.#db.exec("DELETE FROM entities WHERE id NOT IN (SELECT subject FROM triples)");
-      this.#loadSynonyms();
+      const orphans = prepared(
+        this.#db,
+        "DELETE FROM entities WHERE id NOT IN (SELECT subject FROM triples) RETURNING id, name, type, aliases",
+      ).all() as Array<{ id: number; name: string; type: string; aliases: string }>;
+      this.#forgetNames(orphans);
       return deleted;
     });
   }
@@ -578,11 +569,11 @@ export class GraphStore {
       if (!row) return false;
       prepared(this.#db, "DELETE FROM triples WHERE id = ?").run(id);
       this.#touched.add(row.subject);
-      const orphan = Number(
-        prepared(this.#db, "DELETE FROM entities WHERE id = ? AND id NOT IN (SELECT subject FROM triples)")
-          .run(row.subject).changes,
-      );
-      if (orphan) this.#loadSynonyms();
+      const orphans = prepared(
+        this.#db,
+        "DELETE FROM entities WHERE id = ? AND id NOT IN (SELECT subject FROM triples) RETURNING id, name, type, aliases",
+      ).all(row.subject) as Array<{ id: number; name: string; type: string; aliases: string }>;
+      this.#forgetNames(orphans);
       return true;
     });
   }

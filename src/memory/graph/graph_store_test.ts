@@ -4,6 +4,7 @@ import { DatabaseSync } from "node:sqlite";
 import { openMemoryDb, SCHEMA_VERSION } from "../database.ts";
 import type { Trust } from "../../identity/trust.ts";
 import { GraphStore, type Refusal } from "./graph_store.ts";
+import { SynonymIndex } from "./synonyms.ts";
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 10, 1);
@@ -128,7 +129,7 @@ Deno.test("another name of a known entity is filed as its alias: facts join, the
   db = openMemoryDb(path);
   graph = new GraphStore(db, { onMerge: (m) => merges.push(`${m.alias}→${m.entity}`) });
   assert.equal(at("the living room lamp", "bedroom", T0 + 2 * DAY, "e4"), "added");
-  assert.equal(at("Living-Room Lamps", "bedroom", T0 + 2 * DAY, "e5"), "confirmed", "index rebuilt from the rows");
+  assert.equal(at("Living-Room Lamps", "bedroom", T0 + 2 * DAY, "e5"), "confirmed", "the index kept in the file");
   assert.equal(at("客厅灯", "卧室", T0 + 3 * DAY, "e6"), "replaced");
   assert.deepEqual(graph.facts("客厅的灯").map((f) => [f.subject, f.object, f.validTo === null]), [
     ["客厅灯", "卧室", true],
@@ -438,6 +439,147 @@ Deno.test("a schema-7 database gains who said each fact (unknown) and its trust 
     ["卧室", true, "alice", "household"],
     ["客厅", false, "", "household"],
   ]);
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+/** Rows of the synonym index (memory.db schema 9). */
+function synonymRows(db: DatabaseSync): { keys: number; buckets: number } {
+  return {
+    ...db.prepare(
+      "SELECT (SELECT COUNT(*) FROM synonym_keys) AS keys, (SELECT COUNT(*) FROM synonym_buckets) AS buckets",
+    ).get() as { keys: number; buckets: number },
+  };
+}
+
+Deno.test("a schema-8 database gains the synonym index of its entities and aliases when opened: aliases and typos are found at once", async () => {
+  const { dir, path } = await tempDb();
+  // A schema-8 database: the synonym tables dropped again, entities written as homed wrote them then.
+  const old = openMemoryDb(path);
+  old.exec("DROP TABLE synonym_keys; DROP TABLE synonym_buckets; UPDATE meta SET value = '8' WHERE key = 'schema'");
+  old.exec(
+    `INSERT INTO entities (id, name, type, aliases, mentions, first_seen, last_seen) VALUES
+       (1, 'thermostat', 'device', '["hallway heater"]', 2, 1, 1),
+       (2, '客厅灯', 'device', '["客厅的大灯"]', 2, 1, 1),
+       (3, 'Leo', 'pet', '[]', 1, 1, 1)`,
+  );
+  old.exec(
+    `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to) VALUES
+       (1, 'location', 'hallway', '["e1"]', 1, NULL), (2, '位于', '客厅', '["e2"]', 1, NULL),
+       (3, 'likes', 'tuna', '["e3"]', 1, NULL)`,
+  );
+  old.close();
+  const db = openMemoryDb(path);
+  assert.equal(
+    (db.prepare("SELECT value FROM meta WHERE key = 'schema'").get() as { value: string }).value,
+    String(SCHEMA_VERSION),
+  );
+  assert.deepEqual(synonymRows(db), { keys: 5, buckets: 16 }, "five keys; eight buckets each for the two Latin ones");
+  const index = new SynonymIndex(db);
+  assert.equal(index.probe("the Hallway Heaters", "device"), 1, "an alias, by its key");
+  assert.equal(index.probe("hallway haeter", "device"), 1, "a typo of an alias");
+  assert.equal(index.probe("thermsotat", "device"), 1, "a typo of a name");
+  assert.equal(index.probe("客厅大灯", "device"), 2);
+  assert.equal(index.probe("leo", "pet"), 3);
+  assert.equal(index.probe("thermsotat", "thing"), undefined, "blocked by type");
+  const merges: string[] = [];
+  const graph = new GraphStore(db, { onMerge: (m) => merges.push(`${m.alias}→${m.entity}`) });
+  assert.equal(
+    graph.record({
+      subject: { name: "thermostatt", type: "device" },
+      predicate: "location",
+      object: "hallway",
+      time: 2,
+      provenance: ["e4"],
+      single: true,
+    }),
+    "confirmed",
+  );
+  assert.deepEqual(merges, ["thermostatt→thermostat"]);
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a rolled-back graph write leaves no synonym rows behind; forgetting an entity takes its names out", async () => {
+  const { dir, path } = await tempDb();
+  const db = openMemoryDb(path);
+  const graph = new GraphStore(db);
+  const draft = (name: string, object: string, id: string) => ({
+    subject: { name, type: "device" },
+    predicate: "state",
+    object,
+    time: T0,
+    provenance: [id],
+    single: true,
+  });
+  assert.throws(
+    () => graph.recordBatch([draft("garage door opener", "open", "e1"), draft("porch light", "", "e1")]),
+    /^RangeError: A fact needs a non-empty object$/,
+  );
+  assert.deepEqual(synonymRows(db), { keys: 0, buckets: 0 }, "the new entity's name went with its row");
+  assert.equal(graph.record(draft("garage door opener", "open", "e2")), "added");
+  assert.deepEqual(synonymRows(db), { keys: 1, buckets: 8 });
+  assert.throws(
+    () => graph.recordBatch([draft("garage door openre", "closed", "e3"), draft("porch light", "", "e3")]),
+    /^RangeError: A fact needs a non-empty object$/,
+  );
+  assert.deepEqual(synonymRows(db), { keys: 1, buckets: 8 }, "the alias filed in the failed write is not kept");
+  assert.deepEqual(graph.entities("", 5).map((e) => e.name), ["garage door opener"]);
+  assert.equal(graph.record(draft("garage door openre", "closed", "e4")), "replaced", "still another name of it");
+  assert.deepEqual(synonymRows(db), { keys: 2, buckets: 9 }, "seven of the typo's eight buckets are the name's");
+  graph.forget(new Set(["e2", "e4"]));
+  assert.deepEqual(graph.counts(), { entities: 0, facts: 0 });
+  assert.deepEqual(synonymRows(db), { keys: 0, buckets: 0 }, "forget deletes the names of the entities it deletes");
+  graph.record(draft("porch light", "on", "e5"));
+  graph.delete(graph.facts("porch light")[0]!.id);
+  assert.deepEqual(synonymRows(db), { keys: 0, buckets: 0 }, "so does deleting an entity's last fact");
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a GraphStore opened on a memory.db runs no SQL until asked; the names already stored merge from the file", async () => {
+  const { dir, path } = await tempDb();
+  let db = openMemoryDb(path);
+  new GraphStore(db).recordBatch(Array.from({ length: 500 }, (_, i) => ({
+    subject: { name: `storage box ${i}`, type: "thing" },
+    predicate: "location",
+    object: "attic",
+    time: T0,
+    provenance: [`e${i}`],
+    single: true,
+  })));
+  db.close();
+  db = openMemoryDb(path);
+  const statements: string[] = [];
+  // The database as the graph sees it, every statement it prepares or runs written down.
+  const watched = new Proxy(db, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (property === "prepare" || property === "exec") {
+        return (sql: string) => {
+          statements.push(sql);
+          return value.call(target, sql);
+        };
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const merges: string[] = [];
+  const graph = new GraphStore(watched, { onMerge: (m) => merges.push(`${m.alias}→${m.entity}`) });
+  assert.deepEqual(statements, [], "construction reads no entity (nor anything else)");
+  assert.equal(
+    graph.record({
+      subject: { name: "stroage box 7", type: "thing" },
+      predicate: "location",
+      object: "attic",
+      time: T0 + DAY,
+      provenance: ["e500"],
+      single: true,
+    }),
+    "confirmed",
+  );
+  assert.deepEqual(merges, ["stroage box 7→storage box 7"]);
+  assert.equal(statements.filter((sql) => /FROM entities(?! WHERE)/.test(sql)).length, 0, "no scan of the entities");
   db.close();
   await Deno.remove(dir, { recursive: true });
 });

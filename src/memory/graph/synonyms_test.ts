@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { openMemoryDb } from "../database.ts";
 import { normalizeName, SynonymIndex } from "./synonyms.ts";
 
 Deno.test("names normalise to one key for format variants, and only for those", () => {
@@ -13,7 +14,8 @@ Deno.test("names normalise to one key for format variants, and only for those", 
 });
 
 Deno.test("the index merges within a type, catches long typos through LSH, and never merges across types", () => {
-  const index = new SynonymIndex();
+  const db = openMemoryDb(":memory:");
+  const index = new SynonymIndex(db);
   index.add(1, "客厅灯", "device");
   index.add(2, "thermostat", "device");
   index.add(3, "Lily", "person");
@@ -30,4 +32,37 @@ Deno.test("the index merges within a type, catches long typos through LSH, and n
   assert.equal(index.probe("thermostat", "thing"), undefined, "blocked by type");
   assert.equal(index.probe("Lucy", "person"), undefined, "short names need an exact key");
   assert.equal(index.probe("lily", "person"), 3);
+  db.close();
+});
+
+Deno.test("the index is rows of the database: a key refiled to another entity, names removed, a rollback undoes add", () => {
+  const db = openMemoryDb(":memory:");
+  const index = new SynonymIndex(db);
+  const rows = () =>
+    db.prepare(
+      `SELECT (SELECT COUNT(*) FROM synonym_keys) AS keys, (SELECT COUNT(*) FROM synonym_buckets) AS buckets`,
+    ).get() as { keys: number; buckets: number };
+  index.add(1, "thermostat", "device");
+  index.add(1, "客厅灯", "device");
+  assert.deepEqual(
+    { ...rows() },
+    { keys: 2, buckets: 8 },
+    "eight buckets for a long Latin key, none for a Chinese one",
+  );
+  index.add(2, "Thermostat", "device");
+  assert.equal(index.probe("thermostat", "device"), 2, "the last entity filed with a key owns it");
+  assert.equal(index.probe("thermsotat", "device"), 2, "and is the one a typo of it merges with");
+  index.remove(1, ["thermostat", "客厅灯"], "device");
+  assert.equal(index.probe("客厅的灯", "device"), undefined);
+  assert.equal(index.probe("thermsotat", "device"), 2, "entity 2's key, refiled to it, is not entity 1's to remove");
+  index.remove(2, ["Thermostat"], "device");
+  assert.equal(index.probe("thermsotat", "device"), undefined);
+  assert.deepEqual({ ...rows() }, { keys: 0, buckets: 0 });
+  db.exec("BEGIN");
+  index.add(3, "living room lamp", "device");
+  assert.equal(index.probe("livign room lamp", "device"), 3);
+  db.exec("ROLLBACK");
+  assert.equal(index.probe("livign room lamp", "device"), undefined);
+  assert.deepEqual({ ...rows() }, { keys: 0, buckets: 0 });
+  db.close();
 });
