@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
-import { TextMemory } from "./text_memory.ts";
+import { MARK_EVERY, TextMemory } from "./text_memory.ts";
 
 const entry = (n: number) => ({
   eventId: `e${n}`,
@@ -64,5 +64,76 @@ Deno.test("a journal larger than one read: lines across chunk boundaries, from a
   assert.deepEqual(all[4_321], long(4_321));
   assert.equal((await Deno.stat(path)).size, new TextEncoder().encode(lines).length, "the torn end cut");
   await journal.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("after a sync, opening reads only what came after the marks; reads from a cursor start at a mark", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
+  const path = join(dir, "candidates.jsonl");
+  const journal = await TextMemory.open(path, getLogger(["test"]));
+  for (let n = 0; n < 3_000; n++) await journal.append(entry(n));
+  await journal.sync();
+  await journal.close();
+  const marks = JSON.parse(await Deno.readTextFile(`${path}.marks`));
+  assert.deepEqual({ count: marks.count, marks: marks.marks.map(([index]: [number]) => index) }, {
+    count: 3_000,
+    marks: [0, MARK_EVERY, 2 * MARK_EVERY],
+  });
+  // Lines appended after the sync (a kill before the next one), and an early line damaged in place: a whole read
+  // would skip it, a read from the marks never sees it.
+  await Deno.writeTextFile(path, [3_000, 3_001].map((n) => `${JSON.stringify(entry(n))}\n`).join(""), { append: true });
+  const bytes = await Deno.readFile(path);
+  bytes[bytes.indexOf(0x7b, 300)] = "X".charCodeAt(0); // the "{" of an early line
+  await Deno.writeFile(path, bytes);
+  const reopened = await TextMemory.open(path, getLogger(["test"]));
+  assert.equal(reopened.count, 3_002, "the damaged early line was not read at open");
+  assert.deepEqual((await reopened.from(2_999)).map((e) => e.eventId), ["e2999", "e3000", "e3001"]);
+  assert.deepEqual(await reopened.last(2), [entry(3_000), entry(3_001)]);
+  assert.equal((await reopened.from(2_050))[0]!.eventId, "e2050", "from the mark at 2048, counted on from there");
+  assert.equal((await reopened.entries()).length, 3_001, "a whole read skips the damaged line");
+  await reopened.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("marks that do not match the journal are ignored and it is read whole", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
+  const path = join(dir, "candidates.jsonl");
+  const journal = await TextMemory.open(path, getLogger(["test"]));
+  for (let n = 0; n < 40; n++) await journal.append(entry(n));
+  await journal.close();
+  const goodMarks = await Deno.readTextFile(`${path}.marks`);
+  // Another journal of about the same size where the marks say the old one ends.
+  await Deno.writeTextFile(path, Array.from({ length: 45 }, (_, n) => `${JSON.stringify(entry(n + 100))}\n`).join(""));
+  let reopened = await TextMemory.open(path, getLogger(["test"]));
+  assert.equal(reopened.count, 45);
+  assert.deepEqual((await reopened.last(1)).map((e) => e.eventId), ["e144"]);
+  await reopened.close();
+  // A journal shorter than the marks say, and marks that are not JSON.
+  await Deno.writeTextFile(path, `${JSON.stringify(entry(7))}\n`);
+  await Deno.writeTextFile(`${path}.marks`, goodMarks);
+  reopened = await TextMemory.open(path, getLogger(["test"]));
+  assert.equal(reopened.count, 1);
+  await reopened.close();
+  await Deno.writeTextFile(`${path}.marks`, "{not json");
+  reopened = await TextMemory.open(path, getLogger(["test"]));
+  assert.deepEqual(await reopened.entries(), [entry(7)]);
+  await reopened.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("forgetting rewrites the marks with the journal", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
+  const path = join(dir, "candidates.jsonl");
+  const journal = await TextMemory.open(path, getLogger(["test"]));
+  for (let n = 0; n < 2_100; n++) await journal.append(entry(n));
+  await journal.sync();
+  assert.deepEqual(await journal.forget(new Set(["e0", "e1500"])), [0, 1_500]);
+  await journal.append(entry(2_100));
+  await journal.close();
+  const reopened = await TextMemory.open(path, getLogger(["test"]));
+  assert.equal(reopened.count, 2_099);
+  assert.deepEqual((await reopened.from(2_096)).map((e) => e.eventId), ["e2098", "e2099", "e2100"]);
+  assert.equal((await reopened.from(1_499))[0]!.eventId, "e1501");
+  await reopened.close();
   await Deno.remove(dir, { recursive: true });
 });
