@@ -211,8 +211,12 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     for (const part of opened) await part.close();
     throw error;
   }
+  // A clean close synced every store after its last write; a run that crashes never gets to mark it again.
+  const closedCleanly = readMeta(db, CLOSED_CLEANLY) === "1";
+  writeMeta(db, CLOSED_CLEANLY, "0");
+  const trusted = (store: VectorStore) => closedCleanly && store.report.recovered.length === 0;
   const documents = DocumentStore.over(db, index, clock);
-  const reindexedDocuments = documents.reconcile();
+  const reindexedDocuments = documents.reconcile({ closedCleanly: trusted(index) });
   if (reindexedDocuments) {
     logger.info("Document index: indexed {count} documents it did not hold", { count: reindexedDocuments });
   }
@@ -248,7 +252,7 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
     },
   });
   const entities = new EntityIndex(graph, entityStore);
-  const reindexed = entities.reconcile();
+  const reindexed = entities.reconcile({ closedCleanly: trusted(entityStore) });
   if (reindexed) logger.info("Entity index: indexed {count} entities it did not hold", { count: reindexed });
   const distiller = new Distiller({
     provider: options.provider,
@@ -429,12 +433,17 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       await running?.catch(() => {});
       limiter.flush();
       await journal.close();
-      db.close();
       await index.close();
       await entityStore.close();
+      // Only now: both indexes hold (and have synced) everything memory.db does.
+      writeMeta(db, CLOSED_CLEANLY, "1");
+      db.close();
     },
   };
 }
+
+/** The memory.db meta key that says memory was closed cleanly (the indexes then need no check of every id). */
+const CLOSED_CLEANLY = "closed_cleanly";
 
 /** The longest part of a context turn a recalled item shows. */
 const CONTEXT_SHOWN_CHARS = 120;

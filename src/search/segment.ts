@@ -132,6 +132,7 @@ export class Segment implements IndexPart {
   #live: number;
   #normSum = 0;
   #scratch = new Uint8Array(4096);
+  #rangeScratch = new Uint8Array(0);
   #key = new Uint8Array(256);
   #accumulator: Float32Array;
   #touched: Int32Array;
@@ -191,9 +192,12 @@ export class Segment implements IndexPart {
       if (layout.end !== size) {
         throw new SnapshotError(8, `the header's counts make ${layout.end} bytes, the file has ${size}`);
       }
+      // One buffer for the whole pass: a fresh 1 MB buffer per read left glibc's heap holding tens of MB after.
       let crc = 0;
+      const chunk = new Uint8Array(Math.min(CHUNK, size));
       for (let at = 8; at < size; at += CHUNK) {
-        crc = crc32(await readAt(file, at, Math.min(CHUNK, size - at)), crc);
+        const length = Math.min(CHUNK, size - at);
+        crc = crc32(await readAt(file, at, length, chunk), crc);
       }
       if (crc !== view.getUint32(4, true)) throw new SnapshotError(4, "checksum mismatch");
       const sections = await readSections(file, counts, layout);
@@ -234,6 +238,7 @@ export class Segment implements IndexPart {
       this.#accumulator,
       this.#touched,
       this.#scratch,
+      this.#rangeScratch,
     ].reduce((sum, array) => sum + array.byteLength, 0);
   }
 
@@ -371,36 +376,53 @@ export class Segment implements IndexPart {
   }
 
   /**
-   * The document terms of slots `[from, to)` in one read: the term ids and weights of slot `s` are at
-   * `[start(s), start(s) + termCount(s))` of the returned arrays.
+   * The document terms of slots `[from, to)` in one read into a reused buffer: `terms(slot)` gives views of a slot's
+   * term ids and weights, valid until the next range is read.
    */
-  docTermsOfRange(
-    from: number,
-    to: number,
-  ): { termIds: Int32Array; weights: Float32Array; start: (slot: number) => number } {
-    const first = this.#docStart[from]!, count = this.#docStart[to]! - first;
-    const bytes = this.#readFresh(this.#layout.docTerms + 8 * first, 8 * count);
-    const view = new DataView(bytes.buffer);
-    const termIds = new Int32Array(count), weights = new Float32Array(count);
-    // Per document its ids then its weights: gathered into two arrays in slot order.
-    let at = 0;
-    for (let slot = from; slot < to; slot++) {
-      const length = this.#docStart[slot + 1]! - this.#docStart[slot]!;
-      const base = 8 * (this.#docStart[slot]! - first);
-      for (let i = 0; i < length; i++) {
-        termIds[at + i] = view.getInt32(base + 4 * i, true);
-        weights[at + i] = view.getFloat32(base + 4 * (length + i), true);
-      }
-      at += length;
-    }
-    return { termIds, weights, start: (slot) => this.#docStart[slot]! - first };
+  docTermsOfRange(from: number, to: number): (slot: number) => { termIds: Int32Array; weights: Float32Array } {
+    const first = this.#docStart[from]!;
+    const bytes = this.#readRange(this.#layout.docTerms + 8 * first, 8 * (this.#docStart[to]! - first));
+    return (slot) => {
+      const start = this.#docStart[slot]!, count = this.#docStart[slot + 1]! - start;
+      const at = bytes.byteOffset + 8 * (start - first);
+      return {
+        termIds: new Int32Array(bytes.buffer, at, count),
+        weights: new Float32Array(bytes.buffer, at + 4 * count, count),
+      };
+    };
   }
 
-  /** The metadata bytes of slots `[from, to)` in one read; slot `s`'s are at `[offset(s), offset(s + 1))`. */
+  /**
+   * The metadata bytes of slots `[from, to)` in one read into the same reused buffer as {@link docTermsOfRange};
+   * slot `s`'s are at `[offset(s), offset(s + 1))`.
+   */
   metasOfRange(from: number, to: number): { bytes: Uint8Array; offset: (slot: number) => number } {
     const first = this.#metaStart[from]!;
-    const bytes = this.#readFresh(this.#layout.metas + first, this.#metaStart[to]! - first);
+    const bytes = this.#readRange(this.#layout.metas + first, this.#metaStart[to]! - first);
     return { bytes, offset: (slot) => this.#metaStart[slot]! - first };
+  }
+
+  /** Ranges of slots whose document terms are about `bytes` each (at least one slot), for reading in slices. */
+  *slices(bytes: number, of: "terms" | "metas" = "terms"): Generator<[number, number]> {
+    const size = of === "terms"
+      ? (slot: number) => 8 * (this.#docStart[slot + 1]! - this.#docStart[slot]!)
+      : (slot: number) => this.#metaStart[slot + 1]! - this.#metaStart[slot]!;
+    for (let from = 0; from < this.documents;) {
+      let to = from, taken = 0;
+      while (to < this.documents && (to === from || taken + size(to) <= bytes)) taken += size(to++);
+      yield [from, to];
+      from = to;
+    }
+  }
+
+  /** Reads into the range buffer, grown as needed and kept (a compaction reads many ranges of about one size). */
+  #readRange(position: number, length: number): Uint8Array {
+    if (length > this.#rangeScratch.length) {
+      this.#rangeScratch = new Uint8Array(Math.max(length, 2 * this.#rangeScratch.length));
+    }
+    const into = this.#rangeScratch.subarray(0, length);
+    this.#readInto(position, into);
+    return into;
   }
 
   /** Document starts, for a compaction that sizes its output. */
@@ -462,8 +484,8 @@ interface Sections {
   norms: Float32Array;
 }
 
-async function readAt(file: Deno.FsFile, position: number, length: number): Promise<Uint8Array> {
-  const into = new Uint8Array(length);
+async function readAt(file: Deno.FsFile, position: number, length: number, buffer?: Uint8Array): Promise<Uint8Array> {
+  const into = buffer ? buffer.subarray(0, length) : new Uint8Array(length);
   await file.seek(position, Deno.SeekMode.Start);
   let done = 0;
   while (done < length) {

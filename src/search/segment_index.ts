@@ -145,14 +145,12 @@ export class SegmentIndex {
     const alive = segment.aliveFlags();
     const df = new Int32Array(segment.terms);
     let live = 0;
-    for (let from = 0; from < segment.documents; from += 4096) {
-      const to = Math.min(from + 4096, segment.documents);
-      const range = segment.docTermsOfRange(from, to);
+    for (const [from, to] of segment.slices(256 << 10)) {
+      const terms = segment.docTermsOfRange(from, to);
       for (let slot = from; slot < to; slot++) {
         if (!alive[slot]) continue;
         live++;
-        const start = range.start(slot);
-        for (let i = start; i < start + segment.termCount(slot); i++) df[range.termIds[i]!]!++;
+        for (const termId of terms(slot).termIds) df[termId]!++;
       }
     }
     for (let termId = 0; termId < segment.terms; termId++) {

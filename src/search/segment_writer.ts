@@ -326,16 +326,12 @@ async function writeDocTerms(
   };
   const segment = base?.segment;
   if (segment) {
-    for (const [from, to] of slices(segment.documents, (slot) => 8 * segment.termCount(slot))) {
-      const range = segment.docTermsOfRange(from, to);
+    for (const [from, to] of segment.slices(SLICE_BYTES)) {
+      const terms = segment.docTermsOfRange(from, to);
       for (let slot = from; slot < to; slot++) {
         if (newSlotOfBase[slot]! < 0) continue;
-        const start = range.start(slot), count = segment.termCount(slot);
-        await write(
-          range.termIds.subarray(start, start + count),
-          range.weights.subarray(start, start + count),
-          newTermOfBase,
-        );
+        const { termIds, weights } = terms(slot);
+        await write(termIds, weights, newTermOfBase);
       }
     }
   }
@@ -355,7 +351,7 @@ async function writeMetas(
 ): Promise<void> {
   const segment = base?.segment;
   if (segment) {
-    for (const [from, to] of slices(segment.documents, (slot) => segment.metaBytes(slot))) {
+    for (const [from, to] of segment.slices(SLICE_BYTES, "metas")) {
       const range = segment.metasOfRange(from, to);
       for (let slot = from; slot < to; slot++) {
         if (newSlotOfBase[slot]! >= 0) {
@@ -365,15 +361,4 @@ async function writeMetas(
     }
   }
   for (const bytes of deltaMetaBytes) await out.bytes(bytes);
-}
-
-/** Slot ranges `[from, to)` of about {@link SLICE_BYTES} each (at least one slot). */
-function* slices(count: number, bytesOf: (slot: number) => number): Generator<[number, number]> {
-  let from = 0;
-  while (from < count) {
-    let to = from, bytes = 0;
-    while (to < count && (to === from || bytes + bytesOf(to) <= SLICE_BYTES)) bytes += bytesOf(to++);
-    yield [from, to];
-    from = to;
-  }
 }

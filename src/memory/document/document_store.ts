@@ -202,12 +202,18 @@ export class DocumentStore {
    * documents.reconcile(); // 0 after a clean stop
    * ```
    */
-  reconcile(): number {
+  reconcile(options: { closedCleanly?: boolean } = {}): number {
     // Documents indexed before their conversation was index metadata are indexed again, once.
     const all = readMeta(this.#db, INDEX_META) !== INDEX_META_VERSION;
+    // After a clean close (both synced, nothing recovered at open) equal counts say the index holds every row: the
+    // ids are not read one by one (a year's 100k cost ≈ 20 MB of resident memory that stayed).
+    if (!all && options.closedCleanly && this.#index.size === this.size) return 0;
     // Ids first: on a clean start nothing is missing, and reading every text would cost more than the check.
-    const ids = (prepared(this.#db, "SELECT id FROM documents").all() as Array<{ id: string }>).map((row) => row.id);
-    const lost = all ? ids : ids.filter((id) => !this.#index.has(id));
+    // Streamed rather than one array of rows.
+    const lost: string[] = [];
+    for (const row of prepared(this.#db, "SELECT id FROM documents").iterate() as Iterable<{ id: string }>) {
+      if (all || !this.#index.has(row.id)) lost.push(row.id);
+    }
     // Written after the index writes: a kill in between re-puts them all again next time, which is harmless.
     const done = () => all && writeMeta(this.#db, INDEX_META, INDEX_META_VERSION);
     if (!lost.length) {

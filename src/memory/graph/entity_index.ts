@@ -68,10 +68,14 @@ export class EntityIndex {
 
   /**
    * Indexes the entities the index does not hold (a crash between the graph's commit and the index's write, or an
-   * index set aside as corrupt); returns how many it wrote.
+   * index set aside as corrupt); returns how many it wrote. With `closedCleanly` (memory was closed cleanly and the
+   * index recovered nothing at open) equal counts are taken as complete and no id is read.
    */
-  reconcile(): number {
-    const missing = this.#graph.entityIds().filter((id) => !this.#store.has(docId(id)));
+  reconcile(options: { closedCleanly?: boolean } = {}): number {
+    // After a clean close (see DocumentStore.reconcile) equal counts say nothing is missing.
+    if (options.closedCleanly && this.#store.size === this.#graph.counts().entities) return 0;
+    const missing: number[] = [];
+    for (const id of this.#graph.eachEntityId()) if (!this.#store.has(docId(id))) missing.push(id);
     this.refresh(missing);
     return missing.length;
   }

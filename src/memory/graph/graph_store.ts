@@ -409,7 +409,14 @@ export class GraphStore {
 
   /** Every entity id, for checking the entity index at start. */
   entityIds(): number[] {
-    return (prepared(this.#db, "SELECT id FROM entities ORDER BY id").all() as Array<{ id: number }>).map((r) => r.id);
+    return [...this.eachEntityId()];
+  }
+
+  /** Every entity id, in order, read as the caller goes (a year's 48k rows are never one array of objects). */
+  *eachEntityId(): Generator<number> {
+    for (const row of prepared(this.#db, "SELECT id FROM entities ORDER BY id").iterate() as Iterable<{ id: number }>) {
+      yield row.id;
+    }
   }
 
   /** The facts that hold about the entities `ids`, in fact order. */
