@@ -9,6 +9,8 @@ import { testToolContext } from "../../tests/support/tool_context.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { MemoryService } from "./memory_service.ts";
 import { focused, openMemory } from "./memory.ts";
+import { openMemoryDb, readMeta } from "./database.ts";
+import { join } from "node:path";
 
 const DAY = 86_400_000;
 const KEY = "sk-memory-test-0123";
@@ -393,6 +395,34 @@ Deno.test("a question, its answer and the reply to that answer are one item", as
     "Anna: Has anyone seen the passport? …\nBen: Is it the old passport, the one with the torn cover and the old photo of you?\n" +
       "Anna: Yes, that one.",
   );
+  await memory.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("memory.db says whether memory was closed cleanly: no while open, yes after close", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-clean-" });
+  const flag = () => {
+    const db = openMemoryDb(join(dir, "memory.db"));
+    try {
+      return readMeta(db, "closed_cleanly");
+    } finally {
+      db.close();
+    }
+  };
+  let memory = await openMemory({ dir, clock: new FakeClock(0), logger: getLogger(["test"]) });
+  assert.equal(flag(), "0", "a run that is killed leaves it unset");
+  await memory.observe({
+    eventId: "e1",
+    time: 1,
+    role: "user",
+    source: "http",
+    sender: "owner",
+    text: "The key is here.",
+  });
+  await memory.close();
+  assert.equal(flag(), "1");
+  memory = await openMemory({ dir, clock: new FakeClock(0), logger: getLogger(["test"]) });
+  assert.equal(flag(), "0");
   await memory.close();
   await Deno.remove(dir, { recursive: true });
 });

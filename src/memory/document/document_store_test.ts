@@ -161,3 +161,31 @@ Deno.test("coldness is the idle time as a share of cold_after: 0 just accessed, 
   assert.equal(coldness({ lastAccessed: now - 6 * 3_600_000 }, now, 3 * 3_600_000), 2);
   assert.equal(coldness({ lastAccessed: now + 60_000 }, now), 0, "a clock set back is not negative");
 });
+
+Deno.test("after a clean close equal counts are trusted; unequal counts or an unclean close check every id", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  const index = await VectorStore.open(join(dir, "documents-index"));
+  const documents = DocumentStore.over(db, index, systemClock);
+  documents.reconcile();
+  const bins = documents.add({
+    lines: [{ speaker: "owner", text: "The bins go out on Tuesday" }],
+    time: 1,
+    provenance: ["e1"],
+  });
+  documents.add({ lines: [{ speaker: "owner", text: "Lily is allergic to peanuts" }], time: 2, provenance: ["e2"] });
+  index.delete(bins.id); // a lost index write: the counts differ
+  assert.equal(documents.reconcile({ closedCleanly: true }), 1, "counts differ: checked and mended");
+  index.delete(bins.id);
+  index.put("stray", "a document memory.db does not hold", { time: 3 }); // counts equal, ids not
+  assert.equal(
+    documents.reconcile({ closedCleanly: true }),
+    0,
+    "after a clean close equal counts are taken as they are",
+  );
+  assert.equal(documents.reconcile({ closedCleanly: false }), 1, "without a clean close every id is checked");
+  assert.deepEqual(documents.search("bins tuesday", 3, false).map((hit) => hit.document.id), [bins.id]);
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
