@@ -96,6 +96,22 @@ function hashBytes(bytes: Uint8Array, from: number, to: number): number {
   return h >>> 0;
 }
 
+const idScratch = new Uint8Array(1024);
+
+/**
+ * The hash a segment files an id by (FNV-1a over its UTF-8 bytes): what {@link SegmentIndex.idDigest} sums, so a
+ * caller can sum the same over the ids it holds elsewhere (memory.db's rows) and compare.
+ *
+ * @example
+ * ```ts
+ * idHash("doc-1"); // a 32-bit unsigned integer
+ * ```
+ */
+export function idHash(id: string): number {
+  const bytes = id.length * 3 <= idScratch.length ? idScratch : new Uint8Array(id.length * 3);
+  return hashBytes(bytes, 0, encoder.encodeInto(id, bytes).written);
+}
+
 /** Compares `a[aFrom, aTo)` with `b[bFrom, bTo)` byte by byte. */
 function compareBytes(a: Uint8Array, aFrom: number, aTo: number, b: Uint8Array, bFrom: number, bTo: number): number {
   const length = Math.min(aTo - aFrom, bTo - bFrom);
@@ -349,6 +365,13 @@ export class Segment implements IndexPart {
   /** Metadata bytes of a slot (as written). */
   metaBytes(slot: number): number {
     return this.#metaStart[slot + 1]! - this.#metaStart[slot]!;
+  }
+
+  /** The sum of the live ids' hashes (see {@link idHash}). */
+  liveIdHashSum(): number {
+    let sum = 0;
+    for (let slot = 0; slot < this.documents; slot++) if (this.#alive[slot]) sum += this.#idHash[slot]!;
+    return sum;
   }
 
   /** Marks a slot deleted: it is skipped by searches, and its terms no longer count in document frequencies. */

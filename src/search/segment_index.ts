@@ -8,7 +8,7 @@
 
 import { type DocMeta, type Hit, InvertedIndex, type ScoringOptions } from "./inverted_index.ts";
 import { FILTER_FIELD, type IndexPart, rank, type RankOptions } from "./ranking.ts";
-import type { Segment } from "./segment.ts";
+import { idHash, type Segment } from "./segment.ts";
 import type { SegmentInput } from "./segment_writer.ts";
 
 /** The index. */
@@ -84,6 +84,23 @@ export class SegmentIndex {
       for (let slot = 0; slot < segment.documents; slot++) if (alive[slot]) ids.push(segment.id(slot));
     }
     return [...ids, ...this.#recent.ids()];
+  }
+
+  /**
+   * How many live documents there are and the sum of their ids' {@link idHash}es: compared with the same over the
+   * rows an index is kept for, it tells whether the index holds exactly those ids without reading them one by one.
+   *
+   * @example
+   * ```ts
+   * const index = new SegmentIndex();
+   * index.put("a", new Map([["客厅", 1]]), {});
+   * index.idDigest(); // { count: 1, hashSum: idHash("a") }
+   * ```
+   */
+  idDigest(): { count: number; hashSum: number } {
+    let hashSum = this.#segment?.liveIdHashSum() ?? 0;
+    for (const id of this.#recent.ids()) hashSum += idHash(id);
+    return { count: this.size, hashSum };
   }
 
   /**

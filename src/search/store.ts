@@ -447,6 +447,11 @@ export class VectorStore {
     return this.#index.has(id);
   }
 
+  /** The live documents' count and id digest ({@link SegmentIndex.idDigest}). */
+  idDigest(): { count: number; hashSum: number } {
+    return this.#index.idDigest();
+  }
+
   /**
    * Top-k documents for a text query.
    *

@@ -13,6 +13,7 @@ import type { Trust } from "../../identity/trust.ts";
 import { readMeta, writeMeta } from "../database.ts";
 import { DEFAULT_SCORING, type DocMeta, type Hit, type ScoringOptions } from "../../search/inverted_index.ts";
 import type { VectorStore } from "../../search/store.ts";
+import { indexMatchesRows } from "../index_digest.ts";
 import { prepared } from "../../sqlite/prepared.ts";
 
 /** One document. */
@@ -208,6 +209,8 @@ export class DocumentStore {
     // After a clean close (both synced, nothing recovered at open) equal counts say the index holds every row: the
     // ids are not read one by one (a year's 100k cost ≈ 20 MB of resident memory that stayed).
     if (!all && options.closedCleanly && this.#index.size === this.size) return 0;
+    // Otherwise (a crash, say) a digest of the ids first: they are read one by one only when it differs.
+    if (!all && indexMatchesRows(this.#db, "id", "documents", this.#index)) return 0;
     // Ids first: on a clean start nothing is missing, and reading every text would cost more than the check.
     // Streamed rather than one array of rows.
     const lost: string[] = [];

@@ -15,7 +15,9 @@ export interface FactHit {
   score: number;
 }
 
-const docId = (id: number) => `e${id}`;
+/** An entity's document id in the index: this and its id. */
+const DOC_PREFIX = "e";
+const docId = (id: number) => `${DOC_PREFIX}${id}`;
 
 /** The index over a graph's entities. */
 export class EntityIndex {
@@ -74,6 +76,7 @@ export class EntityIndex {
   reconcile(options: { closedCleanly?: boolean } = {}): number {
     // After a clean close (see DocumentStore.reconcile) equal counts say nothing is missing.
     if (options.closedCleanly && this.#store.size === this.#graph.counts().entities) return 0;
+    if (this.#graph.indexHoldsEntities(this.#store, DOC_PREFIX)) return 0;
     const missing: number[] = [];
     for (const id of this.#graph.eachEntityId()) if (!this.#store.has(docId(id))) missing.push(id);
     this.refresh(missing);

@@ -19,6 +19,8 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import { transaction } from "../database.ts";
+import type { VectorStore } from "../../search/store.ts";
+import { indexMatchesRows } from "../index_digest.ts";
 import { normalizeName, SynonymIndex } from "./synonyms.ts";
 import { prepared } from "../../sqlite/prepared.ts";
 import { lowerTrust, type Trust } from "../../identity/trust.ts";
@@ -410,6 +412,17 @@ export class GraphStore {
   /** Every entity id, for checking the entity index at start. */
   entityIds(): number[] {
     return [...this.eachEntityId()];
+  }
+
+  /**
+   * True when `store` holds exactly one document per entity, its id `prefix` and the entity's id — told from a digest
+   * of the ids (`index_digest.ts`), none of them read into memory.
+   */
+  indexHoldsEntities(store: VectorStore, prefix: string): boolean {
+    if (!/^\w+$/.test(prefix)) {
+      throw new RangeError(`An entity document prefix must be a word, not ${JSON.stringify(prefix)}`);
+    }
+    return indexMatchesRows(this.#db, `'${prefix}' || id`, "entities", store);
   }
 
   /** Every entity id, in order, read as the caller goes (a year's 48k rows are never one array of objects). */
