@@ -11,9 +11,9 @@
  * built per replayed turn (it only reads); it is timed at each checkpoint, and the real daemon builds it in every
  * turn of the last part.
  *
- * Job cadence. Every run of the job re-reads the whole journal and compacts both indexes (rebuilt, a snapshot
- * written), so a run costs in proportion to what memory holds, new input or not: replaying all 17,520 runs of the
- * year takes hours. So by default the daemon's 30-minute cadence is replayed in a window at the end of each
+ * Job cadence. A run of the job reads the journal from its cursor (from the journal's mark before it) and compacts an
+ * index only once its log holds a record for every 16 documents, but replaying all 17,520 runs of the year still
+ * takes long. So by default the daemon's 30-minute cadence is replayed in a window at the end of each
  * 10k-document stretch — one catch-up run (it distils the stretch, reported apart), then {@link WINDOW_RUNS} runs 30
  * simulated minutes apart while the household goes on talking — and the job is deferred in between.
  * `--full-cadence` runs every one of the 17,520 (hours).
@@ -22,14 +22,15 @@
  * size of each index (its folder copied and opened alone in this process: V8 heap plus typed arrays, after garbage
  * collection — the engine itself does not report one) and of the graph's synonym index (a GraphStore opened alone
  * on a copy of memory.db), this process's heap and RSS, the job's time per run and its parts (journal re-read,
- * index compaction, synonym merge: timed by wrapping `TextMemory.entries`, `VectorStore.reindex` and
+ * index compaction, synonym merge: timed by wrapping `TextMemory.from`, `VectorStore.reindex` and
  * `SynonymIndex.add`/`probe` from here, src/ untouched), recall latency (k = 5, the 50 questions asked twice: p99 of
  * 100 is the second slowest) and the reference block's. Then how each grows per 10k documents (least squares over
  * the checkpoints).
  *
  * Then the daemon's own figures: a real homed (a child process with its computed flags, the fake LLM from
- * tests/support answering instantly) started on the year's data dir, and the floor — the same homed on an empty data
- * dir, in the same run: time from spawn to the first 200 of /healthz, until its log says memory is open, idle RSS
+ * tests/support answering instantly) started on the year's data dir as the replay's clean stop left it (a restart),
+ * again on a copy marked as a crash leaves it (memory not closed cleanly: opening then checks both indexes against
+ * memory.db), and the floor — the same homed on an empty data dir, in the same run: time from spawn to the first 200 of /healthz, until its log says memory is open, idle RSS
  * (2 s after that, `ps`), and the turn overhead of 200 `POST /api/chat` (after 20 warm-up): request time minus the
  * fake LLM server's own time for the turn's requests. Targets: idle RSS ≤ floor + 60 MB, turn overhead p99 ≤ 10 ms.
  *
@@ -45,7 +46,7 @@ import { getLogger } from "@logtape/logtape";
 import { ContextWindow } from "../../src/context/context_window.ts";
 import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
 import { parseConfig } from "../../src/config/load.ts";
-import { openMemoryDb } from "../../src/memory/database.ts";
+import { openMemoryDb, writeMeta } from "../../src/memory/database.ts";
 import { GraphStore } from "../../src/memory/graph/graph_store.ts";
 import { SynonymIndex } from "../../src/memory/graph/synonyms.ts";
 import { MemoryService } from "../../src/memory/memory_service.ts";
@@ -280,11 +281,11 @@ const QUESTIONS = [
 const spent = { journalMs: 0, compactionMs: 0, synonymMs: 0, synonymProbes: 0, synonymMerges: 0 };
 const resetSpent = () => Object.keys(spent).forEach((key) => (spent[key as keyof typeof spent] = 0));
 {
-  const entries = TextMemory.prototype.entries;
-  TextMemory.prototype.entries = async function (this: TextMemory) {
+  const from = TextMemory.prototype.from;
+  TextMemory.prototype.from = async function (this: TextMemory, start: number) {
     const started = performance.now();
     try {
-      return await entries.call(this);
+      return await from.call(this, start);
     } finally {
       spent.journalMs += performance.now() - started;
     }
@@ -740,11 +741,22 @@ interface Alone {
 
 /**
  * Opens the year's memory in a fresh Deno, alone: `service` — MemoryService started and its stores loaded, as at the
- * daemon's start; `journal` — only what the facade's open does with the journal (TextMemory.open reads and parses it
- * all, then the last 256 entries are taken from a second full read); `nothing` — the same Deno with the same imports,
- * opening nothing (the baseline). Figures right after, and after GC and 2 s.
+ * daemon's start; `journal` — only what the facade's open does with the journal (TextMemory.open, from its marks on,
+ * then its last 256 entries); `nothing` — the same Deno with the same imports, opening nothing (the baseline). Each on
+ * a copy of the folder (a process that exits without closing memory leaves it marked as not closed cleanly). Figures
+ * right after, and after GC and 2 s.
  */
-async function alone(dir: string, what: "nothing" | "service" | "journal"): Promise<Alone> {
+async function alone(original: string, what: "nothing" | "service" | "journal"): Promise<Alone> {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-alone-" });
+  await copyDir(original, dir);
+  try {
+    return await aloneIn(dir, what);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function aloneIn(dir: string, what: "nothing" | "service" | "journal"): Promise<Alone> {
   const src = (path: string) => JSON.stringify(new URL(`../../src/${path}`, import.meta.url).href);
   const code = `
     import { getLogger } from "@logtape/logtape";
@@ -761,7 +773,7 @@ async function alone(dir: string, what: "nothing" | "service" | "journal"): Prom
       await kept.recall("spare key", 1);
     } else if (${JSON.stringify(what)} === "journal") {
       const journal = await TextMemory.open(dir + "/candidates.jsonl", logger);
-      kept = [journal, (await journal.entries()).slice(-256)];
+      kept = [journal, await journal.last(256)];
     }
     const ms = performance.now() - started;
     const opened = Deno.memoryUsage();
@@ -797,14 +809,25 @@ async function alone(dir: string, what: "nothing" | "service" | "journal"): Prom
   };
 }
 
-const baselineAlone = await alone(memoryDir, "nothing");
-const memoryAlone = await alone(memoryDir, "service");
-const journalAlone = await alone(memoryDir, "journal");
-
+// The daemon first, on the year as the replay's clean stop left it (a restart), then on a copy marked as a crash leaves
+// it — memory not closed cleanly, so opening checks the indexes against memory.db by their id digests.
 const emptyDir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-empty-" });
 const floor = await daemon(emptyDir);
 const withYear = await daemon(dataDir);
+const crashed = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-crashed-" });
+await copyDir(dataDir, crashed);
+{
+  const db = openMemoryDb(join(crashed, "memory", "memory.db"));
+  writeMeta(db, "closed_cleanly", "0");
+  db.close();
+}
+const afterCrash = await daemon(crashed);
+await Deno.remove(crashed, { recursive: true });
 await Deno.remove(emptyDir, { recursive: true });
+
+const baselineAlone = await alone(memoryDir, "nothing");
+const memoryAlone = await alone(memoryDir, "service");
+const journalAlone = await alone(memoryDir, "journal");
 if (KEEP_DATA) console.log(`kept the year's data dir: ${dataDir}`);
 else await Deno.remove(dataDir, { recursive: true });
 
@@ -853,10 +876,16 @@ const growth = Object.fromEntries(
 
 const last = checkpoints.at(-1)!;
 const overFloor = round(withYear.idle_rss_mb - floor.idle_rss_mb, 1);
+const overFloorAfterCrash = round(afterCrash.idle_rss_mb - floor.idle_rss_mb, 1);
+const met = (ok: boolean) => ok ? "met" : "NOT met";
 const targets = {
-  idle_rss: `${withYear.idle_rss_mb} MB ≤ floor ${floor.idle_rss_mb} + 60 MB: ${overFloor <= 60 ? "met" : "NOT met"}`,
-  turn_overhead_p99: `${withYear.turn_overhead_p99_ms} ms ≤ 10 ms: ${
-    withYear.turn_overhead_p99_ms <= 10 ? "met" : "NOT met"
+  idle_rss: `${withYear.idle_rss_mb} MB ≤ floor ${floor.idle_rss_mb} + 60 MB: ${met(overFloor <= 60)}`,
+  idle_rss_after_crash: `${afterCrash.idle_rss_mb} MB ≤ floor ${floor.idle_rss_mb} + 60 MB: ${
+    met(overFloorAfterCrash <= 60)
+  }`,
+  turn_overhead_p99: `${withYear.turn_overhead_p99_ms} ms ≤ 10 ms: ${met(withYear.turn_overhead_p99_ms <= 10)}`,
+  turn_overhead_p99_after_crash: `${afterCrash.turn_overhead_p99_ms} ms ≤ 10 ms: ${
+    met(afterCrash.turn_overhead_p99_ms <= 10)
   }`,
 };
 
@@ -946,7 +975,13 @@ const results = {
   },
   checkpoints,
   growth_per_10k_documents: growth,
-  daemon: { floor_empty_data_dir: floor, with_the_year: withYear, idle_rss_over_floor_mb: overFloor },
+  daemon: {
+    floor_empty_data_dir: floor,
+    with_the_year: withYear,
+    with_the_year_after_a_crash: afterCrash,
+    idle_rss_over_floor_mb: overFloor,
+    idle_rss_over_floor_after_a_crash_mb: overFloorAfterCrash,
+  },
   memory_opened_alone: { nothing: baselineAlone, memory_service: memoryAlone, journal_only: journalAlone },
   targets,
 };
@@ -988,9 +1023,12 @@ console.table(Object.fromEntries(
 console.table({
   "floor: homed, empty data dir": floor,
   [`homed on the year (${finalStatus.documents} documents)`]: withYear,
+  "the same, after a crash (memory not closed cleanly)": afterCrash,
 });
 console.log(
-  `targets: idle RSS ${targets.idle_rss} (+${overFloor} MB); turn overhead p99 ${targets.turn_overhead_p99}`,
+  `targets: idle RSS ${targets.idle_rss} (+${overFloor} MB), after a crash ${targets.idle_rss_after_crash} ` +
+    `(+${overFloorAfterCrash} MB); turn overhead p99 ${targets.turn_overhead_p99}, after a crash ` +
+    targets.turn_overhead_p99_after_crash,
 );
 console.log("where the daemon's RSS goes: the year's memory opened alone in a fresh Deno (the daemon's V8 flags)");
 console.table({
