@@ -353,6 +353,9 @@ export class VectorStore {
     this.#report = { generation: chosen, documents: this.#index.size, recovered: this.#report.recovered };
     const problems = this.#index.verify();
     if (problems.length) throw new Error(`Vector store ${this.dir} is inconsistent after loading: ${problems[0]}`);
+    // A long log (writes faster than compaction ran, or a kill before it finished) is all in memory now: compact it
+    // into the segment in the background, as the write that crossed `compactEvery` would have.
+    this.#maybeCompact();
   }
 
   /** Empties the folder when its terms came from another analyzer, then records the current one. */
@@ -485,11 +488,11 @@ export class VectorStore {
    * every {@link REINDEX_SHARE} documents (at least one). Less is left for a later run: rewriting a year's snapshot
    * (24 MB at 100k documents) every 30 minutes for a handful of new lines cost more than it mended.
    */
-  reindex(): Promise<void> {
-    if (this.#walRecords === 0 || this.#walRecords * REINDEX_SHARE < this.size) {
-      return this.#compacting ?? Promise.resolve();
-    }
-    return this.compact();
+  async reindex(): Promise<void> {
+    // A compaction already running is waited for first: what was written meanwhile may call for another.
+    await this.#compacting?.catch(() => {});
+    if (this.#walRecords === 0 || this.#walRecords * REINDEX_SHARE < this.size) return;
+    await this.compact();
   }
 
   /**

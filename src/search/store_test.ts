@@ -288,3 +288,28 @@ Deno.test("reindex compacts only once the log holds a record for every 16 docume
   await store.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("reindex during a compaction waits for it, then compacts what was written meanwhile if that is enough", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-store-reindex-" });
+  let writes = 0;
+  const store: VectorStore = await VectorStore.open(dir, {
+    pause: () => {
+      // Writes arriving while the compaction runs: far more than one for every 16 documents.
+      if (writes < 300) { for (let i = 0; i < 150; i++) store.put(`late-${writes++}`, `a late note ${writes}`, {}); }
+      return new Promise((resolve) => setTimeout(resolve, 0));
+    },
+  });
+  store.putMany(Array.from({ length: 3_000 }, (_, i) => ({ id: `d${i}`, text: `note ${i} on the living room lamp` })));
+  const running = store.compact();
+  await store.reindex();
+  await running;
+  assert.ok(writes > 0, "writes landed during the compaction");
+  assert.equal(store.generation, 2, `the running compaction, then one for what it carried (${writes} writes)`);
+  assert.equal(store.size, 3_000 + writes);
+  await store.close();
+  const reopened = await VectorStore.open(dir);
+  assert.equal(reopened.size, 3_000 + writes);
+  assert.deepEqual(reopened.index.verify(), []);
+  await reopened.close();
+  await Deno.remove(dir, { recursive: true });
+});
