@@ -20,7 +20,6 @@ import { VERSION } from "../version.ts";
 import { type ApiOptions, createApi } from "./app.ts";
 import { butlerAccessFor } from "./mcp_access.ts";
 import { smartHomeRoutes } from "./smart_home_routes.ts";
-import { mcpHttpHandler } from "../mcp/serve/mcp_http_route.ts";
 import { HttpServer } from "./http_server.ts";
 import { knowledgeRoutes } from "./knowledge_routes.ts";
 import { memoryRoutes } from "./memory_routes.ts";
@@ -96,6 +95,8 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
   const { config, io } = options;
   // The guard needs the real port, known once listening (listen_addr may ask for port 0).
   let boundPort = config.listen_addr.port;
+  // The MCP SDK (its server, ajv, zod v3) is loaded only when mcp.serve_http asks for /mcp.
+  const mcpHttpHandler = options.serveMcp ? (await import("../mcp/serve/mcp_http_route.ts")).mcpHttpHandler : undefined;
   const app = createApi({
     device: options.device,
     tokens: { ownerToken: config.api_token, people: config.api_tokens },
@@ -107,7 +108,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
     maxBodyBytes: config.max_body_bytes,
     ...(options.uploads ? { uploads: options.uploads } : {}),
     ...(options.openAi ? { openAi: options.openAi } : {}),
-    ...(options.serveMcp
+    ...(mcpHttpHandler
       ? {
         mcp: mcpHttpHandler(
           (identity) =>
