@@ -187,7 +187,7 @@ export class Segment implements IndexPart {
    * segment.slotOf("doc-1"); // 0
    * ```
    */
-  static async open(path: string): Promise<Segment> {
+  static async open(path: string, pause: () => Promise<void> = () => Promise.resolve()): Promise<Segment> {
     const file = await Deno.open(path, { read: true });
     try {
       const size = (await file.stat()).size;
@@ -214,9 +214,10 @@ export class Segment implements IndexPart {
       for (let at = 8; at < size; at += CHUNK) {
         const length = Math.min(CHUNK, size - at);
         crc = crc32(await readAt(file, at, length, chunk), crc);
+        await pause();
       }
       if (crc !== view.getUint32(4, true)) throw new SnapshotError(4, "checksum mismatch");
-      const sections = await readSections(file, counts, layout);
+      const sections = await readSections(file, counts, layout, pause);
       return new Segment(path, file, counts, sections);
     } catch (error) {
       file.close();
@@ -365,6 +366,11 @@ export class Segment implements IndexPart {
   /** Metadata bytes of a slot (as written). */
   metaBytes(slot: number): number {
     return this.#metaStart[slot + 1]! - this.#metaStart[slot]!;
+  }
+
+  /** The slots in id-hash order (ties by slot), and each slot's id hash: for a compaction's merge of the orders. */
+  idOrder(): { order: Uint32Array; hash: Uint32Array } {
+    return { order: this.#idOrder, hash: this.#idHash };
   }
 
   /** The sum of the live ids' hashes (see {@link idHash}). */
@@ -520,7 +526,14 @@ async function readAt(file: Deno.FsFile, position: number, length: number, buffe
 }
 
 /** Reads and checks the resident sections. */
-async function readSections(file: Deno.FsFile, c: Counts, layout: Layout): Promise<Sections> {
+async function readSections(
+  file: Deno.FsFile,
+  c: Counts,
+  layout: Layout,
+  pause: () => Promise<void>,
+): Promise<Sections> {
+  // The checks below walk every term and id: they yield every 16k of them (a compaction opens what it wrote).
+  const due = (i: number) => (i & 16383) === 16383;
   const u32 = async (at: number, count: number) => new Uint32Array((await readAt(file, at, 4 * count)).buffer);
   const termBytes = await readAt(file, layout.termBytes, c.termBytes);
   const termStart = await u32(layout.termStart, c.terms + 1);
@@ -532,20 +545,22 @@ async function readSections(file: Deno.FsFile, c: Counts, layout: Layout): Promi
   const docStart = await u32(layout.docStart, c.documents + 1);
   const metaStart = await u32(layout.metaStart, c.documents + 1);
   const norms = new Float32Array((await readAt(file, layout.norms, 4 * c.documents)).buffer);
-  const rising = (array: Uint32Array, last: number, what: string, at: number) => {
+  const rising = async (array: Uint32Array, last: number, what: string, at: number) => {
     if (array[0] !== 0 || array[array.length - 1] !== last) {
       throw new SnapshotError(at, `the ${what} do not run from 0 to ${last}`);
     }
     for (let i = 1; i < array.length; i++) {
       if (array[i]! < array[i - 1]!) throw new SnapshotError(at + 4 * i, `the ${what} go down at ${i}`);
+      if (due(i)) await pause();
     }
   };
-  rising(termStart, c.termBytes, "term starts", layout.termStart);
-  rising(postStart, c.pairs, "posting starts", layout.postStart);
-  rising(idStart, c.idBytes, "id starts", layout.idStart);
-  rising(docStart, c.pairs, "document starts", layout.docStart);
-  rising(metaStart, c.metaBytes, "metadata starts", layout.metaStart);
+  await rising(termStart, c.termBytes, "term starts", layout.termStart);
+  await rising(postStart, c.pairs, "posting starts", layout.postStart);
+  await rising(idStart, c.idBytes, "id starts", layout.idStart);
+  await rising(docStart, c.pairs, "document starts", layout.docStart);
+  await rising(metaStart, c.metaBytes, "metadata starts", layout.metaStart);
   for (let t = 0; t < c.terms; t++) {
+    if (due(t)) await pause();
     if (postStart[t + 1]! - postStart[t]! !== df[t]) {
       throw new SnapshotError(
         layout.df + 4 * t,
@@ -560,11 +575,15 @@ async function readSections(file: Deno.FsFile, c: Counts, layout: Layout): Promi
     }
   }
   const idHash = new Uint32Array(c.documents);
-  for (let slot = 0; slot < c.documents; slot++) idHash[slot] = hashBytes(idBytes, idStart[slot]!, idStart[slot + 1]!);
+  for (let slot = 0; slot < c.documents; slot++) {
+    idHash[slot] = hashBytes(idBytes, idStart[slot]!, idStart[slot + 1]!);
+    if (due(slot)) await pause();
+  }
   const seen = new Uint8Array(c.documents);
   const same = (a: number, b: number) =>
     compareBytes(idBytes, idStart[a]!, idStart[a + 1]!, idBytes, idStart[b]!, idStart[b + 1]!) === 0;
   for (let i = 0, runStart = 0; i < c.documents; i++) {
+    if (due(i)) await pause();
     const slot = idOrder[i]!;
     if (slot >= c.documents || seen[slot]) {
       throw new SnapshotError(layout.idOrder + 4 * i, `the id order is not a permutation`);
