@@ -67,11 +67,17 @@ Deno.test("a journal larger than one read: lines across chunk boundaries, from a
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("after a sync, opening reads only what came after the marks; reads from a cursor start at a mark", async () => {
+/** A journal in a fresh folder holding entries 0 … `count` − 1 (open, for the test to go on with). */
+async function journalOf(count: number): Promise<{ dir: string; path: string; journal: TextMemory }> {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
   const path = join(dir, "candidates.jsonl");
   const journal = await TextMemory.open(path, getLogger(["test"]));
-  for (let n = 0; n < 3_000; n++) await journal.append(entry(n));
+  for (let n = 0; n < count; n++) await journal.append(entry(n));
+  return { dir, path, journal };
+}
+
+Deno.test("after a sync, opening reads only what came after the marks; reads from a cursor start at a mark", async () => {
+  const { dir, path, journal } = await journalOf(3_000);
   await journal.sync();
   await journal.close();
   const marks = JSON.parse(await Deno.readTextFile(`${path}.marks`));
@@ -96,10 +102,7 @@ Deno.test("after a sync, opening reads only what came after the marks; reads fro
 });
 
 Deno.test("marks that do not match the journal are ignored and it is read whole", async () => {
-  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
-  const path = join(dir, "candidates.jsonl");
-  const journal = await TextMemory.open(path, getLogger(["test"]));
-  for (let n = 0; n < 40; n++) await journal.append(entry(n));
+  const { dir, path, journal } = await journalOf(40);
   await journal.close();
   const goodMarks = await Deno.readTextFile(`${path}.marks`);
   // Another journal of about the same size where the marks say the old one ends.
@@ -122,10 +125,7 @@ Deno.test("marks that do not match the journal are ignored and it is read whole"
 });
 
 Deno.test("forgetting rewrites the marks with the journal", async () => {
-  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-textmemory-" });
-  const path = join(dir, "candidates.jsonl");
-  const journal = await TextMemory.open(path, getLogger(["test"]));
-  for (let n = 0; n < 2_100; n++) await journal.append(entry(n));
+  const { dir, path, journal } = await journalOf(2_100);
   await journal.sync();
   assert.deepEqual(await journal.forget(new Set(["e0", "e1500"])), [0, 1_500]);
   await journal.append(entry(2_100));
