@@ -200,9 +200,6 @@ class DocPool {
   }
 }
 
-/** A change made while a sliced compaction runs: a put (with terms) or a delete. */
-type JournalEntry = { id: string; terms?: ReadonlyMap<string, number>; meta?: DocMeta };
-
 /** The index. Not persistent by itself: {@link VectorStore} adds the log and snapshots. */
 export class InvertedIndex {
   #termIds = new Map<string, number>();
@@ -221,8 +218,6 @@ export class InvertedIndex {
   #live = 0;
   #accumulator = new Float32Array(16);
   #touched = new Int32Array(16);
-  /** Set while a sliced compaction runs: changes made meanwhile, replayed on the rebuilt index. */
-  #journal: JournalEntry[] | undefined;
   scoring: ScoringOptions;
 
   /**
@@ -303,7 +298,6 @@ export class InvertedIndex {
    * ```
    */
   put(id: string, terms: ReadonlyMap<string, number>, meta: DocMeta): void {
-    this.#journal?.push({ id, terms, meta });
     this.#remove(id);
     const termIds = new Int32Array(terms.size);
     const weights = new Float32Array(terms.size);
@@ -355,7 +349,6 @@ export class InvertedIndex {
   /** Removes a document; false when it was not there. Its postings are skipped until {@link compact}. */
   delete(id: string): boolean {
     if (!this.#slotOf.has(id)) return false;
-    this.#journal?.push({ id });
     return this.#remove(id);
   }
 
@@ -469,50 +462,11 @@ export class InvertedIndex {
     return index;
   }
 
-  /** Replaces this index's contents with another's (a loaded snapshot). */
-  adopt(other: InvertedIndex): void {
-    this.#replaceWith(other);
-  }
-
   /** Drops deleted slots and unused terms, rebuilding the postings in one synchronous step (small indexes, tests). */
   compact(): void {
     const fresh = new InvertedIndex(this.scoring);
     for (const [id, slot] of this.#slotOf) fresh.#copy(this, id, slot);
     this.#replaceWith(fresh);
-  }
-
-  /**
-   * The same as {@link compact}, rebuilt `slice` documents at a time with `pause()` awaited between slices, so a
-   * large index never blocks the event loop for long. Puts and deletes made meanwhile are recorded and replayed on
-   * the rebuilt index before it takes over, so nothing is lost.
-   *
-   * @example
-   * ```ts
-   * declare const index: InvertedIndex;
-   * await index.compactInSlices(() => new Promise((resolve) => setTimeout(resolve, 0)));
-   * ```
-   */
-  async compactInSlices(pause: () => Promise<void>, slice = 1_000): Promise<void> {
-    if (this.#journal) throw new RangeError("A compaction of this index is already running");
-    const journal: JournalEntry[] = [];
-    this.#journal = journal;
-    try {
-      // A live iterator (Map order is slot order): documents deleted meanwhile are skipped by it, documents put
-      // meanwhile may be visited — either way the journal, replayed below, sets them right.
-      const fresh = new InvertedIndex(this.scoring);
-      let copied = 0;
-      for (const [id, slot] of this.#slotOf) {
-        if (this.#alive[slot]) fresh.#copy(this, id, slot);
-        if (++copied % slice === 0) await pause();
-      }
-      for (const change of journal) {
-        if (change.terms) fresh.put(change.id, change.terms, change.meta ?? {});
-        else fresh.delete(change.id);
-      }
-      this.#replaceWith(fresh);
-    } finally {
-      this.#journal = undefined;
-    }
   }
 
   #replaceWith(other: InvertedIndex): void {
@@ -570,6 +524,9 @@ export class InvertedIndex {
     return rank([this.part()], query, options, this.scoring);
   }
 
+  /** The view {@link part} returns: made once, it reads the index's fields as they are at each call. */
+  #part: IndexPart | undefined;
+
   /**
    * This index as a part of a larger one (the documents written since a segment on disk, say): what
    * {@link rank} reads. The view stays valid while the index changes.
@@ -582,9 +539,10 @@ export class InvertedIndex {
    * ```
    */
   part(): IndexPart {
+    if (this.#part) return this.#part;
     // deno-lint-ignore no-this-alias
     const index = this;
-    return {
+    return this.#part = {
       get slotCount() {
         return index.#ids.length;
       },

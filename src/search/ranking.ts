@@ -254,23 +254,12 @@ function supersede(
     }
     return found;
   };
+  // Over the documents' normed terms by text, B's in its order (the same sum, term for term, as by term ids).
   const cosine = (a: [number, number, number], b: [number, number, number]) => {
-    const normA = parts[a[1]]!.norms()[a[2]]!, normB = parts[b[1]]!.norms()[b[2]]!;
-    if (a[1] === b[1]) {
-      const part = parts[a[1]]!;
-      const termsA = termsOf(a[1], a[2]), termsB = termsOf(b[1], b[2]);
-      const lookup = new Map<number, number>();
-      for (let i = 0; i < termsA.termIds.length; i++) lookup.set(termsA.termIds[i]!, termsA.weights[i]!);
-      let dot = 0;
-      for (let i = 0; i < termsB.termIds.length; i++) {
-        if (!part.unnormed(termsB.termIds[i]!)) dot += (lookup.get(termsB.termIds[i]!) ?? 0) * termsB.weights[i]!;
-      }
-      return dot / (normA * normB);
-    }
     const vectorA = vector(a[1], a[2]);
     let dot = 0;
     for (const [term, weight] of vector(b[1], b[2])) dot += (vectorA.get(term) ?? 0) * weight;
-    return dot / (normA * normB);
+    return dot / (parts[a[1]]!.norms()[a[2]]! * parts[b[1]]!.norms()[b[2]]!);
   };
   for (let i = 0; i < Math.min(ranked.length, 10); i++) {
     for (let j = i + 1; j < ranked.length; j++) {

@@ -25,8 +25,12 @@ import type { IndexPart, Postings } from "./ranking.ts";
 import { FILTER_FIELD } from "./ranking.ts";
 import { SnapshotError } from "./snapshot.ts";
 
-const MAGIC = [0x48, 0x56, 0x53, 0x33]; // "HVS3"
-const HEADER_BYTES = 64;
+/** The first bytes of a segment file. */
+export const SEGMENT_MAGIC = [0x48, 0x56, 0x53, 0x33]; // "HVS3"
+/** The header's size: magic, CRC, six counts, zeros. */
+export const SEGMENT_HEADER_BYTES = 64;
+const MAGIC = SEGMENT_MAGIC;
+const HEADER_BYTES = SEGMENT_HEADER_BYTES;
 const CHUNK = 1 << 20;
 const TILDE = 0x7e;
 const CARET = 0x5e;
@@ -89,8 +93,8 @@ function layoutOf(c: Counts): Layout {
   };
 }
 
-/** FNV-1a over `bytes[from, to)`. */
-function hashBytes(bytes: Uint8Array, from: number, to: number): number {
+/** FNV-1a over `bytes[from, to)`: the hash ids are filed by (the writer sorts by it). */
+export function hashBytes(bytes: Uint8Array, from: number, to: number): number {
   let h = 0x811c9dc5;
   for (let i = from; i < to; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
   return h >>> 0;
@@ -112,8 +116,15 @@ export function idHash(id: string): number {
   return hashBytes(bytes, 0, encoder.encodeInto(id, bytes).written);
 }
 
-/** Compares `a[aFrom, aTo)` with `b[bFrom, bTo)` byte by byte. */
-function compareBytes(a: Uint8Array, aFrom: number, aTo: number, b: Uint8Array, bFrom: number, bTo: number): number {
+/** Compares `a[aFrom, aTo)` with `b[bFrom, bTo)` byte by byte: the order terms are sorted in. */
+export function compareBytes(
+  a: Uint8Array,
+  aFrom: number,
+  aTo: number,
+  b: Uint8Array,
+  bFrom: number,
+  bTo: number,
+): number {
   const length = Math.min(aTo - aFrom, bTo - bFrom);
   for (let i = 0; i < length; i++) {
     const d = a[aFrom + i]! - b[bFrom + i]!;
@@ -452,11 +463,6 @@ export class Segment implements IndexPart {
     const into = this.#rangeScratch.subarray(0, length);
     this.#readInto(position, into);
     return into;
-  }
-
-  /** Document starts, for a compaction that sizes its output. */
-  get totalPairs(): number {
-    return this.#docStart[this.documents]!;
   }
 
   /** Reads into the reused scratch buffer (valid until the next read). */

@@ -9,12 +9,12 @@
 
 import { crc32 } from "./crc32.ts";
 import type { IndexSnapshot } from "./snapshot.ts";
-import type { Segment } from "./segment.ts";
+import { compareBytes, hashBytes, type Segment, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment.ts";
 import { CONTEXT_FIELD } from "./inverted_index.ts";
 import { FILTER_FIELD } from "./ranking.ts";
 
-const MAGIC = [0x48, 0x56, 0x53, 0x33]; // "HVS3"
-const HEADER_BYTES = 64;
+const MAGIC = SEGMENT_MAGIC;
+const HEADER_BYTES = SEGMENT_HEADER_BYTES;
 /** Bytes written between two pauses (and read at a time from the old segment). */
 const SLICE_BYTES = 256 << 10;
 const MAX_U32 = 0xffffffff;
@@ -37,20 +37,8 @@ export interface SegmentWritten {
 
 const encoder = new TextEncoder();
 
-function compare(a: Uint8Array, b: Uint8Array): number {
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const d = a[i]! - b[i]!;
-    if (d) return d;
-  }
-  return a.length - b.length;
-}
-
-function hash(bytes: Uint8Array): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
-  return h >>> 0;
-}
+const compare = (a: Uint8Array, b: Uint8Array) => compareBytes(a, 0, a.length, b, 0, b.length);
+const hash = (bytes: Uint8Array) => hashBytes(bytes, 0, bytes.length);
 
 /** A file written through a buffer, its CRC-32 kept as it goes. */
 class Output {

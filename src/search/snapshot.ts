@@ -34,28 +34,28 @@ export function isBinarySnapshot(bytes: Uint8Array): boolean {
   return bytes.length >= 4 && MAGIC.every((byte, i) => bytes[i] === byte);
 }
 
-/** Elements per slice when JSON-encoding a long list, and bytes per slice of the checksum. */
-const LIST_SLICE = 10_000;
-const CRC_SLICE = 1 << 20;
-
-/** The encoding, yielding between slices (a caller that must not block the event loop pauses there). */
-function* encodeSteps(snapshot: IndexSnapshot): Generator<void, Uint8Array> {
+/**
+ * Encodes a snapshot. homed no longer writes this format (its indexes are segments since issue 25, see `segment.ts`);
+ * the encoder stays beside the decoder to show the format and to make such files for the tests of their conversion.
+ *
+ * @example
+ * ```ts
+ * import { InvertedIndex } from "./inverted_index.ts";
+ *
+ * const index = new InvertedIndex();
+ * index.put("a", new Map([["客厅", 1]]), {});
+ * await Deno.writeFile("index.bin", encodeSnapshot(index.snapshot()));
+ * ```
+ */
+export function encodeSnapshot(snapshot: IndexSnapshot): Uint8Array {
   const encoder = new TextEncoder();
-  const list = function* (items: readonly unknown[]): Generator<void, Uint8Array> {
-    const parts: string[] = [];
-    for (let i = 0; i < items.length; i += LIST_SLICE) {
-      parts.push(JSON.stringify(items.slice(i, i + LIST_SLICE)).slice(1, -1));
-      yield;
-    }
-    return encoder.encode(`[${parts.join(",")}]`);
-  };
   const header = { documents: snapshot.ids.length, terms: snapshot.terms.length, pairs: snapshot.termIds.length };
   const bytes = (array: Int32Array | Float32Array) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
   const sections: Uint8Array[] = [
     encoder.encode(JSON.stringify(header)),
-    yield* list(snapshot.terms),
-    yield* list(snapshot.ids),
-    yield* list(snapshot.metas),
+    encoder.encode(JSON.stringify(snapshot.terms)),
+    encoder.encode(JSON.stringify(snapshot.ids)),
+    encoder.encode(JSON.stringify(snapshot.metas)),
     bytes(snapshot.lengths),
     bytes(snapshot.termIds),
     bytes(snapshot.weights),
@@ -71,57 +71,8 @@ function* encodeSteps(snapshot: IndexSnapshot): Generator<void, Uint8Array> {
     out.set(section, offset + 4);
     offset += 4 + padded(section.length);
   }
-  let crc = 0;
-  for (let i = 8; i < out.length; i += CRC_SLICE) {
-    crc = crc32(out.subarray(i, Math.min(i + CRC_SLICE, out.length)), crc);
-    yield;
-  }
-  view.setUint32(4, crc, true);
+  view.setUint32(4, crc32(out.subarray(8)), true);
   return out;
-}
-
-/**
- * Encodes a snapshot in one step.
- *
- * @example
- * ```ts
- * import { InvertedIndex } from "./inverted_index.ts";
- *
- * const index = new InvertedIndex();
- * index.put("a", new Map([["客厅", 1]]), {});
- * await Deno.writeFile("index.bin", encodeSnapshot(index.snapshot()));
- * ```
- */
-export function encodeSnapshot(snapshot: IndexSnapshot): Uint8Array {
-  const steps = encodeSteps(snapshot);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
-}
-
-/**
- * Encodes a snapshot in slices, awaiting `pause()` between them, so a large index (100k documents: ≈ 8 MB) does not
- * hold the event loop. The snapshot must not change meanwhile ({@link InvertedIndex.snapshot} returns a copy).
- *
- * @example
- * ```ts
- * import type { InvertedIndex } from "./inverted_index.ts";
- *
- * declare const index: InvertedIndex;
- * const bytes = await encodeSnapshotInSlices(index.snapshot(), () => new Promise((r) => setTimeout(r, 0)));
- * ```
- */
-export async function encodeSnapshotInSlices(
-  snapshot: IndexSnapshot,
-  pause: () => Promise<void>,
-): Promise<Uint8Array> {
-  const steps = encodeSteps(snapshot);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-    await pause();
-  }
 }
 
 /** A snapshot that cannot be used; `offset` is where reading found the problem. */

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { InvertedIndex } from "./inverted_index.ts";
 import { frameAll } from "./record_file.ts";
-import { decodeSnapshot, encodeSnapshot, encodeSnapshotInSlices, SnapshotError } from "./snapshot.ts";
+import { decodeSnapshot, encodeSnapshot, SnapshotError } from "./snapshot.ts";
 import { VectorStore } from "./store.ts";
 import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
 
@@ -99,22 +99,6 @@ Deno.test("a store written with the binary HVS2 snapshot is converted in place a
   assert.deepEqual(store.search(query, { k: 3 }), index.search(analyze(query), { k: 3 }));
   await store.close();
   await Deno.remove(dir, { recursive: true });
-});
-
-Deno.test("encoding in slices yields to the caller and writes the same bytes as encoding at once", async () => {
-  const index = new InvertedIndex();
-  for (let i = 0; i < 25_000; i++) index.put(`n${i}`, new Map([[`t${i % 5000}`, 1], ["common", 2]]), { time: i });
-  const snapshot = index.snapshot();
-  let pauses = 0;
-  const sliced = await encodeSnapshotInSlices(snapshot, () => {
-    pauses++;
-    return Promise.resolve();
-  });
-  assert.ok(pauses >= 5, `paused ${pauses} times`);
-  assert.deepEqual(sliced, encodeSnapshot(snapshot));
-  const copy = InvertedIndex.fromSnapshot(decodeSnapshot(sliced));
-  assert.equal(copy.size, 25_000);
-  assert.deepEqual(copy.get("n24999"), index.get("n24999"));
 });
 
 Deno.test("an HVS2 snapshot converted for a store with filter keys gets its filter terms", async () => {
