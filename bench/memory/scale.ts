@@ -52,12 +52,11 @@ import { SynonymIndex } from "../../src/memory/graph/synonyms.ts";
 import { MemoryService } from "../../src/memory/memory_service.ts";
 import { TextMemory } from "../../src/memory/text/text_memory.ts";
 import { VectorStore } from "../../src/search/store.ts";
-import { DEFAULT_CONTRACT, TEST_KEY } from "../../tests/support/contract.ts";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
-import { FakeLlm } from "../../tests/support/fake_llm.ts";
-import { childEnv, healthy, REPO, spawnDeno, taskFlags, workspace } from "../../tests/support/homed_process.ts";
-import { environment, percentile, RECORD, rssMb, writeResults } from "../support/report.ts";
+import { childEnv, PASSED_TO_CHILDREN, REPO } from "../../tests/support/homed_process.ts";
+import { environment, percentile, RECORD, writeResults } from "../support/report.ts";
 import { seededRandom } from "../support/seeded_random.ts";
+import type { DaemonFigures, DaemonTurnsInput } from "./daemon_turns.ts";
 import { EN, FILLER_EN, FILLER_ZH, PLANTS, ROOMS, ROOMS_ZH, ZH } from "./make_household_log.ts";
 
 const DAYS = 365;
@@ -77,7 +76,6 @@ const K = 5;
 const WARM_UP_TURNS = 50;
 /** Turns timed: with 1,000 the p99 is the 10th slowest, not the 2nd of 200 (one hiccup of the VM). */
 const TURNS = 1_000;
-const TOKEN = "bench-owner-token-0123456789";
 const SOURCE = "qq:group:household";
 const HOUR = 3_600_000;
 
@@ -100,7 +98,6 @@ async function collect(): Promise<Deno.MemoryUsage> {
 }
 const MB = (bytes: number) => Math.round(bytes / 1e5) / 10;
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------------------------------------------------------
 // The year.
@@ -638,95 +635,36 @@ console.log(
 // ---------------------------------------------------------------------------------------------------------------
 // The daemon's own figures.
 
-interface DaemonFigures {
-  healthz_ms: number;
-  memory_open_ms: number;
-  memory_open_logged_ms: number;
-  idle_rss_mb: number;
-  rss_after_turns_mb: number;
-  turn_overhead_p50_ms: number;
-  turn_overhead_p99_ms: number;
-  turn_overhead_max_ms: number;
-  turn_total_p99_ms: number;
-  turns: number;
-}
-
+/**
+ * The daemon's figures on `data`, measured by bench/memory/daemon_turns.ts in a fresh Deno: this process holds the
+ * replay's heap, whose collections would land inside the timed requests.
+ */
 async function daemon(data: string): Promise<DaemonFigures> {
-  const llm = FakeLlm.start(DEFAULT_CONTRACT);
-  const ws = await workspace({
-    llm: { base_url: llm.baseUrl, api_key: TEST_KEY },
-    onebot: { enabled: false },
-    daemon: { api_token: TOKEN, data_dir: data },
-  });
-  const url = `http://127.0.0.1:${ws.port}`;
-  const flags = await taskFlags("run", ws.env);
-  const decoder = new TextDecoder();
-  const started = performance.now();
-  const child = spawnDeno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
-  let stderr = "";
-  const drain = (async () => {
-    for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true });
-  })();
-  let exited = false;
-  const status = child.status.then((s) => (exited = true, s));
-  try {
-    let healthzMs = Number.NaN;
-    while (!exited && performance.now() - started < 60_000) {
-      if (await healthy(url)) {
-        healthzMs = performance.now() - started;
-        break;
-      }
-      await sleep(2);
-    }
-    if (Number.isNaN(healthzMs)) throw new Error(`homed did not answer /healthz:\n${stderr}`);
-    let openMs = Number.NaN;
-    while (!exited && performance.now() - started < 180_000) {
-      if (/Memory open in/.test(stderr)) {
-        openMs = performance.now() - started;
-        break;
-      }
-      await sleep(5);
-    }
-    const logged = Number(/Memory open in (\d+) ms/.exec(stderr)?.[1] ?? Number.NaN);
-    await sleep(2_000);
-    const idleRss = await rssMb(child.pid);
-    const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
-    const overhead: number[] = [], total: number[] = [];
-    for (let n = 0; n < WARM_UP_TURNS + TURNS; n++) {
-      llm.enqueue({ reply: n % 2 ? "好的，记下了。" : "Noted, it is on the top shelf." });
-      const before = llm.requests.length;
-      const text = QUESTIONS[n % QUESTIONS.length]!;
-      const t0 = performance.now();
-      const response = await fetch(`${url}/api/chat`, { method: "POST", headers, body: JSON.stringify({ text }) });
-      if (!response.ok) throw new Error(`/api/chat answered ${response.status}: ${await response.text()}`);
-      await response.json();
-      const elapsed = performance.now() - t0;
-      const server = llm.requests.slice(before).reduce((sum, r) => sum + (r.finishedAt - r.receivedAt), 0);
-      if (n >= WARM_UP_TURNS) {
-        overhead.push(elapsed - server);
-        total.push(elapsed);
-      }
-    }
-    const rssAfter = await rssMb(child.pid);
-    return {
-      healthz_ms: Math.round(healthzMs),
-      memory_open_ms: Math.round(openMs),
-      memory_open_logged_ms: logged,
-      idle_rss_mb: idleRss,
-      rss_after_turns_mb: rssAfter,
-      turn_overhead_p50_ms: round(percentile(overhead, 50), 3),
-      turn_overhead_p99_ms: round(percentile(overhead, 99), 3),
-      turn_overhead_max_ms: round(Math.max(...overhead), 3),
-      turn_total_p99_ms: round(percentile(total, 99), 3),
-      turns: overhead.length,
-    };
-  } finally {
-    if (!exited) child.kill("SIGTERM");
-    await status;
-    await drain;
-    await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
-    await llm.close().catch((error: Error) => console.warn(`fake LLM: ${error.message}`));
-  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      // No JIT or GC helper threads of its own: on a two-core machine they took cores from the homed being measured.
+      "--v8-flags=--single-threaded",
+      "--no-prompt",
+      "--allow-read=.,/tmp",
+      "--allow-write=/tmp",
+      "--allow-net=127.0.0.1",
+      `--allow-env=${["LOG_TOKENS", "LOG_STREAM", ...PASSED_TO_CHILDREN].join(",")}`,
+      `--allow-run=${Deno.execPath()},ps`,
+      "bench/memory/daemon_turns.ts",
+    ],
+    cwd: REPO,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const input: DaemonTurnsInput = { data, questions: QUESTIONS, warmUp: WARM_UP_TURNS, turns: TURNS };
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(JSON.stringify(input)));
+  await writer.close();
+  const { code, stdout } = await child.output();
+  if (code !== 0) throw new Error(`bench/memory/daemon_turns.ts exited with ${code}`);
+  return JSON.parse(new TextDecoder().decode(stdout).trim().split("\n").at(-1)!) as DaemonFigures;
 }
 
 /** Memory use of a fresh process (the daemon's V8 flags) that only opens the year's memory, as the daemon does. */

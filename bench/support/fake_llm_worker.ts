@@ -2,16 +2,17 @@
  * Runs the fake LLM server in a Worker, so its work and its garbage collection happen on another thread and
  * isolate, as a remote LLM's would, instead of inside the process being measured.
  *
- * Protocol (postMessage): `{op: "enqueue", steps}` → `{queued: true}`; `{op: "drain"}` → `{serverMs: number[], prompts:
+ * Protocol (postMessage): first `{op: "start", expect}` (the contract the fake holds requests to) → `{baseUrl}`; then
+ * `{op: "enqueue", steps}` → `{queued: true}`; `{op: "drain"}` → `{serverMs: number[], prompts:
  * string[]}` (server time and serialized prompt of each request since the last drain); `{op: "close"}` →
- * `{closed: true}`. The first message out is `{baseUrl}`.
+ * `{closed: true}`.
  *
  * @module
  */
 
 /// <reference lib="deno.worker" />
 
-import { FakeLlm, type FakeStep } from "../../tests/support/fake_llm.ts";
+import { type FakeExpectations, FakeLlm, type FakeStep } from "../../tests/support/fake_llm.ts";
 
 /**
  * The prompt as a provider's prefix cache sees it: tool declarations first, then the messages in order (DeepSeek and
@@ -22,11 +23,13 @@ function serializedPrompt(body: Record<string, unknown>): string {
   return [JSON.stringify(body.tools ?? []), ...messages.map((message) => JSON.stringify(message))].join("\n");
 }
 
-const fake = FakeLlm.start({});
-self.postMessage({ baseUrl: fake.baseUrl });
-self.onmessage = async (message: MessageEvent<{ op: string; steps?: FakeStep[] }>) => {
-  const { op, steps } = message.data;
-  if (op === "enqueue") {
+let fake: FakeLlm;
+self.onmessage = async (message: MessageEvent<{ op: string; steps?: FakeStep[]; expect?: FakeExpectations }>) => {
+  const { op, steps, expect } = message.data;
+  if (op === "start") {
+    fake = FakeLlm.start(expect ?? {});
+    self.postMessage({ baseUrl: fake.baseUrl });
+  } else if (op === "enqueue") {
     fake.enqueue(...(steps ?? []));
     self.postMessage({ queued: true });
   } else if (op === "drain") {

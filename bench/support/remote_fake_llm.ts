@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { FakeStep } from "../../tests/support/fake_llm.ts";
+import type { FakeExpectations, FakeStep } from "../../tests/support/fake_llm.ts";
 
 /** A fake LLM server living in a Worker. */
 export class RemoteFakeLlm {
@@ -22,16 +22,18 @@ export class RemoteFakeLlm {
   }
 
   /**
-   * Starts the worker and waits for its server.
+   * Starts the worker and waits for its server, which holds requests to `expect` (none by default).
    *
    * @example
    * ```ts
-   * const fake = await RemoteFakeLlm.start();
+   * const fake = await RemoteFakeLlm.start(DEFAULT_CONTRACT);
    * ```
    */
-  static async start(): Promise<RemoteFakeLlm> {
+  static async start(expect: FakeExpectations = {}): Promise<RemoteFakeLlm> {
     const remote = new RemoteFakeLlm();
-    remote.baseUrl = String((await remote.#next()).baseUrl);
+    const started = remote.#next();
+    remote.#worker.postMessage({ op: "start", expect });
+    remote.baseUrl = String((await started).baseUrl);
     return remote;
   }
 

@@ -19,7 +19,7 @@ import { similarities } from "../search/relevance.ts";
 import type { Provider } from "../provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import { permits, type Trust } from "../identity/trust.ts";
-import { openMemoryDb, readMeta, writeMeta } from "./database.ts";
+import { checkpointMemoryDb, openMemoryDb, readMeta, writeMeta } from "./database.ts";
 import {
   COLD_AFTER_MS,
   COLD_MAX_HITS,
@@ -139,7 +139,7 @@ export interface Memory {
   messages(eventIds: readonly string[]): Promise<Map<string, MemoryEntry>>;
   /** Counters. */
   status(): Record<string, unknown>;
-  /** Flushes the journal to the disk. */
+  /** Flushes the journal and both indexes to the disk and folds memory.db's write-ahead log into the file. */
   sync(): Promise<void>;
   /** Compacts the document and entity indexes (slices; yields to the event loop). */
   reindex(): Promise<void>;
@@ -424,6 +424,7 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       await journal.sync();
       await index.sync();
       await entityStore.sync();
+      checkpointMemoryDb(db);
     },
     reindex: async () => {
       await index.reindex();

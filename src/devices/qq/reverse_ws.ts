@@ -69,7 +69,7 @@ export function onebotRoutes<Variables extends object>(
   options: ReverseWsOptions,
 ): (app: Hono<{ Variables: Variables }>) => void {
   const current = typeof options.device === "function" ? options.device : () => options.device as QqDevice;
-  const handle = async (request: Request): Promise<Response> => {
+  const handle = (request: Request): Response => {
     const device = current();
     if (!device) {
       return refuse(503, 'QQ is not on: set onebot.enabled: true, or add a plugin with native: "onebot" (plugins/qq)');
@@ -93,7 +93,7 @@ export function onebotRoutes<Variables extends object>(
           "The OneBot connection needs onebot.access_token (Authorization: Bearer/Token, or ?access_token=)",
         );
       }
-      if (!(await sameSecret(given, options.accessToken))) {
+      if (!sameSecret(given, options.accessToken)) {
         return refuse(403, "The OneBot access token is not onebot.access_token");
       }
     }

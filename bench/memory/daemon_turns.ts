@@ -1,0 +1,143 @@
+/**
+ * The client half of `bench:memory-scale`'s daemon figures, run by it in a fresh Deno of its own: starts the fake LLM
+ * (tests/support's, with the default contract) in a Worker, spawns a real homed with its computed flags on the data
+ * dir given, and measures time from spawn to the first 200 of /healthz, until its log says memory is open, idle RSS
+ * (2 s after that, `ps`), and the turn overhead of `POST /api/chat`: request time minus the fake LLM server's own
+ * time for the turn's requests.
+ *
+ * Why a process of its own: the replay leaves the benchmark's process with a heap of hundreds of megabytes, and its
+ * garbage collections landed inside the timed requests — time that is the client's, not homed's. The fake LLM's
+ * thread is apart from the client's for the same reason (as in `bench:turn`): a remote LLM's work is not homed's.
+ * bench/memory/scale.ts starts this process with V8's `--single-threaded` (no compiler or collector threads): on a
+ * two-core machine, those of the client and the fake took a core from homed in the middle of its turns (on the year,
+ * p99 11.4 ms with them, 7.9–8.4 without, same homed).
+ *
+ * Input, as JSON on stdin: `{data, questions, warmUp, turns}`. Output, on stdout: one JSON {@link DaemonFigures}.
+ * Run by bench/memory/scale.ts, not as a task of its own.
+ *
+ * @module
+ */
+
+import { DEFAULT_CONTRACT, TEST_KEY } from "../../tests/support/contract.ts";
+import { healthy, spawnDeno, taskFlags, workspace } from "../../tests/support/homed_process.ts";
+import { percentile, rssMb } from "../support/report.ts";
+import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";
+
+/** What the client measured on one homed. */
+export interface DaemonFigures {
+  healthz_ms: number;
+  memory_open_ms: number;
+  memory_open_logged_ms: number;
+  idle_rss_mb: number;
+  rss_after_turns_mb: number;
+  turn_overhead_p50_ms: number;
+  turn_overhead_p99_ms: number;
+  turn_overhead_max_ms: number;
+  turn_total_p99_ms: number;
+  turns: number;
+}
+
+/** The input of one run. */
+export interface DaemonTurnsInput {
+  data: string;
+  questions: string[];
+  warmUp: number;
+  turns: number;
+}
+
+const TOKEN = "bench-owner-token-0123456789";
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs homed on `input.data` and measures it.
+ *
+ * @example
+ * ```ts
+ * const figures = await measureDaemon({ data: "/tmp/year", questions: ["Where is the key?"], warmUp: 50, turns: 1000 });
+ * figures.turn_overhead_p99_ms; // 7.9
+ * ```
+ */
+export async function measureDaemon(input: DaemonTurnsInput): Promise<DaemonFigures> {
+  const llm = await RemoteFakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({
+    llm: { base_url: llm.baseUrl, api_key: TEST_KEY },
+    onebot: { enabled: false },
+    daemon: { api_token: TOKEN, data_dir: input.data },
+  });
+  const url = `http://127.0.0.1:${ws.port}`;
+  const flags = await taskFlags("run", ws.env);
+  const decoder = new TextDecoder();
+  const started = performance.now();
+  const child = spawnDeno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
+  let stderr = "";
+  const drain = (async () => {
+    for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true });
+  })();
+  let exited = false;
+  const status = child.status.then((s) => (exited = true, s));
+  try {
+    let healthzMs = Number.NaN;
+    while (!exited && performance.now() - started < 60_000) {
+      if (await healthy(url)) {
+        healthzMs = performance.now() - started;
+        break;
+      }
+      await sleep(2);
+    }
+    if (Number.isNaN(healthzMs)) throw new Error(`homed did not answer /healthz:\n${stderr}`);
+    let openMs = Number.NaN;
+    while (!exited && performance.now() - started < 180_000) {
+      if (/Memory open in/.test(stderr)) {
+        openMs = performance.now() - started;
+        break;
+      }
+      await sleep(5);
+    }
+    const logged = Number(/Memory open in (\d+) ms/.exec(stderr)?.[1] ?? Number.NaN);
+    await sleep(2_000);
+    const idleRss = await rssMb(child.pid);
+    const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+    const overhead: number[] = [], total: number[] = [];
+    await llm.drain();
+    for (let n = 0; n < input.warmUp + input.turns; n++) {
+      // Queued before the clock starts: the round trip to the worker is not the turn's.
+      await llm.enqueue({ reply: n % 2 ? "好的，记下了。" : "Noted, it is on the top shelf." });
+      const text = input.questions[n % input.questions.length]!;
+      const t0 = performance.now();
+      const response = await fetch(`${url}/api/chat`, { method: "POST", headers, body: JSON.stringify({ text }) });
+      if (!response.ok) throw new Error(`/api/chat answered ${response.status}: ${await response.text()}`);
+      await response.json();
+      const elapsed = performance.now() - t0;
+      const server = (await llm.drain()).reduce((sum, ms) => sum + ms, 0);
+      if (n >= input.warmUp) {
+        overhead.push(elapsed - server);
+        total.push(elapsed);
+      }
+    }
+    const rssAfter = await rssMb(child.pid);
+    return {
+      healthz_ms: Math.round(healthzMs),
+      memory_open_ms: Math.round(openMs),
+      memory_open_logged_ms: logged,
+      idle_rss_mb: idleRss,
+      rss_after_turns_mb: rssAfter,
+      turn_overhead_p50_ms: round(percentile(overhead, 50)),
+      turn_overhead_p99_ms: round(percentile(overhead, 99)),
+      turn_overhead_max_ms: round(Math.max(...overhead)),
+      turn_total_p99_ms: round(percentile(total, 99)),
+      turns: overhead.length,
+    };
+  } finally {
+    if (!exited) child.kill("SIGTERM");
+    await status;
+    await drain;
+    await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
+    await llm.close().catch((error: Error) => console.warn(`fake LLM: ${error.message}`));
+  }
+}
+
+if (import.meta.main) {
+  const input = JSON.parse(await new Response(Deno.stdin.readable).text()) as DaemonTurnsInput;
+  console.log(JSON.stringify(await measureDaemon(input)));
+}
