@@ -27,16 +27,18 @@
  * 100 is the second slowest) and the reference block's. Then how each grows per 10k documents (least squares over
  * the checkpoints).
  *
- * Then the daemon's own figures: a real homed (a child process with its computed flags, the fake LLM from
- * tests/support answering instantly) started on the year's data dir as the replay's clean stop left it (a restart),
- * again on a copy marked as a crash leaves it (memory not closed cleanly: opening then checks both indexes against
- * memory.db), and the floor — the same homed on an empty data dir, in the same run: time from spawn to the first 200 of /healthz, until its log says memory is open, idle RSS
+ * Then the daemon's own figures: a real homed (a child process with its computed flags) started on a copy of the
+ * year's data dir as the replay's clean stop left it (a restart), on a copy marked as a crash leaves it (memory not
+ * closed cleanly: opening then checks both indexes against memory.db), and the floor — the same homed on an empty data
+ * dir, in the same run — each case three times, every figure the median of the three. The client is
+ * bench/memory/daemon_turns.ts in a fresh Deno of its own (single-threaded; the fake LLM from tests/support in its
+ * Worker, answering at once): time from spawn to the first 200 of /healthz, until its log says memory is open, idle RSS
  * (2 s after that, `ps`), and the turn overhead of 1,000 `POST /api/chat` (after 50 warm-up): request time minus the
  * fake LLM server's own time for the turn's requests. Targets: idle RSS ≤ floor + 60 MB, turn overhead p99 ≤ 10 ms.
  *
  * Run: deno task bench:memory-scale (writes bench/out/memory_scale/scale.json and scale.svg; --record:
  * bench/memory/scale.json and docs/memory-scale.svg; --keep-data keeps the year's data dir in /tmp and prints where;
- * --daemon-on=<that dir> measures only the daemon, on a copy of it, against the floor).
+ * --daemon-on=<that dir> measures only the daemon, on copies of it, against the floor).
  *
  * @module
  */
@@ -76,6 +78,8 @@ const K = 5;
 const WARM_UP_TURNS = 50;
 /** Turns timed: with 1,000 the p99 is the 10th slowest, not the 2nd of 200 (one hiccup of the VM). */
 const TURNS = 1_000;
+/** Runs of each daemon case: every figure is the median of these (one process's tail differs from the next's). */
+const DAEMON_RUNS = 3;
 const SOURCE = "qq:group:household";
 const HOUR = 3_600_000;
 
@@ -391,16 +395,11 @@ async function residentSynonyms(memoryDb: string): Promise<{ bytes: number; rebu
 }
 
 if (DAEMON_ON) {
-  // A copy, as the daemon changes what it opens (an older index format is written anew, the schema migrated).
-  const copy = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-copy-" });
-  await copyDir(DAEMON_ON, copy);
-  const empty = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-empty-" });
   const figures = {
-    "floor: homed, empty data dir": await daemon(empty),
-    [`homed on ${DAEMON_ON}`]: await daemon(copy),
+    "floor: homed, empty data dir": await daemonRuns(undefined),
+    [`homed on ${DAEMON_ON}`]: await daemonRuns(DAEMON_ON),
   };
   console.table(figures);
-  for (const dir of [copy, empty]) await Deno.remove(dir, { recursive: true });
   Deno.exit(0);
 }
 
@@ -635,6 +634,36 @@ console.log(
 // ---------------------------------------------------------------------------------------------------------------
 // The daemon's own figures.
 
+/** A case's figures: the median of {@link DAEMON_RUNS} runs, each figure on its own, and each run's p99. */
+type DaemonCase = DaemonFigures & { turn_overhead_p99_runs_ms: number[] };
+
+/**
+ * The daemon's figures on fresh copies of `source` (each run on its own, as a run adds to what it opens; an empty
+ * data dir without one); with `crashed`, each copy is marked as a crash leaves it.
+ */
+async function daemonRuns(source: string | undefined, options: { crashed?: boolean } = {}): Promise<DaemonCase> {
+  const runs: DaemonFigures[] = [];
+  for (let run = 0; run < DAEMON_RUNS; run++) {
+    const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-daemon-" });
+    try {
+      if (source) await copyDir(source, dir);
+      if (options.crashed) {
+        const db = openMemoryDb(join(dir, "memory", "memory.db"));
+        writeMeta(db, "closed_cleanly", "0");
+        db.close();
+      }
+      runs.push(await daemon(dir));
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const figures = Object.fromEntries(
+    Object.keys(runs[0]!).map((key) => [key, median(runs.map((r) => r[key as keyof DaemonFigures]))]),
+  ) as unknown as DaemonFigures;
+  return { ...figures, turn_overhead_p99_runs_ms: runs.map((r) => r.turn_overhead_p99_ms) };
+}
+
 /**
  * The daemon's figures on `data`, measured by bench/memory/daemon_turns.ts in a fresh Deno: this process holds the
  * replay's heap, whose collections would land inside the timed requests.
@@ -748,21 +777,11 @@ async function aloneIn(dir: string, what: "nothing" | "service" | "journal"): Pr
   };
 }
 
-// The daemon first, on the year as the replay's clean stop left it (a restart), then on a copy marked as a crash leaves
-// it — memory not closed cleanly, so opening checks the indexes against memory.db by their id digests.
-const emptyDir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-empty-" });
-const floor = await daemon(emptyDir);
-const withYear = await daemon(dataDir);
-const crashed = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-scale-crashed-" });
-await copyDir(dataDir, crashed);
-{
-  const db = openMemoryDb(join(crashed, "memory", "memory.db"));
-  writeMeta(db, "closed_cleanly", "0");
-  db.close();
-}
-const afterCrash = await daemon(crashed);
-await Deno.remove(crashed, { recursive: true });
-await Deno.remove(emptyDir, { recursive: true });
+// The daemon on an empty data dir (the floor), on the year as the replay's clean stop left it (a restart), and as a
+// crash leaves it — memory not closed cleanly, so opening checks the indexes against memory.db by their id digests.
+const floor = await daemonRuns(undefined);
+const withYear = await daemonRuns(dataDir);
+const afterCrash = await daemonRuns(dataDir, { crashed: true });
 
 const baselineAlone = await alone(memoryDir, "nothing");
 const memoryAlone = await alone(memoryDir, "service");
