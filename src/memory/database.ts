@@ -127,10 +127,15 @@ export function transaction<T>(db: DatabaseSync, work: () => T): T {
   }
 }
 
+/** WAL pages at which SQLite checkpoints by itself (40 MB): only a burst between two heartbeats gets there. */
+const WAL_SAFETY_PAGES = 10_000;
+/** Bytes of the WAL file kept once it has been folded in (SQLite's `journal_size_limit`). */
+const WAL_KEPT_BYTES = 4 * 1024 * 1024;
+
 /**
  * Folds memory.db's write-ahead log into the database file as far as no reader holds it back (SQLite's passive
- * checkpoint), which {@link openMemoryDb} turned off on commit; the log then starts over from its beginning. Returns
- * the pages copied.
+ * checkpoint), which {@link openMemoryDb} left to the heartbeat; the log then starts over from its beginning, cut back
+ * to 4 MB. Returns the pages copied.
  *
  * @example
  * ```ts
@@ -160,10 +165,12 @@ export function openMemoryDb(path: string): DatabaseSync {
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
-  // No checkpoint on commit: SQLite's automatic one (every 1,000 WAL pages) ran inside whichever turn's write crossed
-  // the mark, copying pages and syncing the file — 30–40 ms of that turn, once every few hundred turns. The
-  // heartbeat folds the WAL in instead ({@link checkpointMemoryDb}), between turns.
-  db.exec("PRAGMA wal_autocheckpoint = 0");
+  // Checkpoints on the heartbeat ({@link checkpointMemoryDb}), between turns: SQLite's own, every 1,000 WAL pages, ran
+  // inside whichever turn's commit crossed the mark, copying pages and syncing the file — 30–40 ms of that turn, once
+  // every few hundred turns. Its threshold stays as a safety net for a bulk write between two heartbeats (a memory job
+  // distilling a long backlog), and the log file is cut back once folded in, so such a burst does not keep its size.
+  db.exec(`PRAGMA wal_autocheckpoint = ${WAL_SAFETY_PAGES}`);
+  db.exec(`PRAGMA journal_size_limit = ${WAL_KEPT_BYTES}`);
   // 256 KiB of page cache instead of SQLite's 2 MiB: a turn reads a few rows by id, the OS caches the file anyway,
   // and the start-up scan of every id would otherwise keep 2 MiB resident (docs/PERFORMANCE.md, start-up).
   db.exec("PRAGMA cache_size = -256");
