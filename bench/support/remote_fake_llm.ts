@@ -26,6 +26,8 @@ export class RemoteFakeLlm {
    *
    * @example
    * ```ts
+   * import { DEFAULT_CONTRACT } from "../../tests/support/contract.ts";
+   *
    * const fake = await RemoteFakeLlm.start(DEFAULT_CONTRACT);
    * ```
    */
