@@ -657,9 +657,8 @@ async function daemonRuns(source: string | undefined, options: { crashed?: boole
       await Deno.remove(dir, { recursive: true });
     }
   }
-  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const figures = Object.fromEntries(
-    Object.keys(runs[0]!).map((key) => [key, median(runs.map((r) => r[key as keyof DaemonFigures]))]),
+    Object.keys(runs[0]!).map((key) => [key, percentile(runs.map((r) => r[key as keyof DaemonFigures]), 50)]),
   ) as unknown as DaemonFigures;
   return { ...figures, turn_overhead_p99_runs_ms: runs.map((r) => r.turn_overhead_p99_ms) };
 }

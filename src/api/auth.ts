@@ -40,14 +40,14 @@ export function bearerAuth(
   options: TokenOptions,
   refusal: { status: 401 | 403; code: string } = { status: 403, code: "forbidden" },
 ): MiddlewareHandler<{ Variables: ApiVariables }> {
-  const holders: Array<{ token: string; identity: Identity }> = [];
+  // Only the tokens' digests are kept, worked out once here.
+  const holders: Array<{ digest: Uint8Array; identity: Identity }> = [];
   if (options.ownerToken !== "") {
-    holders.push({ token: options.ownerToken, identity: { name: "owner", trust: "owner" } });
+    holders.push({ digest: secretDigest(options.ownerToken), identity: { name: "owner", trust: "owner" } });
   }
   for (const [name, person] of Object.entries(options.people)) {
-    holders.push({ token: person.token, identity: { name, trust: person.trust } });
+    holders.push({ digest: secretDigest(person.token), identity: { name, trust: person.trust } });
   }
-  const digests = holders.map((holder) => ({ ...holder, digest: secretDigest(holder.token) }));
   return async (c, next) => {
     if (holders.length === 0) {
       c.set("identity", { name: "owner", trust: "owner" });
@@ -62,7 +62,7 @@ export function bearerAuth(
     const given = secretDigest(match?.[1] ?? "");
     // Every token is compared, so the time taken does not tell which one (if any) came close.
     let found: Identity | undefined;
-    for (const holder of digests) if (sameDigest(given, holder.digest) && match) found = holder.identity;
+    for (const holder of holders) if (sameDigest(given, holder.digest) && match) found = holder.identity;
     if (!found) {
       throw new ApiError(
         refusal.status,
