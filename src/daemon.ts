@@ -27,6 +27,7 @@ import type { KnowledgeBase } from "./knowledge/knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge/knowledge_prompt.ts";
 import { startKnowledge } from "./knowledge/knowledge_setup.ts";
 import { knowledgeTools } from "./knowledge/knowledge_tools.ts";
+import { alwaysOffered, DEFAULT_MAX_TOOLS } from "./tools/tool_offer.ts";
 import { log } from "./log/logging.ts";
 import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
@@ -113,6 +114,20 @@ async function ensureDataDir(path: string): Promise<void> {
     await Deno.remove(probe);
   } catch (error) {
     throw new StartupError(`daemon.data_dir: ${path} is not writable: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * A configuration whose own tools cannot fit: homed's and the devices' tools are offered on every turn, so more of
+ * them than `llm.max_tools` would fail every request — refused at start, naming the key and what it must be.
+ */
+function checkToolRoom(tools: ToolRegistry, maxTools: number): void {
+  const always = tools.listing().filter(alwaysOffered).length;
+  if (always > maxTools) {
+    throw new StartupError(
+      `llm.max_tools: got ${maxTools}, but homed's own tools and the configured devices' come to ${always}, and ` +
+        `every turn offers them all; allowed: at least ${always} (DeepSeek and OpenAI accept up to ${DEFAULT_MAX_TOOLS})`,
+    );
   }
 }
 
@@ -360,7 +375,6 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
           : Promise.reject(new Error("homed is still starting")),
       learnDevices: (entities) => memory.learnDevices(entities),
     });
-    for (const tool of smartHome.confirmations.tools()) tools.register(tool);
     const devices = [
       http,
       ...(openAi ? [openAi] : []),
@@ -388,6 +402,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       devices: io,
       natives: qq.natives,
     });
+    checkToolRoom(tools, config.llm.max_tools);
     const traces = new TurnTraces({ clock, prices: config.llm.prices });
     const agent = buildAgent({
       config,

@@ -60,6 +60,7 @@ export function buildAgent(options: AgentSetupOptions): Agent {
     clock: options.clock,
     logger: options.logger,
     maxToolRounds: agent.max_tool_rounds,
+    maxTools: llm.max_tools,
     context: options.context,
     turnTimeoutMs: llm.turn_timeout,
     shutdownGraceMs: options.shutdownGraceMs,

@@ -41,6 +41,7 @@ async function checkMcpServers(loaded: LoadedConfig): Promise<Check[]> {
   const path = readEnv("PATH");
   const home = readEnv("HOME");
   const checks: Check[] = [];
+  let offered = 0;
   for (const server of servers) {
     const probe = await probeServer(server, {
       clock: systemClock,
@@ -49,8 +50,33 @@ async function checkMcpServers(loaded: LoadedConfig): Promise<Check[]> {
       timeoutMs: 20_000,
     });
     checks.push({ ok: probe.ok, name: `mcp.${server.name}`, detail: probe.detail });
+    offered += probe.offered ?? 0;
   }
+  if (offered > 0) checks.push(toolRoom(offered, loaded.config.llm.max_tools));
   return checks;
+}
+
+/**
+ * Whether the MCP servers' tools fit beside homed's own in one request (`llm.max_tools`). Over it homed still answers
+ * — each turn offers the ones nearest the message — but the owner should choose with `include`.
+ */
+export function toolRoom(mcpTools: number, maxTools: number): Check {
+  const where = "GET /api/status → agent.tools_left_out names what a turn left out";
+  if (mcpTools < maxTools) {
+    return {
+      ok: true,
+      name: "tools",
+      detail: `the MCP servers offer ${mcpTools} tools; a request offers at most ${maxTools} (llm.max_tools) with ` +
+        `homed's own and the devices' first; ${where}`,
+    };
+  }
+  return {
+    ok: false,
+    name: "tools",
+    detail: `the MCP servers offer ${mcpTools} tools, more than llm.max_tools (${maxTools}) by themselves: each ` +
+      `turn leaves out at least ${mcpTools - maxTools + 1} of them (those least related to the message; ${where}); ` +
+      `name the ones you want with mcp.servers.<name>.include`,
+  };
 }
 
 async function checkLlm(loaded: LoadedConfig, fetcher: typeof fetch): Promise<Check> {

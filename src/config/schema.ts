@@ -230,6 +230,9 @@ export const configSchema = z.strictObject({
     timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("30s"),
     turn_timeout: duration(1_000, 3_600_000, "1s to 1h").prefault("90s"),
     max_retries: number(0, 10, true).default(2),
+    // Most tools one request may offer: DeepSeek and OpenAI take at most 128. Over it a turn offers homed's own and
+    // the devices' tools and the plugin and MCP tools nearest the message; status names what was left out.
+    max_tools: number(1, 1024, true).default(128),
     provider: z.enum(["openai", "lua"], { error: '"openai" (chat completions) or "lua" (an adapter script)' })
       .default("openai"),
     adapter: z.string({ error: "the path of a Lua adapter script (empty: none)" }).default(""),

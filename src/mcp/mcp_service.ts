@@ -385,13 +385,20 @@ export interface ProbeOptions {
 export async function probeServer(
   server: McpServerConfig,
   options: ProbeOptions,
-): Promise<{ ok: boolean; detail: string }> {
+): Promise<{ ok: boolean; detail: string; offered?: number }> {
   try {
     const session = await openSession(server, options, { limitMs: options.timeoutMs ?? 15_000 });
     try {
       const names = session.tools.map((tool) => tool.name);
       const shown = names.slice(0, 10).join(", ") + (names.length > 10 ? `, … (${names.length - 10} more)` : "");
-      return { ok: true, detail: `${session.kind}, ${names.length} tools${names.length ? `: ${shown}` : ""}` };
+      // What homed would register of them: `include` and `exclude` applied.
+      const offered = mcpTools({ server, listed: session.tools, call: () => Promise.reject() }).tools.length;
+      const filtered = offered === names.length ? "" : ` (${offered} after include/exclude)`;
+      return {
+        ok: true,
+        detail: `${session.kind}, ${names.length} tools${filtered}${names.length ? `: ${shown}` : ""}`,
+        offered,
+      };
     } finally {
       await session.close();
     }

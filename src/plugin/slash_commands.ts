@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Dispatch, PromptSection } from "../prompt/contributor.ts";
+import type { PromptSection, ToolDispatch } from "../prompt/contributor.ts";
 import type { SkillState } from "./skill_catalogue.ts";
 
 /** A message that is a slash command: which skill, and the raw arguments. */
@@ -44,7 +44,7 @@ export function skillCommand(text: string, skills: readonly SkillState[]): Skill
  * commandDispatch(command); // { tool: "lights_set", args: { command: "kitchen off", … } }, or undefined
  * ```
  */
-export function commandDispatch(command: SkillCommand | undefined): Dispatch | undefined {
+export function commandDispatch(command: SkillCommand | undefined): ToolDispatch | undefined {
   const tool = command?.state.skill.commandTool;
   if (!command || !tool) return undefined;
   return {

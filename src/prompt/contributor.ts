@@ -87,13 +87,29 @@ export interface PromptContributor {
   afterTurn?(turn: TurnRecord): void | Promise<void>;
   /**
    * A message this contributor answers without the model: a tool to call directly (a skill's `/name args` with
-   * `command-dispatch: tool`). The call goes through the tool registry with the sender's trust, like any other.
+   * `command-dispatch: tool`), which goes through the tool registry with the sender's trust like any other call — or
+   * homed's own decision (the owner's yes to a waiting action), which is no tool at all, so no model can make it.
+   * `input.text` is what the person wrote, without what homed added (the description of a picture, a transcript).
    */
   dispatch?(input: PromptInput): Dispatch | undefined;
 }
 
+/** A message answered without the model: a tool call, or homed's own decision. */
+export type Dispatch = ToolDispatch | DecisionDispatch;
+
 /** A tool call that answers a message without the model. */
-export interface Dispatch {
+export interface ToolDispatch {
   tool: string;
   args: Record<string, unknown>;
+}
+
+/**
+ * An answer homed decides itself from the person's own message, such as the owner's yes to a sensitive action. It is
+ * reachable only from a message (never from a tool the model could call): its result is the reply.
+ */
+export interface DecisionDispatch {
+  /** What the decision is, for logs and the turn inspector (e.g. `confirmation a1b2`). */
+  decision: string;
+  /** Carries it out; `signal` aborts when the turn is cancelled. Resolves with the reply. */
+  decide(signal: AbortSignal): Promise<string>;
 }

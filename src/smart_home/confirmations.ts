@@ -1,9 +1,12 @@
 /**
  * Asking the owner before a sensitive action (unlocking a door, disarming an alarm, opening the garage). The action
  * is not run: the owner is asked — in the chat where they asked, or on their own channel when someone else did — and
- * the owner's *next* message in that chat decides it: exactly `yes`, `是` or `确认` (or `/confirm <id>` anywhere) within
- * the timeout runs it once, through the tool `smart_home_confirm` (owner only), costing no LLM call; anything else, the
- * timeout, or anyone else's yes runs nothing. The decision is homed's, never the model's: the model can only ask.
+ * the owner's *next* message in that chat decides it: exactly `yes`, `是` or `确认` within the timeout runs it once,
+ * costing no LLM call; anything else, the timeout, or anyone else's yes runs nothing. When two actions wait in one
+ * chat a bare yes runs neither (homed lists them and asks for `/confirm <id>`): a yes decides only the action it names.
+ *
+ * The decision is homed's, never the model's: it is reachable only from the owner's own message (a
+ * {@link DecisionDispatch}), never from a tool, so no model — nor text a model obeys — can confirm anything.
  *
  * @module
  */
@@ -11,8 +14,7 @@
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { Trust } from "../identity/trust.ts";
-import type { Dispatch, PromptContributor, PromptInput } from "../prompt/contributor.ts";
-import type { Tool } from "../tools/tool.ts";
+import type { DecisionDispatch, PromptContributor, PromptInput } from "../prompt/contributor.ts";
 
 /** Who asked for an action, from the turn's tool context. */
 export interface AskingTurn {
@@ -40,6 +42,8 @@ export interface ConfirmationOutcome {
   asked: AskingTurn;
   outcome: "confirmed" | "declined" | "expired";
   result?: string;
+  /** The chat of the owner's message that decided it (absent when it expired). */
+  decidedOn?: string;
   at: number;
 }
 
@@ -59,13 +63,13 @@ export interface ConfirmationsOptions {
 }
 
 const YES = new Set(["yes", "y", "是", "是的", "确认", "好", "ok"]);
-const CONFIRM_COMMAND = /^\/confirm\s+([0-9a-f]{4,8})\s*$/i;
+/** `/confirm <id>`, or a yes followed by the id (`yes a1b2`, `是 a1b2`). */
+const CONFIRM_COMMAND = /^(?:\/confirm|yes|y|ok|是|是的|确认|好)\s+([0-9a-f]{4,8})$/i;
 
-/** The pending confirmations, their question and their one way to run. */
+/** The pending confirmations, their question, and the owner's message that decides each. */
 export class Confirmations implements PromptContributor {
   #options: ConfirmationsOptions;
   #pending = new Map<string, Pending>();
-  #tools: readonly Tool[];
 
   /**
    * @example
@@ -84,24 +88,6 @@ export class Confirmations implements PromptContributor {
    */
   constructor(options: ConfirmationsOptions) {
     this.#options = options;
-    this.#tools = [{
-      name: "smart_home_confirm",
-      description:
-        "Runs an action the owner confirmed. homed calls it when the owner answers yes; the model has no use for it.",
-      parameters: {
-        type: "object",
-        properties: { id: { type: "string", pattern: "^[0-9a-f]{4,8}$" } },
-        required: ["id"],
-        additionalProperties: false,
-      },
-      allow: "owner",
-      execute: (args) => this.#confirm(String(args.id)),
-    }];
-  }
-
-  /** The tool the owner's yes goes through. */
-  tools(): readonly Tool[] {
-    return this.#tools;
   }
 
   /**
@@ -128,12 +114,12 @@ export class Confirmations implements PromptContributor {
     };
     this.#pending.set(id, pending);
     const who = turn.trust === "owner" ? "" : ` (asked by ${turn.sender} on ${turn.source})`;
+    const waiting = this.#waitingIn(channel).length;
+    const how = waiting > 1
+      ? `${waiting} actions wait here now: reply /confirm ${id} within ${minutes} min to do this one`
+      : `Reply 是 / yes within ${minutes} min to do it, anything else to leave it (or /confirm ${id})`;
     try {
-      await this.#options.send(
-        channel,
-        `Confirm: ${summary}${who}? Reply 是 / yes within ${minutes} min to do it, anything else to leave it ` +
-          `(or /confirm ${id}).`,
-      );
+      await this.#options.send(channel, `Confirm: ${summary}${who}? ${how}.`);
     } catch (error) {
       this.#pending.delete(id);
       return `Not done: "${summary}" needs the owner's confirmation, but asking on ${channel} failed: ` +
@@ -145,22 +131,31 @@ export class Confirmations implements PromptContributor {
   }
 
   /**
-   * The owner's answer in a chat with a pending action: a yes becomes the confirm tool's call (no model); any other
-   * message from the owner there declines it, and goes on to the model as usual.
+   * The owner's answer in a chat with a pending action: a yes that names one action — `/confirm <id>` (in the chat
+   * it was asked in or on the owner's own channel), or a bare yes where exactly one waits — is decided here, with no
+   * model; a bare yes where several wait runs none and lists them; any other message from the owner there declines
+   * what waits, and goes on to the model as usual. Only a message that is the owner's own can decide: the channel
+   * authenticated its trust, and a schedule firing comes from `timer:…`, which is no chat an action waits in.
    */
-  dispatch(input: PromptInput): Dispatch | undefined {
+  dispatch(input: PromptInput): DecisionDispatch | undefined {
     if (input.trust !== "owner") return undefined;
     this.#expire();
-    const text = input.text.trim();
-    const command = CONFIRM_COMMAND.exec(text);
-    if (command) return { tool: "smart_home_confirm", args: { id: command[1]!.toLowerCase() } };
-    const waiting = [...this.#pending.values()].filter((pending) => pending.channel === input.source);
-    const newest = waiting.at(-1);
-    if (!newest) return undefined;
-    if (YES.has(text.replace(/[。.!！\s]+$/u, "").toLowerCase())) {
-      return { tool: "smart_home_confirm", args: { id: newest.id } };
+    const text = input.text.trim().replace(/[。.!！\s]+$/u, "");
+    const named = CONFIRM_COMMAND.exec(text);
+    if (named) {
+      const id = named[1]!.toLowerCase();
+      return { decision: `confirmation ${id}`, decide: () => this.#confirmNamed(id, input.source) };
     }
-    for (const pending of waiting) this.#decide(pending, "declined");
+    const waiting = this.#waitingIn(input.source);
+    if (waiting.length === 0) return undefined;
+    if (YES.has(text.toLowerCase())) {
+      if (waiting.length === 1) {
+        const only = waiting[0]!;
+        return { decision: `confirmation ${only.id}`, decide: () => this.#confirm(only, input.source) };
+      }
+      return { decision: "confirmation (ambiguous yes)", decide: () => Promise.resolve(ambiguous(waiting)) };
+    }
+    for (const pending of waiting) this.#decide(pending, "declined", input.source);
     return undefined;
   }
 
@@ -176,40 +171,59 @@ export class Confirmations implements PromptContributor {
     }));
   }
 
-  async #confirm(id: string): Promise<string> {
+  #confirmNamed(id: string, source: string): Promise<string> {
     this.#expire();
     const pending = this.#pending.get(id);
-    if (!pending) return `Nothing is waiting for confirmation ${id} (it ran, was declined or expired)`;
-    this.#pending.delete(id);
+    if (!pending) return Promise.resolve(`Nothing is waiting for confirmation ${id} (it ran, was declined or expired)`);
+    if (source !== pending.channel && source !== this.#options.ownerChannel) {
+      return Promise.resolve(
+        `Confirmation ${id} is decided on ${pending.channel}` +
+          (this.#options.ownerChannel && this.#options.ownerChannel !== pending.channel
+            ? ` or on your own channel ${this.#options.ownerChannel}`
+            : "") +
+          `, not on ${source}; nothing was done`,
+      );
+    }
+    return this.#confirm(pending, source);
+  }
+
+  async #confirm(pending: Pending, source: string): Promise<string> {
+    this.#pending.delete(pending.id);
     let result: string;
     try {
       result = await pending.run();
     } catch (error) {
       result = `Confirmed, but it failed: ${(error as Error).message}`;
     }
-    this.#report(pending, "confirmed", result);
+    this.#report(pending, "confirmed", source, result);
     return `Done: ${pending.summary}. ${result}`;
   }
 
-  #decide(pending: Pending, outcome: "declined" | "expired"): void {
+  #decide(pending: Pending, outcome: "declined" | "expired", source?: string): void {
     this.#pending.delete(pending.id);
     this.#options.logger.info("Confirmation {id} ({summary}) {outcome}; nothing was done", {
       id: pending.id,
       summary: pending.summary,
       outcome,
     });
-    this.#report(pending, outcome);
+    this.#report(pending, outcome, source);
   }
 
-  #report(pending: Pending, outcome: ConfirmationOutcome["outcome"], result?: string): void {
+  #report(pending: Pending, outcome: ConfirmationOutcome["outcome"], source?: string, result?: string): void {
     this.#options.onOutcome?.({
       id: pending.id,
       summary: pending.summary,
       asked: pending.asked,
       outcome,
       ...(result === undefined ? {} : { result }),
+      ...(source === undefined ? {} : { decidedOn: source }),
       at: this.#options.clock.now(),
     });
+  }
+
+  /** The actions whose question went to `channel`, oldest first. */
+  #waitingIn(channel: string): Pending[] {
+    return [...this.#pending.values()].filter((pending) => pending.channel === channel);
   }
 
   #expire(): void {
@@ -224,4 +238,14 @@ export class Confirmations implements PromptContributor {
       if (!this.#pending.has(id)) return id;
     }
   }
+}
+
+/** The reply to a bare yes where several actions wait: which they are, and how to name one. Nothing runs. */
+function ambiguous(waiting: readonly Pending[]): string {
+  const lines = waiting.map((pending) =>
+    `- ${pending.id}: ${pending.summary}` +
+    (pending.asked.trust === "owner" ? "" : ` (asked by ${pending.asked.sender} on ${pending.asked.source})`)
+  );
+  return `${waiting.length} actions wait for your yes here, so a bare yes does none of them:\n${lines.join("\n")}\n` +
+    `Reply /confirm <id> for the one you mean.`;
 }

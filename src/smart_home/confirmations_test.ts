@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
-import { testToolContext } from "../../tests/support/tool_context.ts";
-import { ToolRegistry } from "../tools/registry.ts";
 import { type ConfirmationOutcome, Confirmations } from "./confirmations.ts";
 
 function setup(ownerChannel: string | null = "qq:private:10001") {
@@ -19,8 +17,6 @@ function setup(ownerChannel: string | null = "qq:private:10001") {
     onOutcome: (outcome) => outcomes.push(outcome),
     newId: () => (0xa000 + ids++).toString(16),
   });
-  const registry = new ToolRegistry();
-  for (const tool of confirmations.tools()) registry.register(tool);
   let runs = 0;
   const unlock = {
     summary: "Unlock lock.front_door (lock.unlock)",
@@ -35,9 +31,7 @@ function setup(ownerChannel: string | null = "qq:private:10001") {
   });
   const answer = async (text: string, trust: "owner" | "household" | "guest" = "owner", source?: string) => {
     const dispatch = confirmations.dispatch(input(text, trust, source));
-    if (!dispatch) return undefined;
-    const context = testToolContext(source ?? "qq:private:10001", trust);
-    return (await registry.call(dispatch.tool, JSON.stringify(dispatch.args), context)).content;
+    return await dispatch?.decide(new AbortController().signal);
   };
   return { clock, sent, outcomes, confirmations, unlock, answer, runs: () => runs };
 }
@@ -80,14 +74,25 @@ Deno.test("a guest's or a household member's yes runs nothing; the owner's other
   assert.deepEqual(t.outcomes.map((o) => o.outcome), ["declined", "expired"]);
 });
 
-Deno.test("/confirm <id> works from any of the owner's chats; no owner channel means it is refused", async () => {
+Deno.test("/confirm <id> works in the chat it was asked in and on the owner's channel only; no owner channel means it is refused", async () => {
   const t = setup();
   await t.confirmations.ask({ ...t.unlock, turn: { ...OWNER_TURN, source: "http", sender: "owner" } });
   assert.equal(t.sent[0]![0], "http");
+  // A schedule the model set fires as the owner's message from timer:…: no chat an action waits in.
+  assert.equal(
+    await t.answer("/confirm a000", "owner", "timer:5"),
+    "Confirmation a000 is decided on http or on your own channel qq:private:10001, not on timer:5; nothing was done",
+  );
+  assert.match(
+    await t.answer("/confirm a000", "owner", "openai:owner") ?? "",
+    /, not on openai:owner; nothing was done$/,
+  );
+  assert.equal(t.runs(), 0);
   assert.equal(
     await t.answer("/confirm a000", "owner", "qq:private:10001"),
     "Done: Unlock lock.front_door (lock.unlock). unlocked (1)",
   );
+  assert.deepEqual(t.outcomes.map((o) => [o.outcome, o.decidedOn]), [["confirmed", "qq:private:10001"]]);
   assert.equal(
     await t.answer("/confirm a000", "guest", "qq:private:10001"),
     undefined,
@@ -97,4 +102,34 @@ Deno.test("/confirm <id> works from any of the owner's chats; no owner channel m
   const told = await none.confirmations.ask({ ...none.unlock, turn: { ...OWNER_TURN, trust: "household" } });
   assert.match(told, /^Not done: .* homed has no channel to ask the owner on \(set onebot\.owner\)$/);
   assert.deepEqual(none.sent, []);
+});
+
+Deno.test("no tool exists through which anything could confirm: the decision is a message's, never a call's", () => {
+  const t = setup();
+  assert.equal("tools" in t.confirmations, false);
+  assert.equal(t.confirmations.dispatch({ text: "yes", source: "x", sender: "m", time: 0 }), undefined);
+});
+
+Deno.test("a bare yes decides only the one action that waits; with two waiting it runs neither and names both", async () => {
+  const t = setup();
+  const lock = { summary: "Lock lock.front_door (lock.lock)", run: () => Promise.resolve("locked") };
+  await t.confirmations.ask({ ...lock, turn: OWNER_TURN });
+  // A member asks right after: the question goes to the same chat, the owner's own.
+  const member = { eventId: "e3", source: "qq:private:10002", sender: "10002", trust: "household" as const };
+  await t.confirmations.ask({ ...t.unlock, turn: member });
+  assert.match(t.sent[1]![1], /2 actions wait here now: reply \/confirm a001 within 2 min to do this one\.$/);
+  const answer = await t.answer("是");
+  assert.equal(
+    answer,
+    "2 actions wait for your yes here, so a bare yes does none of them:\n" +
+      "- a000: Lock lock.front_door (lock.lock)\n" +
+      "- a001: Unlock lock.front_door (lock.unlock) (asked by 10002 on qq:private:10002)\n" +
+      "Reply /confirm <id> for the one you mean.",
+  );
+  assert.equal(t.runs(), 0);
+  assert.equal(t.confirmations.status().length, 2, "both still wait");
+  assert.equal(await t.answer("yes a000"), "Done: Lock lock.front_door (lock.lock). locked");
+  assert.equal(t.runs(), 0, "the unlock did not run");
+  assert.equal(await t.answer("yes"), "Done: Unlock lock.front_door (lock.unlock). unlocked (1)", "one waits now");
+  assert.deepEqual(t.outcomes.map((o) => [o.id, o.outcome]), [["a000", "confirmed"], ["a001", "confirmed"]]);
 });

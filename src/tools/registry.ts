@@ -10,6 +10,7 @@ import { describeRule, permits } from "../identity/trust.ts";
 import { compileSchema, type SchemaCheck, type SchemaViolation } from "./json_schema.ts";
 import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
 import { compareText } from "../text/compare_text.ts";
+import type { ListedTool } from "./tool_offer.ts";
 
 /**
  * Who registered a tool, so a reload replaces exactly its tools: the core, one device (`device:<name>`, the IO layer
@@ -56,6 +57,15 @@ function specsOf(entries: ReadonlyMap<string, Entry>): ToolSpec[] {
   return [...entries.values()]
     .map(({ tool }) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }))
     .sort((a, b) => compareText(a.name, b.name));
+}
+
+/** Every tool of a table with its owner and rule, sorted by name. */
+function listingOf(entries: ReadonlyMap<string, Entry>): ListedTool[] {
+  const specs = specsOf(entries);
+  return specs.map((spec) => {
+    const entry = entries.get(spec.name)!;
+    return { spec, owner: entry.owner, allow: entry.tool.allow };
+  });
 }
 
 function render(value: unknown): string {
@@ -188,12 +198,27 @@ export class ToolRegistry {
    * await tools.call("clock_now", "{}", context); // …and called later in the same turn, even after a reload
    * ```
    */
-  view(): Pick<ToolRegistry, "specs" | "call"> {
+  view(): Pick<ToolRegistry, "specs" | "call" | "listing"> {
     const entries = this.#entries;
     return {
       specs: () => specsOf(entries),
+      listing: () => listingOf(entries),
       call: (name, rawArguments, context) => this.#callIn(entries, name, rawArguments, context),
     };
+  }
+
+  /**
+   * Every tool with who registered it and who may cause it, sorted by name — for choosing what a turn offers when
+   * there are more than the model accepts (`chooseTools`).
+   *
+   * @example
+   * ```ts
+   * declare const registry: ToolRegistry;
+   * registry.listing().filter((tool) => tool.owner.startsWith("mcp:")).length; // the MCP servers' tools
+   * ```
+   */
+  listing(): ListedTool[] {
+    return listingOf(this.#entries);
   }
 
   /** True when a tool of that name is registered. */

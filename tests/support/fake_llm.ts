@@ -41,7 +41,12 @@ export type FakeStep =
     reasoning?: string;
   }
   | { status: number; headers?: Record<string, string>; body?: unknown; delayMs?: number }
-  | { raw: (request: RecordedRequest) => Response | Promise<Response> };
+  | { raw: (request: RecordedRequest) => Response | Promise<Response> }
+  /**
+   * An answer made from the request itself — a hostile model that calls tools with whatever it was shown (every id
+   * in the messages, every tool in the list).
+   */
+  | { from: (request: RecordedRequest) => Exclude<FakeStep, { from: unknown }> };
 
 /** A request the fake received. */
 export interface RecordedRequest {
@@ -83,6 +88,8 @@ export function fakePromptTokens(body: Record<string, unknown>): number {
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** The most tools DeepSeek's and OpenAI's chat APIs accept in one request. */
+const MAX_TOOLS = 128;
 
 /** Checks one request body against the contract; returns the violations. */
 export function checkRequest(body: Record<string, unknown>, expect: FakeExpectations): string[] {
@@ -145,7 +152,10 @@ export function checkRequest(body: Record<string, unknown>, expect: FakeExpectat
       );
     }
   }
-  for (const tool of (body.tools ?? []) as Array<{ type?: string; function?: { name?: string } }>) {
+  const tools = (body.tools ?? []) as Array<{ type?: string; function?: { name?: string } }>;
+  // DeepSeek's and OpenAI's limit: a longer list fails the whole request.
+  if (tools.length > MAX_TOOLS) problems.push(`tools has ${tools.length} entries; at most ${MAX_TOOLS} are accepted`);
+  for (const tool of tools) {
     if (tool.type !== "function" || !TOOL_NAME.test(tool.function?.name ?? "")) {
       problems.push(`bad tool declaration ${JSON.stringify(tool).slice(0, 80)}`);
     }
@@ -238,7 +248,8 @@ export class FakeLlm {
       this.violations.push(...problems.map((p) => `request #${this.requests.length}: ${p}`));
       return Response.json({ error: { message: `fake LLM: ${problems.join("; ")}` } }, { status: 400 });
     }
-    const step = this.#steps.shift()!;
+    const next = this.#steps.shift()!;
+    const step = "from" in next ? next.from(recorded) : next;
     if ("raw" in step) return await step.raw(recorded);
     if (step.delayMs) await new Promise((resolve) => setTimeout(resolve, step.delayMs));
     if ("status" in step) {

@@ -27,6 +27,8 @@ import type { ChatMessage, Provider, ToolCall } from "../../provider/provider.ts
 import { ProviderError } from "../../provider/provider_error.ts";
 import { type ContextEntry, type ContextWindow, SHRINK_TO } from "../../context/context_window.ts";
 import { EventLog } from "./event_log.ts";
+import { escapeMarkers } from "../../text/untrusted.ts";
+import { chooseTools, DEFAULT_MAX_TOOLS } from "../../tools/tool_offer.ts";
 import { buildSystemPrompt, lowestTrustSeen, tagMessage, withReference } from "./prompt.ts";
 import { cutToTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
@@ -62,6 +64,8 @@ export interface AgentOptions {
   media?: MediaService;
   /** The turn inspector's record of each turn's requests (`GET /api/turns`). */
   traces?: TurnTraces;
+  /** `llm.max_tools`: most tools one request offers the model (128 by default, DeepSeek's and OpenAI's limit). */
+  maxTools?: number;
 }
 
 const TOOL_GUIDANCE = [
@@ -96,6 +100,7 @@ export class Agent implements Service {
   #events = new EventLog();
   /** Inputs whose reply is spoken (`speech.reply_with_voice`), until it is handed over. */
   #speakTo = new Set<string>();
+  #leftOut: string[] = [];
   #counts = { turns: 0, failedTurns: 0, turnTimeouts: 0, cutToolResults: 0, lowerTrustReferences: 0 };
   /** The lowest trust the last turn's reference block held (with the turn's own), for `/api/status`. */
   #lastLowestTrustSeen: Trust | undefined;
@@ -146,6 +151,23 @@ export class Agent implements Service {
   /** Largest single tool result, in estimated tokens: a quarter of the context budget, at most 8,000. */
   get #maxToolResultTokens(): number {
     return Math.min(8_000, Math.floor(this.#contextTokens / 4));
+  }
+
+  get #maxTools(): number {
+    return this.#options.maxTools ?? DEFAULT_MAX_TOOLS;
+  }
+
+  /** The last turn's left-out tools, for status; logged when the set changes (not once per turn). */
+  #noteLeftOut(leftOut: readonly string[]): void {
+    const key = leftOut.join(",");
+    if (key !== this.#leftOut.join(",") && leftOut.length) {
+      this.#options.logger.warn(
+        "More tools than llm.max_tools ({max}): this turn left out {count} ({names}); name the ones you want with " +
+          "mcp.servers.<name>.include",
+        { max: this.#maxTools, count: leftOut.length, names: leftOut.slice(0, 20).join(", ") },
+      );
+    }
+    this.#leftOut = [...leftOut];
   }
 
   /** Starts the event loop. */
@@ -202,6 +224,8 @@ export class Agent implements Service {
       turn_timeouts: this.#counts.turnTimeouts,
       cut_tool_results: this.#counts.cutToolResults,
       lower_trust_reference_turns: this.#counts.lowerTrustReferences,
+      max_tools: this.#maxTools,
+      tools_left_out: [...this.#leftOut],
       last_turn_lowest_trust_seen: this.#lastLowestTrustSeen ?? null,
       busy: this.#busy,
       queued: this.#options.io.queued,
@@ -495,14 +519,17 @@ export class Agent implements Service {
       replyChannel: route.current,
       setReplyChannel: route.set,
     };
-    const input = promptInput(event, text);
+    // What the person wrote, without what homed added: a picture's description decides nothing.
+    const input = promptInput(event, message.text);
     for (const contributor of this.#options.promptContributors ?? []) {
       const dispatch = contributor.dispatch?.(input);
       if (!dispatch) continue;
-      // A command that bypasses the model: its tool's result is the reply.
-      const outcome = await tools.call(dispatch.tool, JSON.stringify(dispatch.args), toolContext);
-      const reply = outcome.content.trim() === "" ? "(The command gave no output.)" : outcome.content;
-      turn.push({ role: "assistant", content: reply });
+      // A command that bypasses the model: its tool's result, or homed's own decision, is the reply.
+      const answer = "decision" in dispatch
+        ? await dispatch.decide(signal)
+        : (await tools.call(dispatch.tool, JSON.stringify(dispatch.args), toolContext)).content;
+      const reply = answer.trim() === "" ? "(The command gave no output.)" : answer;
+      turn.push({ role: "assistant", content: escapeMarkers(reply) });
       this.#remember(event, turn, text, reply);
       return { reply, rounds: 0 };
     }
@@ -511,9 +538,12 @@ export class Agent implements Service {
     const streaming = message.stream;
     const onDelta = (delta: string) => io.report(event.source, { type: "delta", eventId: event.id, text: delta });
 
+    // More tools than the model accepts: this turn offers homed's and the devices' and those nearest the message.
+    const offer = chooseTools(tools.listing(), { max: this.#maxTools, trust: event.trust, text: message.text });
+    this.#noteLeftOut(offer.leftOut);
     for (let round = 1; round <= maxToolRounds; round++) {
       const lastRound = round === maxToolRounds;
-      const specs = lastRound ? [] : tools.specs();
+      const specs = lastRound ? [] : offer.specs;
       const messages = this.#fit(system, first, turn);
       const traced = trace?.request({
         round,
@@ -548,23 +578,26 @@ export class Agent implements Service {
           if (streaming) onDelta(`\n\n${note}`);
         }
         if (reply.trim() === "") reply = "(The model returned an empty answer.)";
-        turn.push({ role: "assistant", content: reply });
+        // The model's words are untrusted text like any other: in history, what looks like a tag is escaped.
+        turn.push({ role: "assistant", content: escapeMarkers(reply) });
         this.#remember(event, turn, text, reply);
         return { reply, rounds: round };
       }
       const calls = uniqueIds(response.toolCalls);
       turn.push({
         role: "assistant",
-        content: response.content === "" ? null : response.content,
+        content: response.content === "" ? null : escapeMarkers(response.content),
         // History holds arguments the API accepts; the tool's error result tells the model what was wrong.
         tool_calls: calls.map(acceptableArguments),
         ...(keepReasoning && response.reasoningContent ? { reasoning_content: response.reasoningContent } : {}),
       });
       for (const call of calls) {
         const outcome = await tools.call(call.function.name, call.function.arguments, toolContext);
-        const content = cutToTokens(outcome.content, this.#maxToolResultTokens);
-        if (content !== outcome.content) this.#counts.cutToolResults++;
-        turn.push({ role: "tool", tool_call_id: call.id, content });
+        const cut = cutToTokens(outcome.content, this.#maxToolResultTokens);
+        if (cut !== outcome.content) this.#counts.cutToolResults++;
+        // A tool result carries what others wrote (a web page, a device's name, an MCP server's text): a tag in it
+        // stays text, never a message from someone.
+        turn.push({ role: "tool", tool_call_id: call.id, content: escapeMarkers(cut) });
         io.report(event.source, { type: "tool", eventId: event.id, name: call.function.name, ok: outcome.ok });
       }
     }

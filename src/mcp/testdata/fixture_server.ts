@@ -8,7 +8,9 @@
  * - `cancellations`: that count;
  * - `add_tool`: adds the tool `late` and sends `notifications/tools/list_changed`;
  * - `strict {n}`: a schema with `if`/`then` (homed cannot check those), and the server's own check that `n` > 0;
- * - `fail`: the tool's own failure (`isError: true`).
+ * - `fail`: the tool's own failure (`isError: true`);
+ * - with the argument `--gadgets=N`, N more tools `gadget_<i>` (a server that offers more than a model accepts) and
+ *   `weather_forecast`, which answers `sunny in <city>`.
  *
  * Run: `deno run --no-prompt --allow-read=. src/mcp/testdata/fixture_server.ts` from the repository root.
  *
@@ -26,7 +28,7 @@ const server = new Server({ name: "homed-fixture", version: "1.0.0" }, {
   capabilities: { tools: { listChanged: true } },
 });
 
-const tools = [
+const tools: Array<{ name: string; description: string; inputSchema: Record<string, unknown> & { type: "object" } }> = [
   {
     name: "big",
     description: "Returns that many characters",
@@ -48,6 +50,17 @@ const tools = [
   },
   { name: "fail", description: "Always fails", inputSchema: { type: "object" } },
 ];
+const gadgets = Number(/^--gadgets=(\d+)$/.exec(Deno.args.find((arg) => arg.startsWith("--gadgets=")) ?? "")?.[1] ?? 0);
+for (let i = 1; i <= gadgets; i++) {
+  tools.push({ name: `gadget_${i}`, description: `Switches gadget number ${i}`, inputSchema: { type: "object" } });
+}
+if (gadgets) {
+  tools.push({
+    name: "weather_forecast",
+    description: "The weather forecast for a city",
+    inputSchema: { type: "object", properties: { city: { type: "string" } } },
+  });
+}
 let cancelled = 0;
 
 const text = (value: string): CallToolResult => ({ content: [{ type: "text", text: value }] });
@@ -83,6 +96,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<
       return Number(args.n) > 0
         ? text(`n is ${args.n}`)
         : { content: [{ type: "text", text: "n must be positive (the server's own check)" }], isError: true };
+    case "weather_forecast":
+      return text(`sunny in ${args.city}`);
     case "fail":
       return { content: [{ type: "text", text: "it broke" }], isError: true };
     default:
