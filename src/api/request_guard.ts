@@ -1,7 +1,8 @@
 /**
  * What a browser or a rebinding DNS name can do to a daemon on loopback: send a "simple" cross-site POST (text/plain,
  * a form; no preflight), or reach homed under an attacker's host name and read the answers. The guard refuses both, and
- * oversize requests, before any route runs.
+ * oversize requests, before any route runs — and before any token is looked at, so the rules hold with tokens or
+ * without.
  *
  * @module
  */
@@ -21,7 +22,7 @@ export interface RequestGuardOptions {
   port: () => number;
   /** `daemon.public_hosts`: names (any port) or `name:port` homed is reached as beyond loopback. */
   publicHosts: readonly string[];
-  /** `daemon.allowed_origins`: web origins allowed to call `/api/*` besides homed's own pages. */
+  /** `daemon.allowed_origins`: web origins allowed to call `/api/*`, `/v1/*` and `/mcp` besides homed's own pages. */
   allowedOrigins: readonly string[];
 }
 
@@ -59,10 +60,33 @@ function shown(value: string): string {
   return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
 }
 
+/** The API, the OpenAI-compatible door and MCP: their every request is a program's, never a page a browser shows. */
+const API_PATH = /^\/(?:api|v1|mcp)(?:\/|$)/;
+/** The methods a page load or a link uses, which change nothing (a state-changing route never answers them). */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
 /**
- * The guard, for every route: 414/431 for oversize requests, 421 for a Host homed is not known as, 403 for a
- * cross-site `Origin` on `/api/*`, 415 for an `/api/*` body that is not JSON. Requests without an `Origin` (curl,
- * `homed chat`) and homed's own pages pass.
+ * Which cross-site rules a request is under: the Origin rule on any method to the API's paths (MCP: "every incoming
+ * connection", its event-stream GET included), and on any path to a method that may change state; the JSON-only body
+ * rule to every method that may change state, whatever its path — a route added later is covered without a list.
+ * Plain page GETs (the console, `/healthz`, the OneBot handshake, which refuses any Origin itself) are under neither.
+ *
+ * @example
+ * ```ts
+ * crossSiteRules("POST", "/v1/chat/completions"); // { origin: true, body: true }
+ * crossSiteRules("GET", "/mcp"); // { origin: true, body: false }
+ * crossSiteRules("GET", "/console/app.js"); // { origin: false, body: false }
+ * ```
+ */
+export function crossSiteRules(method: string, path: string): { origin: boolean; body: boolean } {
+  const changes = !SAFE_METHODS.has(method.toUpperCase());
+  return { origin: changes || API_PATH.test(path), body: changes };
+}
+
+/**
+ * The guard, for every route: 414/431 for oversize requests, 421 for a Host homed is not known as, then the
+ * {@link crossSiteRules}: 403 for an `Origin` other than homed's own or one of `daemon.allowed_origins`, 415 for a body
+ * that is not JSON. Requests without an `Origin` (curl, `homed chat`, the `openai` client) and homed's own pages pass.
  *
  * @example
  * ```ts
@@ -96,35 +120,35 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler {
         `homed is not served as ${shown(host)}; if that is how you reach it, add it to daemon.public_hosts`,
       );
     }
-    if (url.pathname.startsWith("/api/")) {
-      const origin = c.req.header("origin");
-      if (origin !== undefined) {
-        const own = origin === `http://${host}` || origin === `https://${host}`;
-        if (!own && !options.allowedOrigins.includes(origin)) {
-          throw new ApiError(
-            403,
-            "origin_not_allowed",
-            `Requests from the web page at ${shown(origin)} may not use homed's API; if you trust it, add it to ` +
-              `daemon.allowed_origins`,
-          );
-        }
+    // The path the router matches: it decodes escapes ("/%61pi/chat" runs POST /api/chat), URL.pathname does not.
+    const rules = crossSiteRules(c.req.method, c.req.path);
+    const origin = c.req.header("origin");
+    if (rules.origin && origin !== undefined) {
+      const own = origin === `http://${host}` || origin === `https://${host}`;
+      if (!own && !options.allowedOrigins.includes(origin)) {
+        throw new ApiError(
+          403,
+          "origin_not_allowed",
+          `Requests from the web page at ${shown(origin)} may not use homed's API; if you trust it, add it to ` +
+            `daemon.allowed_origins`,
+        );
       }
-      if (!["GET", "HEAD", "OPTIONS"].includes(c.req.method)) {
-        const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-        // A form upload is a "simple" request a web page may send cross-site; one with an Authorization header is
-        // not (a page cannot add one without a preflight), so uploads to the chat endpoints carry one.
-        const upload = type === "multipart/form-data" && c.req.path.startsWith("/api/chat") &&
-          c.req.header("authorization") !== undefined;
-        if (type !== "application/json" && !upload) {
-          throw new ApiError(
-            415,
-            "unsupported_media_type",
-            `The body must be sent as Content-Type: application/json, got ${shown(type || "no Content-Type")}` +
-              (type === "multipart/form-data"
-                ? " (multipart/form-data is taken by /api/chat with an Authorization: Bearer header)"
-                : ""),
-          );
-        }
+    }
+    if (rules.body) {
+      const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+      // A form upload is a "simple" request a web page may send cross-site; one with an Authorization header is
+      // not (a page cannot add one without a preflight), so uploads to the chat endpoints carry one.
+      const upload = type === "multipart/form-data" && c.req.path.startsWith("/api/chat") &&
+        c.req.header("authorization") !== undefined;
+      if (type !== "application/json" && !upload) {
+        throw new ApiError(
+          415,
+          "unsupported_media_type",
+          `The body must be sent as Content-Type: application/json, got ${shown(type || "no Content-Type")}` +
+            (type === "multipart/form-data"
+              ? " (multipart/form-data is taken by /api/chat with an Authorization: Bearer header)"
+              : ""),
+        );
       }
     }
     await next();

@@ -44,3 +44,91 @@ Deno.test("origins: homed's own page and listed origins pass, others are refused
     'The body must be sent as Content-Type: application/json, got "application/x-www-form-urlencoded"',
   );
 });
+
+/** The guard in front of stand-ins for every kind of route homed has: `/api/*`, the OpenAI door, `/mcp`, pages. */
+function guarded(): Hono {
+  const app = new Hono();
+  app.onError((error, c) => c.json((error as ApiError).toJSON(), (error as ApiError).status));
+  app.use("*", requestGuard({ port: () => 8080, publicHosts: [], allowedOrigins: ["https://dash.example"] }));
+  app.post("/api/chat", (c) => c.json({ ok: true }));
+  app.get("/v1/models", (c) => c.json({ ok: true }));
+  app.post("/v1/chat/completions", (c) => c.json({ ok: true }));
+  app.all("/mcp", (c) => c.json({ ok: true }));
+  app.get("/", (c) => c.html("<p>console</p>"));
+  app.get("/onebot/v11/ws", (c) => c.json({ ok: true }));
+  app.post("/hook", (c) => c.json({ ok: true }));
+  return app;
+}
+
+async function answer(response: Response): Promise<{ status: number; message: string }> {
+  const body = await response.json();
+  return { status: response.status, message: body.error?.message ?? "" };
+}
+
+Deno.test("the OpenAI door and /mcp: a foreign Origin is 403 on every method, a body that is not JSON 415", async () => {
+  const app = guarded();
+  const send = async (method: string, path: string, headers: Record<string, string>, body?: string) =>
+    await answer(
+      await app.request(`http://127.0.0.1:8080${path}`, { method, headers, ...(body === undefined ? {} : { body }) }),
+    );
+  const evil = { origin: "http://evil.example" };
+  for (const [method, path] of [["POST", "/v1/chat/completions"], ["POST", "/mcp"], ["DELETE", "/mcp"]]) {
+    const where = `${method} ${path}`;
+    // What any web page may send without a preflight: text/plain or a form, with its own Origin.
+    for (const type of ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+      const crossSite = await send(method!, path!, { ...evil, "content-type": type }, "{}");
+      assert.equal(crossSite.status, 403, `${where} ${type}`);
+      assert.equal(
+        crossSite.message,
+        `Requests from the web page at "http://evil.example" may not use homed's API; if you trust it, add it to ` +
+          `daemon.allowed_origins`,
+      );
+      const noOrigin = await send(method!, path!, { "content-type": type }, "{}");
+      assert.equal(noOrigin.status, 415, `${where} ${type} without Origin`);
+      assert.match(noOrigin.message, /^The body must be sent as Content-Type: application\/json, got "[a-z/-]+"/);
+      assert.ok(noOrigin.message.includes(JSON.stringify(type.split(";")[0])), noOrigin.message);
+    }
+    const json = { "content-type": "application/json" };
+    assert.equal((await send(method!, path!, { ...evil, ...json }, "{}")).status, 403, `${where} JSON, cross-site`);
+    assert.equal((await send(method!, path!, json, "{}")).status, 200, `${where} JSON, no Origin (curl, SDKs)`);
+    const own = { origin: "http://127.0.0.1:8080", ...json };
+    assert.equal((await send(method!, path!, own, "{}")).status, 200, `${where} JSON from homed's own page`);
+    const listed = { origin: "https://dash.example", ...json };
+    assert.equal((await send(method!, path!, listed, "{}")).status, 200, `${where} from daemon.allowed_origins`);
+  }
+  // MCP: servers must check Origin on every incoming connection, a GET (an event stream) included.
+  assert.equal((await send("GET", "/mcp", evil)).status, 403);
+  assert.equal((await send("GET", "/v1/models", evil)).status, 403);
+  assert.equal((await send("GET", "/mcp", {})).status, 200);
+  assert.equal((await send("GET", "/v1/models", { origin: "http://127.0.0.1:8080" })).status, 200);
+});
+
+Deno.test("a path written with percent-escapes is guarded like the route it reaches", async () => {
+  const app = guarded();
+  // The router decodes %61 to "a": "/%61pi/chat" runs POST /api/chat, so the guard must read the same path.
+  for (const path of ["/%61pi/chat", "/v1/chat/c%6Fmpletions", "/%6Dcp"]) {
+    const response = await app.request(`http://127.0.0.1:8080${path}`, {
+      method: "POST",
+      headers: { "content-type": "text/plain", origin: "http://evil.example" },
+      body: "{}",
+    });
+    assert.equal(response.status, 403, path);
+    await response.body?.cancel();
+  }
+});
+
+Deno.test("a request that may change state is guarded on any path; page GETs are not", async () => {
+  const app = guarded();
+  const hook = async (headers: Record<string, string>) =>
+    await answer(await app.request("http://127.0.0.1:8080/hook", { method: "POST", headers, body: "{}" }));
+  assert.equal((await hook({ "content-type": "text/plain", origin: "http://evil.example" })).status, 403);
+  assert.equal((await hook({ "content-type": "application/x-www-form-urlencoded" })).status, 415);
+  assert.equal((await hook({ "content-type": "application/json" })).status, 200);
+  // A link to the console from another site, and OneBot's handshake (its endpoint refuses any Origin itself).
+  const page = await app.request("http://127.0.0.1:8080/", { headers: { origin: "http://evil.example" } });
+  assert.equal(page.status, 200);
+  await page.body?.cancel();
+  const onebot = await app.request("http://127.0.0.1:8080/onebot/v11/ws", { headers: { origin: "http://x.example" } });
+  assert.equal(onebot.status, 200);
+  await onebot.body?.cancel();
+});
