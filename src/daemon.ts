@@ -390,6 +390,8 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       logger: log("io"),
       tools,
       devices,
+      // output_send's url: fetched by homed under the inbound rules; the channel gets the bytes, never the URL.
+      fetchMedia: async (url, type, signal) => (await media.fetchOutgoing(url, type, signal)).id,
     });
     // A variable homed may not read counts as unset; `homed flags` grants the ones skills need.
     const readEnv = safeEnvReader(new Set());

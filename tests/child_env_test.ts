@@ -21,7 +21,8 @@ Deno.test("the test task may read every variable test children keep, and childEn
   assert.equal(env.NO_COLOR, "0", "the test's own values win");
   for (const name of Object.keys(env)) {
     assert.ok(
-      (PASSED_TO_CHILDREN as readonly string[]).includes(name) || name === "HOMED_CONFIG" || name === "NO_COLOR",
+      (PASSED_TO_CHILDREN as readonly string[]).includes(name) || name === "HOMED_CONFIG" || name === "NO_COLOR" ||
+        name === "DENO_NO_UPDATE_CHECK",
       `${name} is not passed to children`,
     );
   }

@@ -12,6 +12,7 @@ import {
   requiredPermissions,
   unsplittablePaths,
 } from "../config/permissions.ts";
+import { nameServerRights, readResolvConf } from "../config/name_servers.ts";
 import { taskCommand } from "./commands.ts";
 import { EXIT_REFUSED, fail } from "./output.ts";
 
@@ -38,7 +39,19 @@ export function checkRights(
     const line = `env access to ${name}`;
     if (!missing.includes(line)) missing.push(line);
   }
-  reportMissing(missing, mode, unsplittablePaths(rights));
+  // The name servers come from /etc/resolv.conf, which DHCP or a VPN may change after the flags were computed: a
+  // household box must still start (pictures from QQ's hosts fail, saying why, until the flags are made again).
+  const nameServers = new Set(nameServerRights(readResolvConf()).map((right) => `net access to ${right}`));
+  const changed = missing.filter((line) => nameServers.has(line));
+  if (changed.length) {
+    console.error(
+      `homed: warning: /etc/resolv.conf names name servers homed was not granted (${
+        changed.map((line) => line.replace("net access to ", "")).join(", ")
+      }): pictures and voice notes from host names cannot be fetched until homed runs with the flags ` +
+        `\`homed flags\` prints now (re-run \`homed service install\` under systemd)`,
+    );
+  }
+  reportMissing(missing.filter((line) => !nameServers.has(line)), mode, unsplittablePaths(rights));
 }
 
 /**

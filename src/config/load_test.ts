@@ -67,6 +67,7 @@ Deno.test("no config at all gives every default", () => {
     timeout: 30_000,
     turn_timeout: 90_000,
     max_retries: 2,
+    max_tools: 128,
     provider: "openai",
     adapter: "",
   });

@@ -17,6 +17,7 @@ import { silkWasmPath } from "../audio/silk_wasm_path.ts";
 import { runsOnDeno } from "./runs_on_deno.ts";
 import type { Config } from "./schema.ts";
 import { mcpImportPath, type McpServerConfig, mcpServers } from "./mcp_servers.ts";
+import { nameServerRights, readResolvConf, RESOLV_CONF } from "./name_servers.ts";
 
 /** The rights one homed command needs. */
 export interface PermissionSet {
@@ -71,20 +72,36 @@ function mqttHost(url: string): string {
   return `${parsed.hostname}:${parsed.port || (url.startsWith("mqtts:") ? "8883" : "1883")}`;
 }
 
+/** Whether homed fetches media from the hosts of `media.*`: QQ is on and something sees or hears what comes. */
+function fetchesMedia(config: Config): boolean {
+  return config.onebot.enabled && (config.vision !== null || config.speech.stt !== null);
+}
+
+/**
+ * Whether homed resolves host names to check media URLs: it fetches media and a host it may fetch from is a name
+ * (QQ's own, `*.qpic.cn`), not an IP address. Then it needs the system's name servers (`name_servers.ts`) and to read
+ * `/etc/resolv.conf` for them — the daemon checks its rights at start, the supervisor and `homed service install`
+ * compute the daemon's flags.
+ */
+function resolvesMediaNames(config: Config): boolean {
+  const isName = (host: string) => !/^\[|^[\d.]+(:\d+)?$/.test(host);
+  return fetchesMedia(config) && [...config.media.fetch_hosts, ...config.media.allow_hosts].some(isName);
+}
+
 /**
  * The hosts seeing and hearing reach: the vision, speech-to-text and text-to-speech servers, and — when QQ is on —
- * the hosts its media is fetched from (`media.fetch_hosts`, `media.allow_hosts`; `*.` entries as Deno's wildcards).
+ * the hosts its media is fetched from (`media.fetch_hosts`, `media.allow_hosts`; `*.` entries as Deno's wildcards),
+ * and the name servers that resolve them: `Deno.resolveDns` needs `ip:53` of each one `resolvConf` lists.
  */
-function mediaHosts(config: Config): string[] {
+function mediaHosts(config: Config, resolvConf: () => string): string[] {
   const models = [config.vision?.base_url, config.speech.stt?.base_url, config.speech.tts?.base_url];
-  const seeing = config.vision !== null || config.speech.stt !== null;
+  const fetches = fetchesMedia(config);
   return [
     ...models.filter((url): url is string => url !== undefined).map(llmHost),
-    ...(seeing && config.onebot.enabled ? [...config.media.fetch_hosts, ...config.media.allow_hosts] : []),
+    ...(fetches ? [...config.media.fetch_hosts, ...config.media.allow_hosts] : []),
     // A forward-WebSocket implementation's own address, any port: it may serve its media there.
-    ...(seeing && config.onebot.enabled && config.onebot.forward_url !== ""
-      ? [new URL(config.onebot.forward_url).hostname]
-      : []),
+    ...(fetches && config.onebot.forward_url !== "" ? [new URL(config.onebot.forward_url).hostname] : []),
+    ...(resolvesMediaNames(config) ? nameServerRights(resolvConf()) : []),
   ];
 }
 
@@ -103,9 +120,12 @@ function mediaHosts(config: Config): string[] {
 export function requiredPermissions(
   loaded: LoadedConfig,
   mode: PermissionMode,
-  options: { unitDir?: string; file?: string; notifySocket?: string } = {},
+  options: { unitDir?: string; file?: string; notifySocket?: string; resolvConf?: string } = {},
 ): PermissionSet {
   const { config } = loaded;
+  // The system resolver's configuration, read only when a command's rights include the name servers it lists.
+  const resolvConf = () => options.resolvConf ?? readResolvConf();
+  const resolverFile = resolvesMediaNames(config) ? [RESOLV_CONF] : [];
   const env = unique(["HOMED_CONFIG", ...DEFAULT_ENV_NAMES, ...LIBRARY_ENV_NAMES, "NOTIFY_SOCKET", ...loaded.envNames]);
   // Under a Type=notify unit (directly or through the supervisor): the daemon's unix datagram to systemd.
   // `notifySocket`: the socket a service manager will give (the systemd unit), else NOTIFY_SOCKET as set now.
@@ -123,7 +143,15 @@ export function requiredPermissions(
     const configDir = loaded.location.path ? dirname(loaded.location.path) : "/etc/homed";
     const unitDir = options.unitDir ?? "/etc/systemd/system";
     return {
-      read: unique([...configFile, config.paths.plugins, ...config.plugins.extra_dirs, unitDir, configDir]),
+      // resolv.conf: the unit's flags name the system's name servers.
+      read: unique([
+        ...configFile,
+        config.paths.plugins,
+        ...config.plugins.extra_dirs,
+        unitDir,
+        configDir,
+        ...resolverFile,
+      ]),
       write: unique([unitDir, configDir]),
       net: [],
       env: unique([...env, "PATH"]),
@@ -154,12 +182,13 @@ export function requiredPermissions(
     // The supervisor reads the config and the plugin folders (to compute the daemon's flags), writes its pid file in
     // the data dir, and may start one program: the Deno (or homed binary) it runs on. Nothing else.
     return {
-      // The env file: to pass it on to the daemon (--env-file) when it exists.
+      // The env file: to pass it on to the daemon (--env-file) when it exists; resolv.conf: for the name servers.
       read: unique([
         ...configFile,
         envFilePath(loaded.location.path),
         config.paths.plugins,
         ...config.plugins.extra_dirs,
+        ...resolverFile,
       ]),
       write: [config.daemon.data_dir],
       net: [],
@@ -194,6 +223,8 @@ export function requiredPermissions(
       ...overlay,
       ...(mode === "doctor" ? [envFilePath(loaded.location.path)] : []),
       ...(servers.length && config.mcp.import !== "" ? [mcpImportPath(config, loaded.location.path)] : []),
+      // The start-up check computes these rights again, name servers included.
+      ...resolverFile,
     ]),
     // Sending to the notify socket needs write access to it as well as the unix: net right.
     write: unique([...dirs, ...(mode === "run" && notify ? [notify] : [])]),
@@ -201,7 +232,7 @@ export function requiredPermissions(
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
       llmHost(config.llm.base_url),
       ...(config.onebot.enabled && config.onebot.forward_url !== "" ? [llmHost(config.onebot.forward_url)] : []),
-      ...mediaHosts(config),
+      ...mediaHosts(config, resolvConf),
       ...servers.flatMap((server) => server.url ? [llmHost(server.url)] : []),
       ...(config.smart_home.home_assistant ? [llmHost(config.smart_home.home_assistant.url)] : []),
       ...(config.smart_home.mqtt ? [mqttHost(config.smart_home.mqtt.url)] : []),

@@ -130,7 +130,7 @@ Deno.test("seeing and hearing add exactly their servers, QQ's media hosts, the l
     readEnv: () => undefined,
     cwd: "/",
   });
-  const rights = requiredPermissions(seeing, "run");
+  const rights = requiredPermissions(seeing, "run", { resolvConf: "nameserver 127.0.0.53\n" });
   assert.deepEqual(rights.net, [
     "127.0.0.1:8080",
     "api.deepseek.com:443",
@@ -143,6 +143,7 @@ Deno.test("seeing and hearing add exactly their servers, QQ's media hosts, the l
     "*.qq.com.cn",
     "192.168.1.5:3000",
     "192.168.1.5",
+    "127.0.0.53:53",
   ]);
   assert.ok(rights.read.includes(silkWasmPath()), "the SILK codec's wasm");
   assert.ok(!requiredPermissions(loaded, "run").read.includes(silkWasmPath()), "not without speech");
@@ -200,4 +201,39 @@ Deno.test("MCP servers: --allow-run names each stdio server's command, --allow-n
   assert.ok(rights.net.includes("homeassistant.local:8123"), rights.net.join(","));
   assert.equal(requiredPermissions(withServers, "chat").run, undefined);
   assert.ok(!requiredPermissions(withServers, "chat").net.includes("homeassistant.local:8123"));
+});
+
+Deno.test("QQ media from host names: the name servers Deno.resolveDns asks (ip:53) and /etc/resolv.conf; only then", () => {
+  const parse = (text: string) =>
+    parseConfig({
+      text: `vision: { base_url: 'http://127.0.0.1:11434/v1', model: m }\n${text}`,
+      location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+      readEnv: () => undefined,
+      cwd: "/",
+    });
+  const resolvConf = "# written by NetworkManager\nsearch lan\nnameserver 192.168.1.1\nnameserver fe80::1%eth0\n";
+  const qq = parse("");
+  const run = requiredPermissions(qq, "run", { resolvConf });
+  assert.deepEqual(run.net.slice(-2), ["192.168.1.1:53", "[fe80::1]:53"], run.net.join(","));
+  assert.ok(run.read.includes("/etc/resolv.conf"), "the daemon's own rights check reads it again");
+  assert.ok(requiredPermissions(qq, "doctor", { resolvConf }).net.includes("192.168.1.1:53"));
+  // The supervisor and `homed service install` compute the daemon's flags, so they read it too.
+  assert.ok(requiredPermissions(qq, "supervise", { resolvConf }).read.includes("/etc/resolv.conf"));
+  assert.ok(requiredPermissions(qq, "service", { resolvConf }).read.includes("/etc/resolv.conf"));
+  assert.ok(!requiredPermissions(qq, "chat", { resolvConf }).read.includes("/etc/resolv.conf"));
+
+  // No host name to fetch media from (addresses only), QQ off, or nothing that sees: no name server, no resolv.conf.
+  for (
+    const text of [
+      "media: { fetch_hosts: [], allow_hosts: ['192.168.1.5:3000'] }\n",
+      "onebot: { enabled: false }\n",
+    ]
+  ) {
+    const rights = requiredPermissions(parse(text), "run", { resolvConf });
+    assert.ok(!rights.net.some((host) => host.endsWith(":53")), `${text}: ${rights.net.join(",")}`);
+    assert.ok(!rights.read.includes("/etc/resolv.conf"), text);
+    assert.ok(!requiredPermissions(parse(text), "supervise", { resolvConf }).read.includes("/etc/resolv.conf"));
+  }
+  const blind = requiredPermissions(loaded, "run", { resolvConf });
+  assert.ok(!blind.net.some((host) => host.endsWith(":53")), "no vision or speech: homed fetches no media");
 });

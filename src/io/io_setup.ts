@@ -13,7 +13,7 @@ import type { ServiceHost } from "../service/service_host.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { Device } from "./device.ts";
 import { IOManager } from "./io_manager.ts";
-import { outputTools } from "./output_tools.ts";
+import { type FetchOutgoing, outputTools } from "./output_tools.ts";
 import { fileRouteStore, RouteTable } from "./route_table.ts";
 
 /** Options of {@link startIo}. */
@@ -31,6 +31,8 @@ export interface IoSetupOptions {
   tools: ToolRegistry;
   /** The core devices, in order. */
   devices: readonly Device[];
+  /** How `output_send` has homed fetch a `url` itself (the media service); without it only held media are sent. */
+  fetchMedia?: FetchOutgoing;
 }
 
 /**
@@ -75,6 +77,8 @@ export async function startIo(options: IoSetupOptions): Promise<IOManager> {
     perSender: config.max_waiting_per_sender,
     devices: options.devices,
   });
-  for (const tool of outputTools(io, logger)) tools.register(tool);
+  for (const tool of outputTools(io, logger, options.fetchMedia ? { fetchMedia: options.fetchMedia } : {})) {
+    tools.register(tool);
+  }
   return await options.services.start(io);
 }

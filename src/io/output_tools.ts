@@ -1,6 +1,11 @@
 /**
  * The agent's channel tools: `output_list_channels`, `output_set_channel`, `output_send`.
  *
+ * What `output_send` sends obeys the rules of what homed reads: a `url` the model gives is never handed to a channel
+ * (QQ's implementation would fetch it, or upload a `file:` path, from wherever it runs — homed's config, the cloud
+ * metadata address, homed's own API). homed fetches it itself through {@link OutputToolsOptions.fetchMedia} — the
+ * address policy and limits of inbound media — and the channel gets the id of the bytes homed then holds.
+ *
  * @module
  */
 
@@ -10,6 +15,22 @@ import type { OutputEvent, OutputType } from "./event.ts";
 import type { IOManager } from "./io_manager.ts";
 
 const SENDABLE: OutputType[] = ["message", "structured", "file", "image", "audio"];
+
+/** The output types whose payload is media: sent from bytes homed holds. */
+export type MediaOutputType = "image" | "audio" | "file";
+
+/**
+ * Fetches a URL for an output under the rules inbound media obey and keeps what came: resolves to the media id homed
+ * now holds; rejects with an error whose message names the URL and the rule or failure (`url "…" was refused: …`).
+ * The IO layer cannot see `media/` (it is above it): the daemon passes `MediaService.fetchOutgoing`.
+ */
+export type FetchOutgoing = (url: string, type: MediaOutputType, signal: AbortSignal) => Promise<string>;
+
+/** Options of {@link outputTools}. */
+export interface OutputToolsOptions {
+  /** How a `url` becomes media homed holds; without it `output_send` sends only media homed already holds. */
+  fetchMedia?: FetchOutgoing;
+}
 
 /**
  * Builds the three output tools over `io`.
@@ -21,11 +42,13 @@ const SENDABLE: OutputType[] = ["message", "structured", "file", "image", "audio
  * import type { IOManager } from "./io_manager.ts";
  *
  * declare const io: IOManager;
+ * declare const media: { fetchOutgoing(url: string, type: MediaOutputType, signal?: AbortSignal): Promise<{ id: string }> };
  * const registry = new ToolRegistry();
- * for (const tool of outputTools(io, log("io"))) registry.register(tool);
+ * const fetchMedia: FetchOutgoing = async (url, type, signal) => (await media.fetchOutgoing(url, type, signal)).id;
+ * for (const tool of outputTools(io, log("io"), { fetchMedia })) registry.register(tool);
  * ```
  */
-export function outputTools(io: IOManager, logger: Logger): Tool[] {
+export function outputTools(io: IOManager, logger: Logger, options: OutputToolsOptions = {}): Tool[] {
   return [
     {
       name: "output_list_channels",
@@ -82,7 +105,7 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
       name: "output_send",
       allow: "household",
       description:
-        "Send something through a named channel now, without waiting for the reply. type defaults to message (needs text); structured needs data; file, image and audio need media (the id of media homed holds, as a tool gave it) or url.",
+        "Send something through a named channel now, without waiting for the reply. type defaults to message (needs text); structured needs data; file, image and audio need media (the id of media homed holds, as a tool gave it) or url (http or https: homed fetches it and sends what came, never the link).",
       parameters: {
         type: "object",
         properties: {
@@ -96,12 +119,16 @@ export function outputTools(io: IOManager, logger: Logger): Tool[] {
         required: ["channel"],
         additionalProperties: false,
       },
-      execute: (args, context) => {
+      execute: async (args, context) => {
         const type = (args.type ?? "message") as OutputType;
         const channel = args.channel as string;
-        const payload = payloadFor(type, args);
+        let payload = payloadFor(type, args);
         const problem = io.checkChannel(channel, type);
         if (problem) throw new Error(problem);
+        if (typeof payload.url === "string") {
+          const { url, ...rest } = payload;
+          payload = { media: await fetched(url, type as MediaOutputType, context.signal, options.fetchMedia), ...rest };
+        }
         const event: OutputEvent = {
           target: channel,
           type,
@@ -139,4 +166,24 @@ function payloadFor(type: OutputType, args: Record<string, unknown>): Record<str
       return { url: args.url, ...text };
     }
   }
+}
+
+/**
+ * The id of the media homed holds for an output's `url`, fetched and checked by `fetchMedia`; a refusal or failure
+ * becomes the tool's error, naming the URL and why.
+ */
+async function fetched(
+  url: string,
+  type: MediaOutputType,
+  signal: AbortSignal,
+  fetchMedia: FetchOutgoing | undefined,
+): Promise<string> {
+  if (!fetchMedia) {
+    throw new Error(
+      `url ${JSON.stringify(url)} was refused: homed sends only media it holds here (nothing fetches and checks a ` +
+        'url for it); give "media", the id of media homed holds',
+    );
+  }
+  // The registry words a thrown error as `tool "output_send" failed: <message>`; fetchMedia's names the URL and rule.
+  return await fetchMedia(url, type, signal);
 }

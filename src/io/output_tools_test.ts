@@ -5,7 +5,8 @@ import { testToolContext } from "../../tests/support/tool_context.ts";
 import { systemClock } from "../clock.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { IOManager } from "./io_manager.ts";
-import { outputTools } from "./output_tools.ts";
+import { type FetchOutgoing, outputTools } from "./output_tools.ts";
+import { Capability } from "./event.ts";
 import { RouteTable } from "./route_table.ts";
 
 async function setup() {
@@ -57,3 +58,83 @@ Deno.test("remember by a household member routes only her own messages from that
   ]);
   await io.close();
 });
+
+const HELD = `${"a".repeat(64)}.png`;
+
+/** The IO manager with a QQ-like device that takes images, and output_send over an injected media fetch. */
+async function sendSetup(fetchMedia?: FetchOutgoing) {
+  const tools = new ToolRegistry();
+  const io = new IOManager({
+    clock: systemClock,
+    routes: new RouteTable({}, {}, undefined),
+    tools,
+    logger: getLogger(["test"]),
+  });
+  const qq = new RecordingDevice("qq", { capabilities: Capability.Text | Capability.Image | Capability.File });
+  for (const tool of outputTools(io, getLogger(["test"]), fetchMedia ? { fetchMedia } : {})) tools.register(tool);
+  await io.replaceDevices([new RecordingDevice("http"), qq]);
+  return { io, tools, qq };
+}
+
+const send = (args: Record<string, unknown>) => JSON.stringify({ channel: "qq", ...args });
+
+Deno.test("output_send: a url is fetched by homed and what homed then holds is sent; the device never sees the url", async () => {
+  const asked: Array<[string, string]> = [];
+  const { io, tools, qq } = await sendSetup((url, type) => {
+    asked.push([url, type]);
+    return Promise.resolve(HELD);
+  });
+  const household = testToolContext("qq:private:30003000", "household");
+  const result = await tools.call(
+    "output_send",
+    send({ type: "image", url: "https://gchat.qpic.cn/plant.png", text: "here" }),
+    household,
+  );
+  assert.deepEqual(result, { ok: true, content: "Queued image for qq" });
+  assert.deepEqual(asked, [["https://gchat.qpic.cn/plant.png", "image"]]);
+  await waitFor(() => qq.sent.length === 1);
+  assert.deepEqual(qq.sent[0]!.payload, { media: HELD, text: "here" }, "the held media, never the url");
+  await io.close();
+});
+
+Deno.test("output_send: a url homed refuses or cannot fetch is an error result naming the url and the rule; nothing is sent", async () => {
+  const refusal =
+    'url "file:///etc/homed/homed.yaml" was refused: the scheme file: is not allowed (only http: and https:)';
+  const { io, tools, qq } = await sendSetup(() => Promise.reject(new Error(refusal)));
+  const result = await tools.call(
+    "output_send",
+    send({ type: "file", url: "file:///etc/homed/homed.yaml" }),
+    testToolContext("qq:private:30003000", "household"),
+  );
+  assert.deepEqual(result, { ok: false, content: `Error: tool "output_send" failed: ${refusal}` });
+  assert.deepEqual(qq.sent, []);
+  await io.close();
+});
+
+Deno.test("output_send: without homed's media to fetch it, a url is refused; held media still goes", async () => {
+  const { io, tools, qq } = await sendSetup();
+  const context = testToolContext("qq:private:30003000", "household");
+  const refused = await tools.call(
+    "output_send",
+    send({ type: "image", url: "http://169.254.169.254/x.png" }),
+    context,
+  );
+  assert.deepEqual(refused, {
+    ok: false,
+    content:
+      'Error: tool "output_send" failed: url "http://169.254.169.254/x.png" was refused: homed sends only media it holds ' +
+      'here (nothing fetches and checks a url for it); give "media", the id of media homed holds',
+  });
+  assert.deepEqual(await tools.call("output_send", send({ type: "image", media: HELD }), context), {
+    ok: true,
+    content: "Queued image for qq",
+  });
+  await waitFor(() => qq.sent.length === 1);
+  assert.deepEqual(qq.sent[0]!.payload, { media: HELD });
+  await io.close();
+});
+
+async function waitFor(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.ok(done(), "in time");
+}

@@ -292,8 +292,7 @@ export async function checkMediaUrl(raw: string, policy: AddressPolicy): Promise
     try {
       addresses = await policy.resolve(host);
     } catch (error) {
-      const detail = error instanceof Error ? `: ${escapeControl(error.message)}` : "";
-      throw new MediaRefused(url, `the host name ${host} could not be resolved${detail}`);
+      throw new MediaRefused(url, `the host name ${host} could not be resolved${resolveFailure(error)}`);
     }
     if (addresses.length === 0) throw new MediaRefused(url, `the host name ${host} resolved to no address`);
   }
@@ -336,8 +335,23 @@ export async function checkMediaUrl(raw: string, policy: AddressPolicy): Promise
 }
 
 /**
- * The production resolver: the host's A and AAAA records through `Deno.resolveDns` (needs the net permission). It
- * rejects only when neither kind of record could be had.
+ * Why a lookup failed, for a refusal. Deno's own words for a missing right advise "run again with the --allow-net
+ * flag", which is wrong for homed: its flags come from `homed flags`, which grants the name servers of
+ * /etc/resolv.conf when QQ media come from host names (`Deno.resolveDns` is checked against those, not the name).
+ */
+function resolveFailure(error: unknown): string {
+  if (!(error instanceof Error)) return "";
+  if (!(error instanceof Deno.errors.NotCapable)) return `: ${escapeControl(error.message)}`;
+  const right = escapeControl(/net access to "[^"]*"/.exec(error.message)?.[0] ?? error.message);
+  return `: homed may not ask the name server (${right}); the flags homed flags computes grant the name servers ` +
+    "/etc/resolv.conf lists when QQ media come from host names (media.fetch_hosts): restart homed with them if " +
+    "that file changed";
+}
+
+/**
+ * The production resolver: the host's A and AAAA records through `Deno.resolveDns`, the system's resolver (it reads
+ * /etc/hosts and /etc/resolv.conf). Deno checks net access to each name server it asks (`ip:53`), not to the name:
+ * `homed flags` grants them (`config/name_servers.ts`). It rejects only when neither kind of record could be had.
  *
  * @example
  * ```ts

@@ -284,3 +284,19 @@ Deno.test("check: a refusal quotes at most about 120 characters of the URL", asy
   assert.ok(error.message.length < 240, error.message);
   assert.match(error.message, /^Homed will not fetch http:\/\/127\.0\.0\.1\/a+…: 127\.0\.0\.1 is a loopback address/);
 });
+
+Deno.test("check: a name server homed has no right to ask is named, with what grants it (not Deno's advice)", async () => {
+  const denied = new Deno.errors.NotCapable(
+    'Requires net access to "10.0.0.1:53", run again with the --allow-net flag',
+  );
+  const error = await refusal("http://gchat.qpic.cn/a.png", {
+    ...policyWith({}),
+    resolve: () => Promise.reject(denied),
+  });
+  assert.equal(
+    error.reason,
+    'the host name gchat.qpic.cn could not be resolved: homed may not ask the name server (net access to "10.0.0.1:53"); ' +
+      "the flags homed flags computes grant the name servers /etc/resolv.conf lists when QQ media come from host " +
+      "names (media.fetch_hosts): restart homed with them if that file changed",
+  );
+});

@@ -204,6 +204,15 @@ export async function fetchBounded(url: URL, options: BoundedFetchOptions): Prom
         `The file at ${shown(current)} did not arrive within ${timeoutMs} ms${setting}; homed gave up`,
       );
     }
+    if (error instanceof Deno.errors.NotCapable) {
+      // Deno's words advise "run again with --allow-net"; homed's rights come from its config (homed flags).
+      const right = escapeControl(/net access to "[^"]*"/.exec(error.message)?.[0] ?? error.message);
+      throw new MediaFetchError(
+        "refused",
+        `The file at ${shown(current)} was not fetched: homed has no network right for it (${right}); media come ` +
+          "only from the hosts of media.fetch_hosts and media.allow_hosts",
+      );
+    }
     const detail = error instanceof Error ? error.message : String(error);
     throw new MediaFetchError(
       "network",

@@ -292,3 +292,20 @@ Deno.test("bounded fetch: a size limit that is no whole number of bytes is a Ran
     message: "The size limit media.max_image_bytes must be a whole number of bytes; got -1",
   });
 });
+
+Deno.test("bounded fetch: a host homed has no net right for is refused, naming the host and the settings that grant it", async () => {
+  const denied = () =>
+    Promise.reject(
+      new Deno.errors.NotCapable('Requires net access to "203.0.113.9:80", run again with the --allow-net flag'),
+    );
+  const url = new URL("http://203.0.113.9/cat.png");
+  const error = await failure(
+    fetchBounded(url, optionsWith({ check: (next) => Promise.resolve(next), fetch: denied })),
+    "refused",
+  );
+  assert.equal(
+    error.message,
+    "The file at http://203.0.113.9/cat.png was not fetched: homed has no network right for it (net access to " +
+      '"203.0.113.9:80"); media come only from the hosts of media.fetch_hosts and media.allow_hosts',
+  );
+});

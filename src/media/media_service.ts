@@ -7,7 +7,8 @@
  *
  * Who may cost what: only the channels' own attachments are fetched (never a URL from the text), a guest's within
  * `media.guest_max_bytes`; a stranger never reaches here (channels ignore them). Every call has a deadline; a failure
- * becomes a note in the turn ("could not read the image: …"), never a stuck turn.
+ * becomes a note in the turn ("could not read the image: …"), never a stuck turn. What the butler sends by URL
+ * (`output_send`) is fetched here under the same rules (`fetchOutgoing`), so a channel only ever sends bytes homed holds.
  *
  * @module
  */
@@ -21,6 +22,7 @@ import type { Service } from "../service/service.ts";
 import { type AddressPolicy, checkMediaUrl } from "./address_policy.ts";
 import { fetchBounded } from "./bounded_fetch.ts";
 import type { MediaCache, MediaRef } from "./media_cache.ts";
+import { kindProblem, outgoingError, outgoingLimit, outgoingRefusal, type OutgoingType } from "./outgoing.ts";
 import { extensionFor, sniffMedia } from "./sniff.ts";
 import { isSilk, silkToWav, wavToSilk } from "../audio/silk.ts";
 
@@ -313,6 +315,39 @@ export class MediaService implements Service {
     }
   }
 
+  /**
+   * Media the butler sends by URL (`output_send`): fetched by homed under the rules inbound media obey — the address
+   * policy with no implementation's address trusted (nothing vouches for a URL the model wrote), within the type's
+   * limit, its bytes of the type's kind — and kept in the cache, so the channel sends bytes homed holds and never the
+   * URL. Rejects with an error naming the URL and the rule (`url "…" was refused: …`) or the failure.
+   *
+   * @example
+   * ```ts
+   * declare const media: MediaService;
+   * const ref = await media.fetchOutgoing("https://gchat.qpic.cn/gchatpic_new/0/0-0-ABC/0", "image");
+   * ref.id; // "0f46…48543.png": what output_send hands the channel
+   * await media.fetchOutgoing("file:///etc/homed/homed.yaml", "file").catch((error) => error.message);
+   * // 'url "file:///etc/homed/homed.yaml" was refused: the scheme file: is not allowed (only http: and https:)'
+   * ```
+   */
+  async fetchOutgoing(url: string, type: OutgoingType, signal?: AbortSignal): Promise<MediaRef> {
+    const { maxBytes, limitName } = outgoingLimit(this.#options.settings, type);
+    let bytes: Uint8Array;
+    try {
+      bytes = await this.#fetch(url, undefined, maxBytes, limitName, signal);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw outgoingError(url, error);
+    }
+    const sniffed = sniffMedia(bytes);
+    const problem = kindProblem(type, sniffed.mime, sniffed.kind);
+    if (problem) {
+      this.#counts.fetch.refused++;
+      throw outgoingRefusal(url, problem);
+    }
+    return await this.#options.cache.put(bytes, sniffed.mime);
+  }
+
   /** The butler's reply as speech, kept in the media cache for the channel to send; its bytes come back too. */
   async speak(text: string, signal?: AbortSignal): Promise<MediaRef & { bytes: Uint8Array }> {
     const tts = this.#options.tts;
@@ -361,9 +396,12 @@ export class MediaService implements Service {
     return this.#options.cache.put(bytes, mime);
   }
 
-  /** Audio as QQ's voice format: SILK as it is, WAV encoded (the text-to-speech server is asked for WAV). */
+  /**
+   * Audio for a QQ voice message: WAV (what the text-to-speech server is asked for) encoded as SILK; SILK, and other
+   * audio (an MP3 `output_send` fetched), as it is — the implementation converts those (NapCat and Lagrange do).
+   */
   async asSilk(audio: Uint8Array): Promise<Uint8Array> {
-    return isSilk(audio) ? audio : (await wavToSilk(audio)).silk;
+    return sniffMedia(audio).mime === "audio/wav" ? (await wavToSilk(audio)).silk : audio;
   }
 
   /** Reads media the butler holds (an upload, a spoken reply, a tool's picture) by its cache id. */

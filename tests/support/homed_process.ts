@@ -41,12 +41,12 @@ export const PASSED_TO_CHILDREN = [
 
 /**
  * The environment of a child Deno that tests start: the {@link PASSED_TO_CHILDREN} variables this process has,
- * `NO_COLOR`, then `env` (the test's own, which wins).
+ * `NO_COLOR` and `DENO_NO_UPDATE_CHECK`, then `env` (the test's own, which wins).
  *
  * @example
  * ```ts
  * const env = childEnv({ HOMED_CONFIG: "/tmp/h.yaml" });
- * // the kept variables this process has, then NO_COLOR: "1", HOMED_CONFIG: "/tmp/h.yaml"
+ * // the kept variables this process has, then NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", HOMED_CONFIG: "/tmp/h.yaml"
  * await new Deno.Command(Deno.execPath(), { args: ["--version"], env, clearEnv: true }).output();
  * ```
  */
@@ -56,7 +56,8 @@ export function childEnv(env: Record<string, string> = {}): Record<string, strin
     const value = Deno.env.get(name);
     if (value !== undefined) kept[name] = value;
   }
-  return { ...kept, NO_COLOR: "1", ...env };
+  // No update check: the child Deno would look up its download host, traffic that must not leave the machine.
+  return { ...kept, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", ...env };
 }
 
 /** Picks a free loopback port. */

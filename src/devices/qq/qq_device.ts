@@ -57,7 +57,7 @@ export interface QqDeviceOptions {
   settings: QqSettings;
   clock: Clock;
   logger: Logger;
-  /** Without it, only media given by URL can be sent. */
+  /** Without it, no image, voice or file can be sent (QQ sends only media homed holds). */
   media?: QqMedia;
 }
 
@@ -506,11 +506,21 @@ export class QqDevice implements Device {
 
   /**
    * The `file` of a media segment: held media (`payload.media`) as `base64://` — voice as SILK — so the
-   * implementation needs no access to homed's files; else the output's URL.
+   * implementation needs no access to homed's files. Never a URL: the implementation would fetch it (or upload a
+   * `file:` path) from where it runs, unchecked — `output_send` has homed fetch a URL itself and sends the id.
    */
   async #mediaFile(event: OutputEvent): Promise<string> {
     const id = event.payload.media;
-    if (typeof id !== "string") return String(event.payload.url ?? "");
+    if (typeof id !== "string") {
+      const url = typeof event.payload.url === "string"
+        ? ` (its url ${JSON.stringify(event.payload.url)} is not` +
+          " handed to the implementation)"
+        : "";
+      throw new TypeError(
+        `QQ sends only media homed holds (payload.media, an id of the media cache); this ${event.type} output names ` +
+          `none${url}`,
+      );
+    }
     const media = this.#options.media;
     const held = await media?.read(id);
     if (!media || !held) throw new TypeError(`The media ${JSON.stringify(id)} is not held by homed (any more)`);

@@ -407,3 +407,23 @@ Deno.test("long replies go out in pieces, at most one per chat per min_send_inte
   assert.deepEqual(clock.sleeps, [1_000, 1_000], "paced: a second between pieces to the same chat");
   await close(sim);
 });
+
+Deno.test("media go out only as bytes homed holds: an output naming just a url is refused, the url never reaches QQ", async () => {
+  const { io, url, close } = await setup();
+  const sim = await OneBotSim.connect(url);
+  await sim.waitForActions("get_version_info");
+  for (const address of ["file:///etc/homed/homed.yaml", "http://169.254.169.254/latest/meta-data/"]) {
+    await assert.rejects(
+      io.send({ target: `qq:private:${OWNER}`, type: "image", payload: { url: address } }),
+      (error: Error) => {
+        assert.match(error.message, /QQ sends only media homed holds/);
+        assert.ok(error.message.includes(JSON.stringify(address)), error.message);
+        return true;
+      },
+    );
+  }
+  await io.send({ target: `qq:private:${OWNER}`, type: "message", payload: { text: "after" } });
+  const sent = await sim.waitForActions("send_private_msg");
+  assert.deepEqual(sent.map((action) => action.params.message), [[{ type: "text", data: { text: "after" } }]]);
+  await close(sim);
+});
