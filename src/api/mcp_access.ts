@@ -9,6 +9,7 @@
 import type { HttpDevice } from "../devices/http/http_device.ts";
 import { scheduleView, type TimerDevice } from "../devices/timer/timer.ts";
 import type { Identity } from "../identity/identity.ts";
+import type { TurnEvent } from "../io/device.ts";
 import { LaneFullError } from "../io/fair_queue.ts";
 import { ShuttingDown } from "../io/turn_error.ts";
 import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
@@ -36,10 +37,18 @@ export interface McpAccessParts {
  */
 export function butlerAccessFor(parts: McpAccessParts, identity: Identity): ButlerAccess {
   return {
-    async chat(text) {
+    async chat(text, options) {
+      const onText = options?.onText;
+      // With onText the turn streams its reply (as /api/chat/stream does), so a chat answered before the turn ends
+      // can say what the butler wrote so far. No signal is needed: the turn is the conversation's, and goes on.
+      const onEvent = onText
+        ? (event: TurnEvent) => {
+          if (event.type === "delta") onText(event.text);
+        }
+        : undefined;
       let done;
       try {
-        done = parts.device.submit({ text, identity, display: undefined }).done;
+        done = parts.device.submit({ text, identity, display: undefined }, onEvent).done;
       } catch (error) {
         if (error instanceof LaneFullError) throw new Error(error.message);
         if (error instanceof ShuttingDown) throw new Error("homed is shutting down; try again shortly");

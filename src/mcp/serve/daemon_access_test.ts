@@ -217,3 +217,65 @@ Deno.test("a daemon that is not running is an error saying it cannot be reached"
     message: new RegExp(`^Cannot reach homed at http://127\\.0\\.0\\.1:${port} \\(.+\\); is it running\\?$`),
   });
 });
+
+/** `/api/chat/stream` as `src/api/app.ts` writes it: start, the deltas, then done (or error) — `events` in order. */
+function chatStream(events: Array<[string, unknown]>): Response {
+  const text = events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+  return new Response(text, { headers: { "content-type": "text/event-stream" } });
+}
+
+Deno.test("chat with onText streams from /api/chat/stream: each delta as it comes, then the reply and channel", async () => {
+  await using daemon = fakeDaemon((_request, url) =>
+    url.pathname === "/api/chat/stream"
+      ? chatStream([
+        ["start", { id: "e1" }],
+        ["delta", { text: "The back door " }],
+        ["tool", { name: "lock_status", ok: true }],
+        ["delta", { text: "is locked." }],
+        ["done", { reply: "The back door is locked.", channel: "http", rounds: 2 }],
+      ])
+      : homedApi(_request, url)
+  );
+  const access = httpButlerAccess({ baseUrl: daemon.baseUrl, token: "tok-alice", timeoutMs: 5_000 });
+  const deltas: string[] = [];
+  assert.deepEqual(await access.chat("Is the back door locked?", { onText: (delta) => deltas.push(delta) }), {
+    reply: "The back door is locked.",
+    channel: "http",
+  });
+  assert.deepEqual(deltas, ["The back door ", "is locked."]);
+  assert.deepEqual(daemon.seen.map(({ method, path, authorization, body }) => [method, path, authorization, body]), [
+    ["POST", "/api/chat/stream", "Bearer tok-alice", '{"text":"Is the back door locked?"}'],
+  ]);
+});
+
+Deno.test("a streamed chat's error event, or a stream that ends before done, is an error saying so", async () => {
+  let events: Array<[string, unknown]> = [];
+  await using daemon = fakeDaemon(() => chatStream(events));
+  const access = httpButlerAccess({ baseUrl: daemon.baseUrl, token: "t", timeoutMs: 5_000 });
+  events = [["start", { id: "e1" }], ["error", { code: "turn_timeout", message: "The turn took longer than 90 s" }]];
+  await assert.rejects(access.chat("hi", { onText: () => {} }), { message: "The turn took longer than 90 s" });
+  events = [["start", { id: "e2" }], ["delta", { text: "Hel" }]];
+  await assert.rejects(access.chat("hi", { onText: () => {} }), {
+    message: "homed's stream for POST /api/chat/stream ended before the turn did",
+  });
+});
+
+Deno.test("a streamed chat stops when its signal aborts, saying it was stopped", async () => {
+  const release = Promise.withResolvers<void>();
+  await using daemon = fakeDaemon(() =>
+    new Response(
+      new ReadableStream<Uint8Array>({
+        start: (controller) => controller.enqueue(new TextEncoder().encode('event: start\ndata: {"id":"e1"}\n\n')),
+        cancel: () => release.resolve(),
+      }),
+      { headers: { "content-type": "text/event-stream" } },
+    )
+  );
+  const access = httpButlerAccess({ baseUrl: daemon.baseUrl, token: "t", timeoutMs: 5_000 });
+  const stop = new AbortController();
+  const chat = access.chat("hi", { onText: () => {}, signal: stop.signal });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  stop.abort();
+  await assert.rejects(chat, { message: `The wait for homed's answer to POST /api/chat/stream was stopped` });
+  await release.promise;
+});

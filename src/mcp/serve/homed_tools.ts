@@ -15,6 +15,24 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { type Clock, systemClock } from "../../clock.ts";
+import { MCP_ANSWER_WITHIN_MS, MCP_PROGRESS_EVERY_MS, registerChatTool } from "./chat_tool.ts";
+import { ChatTurns } from "./chat_turns.ts";
+import { guardToolRequests } from "./tool_request_guard.ts";
+import { errorResult, textResult } from "./tool_result.ts";
+
+export { MCP_ANSWER_WITHIN_MS, MCP_PROGRESS_EVERY_MS, MCP_TEXT_MAX_CHARS } from "./chat_tool.ts";
+
+/** What a chat call may ask of the access besides the text. */
+export interface ChatOptions {
+  /** Called with each piece of the reply's text as the butler writes it (for an answer before the turn ends). */
+  onText?: (delta: string) => void;
+  /**
+   * Aborts when nobody waits for the reply any more (`homed mcp serve` ending): the access may stop waiting. The turn
+   * itself goes on in the conversation.
+   */
+  signal?: AbortSignal;
+}
 
 /**
  * What the tools reach: the butler, as one person. Each call may throw; the error's message is what the MCP client
@@ -22,7 +40,7 @@ import { z } from "zod";
  */
 export interface ButlerAccess {
   /** Sends `text` into the household's one conversation, as the person this access belongs to; the butler's reply. */
-  chat(text: string): Promise<{ reply: string; channel: string }>;
+  chat(text: string, options?: ChatOptions): Promise<{ reply: string; channel: string }>;
   /** Layer-2 memory documents best matching `query` (at most `k`), as JSON. */
   recall(query: string, k?: number): Promise<unknown>;
   /** Knowledge-base sections best matching `query` (at most `k`), as JSON. */
@@ -31,8 +49,6 @@ export interface ButlerAccess {
   schedules(): Promise<unknown>;
 }
 
-/** Longest `chat` message, in characters: the daemon's own limit for a chat request (`MAX_TEXT_CHARS`). */
-export const MCP_TEXT_MAX_CHARS = 32_000;
 /** Longest lookup query, in characters: the daemon refuses a longer `q`. */
 export const MCP_QUERY_MAX_CHARS = 500;
 /** Most results one lookup asks for (the daemon allows 50; an assistant's context is better served by fewer). */
@@ -42,12 +58,6 @@ export const MCP_K_MAX = 20;
 export const HOMED_TOOL_NAMES = ["chat", "memory_recall", "knowledge_search", "schedule_list"] as const;
 
 // Strict objects: a misspelt argument ("limit" for "k") is an error the model sees, not a silent default.
-const chatInput = z.strictObject({
-  text: z.string().min(1).max(MCP_TEXT_MAX_CHARS).regex(/\S/, "Must not be blank").describe(
-    `The message to the butler, as you would say it (at most ${MCP_TEXT_MAX_CHARS} characters).`,
-  ),
-});
-
 const lookupInput = (what: string) =>
   z.strictObject({
     query: z.string().min(1).max(MCP_QUERY_MAX_CHARS).regex(/\S/, "Must not be blank").describe(
@@ -61,20 +71,10 @@ const lookupInput = (what: string) =>
 const INSTRUCTIONS = [
   "homed is a household's butler: it runs the home, keeps reminders and remembers what the household told it.",
   "Use memory_recall, knowledge_search and schedule_list to look things up without disturbing anyone;",
-  "use chat to ask or tell the butler something in words (it may act on it, as the person this connection belongs to).",
+  "use chat to ask or tell the butler something in words (it may act on it, as the person this connection belongs to);",
+  "a long turn is answered in time with its reply so far and a turn_id, to pass to chat again for the rest.",
   "What you may see and do follows that person's trust level, as homed's own channels do.",
 ].join(" ");
-
-/** A tool's answer as text. */
-function textResult(text: string): CallToolResult {
-  return { content: [{ type: "text", text }] };
-}
-
-/** A failure as the tool's answer, so the model reads why (an MCP protocol error would only tell the client). */
-function errorResult(error: unknown): CallToolResult {
-  const message = error instanceof Error ? error.message : String(error);
-  return { content: [{ type: "text", text: message || "The butler failed without saying why" }], isError: true };
-}
 
 /** Runs a tool's work, turning a throw into an `isError` result. */
 async function answer(work: () => Promise<string>): Promise<CallToolResult> {
@@ -88,6 +88,25 @@ async function answer(work: () => Promise<string>): Promise<CallToolResult> {
 /** JSON for a model to read: pretty-printed; `undefined` (nothing came back) as `null`. */
 function json(value: unknown): string {
   return JSON.stringify(value ?? null, null, 2);
+}
+
+/** Options of {@link createHomedMcpServer}. */
+export interface HomedMcpOptions {
+  /** homed's version, shown to clients. */
+  version: string;
+  /**
+   * Where chat turns are kept between calls: the daemon's `/mcp` shares one set among its per-request servers. A set
+   * of this server's own by default.
+   */
+  turns?: ChatTurns;
+  /** Whose turns this server's calls are, in `turns` (the caller's identity); "" by default. */
+  caller?: string;
+  /** The longest a `chat` call waits for the turn, in milliseconds ({@link MCP_ANSWER_WITHIN_MS}). */
+  answerWithinMs?: number;
+  /** Time between progress notifications of a `chat` call with a progress token ({@link MCP_PROGRESS_EVERY_MS}). */
+  progressEveryMs?: number;
+  /** Where the timers come from; the system clock by default. */
+  clock?: Pick<Clock, "after" | "monotonic">;
 }
 
 /**
@@ -110,25 +129,21 @@ function json(value: unknown): string {
  * await server.connect(serverSide);
  * ```
  */
-export function createHomedMcpServer(access: ButlerAccess, info: { version: string }): McpServer {
+export function createHomedMcpServer(access: ButlerAccess, options: HomedMcpOptions): McpServer {
+  const clock = options.clock ?? systemClock;
   const server = new McpServer(
-    { name: "homed", title: "homed, the household's butler", version: info.version },
+    { name: "homed", title: "homed, the household's butler", version: options.version },
     // No call of these tools has more than two arguments; a payload of thousands is refused before it is parsed.
     { instructions: INSTRUCTIONS, maxToolInputElements: 16 },
   );
 
-  server.registerTool("chat", {
-    title: "Chat with the butler",
-    description: "Sends a message into the household's one conversation with homed, the butler, as the person this " +
-      "connection belongs to, and returns the butler's reply. The butler may act on it (devices, reminders, messages " +
-      "to the household) within that person's trust; the turn can take a while when it does.",
-    inputSchema: chatInput,
-    annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: true },
-  }, ({ text }) =>
-    answer(async () => {
-      const { reply } = await access.chat(text);
-      return reply.trim() === "" ? "(The butler gave no reply.)" : reply;
-    }));
+  registerChatTool(server, access, {
+    turns: options.turns ?? new ChatTurns({ clock }),
+    caller: options.caller ?? "",
+    answerWithinMs: options.answerWithinMs ?? MCP_ANSWER_WITHIN_MS,
+    progressEveryMs: options.progressEveryMs ?? MCP_PROGRESS_EVERY_MS,
+    clock,
+  });
 
   server.registerTool("memory_recall", {
     title: "Recall from the household's memory",
@@ -155,5 +170,6 @@ export function createHomedMcpServer(access: ButlerAccess, info: { version: stri
     annotations: { readOnlyHint: true, openWorldHint: false },
   }, () => answer(async () => json(await access.schedules())));
 
+  guardToolRequests(server, HOMED_TOOL_NAMES);
   return server;
 }

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 // @ts-types="@modelcontextprotocol/sdk/inMemory"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { type ButlerAccess, createHomedMcpServer, HOMED_TOOL_NAMES } from "./homed_tools.ts";
+import { type ButlerAccess, createHomedMcpServer, HOMED_TOOL_NAMES, type HomedMcpOptions } from "./homed_tools.ts";
 
 /** An access that answers from fixed values and records each call. */
 function fakeAccess(overrides: Partial<ButlerAccess> = {}): ButlerAccess & { calls: unknown[][] } {
@@ -19,8 +19,11 @@ function fakeAccess(overrides: Partial<ButlerAccess> = {}): ButlerAccess & { cal
 }
 
 /** The SDK's own client, connected in memory to the server over `access`. */
-async function connect(access: ButlerAccess): Promise<{ client: Client } & AsyncDisposable> {
-  const server = createHomedMcpServer(access, { version: "9.9.9" });
+async function connect(
+  access: ButlerAccess,
+  options: Partial<HomedMcpOptions> = {},
+): Promise<{ client: Client } & AsyncDisposable> {
+  const server = createHomedMcpServer(access, { version: "9.9.9", ...options });
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "homed-test", version: "1.0.0" });
@@ -55,11 +58,15 @@ Deno.test("each tool's JSON Schema bounds its arguments: text 32,000, query 500,
   await using mcp = await connect(fakeAccess());
   const tools = new Map((await mcp.client.listTools()).tools.map((tool) => [tool.name, tool]));
   const chat = tools.get("chat")?.inputSchema;
-  assert.deepEqual(chat?.required, ["text"]);
+  // text or turn_id, one of them: the handler checks that (JSON Schema's oneOf is not for every client).
+  assert.equal(chat?.required, undefined);
   assert.equal(chat?.additionalProperties, false);
   const { description, ...text } = chat?.properties?.text as Record<string, unknown>;
   assert.deepEqual(text, { type: "string", minLength: 1, maxLength: 32_000, pattern: "\\S" });
   assert.match(String(description), /at most 32000 characters/);
+  const { description: turnDescription, ...turnId } = chat?.properties?.turn_id as Record<string, unknown>;
+  assert.deepEqual(turnId, { type: "string", minLength: 1, maxLength: 100 });
+  assert.match(String(turnDescription), /still working/);
   for (const name of ["memory_recall", "knowledge_search"]) {
     const schema = tools.get(name)?.inputSchema;
     assert.deepEqual(schema?.required, ["query"], name);
@@ -118,7 +125,7 @@ Deno.test("arguments outside the schema are refused as the tool's error before t
     ["knowledge_search", { query: "x".repeat(501) }, /Too big.*at query/],
     ["knowledge_search", { query: "   " }, /Must not be blank/],
     ["chat", { text: "x".repeat(32_001) }, /Too big.*at text/],
-    ["chat", { message: "hi" }, /text/],
+    ["chat", { message: "hi" }, /Unrecognized key: "message"/],
     ["schedule_list", { all: true }, /Unrecognized key/],
   ];
   for (const [name, args, message] of cases) {
@@ -127,4 +134,80 @@ Deno.test("arguments outside the schema are refused as the tool's error before t
     assert.match(textOf(result), message, name);
   }
   assert.deepEqual(access.calls, []);
+});
+
+/** An access whose chat streams `start`, then holds until the test releases it with the rest of the reply. */
+function heldChat(start: string) {
+  const release = Promise.withResolvers<string>();
+  const started = Promise.withResolvers<void>();
+  const access = fakeAccess({
+    chat: async (_text, options) => {
+      options?.onText?.(start);
+      started.resolve();
+      return { reply: start + await release.promise, channel: "http" };
+    },
+  });
+  return { access, started: started.promise, finish: (rest: string) => release.resolve(rest) };
+}
+
+/** The turn_id a "still working" answer names. */
+function turnIdOf(text: string): string {
+  const id = /turn_id "([^"]+)"/.exec(text)?.[1];
+  assert.ok(id, `a turn_id in: ${text}`);
+  return id;
+}
+
+Deno.test("a chat not done within answerWithinMs answers with the text so far and a turn_id to wait for the rest", async () => {
+  const held = heldChat("Checking the doors… ");
+  await using mcp = await connect(held.access, { answerWithinMs: 50 });
+  const first = await mcp.client.callTool({ name: "chat", arguments: { text: "Are the doors locked?" } });
+  assert.equal(first.isError, undefined);
+  const said = textOf(first);
+  assert.match(said, /^The butler is still working on this \(\d+ s so far\)/);
+  assert.match(said, /Its reply so far:\n\nChecking the doors… \n/);
+  const id = turnIdOf(said);
+
+  // Still not done: the same again, by turn_id.
+  const again = await mcp.client.callTool({ name: "chat", arguments: { turn_id: id } });
+  assert.equal(turnIdOf(textOf(again)), id);
+
+  held.finish("All locked.");
+  const done = await mcp.client.callTool({ name: "chat", arguments: { turn_id: id } });
+  assert.equal(textOf(done), "Checking the doors… All locked.");
+  // Kept: asking again (a lost answer, a retry) gets the same reply.
+  assert.equal(textOf(await mcp.client.callTool({ name: "chat", arguments: { turn_id: id } })), textOf(done));
+});
+
+Deno.test("chat takes text or turn_id, one of them; an unknown turn_id is the tool's error naming it", async () => {
+  const access = fakeAccess();
+  await using mcp = await connect(access);
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{}, /^chat needs text \(a message to the butler\) or turn_id/],
+    [{ text: "hi", turn_id: "t1" }, /^chat takes text or turn_id, not both/],
+    [{ turn_id: "t-404" }, /^No turn "t-404" of yours is kept/],
+  ];
+  for (const [args, message] of cases) {
+    const result = await mcp.client.callTool({ name: "chat", arguments: args });
+    assert.equal(result.isError, true, JSON.stringify(args));
+    assert.match(textOf(result), message, JSON.stringify(args));
+  }
+  assert.deepEqual(access.calls, []);
+});
+
+Deno.test("with a progressToken, chat sends progress notifications naming the turn while it waits", async () => {
+  const held = heldChat("");
+  await using mcp = await connect(held.access, { answerWithinMs: 5_000, progressEveryMs: 20 });
+  const progress: Array<{ progress: number; message?: string | undefined }> = [];
+  const calling = mcp.client.callTool({ name: "chat", arguments: { text: "Water the plants" } }, undefined, {
+    onprogress: (update) => progress.push(update),
+  });
+  await held.started;
+  while (progress.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  held.finish("Done: the plants are watered.");
+  assert.equal(textOf(await calling), "Done: the plants are watered.");
+  const sent = progress.length;
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(progress.length, sent, "no progress after the answer");
+  assert.ok(progress[1]!.progress > progress[0]!.progress, "progress increases");
+  assert.match(progress[0]!.message ?? "", /^The butler is still working \(\d+ s so far; turn_id "[^"]+"\)$/);
 });

@@ -15,17 +15,19 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import {
+  ErrorCode,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
-  JSONRPCMessageSchema,
   type MessageExtraInfo,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../../log/logging.ts";
+import { ChatTurns } from "./chat_turns.ts";
 import { type ButlerAccess, createHomedMcpServer } from "./homed_tools.ts";
+import { readJsonRpc, refusalResponse } from "./jsonrpc_body.ts";
 
 /** The longest message line read, in characters: as much as the SDK's own stdio transports buffer (10 MiB). */
 export const STDIO_MAX_LINE_CHARS = 10 * 1024 * 1024;
@@ -120,16 +122,21 @@ export class LineStreamTransport implements Transport {
     if (this.#unanswered.size === 0) await this.close();
   }
 
-  /** One line: a message to hand on, or an error to report (the connection goes on, as the SDK's stdio does). */
+  /**
+   * One line: a message to hand on, or a refusal to answer (-32700 for a line that is not JSON, -32600 for JSON that
+   * is not a JSON-RPC message) and report; the connection goes on, as the SDK's stdio does.
+   */
   #receive(line: string): void {
     if (line.trim() === "") return;
-    let message: JSONRPCMessage;
-    try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line));
-    } catch {
-      this.onerror?.(new Error(`A line of the input is not a JSON-RPC message: ${line.slice(0, 80)}`));
+    // One message a line: MCP's stdio transport has no batches.
+    const read = readJsonRpc(line, { what: "the line", batches: false });
+    if (!read.ok) {
+      const what = read.refusal.code === ErrorCode.ParseError ? "not JSON" : "not a JSON-RPC message";
+      this.onerror?.(new Error(`A line of the input is ${what}: ${line.slice(0, 80)}`));
+      void this.#write(refusalResponse(read.refusal)).catch((error) => this.onerror?.(error));
       return;
     }
+    const message = read.messages[0]!;
     if (isJSONRPCRequest(message)) this.#unanswered.add(message.id);
     // A cancelled request is never answered (the SDK drops its result): it must not hold the end of the input back.
     if (isJSONRPCNotification(message) && message.method === "notifications/cancelled") {
@@ -146,11 +153,16 @@ export class LineStreamTransport implements Transport {
 
   /** Writes one message as a line. */
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.#closed) throw new Error("The MCP connection is closed");
-    await this.#writer.write(encoder.encode(`${JSON.stringify(message)}\n`));
+    await this.#write(message);
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
       if (message.id !== undefined) this.#answered(message.id);
     }
+  }
+
+  /** Writes one line of JSON, unless the connection is closed. */
+  async #write(message: unknown): Promise<void> {
+    if (this.#closed) throw new Error("The MCP connection is closed");
+    await this.#writer.write(encoder.encode(`${JSON.stringify(message)}\n`));
   }
 
   /** Stops reading, closes the output and runs `onclose` (once). */
@@ -177,6 +189,10 @@ export interface ServeStdioOptions {
   signal?: AbortSignal;
   /** A message that could not be read or sent; logged as a warning (to standard error) by default. */
   onError?: (error: Error) => void;
+  /** The longest a `chat` call waits for its turn before answering with what is known (`MCP_ANSWER_WITHIN_MS`). */
+  answerWithinMs?: number;
+  /** Time between a `chat` call's progress notifications, when it asked for them (`MCP_PROGRESS_EVERY_MS`). */
+  progressEveryMs?: number;
 }
 
 /**
@@ -197,7 +213,15 @@ export async function serveStdio(access: ButlerAccess, options: ServeStdioOption
     options.input ?? Deno.stdin.readable,
     options.output ?? Deno.stdout.writable,
   );
-  const server = createHomedMcpServer(access, { version: options.version });
+  // The turns of this one client. When it leaves, the reads of their replies from the daemon stop: nobody is left to
+  // ask for them (the turns themselves go on in the daemon).
+  const turns = new ChatTurns();
+  const server = createHomedMcpServer(access, {
+    version: options.version,
+    turns,
+    ...(options.answerWithinMs === undefined ? {} : { answerWithinMs: options.answerWithinMs }),
+    ...(options.progressEveryMs === undefined ? {} : { progressEveryMs: options.progressEveryMs }),
+  });
   server.server.onerror = options.onError ??
     ((error) => logger.warning("MCP on standard input/output: {error}", { error: error.message }));
   const stop = () => void transport.close();
@@ -209,5 +233,6 @@ export async function serveStdio(access: ButlerAccess, options: ServeStdioOption
   } finally {
     options.signal?.removeEventListener("abort", stop);
     await server.close();
+    turns.close();
   }
 }

@@ -3,6 +3,8 @@ import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { ButlerAccess } from "./homed_tools.ts";
 import { LineStreamTransport, serveStdio } from "./serve_stdio.ts";
 
@@ -90,7 +92,7 @@ Deno.test("requests already read when the input ends are still answered, then th
   assert.deepEqual(JSON.parse(replies[1].result.content[0].text), [{ id: "s1" }]);
 });
 
-Deno.test("a line that is not JSON-RPC is reported and skipped; the next one, split across reads, is served", async () => {
+Deno.test("a line that is not JSON is answered -32700 and reported; the next one, split across reads, is served", async () => {
   const { server, client: ends } = pipes();
   const errors: string[] = [];
   const serving = serveStdio(access, { version: "9.9.9", ...server, onError: (error) => errors.push(error.message) });
@@ -101,8 +103,64 @@ Deno.test("a line that is not JSON-RPC is reported and skipped; the next one, sp
   await writer.write(encoder.encode('"method":"ping"}\r\n'));
   await writer.close();
   await serving;
-  assert.deepEqual(errors, ["A line of the input is not a JSON-RPC message: hello there"]);
-  assert.deepEqual(JSON.parse(await answers), { jsonrpc: "2.0", id: "p", result: {} });
+  assert.deepEqual(errors, ["A line of the input is not JSON: hello there"]);
+  const [refusal, pong] = (await answers).trim().split("\n").map((line) => JSON.parse(line));
+  assert.equal(refusal.id, null);
+  assert.equal(refusal.error.code, -32700);
+  assert.match(refusal.error.message, /^Parse error: the line is not JSON \(.+\): hello there$/);
+  assert.deepEqual(pong, { jsonrpc: "2.0", id: "p", result: {} });
+});
+
+Deno.test("a line of JSON that is not a JSON-RPC message is answered -32600 (Invalid Request) naming it", async () => {
+  const { server, client: ends } = pipes();
+  const errors: string[] = [];
+  const serving = serveStdio(access, { version: "9.9.9", ...server, onError: (error) => errors.push(error.message) });
+  const answers = allText(ends.input);
+  const writer = ends.output.getWriter();
+  const lines = [
+    '{"foo":1}',
+    "[]",
+    "42",
+    '{"jsonrpc":"2.0","id":3,"method":7}',
+    '{"jsonrpc":"2.0","id":4,"method":"ping"}',
+  ];
+  await writer.write(encoder.encode(lines.join("\n") + "\n"));
+  await writer.close();
+  await serving;
+  const replies = (await answers).trim().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(replies.map((reply) => [reply.id, reply.error?.code ?? "ok"]), [
+    [null, -32600],
+    [null, -32600],
+    [null, -32600],
+    [3, -32600],
+    [4, "ok"],
+  ]);
+  assert.match(replies[0].error.message, /^Invalid Request: .*\{"foo":1\}/);
+  assert.match(replies[1].error.message, /^Invalid Request: .*\[\]/);
+  assert.match(replies[2].error.message, /^Invalid Request: .*42/);
+  assert.match(replies[3].error.message, /^Invalid Request: .*"method":7/);
+  assert.equal(errors.length, 4);
+});
+
+Deno.test("over stdio an unknown tool and a tools/list cursor are JSON-RPC errors -32602 naming them", async () => {
+  const { server, client: ends } = pipes();
+  const serving = serveStdio(access, { version: "9.9.9", ...server });
+  const client = new Client({ name: "homed-test", version: "1.0.0" });
+  await client.connect(new LineStreamTransport(ends.input, ends.output));
+  const isRpcError = (code: number, message: RegExp) => (error: unknown) => {
+    assert.ok(error instanceof McpError, `an McpError, not ${error}`);
+    assert.equal(error.code, code);
+    assert.match(error.message, message);
+    return true;
+  };
+  await assert.rejects(
+    client.callTool({ name: "open_garage", arguments: {} }),
+    isRpcError(-32602, /Unknown tool: open_garage/),
+  );
+  await assert.rejects(client.listTools({ cursor: "abc" }), isRpcError(-32602, /cursor "abc"/));
+  assert.equal((await client.listTools()).tools.length, 4);
+  await client.close();
+  await serving;
 });
 
 Deno.test("a line longer than the limit ends the connection with an error naming the limit", async () => {
@@ -131,6 +189,34 @@ Deno.test("an aborted signal stops serving though the input stays open", async (
   assert.equal(await output, "");
   // The server let go of its input (cancelled it), so the client's end of that pipe is errored, not left open.
   await assert.rejects(ends.output.getWriter().write(encoder.encode("{}\n")));
+});
+
+Deno.test("over stdio a chat longer than answerWithinMs is answered in time, the rest by turn_id; the end stops a turn", async () => {
+  const { server, client: ends } = pipes();
+  const release = Promise.withResolvers<string>();
+  const stopped: AbortSignal[] = [];
+  const slow: ButlerAccess = {
+    ...access,
+    chat: async (text, options) => {
+      if (options?.signal) stopped.push(options.signal);
+      options?.onText?.("Hmm, ");
+      // The second turn never ends by itself: the end of serving must stop it.
+      const rest = text === "forever" ? await new Promise<string>(() => {}) : await release.promise;
+      return { reply: `Hmm, ${rest}`, channel: "http" };
+    },
+  };
+  const serving = serveStdio(slow, { version: "9.9.9", ...server, answerWithinMs: 50 });
+  const client = new Client({ name: "homed-test", version: "1.0.0" });
+  await client.connect(new LineStreamTransport(ends.input, ends.output));
+  const first = textOf(await client.callTool({ name: "chat", arguments: { text: "What's for dinner?" } }));
+  assert.match(first, /^The butler is still working on this .*Its reply so far:\n\nHmm, \n/s);
+  const id = /turn_id "([^"]+)"/.exec(first)?.[1] ?? "";
+  release.resolve("pasta.");
+  assert.equal(textOf(await client.callTool({ name: "chat", arguments: { turn_id: id } })), "Hmm, pasta.");
+  assert.match(textOf(await client.callTool({ name: "chat", arguments: { text: "forever" } })), /still working/);
+  await client.close();
+  await serving;
+  assert.deepEqual(stopped.map((signal) => signal.aborted), [false, true]);
 });
 
 const FIXTURE = fileURLToPath(new URL("./testdata/fake_butler_stdio.ts", import.meta.url));
