@@ -128,8 +128,17 @@ Deno.test("a bare yes decides only the one action that waits; with two waiting i
   );
   assert.equal(t.runs(), 0);
   assert.equal(t.confirmations.status().length, 2, "both still wait");
-  assert.equal(await t.answer("yes a000"), "Done: Lock lock.front_door (lock.lock). locked");
+  assert.equal(await t.answer("ok face"), undefined, "words that only look like an id are words: the model answers");
+  assert.equal(t.confirmations.status().length, 0, "and, as any other words of the owner's there, they decline");
+  await t.confirmations.ask({ ...lock, turn: OWNER_TURN });
+  await t.confirmations.ask({ ...t.unlock, turn: member });
+  assert.equal(await t.answer("yes a002"), "Done: Lock lock.front_door (lock.lock). locked");
   assert.equal(t.runs(), 0, "the unlock did not run");
   assert.equal(await t.answer("yes"), "Done: Unlock lock.front_door (lock.unlock). unlocked (1)", "one waits now");
-  assert.deepEqual(t.outcomes.map((o) => [o.id, o.outcome]), [["a000", "confirmed"], ["a001", "confirmed"]]);
+  assert.deepEqual(t.outcomes.map((o) => [o.id, o.outcome]), [
+    ["a000", "declined"],
+    ["a001", "declined"],
+    ["a002", "confirmed"],
+    ["a003", "confirmed"],
+  ]);
 });
