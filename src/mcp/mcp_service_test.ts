@@ -391,7 +391,18 @@ Deno.test("probeServer names the tools of a working server, and the first error 
     timeoutMs: 10_000,
   };
   const good = await probeServer(fixtureStdio(), options);
-  assert.deepEqual(good, { ok: true, detail: "stdio, 6 tools: big, slow, cancellations, add_tool, strict, fail" });
+  assert.deepEqual(good, {
+    ok: true,
+    detail: "stdio, 6 tools: big, slow, cancellations, add_tool, strict, fail",
+    offered: 6,
+  });
+  // What homed would register: include and exclude applied, for doctor's count against llm.max_tools.
+  const some = await probeServer({ ...fixtureStdio(), include: ["big", "slow"], exclude: ["slow"] }, options);
+  assert.deepEqual(some, {
+    ok: true,
+    detail: "stdio, 6 tools (1 after include/exclude): big, slow, cancellations, add_tool, strict, fail",
+    offered: 1,
+  });
   const exits = await probeServer(
     serverConfig("exits", { command: "sh", args: ["-c", "echo no config >&2; exit 3"] }),
     options,

@@ -142,7 +142,7 @@ export class Confirmations implements PromptContributor {
     this.#expire();
     const text = input.text.trim().replace(/[。.!！\s]+$/u, "");
     const named = CONFIRM_COMMAND.exec(text);
-    const id = named?.[1]!.toLowerCase();
+    const id = named?.[1]?.toLowerCase();
     // "/confirm <id>" is always the command; "ok cafe" only when cafe is an action waiting (else it is just words).
     if (id !== undefined && (text.startsWith("/") || this.#pending.has(id))) {
       return { decision: `confirmation ${id}`, decide: () => this.#confirmNamed(id, input.source) };
