@@ -92,6 +92,7 @@ export function setupSmartHome(options: SmartHomeSetupOptions): SmartHome {
           password: mqtt.password,
           subscribe: mqtt.subscribe,
           publish: mqtt.publish,
+          maxPayloadBytes: mqtt.max_payload_bytes,
         },
         clock,
         random,

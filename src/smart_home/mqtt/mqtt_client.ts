@@ -12,6 +12,8 @@
  * Why the own socket: `mqtt.connect()` loads the WebSocket transport (`ws`, which reads `WS_NO_BUFFER_UTIL` and
  * `WS_NO_UTF_8_VALIDATE` when it loads, after the import) and reads `MQTTJS_SOCKS_PROXY` on every connect. A client
  * built with {@link newMqttClient} goes to `mqtt://` (TCP) or `mqtts://` (TLS) brokers directly and reads nothing.
+ * Owning the socket is also what lets homed bound incoming messages before MQTT.js buffers them
+ * (`broker_socket.ts`): MQTT 3.1.1 has no way to tell the broker a size limit.
  *
  * Import MQTT.js only through here: a static `import … from "mqtt"` anywhere in homed loads it first, without the
  * stand-in, and fails (type-only imports are fine).
@@ -19,10 +21,9 @@
  * @module
  */
 
-import net from "node:net";
 import process from "node:process";
-import tls from "node:tls";
 import type { IClientOptions, MqttClient } from "mqtt";
+import { BrokerSocket, type InboundLimit } from "./broker_socket.ts";
 
 /** The MQTT.js module. */
 export type MqttModule = typeof import("mqtt");
@@ -152,22 +153,31 @@ function maskPassword(url: string): string {
 }
 
 /**
- * A not-yet-connected MQTT.js client for `address`, over a socket homed opens itself (TCP, or TLS checked against
- * the system's roots with the host as server name); call `connect()` on it. `options` are MQTT.js's, but
- * `manualConnect` is always set and `log` is silenced (MQTT.js's debug log prints whole packets).
+ * A not-yet-connected MQTT.js client for `address`, over a connection homed opens itself (a {@link BrokerSocket}:
+ * TCP, or TLS checked against the roots Deno trusts with the host as server name); call `connect()` on it. `options`
+ * are MQTT.js's, but `manualConnect` is always set and `log` is silenced (MQTT.js's debug log prints whole packets).
+ * With `inbound`, a message whose payload is over its limit never reaches MQTT.js.
  *
  * @example
  * ```ts
- * const client = await newMqttClient(parseBrokerUrl("mqtt://127.0.0.1:1883", "url"), { clientId: "homed-test" });
+ * const client = await newMqttClient(parseBrokerUrl("mqtt://127.0.0.1:1883", "url"), { clientId: "homed-test" }, {
+ *   maxPayloadBytes: 262_144,
+ *   onDropped: (dropped) => console.log(`dropped ${dropped.payloadBytes} bytes on ${dropped.topic}`),
+ * });
  * client.on("connect", () => client.end());
  * client.connect();
  * ```
  */
-export async function newMqttClient(address: BrokerAddress, options: IClientOptions): Promise<MqttClient> {
+export async function newMqttClient(
+  address: BrokerAddress,
+  options: IClientOptions,
+  inbound?: InboundLimit,
+): Promise<MqttClient> {
   const { MqttClient } = await loadMqtt();
-  const streamBuilder = () =>
+  const connect = () =>
     address.protocol === "mqtts"
-      ? tls.connect({ host: address.host, port: address.port, servername: address.host })
-      : net.createConnection({ host: address.host, port: address.port });
+      ? Deno.connectTls({ hostname: address.host, port: address.port })
+      : Deno.connect({ hostname: address.host, port: address.port });
+  const streamBuilder = () => new BrokerSocket(connect, inbound);
   return new MqttClient(streamBuilder, { ...options, manualConnect: true, log: () => {} });
 }

@@ -28,6 +28,12 @@
  * reading the socket: an MQTT stream cannot be paused — the broker drops QoS 0 messages for a client that does not
  * read all the same, and a connection left unread misses its keep-alive and is dropped.
  *
+ * Size: a message whose payload is over `smart_home.mqtt.max_payload_bytes` ({@link MQTT_MAX_PAYLOAD_BYTES} by
+ * default) is dropped as it streams in, before anything holds it whole (`broker_socket.ts`; MQTT.js alone would read
+ * it whole first — a 20 MB camera image cost 60 to 100 MB), acknowledged to the broker, counted (`status().oversize`,
+ * `last_oversize`) and logged once per topic, naming the topic, its size and the setting. MQTT 3.1.1 cannot tell the
+ * broker a limit, so the broker still sends the bytes; only homed's memory is spared.
+ *
  * @module
  */
 
@@ -41,6 +47,7 @@ import { waitForRoom } from "../../io/lane_room.ts";
 import { ShuttingDown } from "../../io/turn_error.ts";
 import { escapeControl } from "../../text/untrusted.ts";
 import { type BrokerAddress, newMqttClient, parseBrokerUrl } from "./mqtt_client.ts";
+import type { DroppedPublish } from "./oversize_filter.ts";
 import { payloadText } from "./payload_text.ts";
 import { TopicFilters, validateTopicName } from "./topic_filter.ts";
 
@@ -58,6 +65,8 @@ export interface MqttSettings {
   publish: string[];
   /** The client id; `homed` and 12 random hex digits by default. */
   clientId?: string;
+  /** Longest payload of a message taken in, bytes ({@link MQTT_MAX_PAYLOAD_BYTES} by default). */
+  maxPayloadBytes?: number;
 }
 
 /** The reconnect backoff: first wait, longest wait, and how long a connection must last for the wait to start over. */
@@ -116,6 +125,12 @@ export interface MqttStatus {
   published: number;
   /** Events dropped because {@link MQTT_BACKLOG_LIMIT} of them were waiting for the input queue. */
   dropped: number;
+  /** `smart_home.mqtt.max_payload_bytes`: longer messages are dropped unread. */
+  max_payload_bytes: number;
+  /** Messages dropped unread because their payload was over `max_payload_bytes`. */
+  oversize: number;
+  /** The last of them: its topic (control characters escaped, cut at 200), payload size and arrival (ISO 8601). */
+  last_oversize: { topic: string; bytes: number; at: string } | null;
   /** Events waiting for the input queue. */
   backlog: number;
   /** While not connected: when the next attempt is due (ISO 8601), else null. */
@@ -142,6 +157,15 @@ export const MQTT_BACKLOG_LIMIT = 10_000;
 
 /** Most topics whose last value is kept. */
 export const MQTT_LAST_VALUES_LIMIT = 1_000;
+
+/** Longest payload of a message homed takes in by default (`smart_home.mqtt.max_payload_bytes`), bytes: 256 KiB. */
+export const MQTT_MAX_PAYLOAD_BYTES = 262_144;
+
+/** What `smart_home.mqtt.max_payload_bytes` may be, bytes (as `src/config/schema.ts` allows): 1 KiB to 64 MiB. */
+export const MQTT_MAX_PAYLOAD_RANGE = Object.freeze({ min: 1_024, max: 67_108_864 });
+
+/** Most topics named in an oversize-message warning; past them oversize messages are only counted. */
+export const MQTT_OVERSIZE_TOPICS_LOGGED = 1_000;
 
 /** Longest `start()` waits for the first connection and its subscriptions; the attempt goes on after that. */
 export const MQTT_START_WAIT_MS = 3_000;
@@ -190,6 +214,11 @@ export class MqttDevice implements Device {
   #published = 0;
   #dropped = 0;
   #droppedLoggedAt: number | null = null;
+  readonly #maxPayloadBytes: number;
+  #oversize = 0;
+  #lastOversize: MqttStatus["last_oversize"] = null;
+  /** Topics whose oversize message was logged: each is named once (at most {@link MQTT_OVERSIZE_TOPICS_LOGGED}). */
+  readonly #oversizeLogged = new Set<string>();
   #lastMessageAt: number | null = null;
   #lastError: string | null = null;
   #nextRetryAt: number | null = null;
@@ -238,6 +267,14 @@ export class MqttDevice implements Device {
       );
     }
     this.#clientId = settings.clientId ?? `homed${randomHex(6)}`;
+    this.#maxPayloadBytes = settings.maxPayloadBytes ?? MQTT_MAX_PAYLOAD_BYTES;
+    const { min, max } = MQTT_MAX_PAYLOAD_RANGE;
+    if (!Number.isInteger(this.#maxPayloadBytes) || this.#maxPayloadBytes < min || this.#maxPayloadBytes > max) {
+      throw new TypeError(
+        `smart_home.mqtt.max_payload_bytes: ${JSON.stringify(settings.maxPayloadBytes)} is not a size homed ` +
+          `allows; use a whole number of bytes from ${min} to ${max} (the default is ${MQTT_MAX_PAYLOAD_BYTES})`,
+      );
+    }
     this.#subscribe = new TopicFilters(settings.subscribe, "smart_home.mqtt.subscribe");
     this.#publish = new TopicFilters(settings.publish, "smart_home.mqtt.publish");
     this.#backoff = { ...MQTT_BACKOFF, ...options.backoff };
@@ -320,6 +357,9 @@ export class MqttDevice implements Device {
       subscribed: [...this.#subscribed],
       published: this.#published,
       dropped: this.#dropped,
+      max_payload_bytes: this.#maxPayloadBytes,
+      oversize: this.#oversize,
+      last_oversize: this.#lastOversize === null ? null : { ...this.#lastOversize },
       backlog: this.#backlog.length - this.#head,
       next_retry_at: iso(this.#nextRetryAt),
     };
@@ -491,7 +531,10 @@ export class MqttDevice implements Device {
       ...(this.#username ? { username: this.#username } : {}),
       ...(this.#password ? { password: this.#password } : {}),
     };
-    const client = await newMqttClient(this.#address, options);
+    const client = await newMqttClient(this.#address, options, {
+      maxPayloadBytes: this.#maxPayloadBytes,
+      onDropped: (dropped) => this.#onOversize(dropped),
+    });
     if (signal.aborted) return { connected: false, lastedMs: 0, why: "stopped" };
     this.#client = client;
     let connectedSince: number | undefined;
@@ -591,6 +634,35 @@ export class MqttDevice implements Device {
         ...(text.cut || text.encoding !== "utf-8" ? { bytes: text.bytes } : {}),
       },
     });
+  }
+
+  /** Counts a message dropped for its size; names its topic in the log the first time. */
+  #onOversize(dropped: DroppedPublish): void {
+    const topic = escapeControl(dropped.topic.length > 200 ? `${dropped.topic.slice(0, 200)}…` : dropped.topic);
+    this.#oversize++;
+    this.#lastOversize = {
+      topic,
+      bytes: dropped.payloadBytes,
+      at: new Date(this.#options.clock.now()).toISOString(),
+    };
+    const logged = this.#oversizeLogged;
+    if (logged.has(topic) || logged.size > MQTT_OVERSIZE_TOPICS_LOGGED) return;
+    // One line per topic, so a camera that keeps sending is named once, not on every frame; a flood of new topics
+    // stops being named after the first thousand, with a line that says so.
+    logged.add(topic);
+    if (logged.size > MQTT_OVERSIZE_TOPICS_LOGGED) {
+      this.#options.logger.warning(
+        "MQTT: messages over smart_home.mqtt.max_payload_bytes ({limit}) came on {count} topics; further ones are " +
+          "dropped and counted (status: oversize) without naming them",
+        { limit: this.#maxPayloadBytes, count: MQTT_OVERSIZE_TOPICS_LOGGED },
+      );
+      return;
+    }
+    this.#options.logger.warning(
+      "MQTT: dropped a message of {bytes} bytes on {topic}: over smart_home.mqtt.max_payload_bytes ({limit}); " +
+        "later ones on this topic are dropped and counted (status: oversize) without another line",
+      { bytes: dropped.payloadBytes, topic, limit: this.#maxPayloadBytes },
+    );
   }
 
   #remember(topic: string, value: MqttValue): void {
