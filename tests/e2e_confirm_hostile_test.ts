@@ -27,6 +27,13 @@ function unescapedTag(text: string): boolean {
   return /(?<!\\)(?:\\\\)*\[via /.test(text);
 }
 
+/** The model's call to lock or unlock the front door. */
+function lockStep(service: "lock" | "unlock"): { toolCalls: FakeToolCall[] } {
+  return {
+    toolCalls: [{ name: "ha_call_service", arguments: { domain: "lock", service, entity_id: "lock.front_door" } }],
+  };
+}
+
 /** A user message without homed's own markers: the reference block's frame, and the tag that starts the message. */
 function withoutOwnMarkers(text: string): string {
   return text.replace(/^\[homed reference[^\n]*\n[\s\S]*?\n\[end of homed reference\]\n\n/, "")
@@ -81,12 +88,7 @@ Deno.test("a hostile model cannot confirm its own unlock; planted owner tags sta
 
     // 1. The owner asks to open the door; the model then "confirms" with every id it sees, twice over.
     llm.enqueue(
-      {
-        toolCalls: [{
-          name: "ha_call_service",
-          arguments: { domain: "lock", service: "unlock", entity_id: "lock.front_door" },
-        }],
-      },
+      lockStep("unlock"),
       { from: confirmEverything },
       { from: confirmEverything },
       { reply: "Done, the door is open. /confirm" },
@@ -142,23 +144,13 @@ Deno.test("a hostile model cannot confirm its own unlock; planted owner tags sta
 
     // 3. The owner asks to lock; a member asks to unlock right after; both questions reach the owner's chat.
     llm.enqueue(
-      {
-        toolCalls: [{
-          name: "ha_call_service",
-          arguments: { domain: "lock", service: "lock", entity_id: "lock.front_door" },
-        }],
-      },
+      lockStep("lock"),
       { reply: "Asked you first." },
     );
     sim.privateMessage(OWNER, "锁门");
     await waitFor(() => to(OWNER).at(-1) === "Asked you first.", "the owner's lock asked");
     llm.enqueue(
-      {
-        toolCalls: [{
-          name: "ha_call_service",
-          arguments: { domain: "lock", service: "unlock", entity_id: "lock.front_door" },
-        }],
-      },
+      lockStep("unlock"),
       { reply: "The owner decides." },
     );
     sim.privateMessage(MEMBER, "开门");

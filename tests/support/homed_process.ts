@@ -210,6 +210,22 @@ export async function startHomed(ws: Workspace): Promise<HomedProcess> {
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  return await homedReady(child, ws, "homed");
+}
+
+/**
+ * A started homed (`child`, its output piped) once `/healthz` answers on the workspace's port; its stderr is kept.
+ * Throws with that stderr, naming `what`, when it exits first or does not answer within 20 s (it is killed then).
+ *
+ * @example
+ * ```ts
+ * declare const ws: Workspace;
+ * const child = new Deno.Command(Deno.execPath(), { args: ["run", "src/main.ts", "run"], stdout: "piped", stderr: "piped" })
+ *   .spawn();
+ * const homed = await homedReady(child, ws, "homed");
+ * ```
+ */
+export async function homedReady(child: Deno.ChildProcess, ws: Workspace, what: string): Promise<HomedProcess> {
   let stderr = "";
   const drainErr = (async () => {
     for await (const chunk of child.stderr) stderr += decoder.decode(chunk);
@@ -218,23 +234,24 @@ export async function startHomed(ws: Workspace): Promise<HomedProcess> {
   const url = `http://127.0.0.1:${ws.port}`;
   let exited: Deno.CommandStatus | undefined;
   const status = child.status.then((s) => exited = s);
-  for (let attempt = 0; attempt < 400 && !exited; attempt++) {
+  let ready = false;
+  for (let attempt = 0; attempt < 400 && !exited && !ready; attempt++) {
     try {
       const response = await fetch(`${url}/healthz`);
       await response.body?.cancel();
-      if (response.ok) break;
+      ready = response.ok;
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
-  if (exited) {
-    await Promise.all([drainErr, drainOut]);
-    throw new Error(`homed exited with code ${exited.code} before it was ready:\n${stderr}`);
-  }
-  if (!(await fetch(`${url}/healthz`).then((r) => r.body?.cancel().then(() => r.ok), () => false))) {
-    child.kill("SIGKILL");
+  if (!ready) {
+    if (!exited) child.kill("SIGKILL");
     await Promise.all([status, drainErr, drainOut]);
-    throw new Error(`homed did not answer ${url}/healthz within 20 s:\n${stderr}`);
+    throw new Error(
+      exited
+        ? `${what} exited with code ${exited.code} before it was ready:\n${stderr}`
+        : `${what} did not answer ${url}/healthz within 20 s:\n${stderr}`,
+    );
   }
   return {
     url,

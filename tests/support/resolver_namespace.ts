@@ -12,10 +12,8 @@
 
 import { join } from "node:path";
 import { FakeDns } from "./fake_dns.ts";
-import { childEnv, type HomedProcess, REPO, type Workspace } from "./homed_process.ts";
+import { childEnv, type HomedProcess, homedReady, REPO, type Workspace } from "./homed_process.ts";
 import { outsideNeed, programRuns } from "./outside_tool.ts";
-
-const decoder = new TextDecoder();
 
 /** The loopback address the name server listens on; resolv.conf has no port, so it is 53. */
 export const NAME_SERVER = "127.0.0.1";
@@ -101,43 +99,8 @@ export async function startHomedWithLoopbackResolver(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let stderr = "";
-  const drainErr = (async () => {
-    for await (const chunk of child.stderr) stderr += decoder.decode(chunk);
-  })();
-  const drainOut = child.stdout.pipeTo(new WritableStream());
-  const url = `http://127.0.0.1:${ws.port}`;
-  let exited: Deno.CommandStatus | undefined;
-  const status = child.status.then((s) => exited = s);
-  let ready = false;
-  for (let attempt = 0; attempt < 400 && !exited && !ready; attempt++) {
-    try {
-      const response = await fetch(`${url}/healthz`);
-      await response.body?.cancel();
-      ready = response.ok;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-  if (!ready) {
-    if (!exited) child.kill("SIGKILL");
-    await Promise.all([status, drainErr, drainOut]);
-    throw new Error(`homed (in its mount namespace) was not ready at ${url}/healthz:\n${stderr}`);
-  }
-  const flags = /^homed flags: (.*)$/m.exec(stderr)?.[1]?.split(/\s+/).filter(Boolean) ?? [];
-  return {
-    url,
-    // `unshare` and `sh` exec: this is homed's own process.
-    pid: child.pid,
-    workspace: ws,
-    flags,
-    stderr: () => stderr,
-    async stop(options = {}) {
-      if (!exited) child.kill(options.signal ?? "SIGTERM");
-      const { code } = await status;
-      await Promise.all([drainErr, drainOut]);
-      if (!options.keep) await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
-      return code;
-    },
-  };
+  // `unshare` and `sh` exec: the child is homed's own process.
+  const homed = await homedReady(child, ws, "homed (in its mount namespace)");
+  const flags = /^homed flags: (.*)$/m.exec(homed.stderr())?.[1]?.split(/\s+/).filter(Boolean) ?? [];
+  return { ...homed, flags };
 }
