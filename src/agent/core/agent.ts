@@ -161,7 +161,7 @@ export class Agent implements Service {
   #noteLeftOut(leftOut: readonly string[]): void {
     const key = leftOut.join(",");
     if (key !== this.#leftOut.join(",") && leftOut.length) {
-      this.#options.logger.warn(
+      this.#options.logger.warning(
         "More tools than llm.max_tools ({max}): this turn left out {count} ({names}); name the ones you want with " +
           "mcp.servers.<name>.include",
         { max: this.#maxTools, count: leftOut.length, names: leftOut.slice(0, 20).join(", ") },
