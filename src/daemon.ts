@@ -33,6 +33,8 @@ import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
 import { localDevices, localRoutes } from "./devices/local_setup.ts";
 import { setupSmartHome } from "./smart_home/smart_home_setup.ts";
+import { ownerConfirmations } from "./policy/owner_confirmations.ts";
+import { ToolPolicy } from "./policy/tool_policy.ts";
 import { startMcp } from "./mcp/mcp_setup.ts";
 import { mcpServers } from "./config/mcp_servers.ts";
 import { startPlugins } from "./plugin/plugin_setup.ts";
@@ -264,7 +266,20 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
   const closers: (() => void)[] = [];
   const close = () => closers.forEach((closer) => closer());
   try {
-    const tools = new ToolRegistry({ clock, defaultTimeoutMs: config.agent.tool_timeout });
+    // The IO manager is made after its devices; until then nothing can be sent (the timer asks it about a channel
+    // only when a schedule is made, the owner is asked only in a turn).
+    let ioManager: IOManager | undefined;
+    const sendText = (channel: string, text: string) =>
+      ioManager
+        ? ioManager.send({ target: channel, type: "message", payload: { text } })
+        : Promise.reject(new Error("homed is still starting"));
+    // The owner's yes: one mechanism for every call the policy holds (locks, alarms, `confirm` rules).
+    const confirmations = ownerConfirmations(config, clock, log("policy"), sendText);
+    const tools = new ToolRegistry({
+      clock,
+      defaultTimeoutMs: config.agent.tool_timeout,
+      gate: new ToolPolicy(config.agent.tool_policy, confirmations.confirmations),
+    });
     const shared = { clock, services, dataDir };
     const knowledge = (await startKnowledge({
       ...shared,
@@ -312,8 +327,6 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     const http = new HttpDevice();
     // The OpenAI-compatible door is a channel of its own: its people come in as openai:<name>.
     const openAi = config.daemon.openai_api ? new HttpDevice({ name: "openai" }) : undefined;
-    // The IO manager is made after its devices; the timer asks it about a channel only when a schedule is made.
-    let ioManager: IOManager | undefined;
     const checkChannel = (channel: string) =>
       ioManager ? ioManager.checkChannel(channel, "message") : "homed is still starting";
     const { timer, close: closeSchedules } = openTimer({
@@ -369,10 +382,6 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       clock,
       random,
       logger: log,
-      send: (channel, text) =>
-        ioManager
-          ? ioManager.send({ target: channel, type: "message", payload: { text } })
-          : Promise.reject(new Error("homed is still starting")),
       learnDevices: (entities) => memory.learnDevices(entities),
     });
     const devices = [
@@ -418,7 +427,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       logger: log("agent"),
       shutdownGraceMs: graceMs,
       // The owner's yes to a waiting action is taken before anything else sees the message.
-      promptContributors: [smartHome.confirmations, knowledgePrompt(knowledge), plugins, memory],
+      promptContributors: [confirmations.confirmations, knowledgePrompt(knowledge), plugins, memory],
       media,
     });
     const parts = { persona, io, agent, tools, http, knowledge, services };
@@ -439,7 +448,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       onebot: { path: config.onebot.path, accessToken: config.onebot.access_token, device: () => qq.serving(io) },
       serveMcp: config.mcp.serve_http,
       ...(openAi ? { openAi } : {}),
-      smartHomeAudit: () => smartHome.audit(),
+      smartHomeAudit: () => ({ actions: smartHome.actions(), confirmations: confirmations.outcomes() }),
       traces,
       usage: {
         ledger,

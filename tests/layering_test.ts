@@ -12,7 +12,7 @@ export const LEVELS: readonly (readonly string[])[] = [
   ["clock.ts", "version.ts", "build_info.ts", "text", "fs", "sqlite", "identity", "lua", "search", "audio"],
   ["net", "log", "service", "tools", "prompt"],
   ["config"],
-  ["io", "tracker"],
+  ["io", "tracker", "policy"],
   ["provider", "devices", "knowledge", "backup", "mcp", "smart_home"],
   ["context", "media"],
   ["memory", "agent", "plugin"],

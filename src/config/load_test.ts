@@ -89,7 +89,7 @@ Deno.test("no config at all gives every default", () => {
     max_frame_bytes: 1_048_576,
   });
   assert.deepEqual(config.io, { routes: {}, send_timeout: 30_000, max_waiting_per_sender: 50 });
-  assert.deepEqual(config.agent, { max_tool_rounds: 10, tool_timeout: 30_000 });
+  assert.deepEqual(config.agent, { max_tool_rounds: 10, tool_timeout: 30_000, tool_policy: {} });
   assert.deepEqual(config.memory, {
     context_size: 30,
     context_tokens: 48_000,

@@ -162,6 +162,9 @@ export const mcpServer = z.strictObject({
   }
 });
 
+/** What `agent.tool_policy` says of a tool: run it, hold it for the owner's yes, or refuse it. */
+const toolDecision = z.enum(["allow", "confirm", "deny"], { error: "allow, confirm or deny" });
+
 /** A web origin allowed to call `/api/*` from a browser. */
 const origin = text(
   'an origin such as "https://home.example" or "http://192.168.1.5:8080" (scheme, host, optional port; no path)',
@@ -416,6 +419,16 @@ export const configSchema = z.strictObject({
   agent: z.strictObject({
     max_tool_rounds: number(1, 50, true).default(10),
     tool_timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("30s"),
+    // Per tool name pattern (* matches any run of characters), for everyone or per trust: allow, confirm (the owner's
+    // yes first) or deny (not even offered to the model). The first pattern that matches decides.
+    tool_policy: z.record(
+      text("a tool name or pattern: 1 to 64 of a-z, A-Z, 0-9, _, - and *", /^[A-Za-z0-9_*-]{1,64}$/),
+      z.union([
+        toolDecision,
+        z.strictObject({ owner: toolDecision, household: toolDecision, guest: toolDecision })
+          .partial(),
+      ], { error: "allow, confirm or deny, or { owner?, household?, guest? } with those" }),
+    ).default({}),
   }).prefault({}),
   memory: z.strictObject({
     context_size: number(4, 1_000, true).default(30),

@@ -52,6 +52,7 @@ export function outputTools(io: IOManager, logger: Logger, options: OutputToolsO
   return [
     {
       name: "output_list_channels",
+      effect: "read",
       allow: "anyone",
       description:
         "List the output channels (devices) with what each can carry, the route table, and where the current reply goes.",
@@ -68,6 +69,7 @@ export function outputTools(io: IOManager, logger: Logger, options: OutputToolsO
     },
     {
       name: "output_set_channel",
+      effect: "speak",
       allow: "household",
       description:
         "Send the reply of the current turn to another channel. With remember=true, also send the replies to this sender's future messages from this source there (the owner's route is for everyone on the source).",
@@ -103,6 +105,7 @@ export function outputTools(io: IOManager, logger: Logger, options: OutputToolsO
     },
     {
       name: "output_send",
+      effect: "speak",
       allow: "household",
       description:
         "Send something through a named channel now, without waiting for the reply. type defaults to message (needs text); structured needs data; file, image and audio need media (the id of media homed holds, as a tool gave it) or url (http or https: homed fetches it and sends what came, never the link).",

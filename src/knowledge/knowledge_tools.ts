@@ -25,6 +25,7 @@ export function knowledgeTools(knowledge: KnowledgeBase): Tool[] {
   return [
     {
       name: "knowledge_search",
+      effect: "read",
       allow: "anyone",
       description:
         "Search what you have learned about the world (recipes, how devices work, how-tos). Returns the best sections with topic, heading, score and a snippet. Household events and people are memory, not knowledge.",
@@ -44,6 +45,7 @@ export function knowledgeTools(knowledge: KnowledgeBase): Tool[] {
     },
     {
       name: "knowledge_create",
+      effect: "act",
       allow: "household",
       description:
         "Record durable, reusable knowledge: a recipe that worked, how a device is operated, a fix that solved a problem. A new topic is created, or the entry is appended to the topic as a dated section. Do not store passing chat or private household events here.",
@@ -75,6 +77,7 @@ export function knowledgeTools(knowledge: KnowledgeBase): Tool[] {
     },
     {
       name: "knowledge_list",
+      effect: "read",
       allow: "anyone",
       description: "List the knowledge topics with their number of sections and last change.",
       parameters: { type: "object", properties: {}, additionalProperties: false },

@@ -42,6 +42,8 @@ export interface McpListedTool {
   description?: string;
   /** The server's JSON Schema for the arguments. */
   inputSchema: Record<string, unknown>;
+  /** The server's hints (`readOnlyHint`, `destructiveHint`, …): what homed's policy takes its effect class from. */
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; openWorldHint?: boolean };
 }
 
 /** One part of a tool result's `content` (`text`, `image`, `audio`, `resource`, `resource_link`, …). */
@@ -300,6 +302,14 @@ async function listAll(client: Client, logger: Logger, label: string, signal?: A
       const listed: McpListedTool = { name: tool.name, inputSchema: tool.inputSchema as Record<string, unknown> };
       if (tool.title !== undefined) listed.title = tool.title;
       if (tool.description !== undefined) listed.description = tool.description;
+      const hints = tool.annotations;
+      if (hints && typeof hints === "object") {
+        listed.annotations = Object.fromEntries(
+          (["readOnlyHint", "destructiveHint", "openWorldHint"] as const)
+            .filter((key) => typeof hints[key] === "boolean")
+            .map((key) => [key, hints[key]]),
+        );
+      }
       tools.push(listed);
     }
     cursor = result.nextCursor;

@@ -14,7 +14,7 @@ import type { McpServerConfig } from "../config/mcp_servers.ts";
 import { decodeBase64 } from "../text/base64.ts";
 import { untrustedLine } from "../text/untrusted.ts";
 import { compileSchema, knownSchemaKeyword } from "../tools/json_schema.ts";
-import type { JsonSchema, Tool, ToolContext } from "../tools/tool.ts";
+import type { JsonSchema, Tool, ToolContext, ToolEffect } from "../tools/tool.ts";
 import type { McpCallResult, McpContent, McpListedTool } from "./mcp_session.ts";
 import { mcpToolName } from "./tool_names.ts";
 
@@ -294,8 +294,27 @@ export function mcpTools(options: McpToolsOptions): McpToolSet {
       },
     };
     if (server.timeout !== undefined) tool.timeoutMs = server.timeout;
+    tool.effect = mcpEffect(listed);
     tools.push(tool);
     names.push({ name, mcp_name: mcpName });
   }
   return { tools, names };
+}
+
+/**
+ * A listed tool's effect class for homed's policy, from the server's annotations: `destructiveHint: true` is
+ * `sensitive` (the owner's yes), `readOnlyHint: true` is `read`, anything else — an unmarked tool included — `act`.
+ * A destructive mark wins over a read-only one: hints from a server are used to be stricter, never looser.
+ *
+ * @example
+ * ```ts
+ * mcpEffect({ name: "delete_file", inputSchema: {}, annotations: { destructiveHint: true } }); // "sensitive"
+ * mcpEffect({ name: "read_file", inputSchema: {}, annotations: { readOnlyHint: true } }); // "read"
+ * mcpEffect({ name: "echo", inputSchema: {} }); // "act"
+ * ```
+ */
+export function mcpEffect(listed: McpListedTool): ToolEffect {
+  if (listed.annotations?.destructiveHint === true) return "sensitive";
+  if (listed.annotations?.readOnlyHint === true) return "read";
+  return "act";
 }

@@ -190,3 +190,20 @@ Deno.test("through the registry: the result's text comes back; isError becomes a
   });
   assert.deepEqual(calls, [["echo", { message: "hi" }], ["sum", {}]]);
 });
+
+Deno.test("a tool's effect comes from the server's annotations: destructive is sensitive, read-only is read, unmarked is act", () => {
+  const { tools } = mcpTools({
+    server: serverConfig("files", {}),
+    listed: [
+      { name: "delete", inputSchema: { type: "object" }, annotations: { destructiveHint: true, readOnlyHint: true } },
+      { name: "read", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+      { name: "write", inputSchema: { type: "object" } },
+    ],
+    call: () => Promise.reject(new Error("not called")),
+  });
+  assert.deepEqual(tools.map((tool) => [tool.name, tool.effect]), [
+    ["mcp__files__delete", "sensitive"],
+    ["mcp__files__read", "read"],
+    ["mcp__files__write", "act"],
+  ]);
+});

@@ -33,6 +33,7 @@ export interface ReloadReport {
 export function plgreloadTool(reload: () => Promise<ReloadReport>): Tool {
   return {
     name: "plgreload",
+    effect: "act",
     description:
       "Reload the plugins (skills) from their folders: new, changed and removed ones take effect from the next message. Only when the owner asks.",
     parameters: { type: "object", properties: {}, additionalProperties: false },
@@ -60,6 +61,7 @@ export function plgreloadTool(reload: () => Promise<ReloadReport>): Tool {
 export function skillReadTool(skills: () => readonly SkillState[]): Tool {
   return {
     name: "skill_read",
+    effect: "read",
     description:
       "Read an available skill's instructions (its SKILL.md, with {baseDir} filled in) or, with path, a file of the skill's folder it refers to (references/x.md). Only skills listed in <available_skills>.",
     parameters: {

@@ -1,7 +1,7 @@
 /**
- * The daemon's smart-home step: the owner's confirmations (always: any tool may ask), and — when configured — the
- * Home Assistant device (`smart_home.home_assistant`) and the MQTT device (`smart_home.mqtt`). What they need of
- * the rest of homed is injected: sending the question to the owner, teaching the memory graph the devices' names.
+ * The daemon's smart-home step: when configured, the Home Assistant device (`smart_home.home_assistant`) and the MQTT
+ * device (`smart_home.mqtt`). What they need of the rest of homed is injected: teaching the memory graph the devices'
+ * names. Their sensitive calls wait for the owner through the tool registry's gate (`src/policy/`), like any tool's.
  *
  * @module
  */
@@ -10,15 +10,12 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/schema.ts";
 import type { Device } from "../io/device.ts";
-import { type ConfirmationOutcome, Confirmations } from "./confirmations.ts";
 import { type AuditEntry, HomeAssistantDevice, type LearnedEntity } from "./home_assistant/ha_device.ts";
 import { MqttDevice } from "./mqtt/mqtt_device.ts";
 
 /** Options of {@link setupSmartHome}. */
 export interface SmartHomeSetupOptions {
-  config: Pick<Config, "smart_home" | "onebot">;
-  /** Sends a message to a channel (the IO manager's `send`, known once it exists). */
-  send(channel: string, text: string): Promise<void>;
+  config: Pick<Config, "smart_home">;
   /** Teaches the memory graph the devices (`MemoryService.learnDevices`). */
   learnDevices?(devices: LearnedEntity[]): Promise<void>;
   clock: Clock;
@@ -30,12 +27,9 @@ export interface SmartHomeSetupOptions {
 /** What the smart home gives the daemon. */
 export interface SmartHome {
   devices: Device[];
-  confirmations: Confirmations;
-  /** `GET /api/smart_home/actions`: every action the butler took or asked for, newest first. */
-  audit(): { actions: AuditEntry[]; confirmations: ConfirmationOutcome[] };
+  /** Home Assistant's part of `GET /api/smart_home/actions`: every service call, newest first. */
+  actions(): AuditEntry[];
 }
-
-const OUTCOMES_KEPT = 500;
 
 /**
  * Makes the smart-home parts.
@@ -50,19 +44,6 @@ const OUTCOMES_KEPT = 500;
 export function setupSmartHome(options: SmartHomeSetupOptions): SmartHome {
   const { config, clock, random, logger } = options;
   const { home_assistant: ha, mqtt } = config.smart_home;
-  const outcomes: ConfirmationOutcome[] = [];
-  const confirmations = new Confirmations({
-    // Asked on the owner's own QQ when someone else asked; with no owner set, only the owner's own requests can wait.
-    ownerChannel: config.onebot.enabled && config.onebot.owner !== "" ? `qq:private:${config.onebot.owner}` : undefined,
-    send: (channel, text) => options.send(channel, text),
-    timeoutMs: ha?.confirm_timeout ?? 120_000,
-    clock,
-    logger: logger("smart_home"),
-    onOutcome: (outcome) => {
-      outcomes.unshift(outcome);
-      outcomes.length = Math.min(outcomes.length, OUTCOMES_KEPT);
-    },
-  });
   const devices: Device[] = [];
   let home: HomeAssistantDevice | undefined;
   if (ha) {
@@ -75,7 +56,6 @@ export function setupSmartHome(options: SmartHomeSetupOptions): SmartHome {
         subscribe: ha.subscribe,
         turns: ha.turns,
       },
-      askOwner: (request) => confirmations.ask(request),
       ...(options.learnDevices ? { learnEntities: (entities) => options.learnDevices!(entities) } : {}),
       clock,
       random,
@@ -102,7 +82,6 @@ export function setupSmartHome(options: SmartHomeSetupOptions): SmartHome {
   }
   return {
     devices,
-    confirmations,
-    audit: () => ({ actions: home?.actions() ?? [], confirmations: [...outcomes] }),
+    actions: () => home?.actions() ?? [],
   };
 }

@@ -8,7 +8,9 @@
 import { type Clock, systemClock } from "../clock.ts";
 import { describeRule, permits } from "../identity/trust.ts";
 import { compileSchema, type SchemaCheck, type SchemaViolation } from "./json_schema.ts";
-import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
+import { type Tool, TOOL_NAME, type ToolContext, type ToolEffect, type ToolOutcome, type ToolSpec } from "./tool.ts";
+import type { GateDecision, ToolGate } from "./gate.ts";
+import type { Trust } from "../identity/trust.ts";
 import { compareText } from "../text/compare_text.ts";
 import type { ListedTool } from "./tool_offer.ts";
 
@@ -41,6 +43,11 @@ export interface ToolRegistryOptions {
   clock?: Clock;
   /** How long a call may take unless the tool declares its own `timeoutMs` (`agent.tool_timeout`); 30 s. */
   defaultTimeoutMs?: number;
+  /**
+   * The policy every call passes after its trust rule and arguments (`src/policy/`). Without one, a call runs when
+   * its trust rule allows it.
+   */
+  gate?: ToolGate;
 }
 
 function describeErrors(violations: readonly SchemaViolation[]): string {
@@ -81,6 +88,7 @@ export class ToolRegistry {
   #entries = new Map<string, Entry>();
   #clock: Clock;
   #defaultTimeoutMs: number;
+  #gate: ToolGate | undefined;
 
   /**
    * @example
@@ -93,6 +101,7 @@ export class ToolRegistry {
   constructor(options: ToolRegistryOptions = {}) {
     this.#clock = options.clock ?? systemClock;
     this.#defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
+    this.#gate = options.gate;
   }
 
   /**
@@ -202,14 +211,15 @@ export class ToolRegistry {
     const entries = this.#entries;
     return {
       specs: () => specsOf(entries),
-      listing: () => listingOf(entries),
+      listing: (trust) => this.#listingFor(entries, trust),
       call: (name, rawArguments, context) => this.#callIn(entries, name, rawArguments, context),
     };
   }
 
   /**
    * Every tool with who registered it and who may cause it, sorted by name — for choosing what a turn offers when
-   * there are more than the model accepts (`chooseTools`).
+   * there are more than the model accepts (`chooseTools`). With `trust`, the tools a `deny` rule refuses that trust
+   * are left out: the model is never offered what it could not call.
    *
    * @example
    * ```ts
@@ -217,8 +227,22 @@ export class ToolRegistry {
    * registry.listing().filter((tool) => tool.owner.startsWith("mcp:")).length; // the MCP servers' tools
    * ```
    */
-  listing(): ListedTool[] {
-    return listingOf(this.#entries);
+  listing(trust?: Trust): ListedTool[] {
+    return this.#listingFor(this.#entries, trust);
+  }
+
+  /** The listing, without the tools the gate denies to `trust` whatever their arguments (a `deny` rule). */
+  #listingFor(entries: ReadonlyMap<string, Entry>, trust: Trust | undefined): ListedTool[] {
+    const listed = listingOf(entries);
+    const gate = this.#gate;
+    if (!gate || trust === undefined) return listed;
+    return listed.filter((tool) => {
+      // A tool whose effect depends on its arguments is listed as `act`: a deny rule names tools, not calls.
+      const declared = entries.get(tool.spec.name)!.tool.effect;
+      const effect = typeof declared === "string" ? declared : "act";
+      return gate.decide({ tool: tool.spec.name, owner: tool.owner, allow: tool.allow, effect, trust })
+        .decision !== "deny";
+    });
   }
 
   /** True when a tool of that name is registered. */
@@ -290,7 +314,42 @@ export class ToolRegistry {
         }`,
       };
     }
-    return await this.#execute(entry, name, args as Record<string, unknown>, context);
+    const callArgs = args as Record<string, unknown>;
+    const gate = this.#gate;
+    if (!gate) return await this.#execute(entry, name, callArgs, context);
+    let effect: ToolEffect;
+    let ruling: GateDecision;
+    try {
+      const declared = entry.tool.effect ?? "act";
+      effect = typeof declared === "function" ? declared(callArgs) : declared;
+      ruling = gate.decide({ tool: name, owner: entry.owner, allow: entry.tool.allow, effect, trust: context.trust });
+    } catch (error) {
+      return { ok: false, content: `Error: tool "${name}" failed: ${(error as Error)?.message ?? String(error)}` };
+    }
+    if (ruling.decision === "deny") {
+      return {
+        ok: false,
+        content: `Error: tool "${name}" is refused to trust ${context.trust} by ${ruling.rule}; it was not run. ` +
+          `Tell them you cannot do that for them.`,
+      };
+    }
+    if (ruling.decision === "allow") return await this.#execute(entry, name, callArgs, context);
+    let summary: string;
+    try {
+      summary = entry.tool.describeCall?.(callArgs) ?? `${name} ${JSON.stringify(callArgs).slice(0, 200)}`;
+    } catch (error) {
+      return { ok: false, content: `Error: tool "${name}" failed: ${(error as Error)?.message ?? String(error)}` };
+    }
+    // Held: runs once on the owner's yes, in a context of its own (the turn that asked is long over by then).
+    let ran = false;
+    const run = async (): Promise<string> => {
+      if (ran) throw new Error(`${summary} already ran once`);
+      ran = true;
+      const outcome = await this.#execute(entry, name, callArgs, { ...context, signal: new AbortController().signal });
+      if (!outcome.ok) throw new Error(outcome.content.replace(/^Error: /, ""));
+      return outcome.content;
+    };
+    return { ok: true, content: await gate.hold({ summary, rule: ruling.rule, run, context }) };
   }
 
   /** Runs the handler under its deadline and the turn's signal; whichever ends first decides the outcome. */

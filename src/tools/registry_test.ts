@@ -202,3 +202,62 @@ Deno.test("a view keeps the table it was taken from: a turn finishes on the tool
   assert.equal((await turn.call("thermo_read", "{}", context)).content, "v1", "even once removed");
   assert.match((await registry.call("thermo_read", "{}", context)).content, /^Error: unknown tool "thermo_read"/);
 });
+
+Deno.test("the gate: deny refuses naming the rule and leaves the tool off that trust's listing; confirm holds, and the held call runs once; allow runs", async () => {
+  const runs: string[] = [];
+  const held: Array<{ summary: string; rule: string; run(): Promise<string> }> = [];
+  const registry = new ToolRegistry({
+    gate: {
+      decide: (call) =>
+        call.effect === "sensitive" || call.tool === "ask_me"
+          ? { decision: "confirm", rule: "a sensitive action" }
+          : call.tool === "secret" && call.trust === "guest"
+          ? { decision: "deny", rule: 'agent.tool_policy "secret" for guest' }
+          : { decision: "allow", rule: "no rule" },
+      hold: (request) => (held.push(request), Promise.resolve(`held: ${request.summary}`)),
+    },
+  });
+  const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({
+    name,
+    description: name,
+    parameters: { type: "object", properties: { door: { type: "string" } } },
+    allow: "anyone",
+    execute: (args) => (runs.push(`${name} ${args.door ?? ""}`.trim()), "done"),
+    ...extra,
+  });
+  registry.register(tool("secret", { effect: "read" }));
+  registry.register(tool("ask_me"));
+  registry.register(tool("door", {
+    effect: (args) => args.door === "back" ? "act" : "sensitive",
+    describeCall: (args) => {
+      if (args.door === "cellar") throw new Error("there is no cellar door");
+      return `Open the ${args.door} door`;
+    },
+  }));
+  const guest = testToolContext("qq:group:1", "guest");
+  const refused = await registry.call("secret", "{}", guest);
+  assert.deepEqual(refused, {
+    ok: false,
+    content: 'Error: tool "secret" is refused to trust guest by agent.tool_policy "secret" for guest; it was not ' +
+      "run. Tell them you cannot do that for them.",
+  });
+  assert.deepEqual(registry.listing("guest").map((t) => t.spec.name), ["ask_me", "door"]);
+  assert.deepEqual(registry.listing("owner").map((t) => t.spec.name), ["ask_me", "door", "secret"]);
+
+  assert.deepEqual(await registry.call("door", '{"door":"back"}', guest), { ok: true, content: "done" });
+  assert.deepEqual(await registry.call("door", '{"door":"front"}', guest), {
+    ok: true,
+    content: "held: Open the front door",
+  });
+  const cellar = await registry.call("door", '{"door":"cellar"}', guest);
+  assert.equal(cellar.content, 'Error: tool "door" failed: there is no cellar door', "nobody is asked about it");
+  assert.equal((await registry.call("ask_me", "{}", guest)).content, "held: ask_me {}");
+  assert.deepEqual(runs, ["door back"]);
+  assert.deepEqual(held.map((h) => [h.summary, h.rule]), [
+    ["Open the front door", "a sensitive action"],
+    ["ask_me {}", "a sensitive action"],
+  ]);
+  assert.equal(await held[0]!.run(), "done");
+  await assert.rejects(held[0]!.run(), /Open the front door already ran once/);
+  assert.deepEqual(runs, ["door back", "door front"]);
+});

@@ -39,10 +39,27 @@ export interface ToolContext {
   setReplyChannel(channel: string): void;
 }
 
+/**
+ * What a call does, for the one policy gate in the registry: `read` (household data), `speak` (sends to a person or
+ * channel), `act` (changes the home or the world), `sensitive` (waits for the owner's yes: locks, alarms, the garage, a
+ * destructive MCP tool).
+ */
+export type ToolEffect = "read" | "speak" | "act" | "sensitive";
+
 /** A tool with its handler. The handler's return value becomes the tool result (strings as is, others as JSON). */
 export interface Tool extends ToolSpec {
   /** Who may cause it: checked before anything else on every call (see `docs` in DESIGN.md, "Trust"). */
   allow: ToolAllow;
+  /**
+   * What a call does (`act` when absent); a function when that depends on the arguments (unlocking is `sensitive`,
+   * a light is `act`). The registry's gate reads it — a tool never decides for itself whether it needs the owner.
+   */
+  effect?: ToolEffect | ((args: Record<string, unknown>) => ToolEffect);
+  /**
+   * One line saying what this call would do, for the owner's question ("Unlock lock.front_door (lock.unlock)"); it
+   * throws when the call could not run anyway (no such entity), so nobody is asked about a call that would fail.
+   */
+  describeCall?(args: Record<string, unknown>): string;
   /**
    * Runs the call. `context.signal` aborts when the call's deadline passes or the turn is cancelled; a handler that
    * keeps going after that is abandoned and its result ignored.

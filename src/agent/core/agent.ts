@@ -539,7 +539,12 @@ export class Agent implements Service {
     const onDelta = (delta: string) => io.report(event.source, { type: "delta", eventId: event.id, text: delta });
 
     // More tools than the model accepts: this turn offers homed's and the devices' and those nearest the message.
-    const offer = chooseTools(tools.listing(), { max: this.#maxTools, trust: event.trust, text: message.text });
+    // A tool the policy denies to this sender's trust is not offered at all.
+    const offer = chooseTools(tools.listing(event.trust), {
+      max: this.#maxTools,
+      trust: event.trust,
+      text: message.text,
+    });
     this.#noteLeftOut(offer.leftOut);
     for (let round = 1; round <= maxToolRounds; round++) {
       const lastRound = round === maxToolRounds;

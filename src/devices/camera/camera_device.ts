@@ -66,6 +66,7 @@ export class CameraDevice implements Device {
     this.#options = options;
     this.#tools = [{
       name: "camera_snapshot",
+      effect: "read",
       description:
         "Take a picture with the household's camera and get a description of what it shows. The result names the picture's media id: output_send with type image and that media sends it to a channel that shows images.",
       parameters: {

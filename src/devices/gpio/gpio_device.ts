@@ -492,6 +492,7 @@ export class GpioDevice implements Device {
     if (outputs.length) {
       tools.push({
         name: "gpio_set",
+        effect: "act",
         allow: "household",
         description: `Switch a GPIO output line of the house on (1) or off (0). Output lines: ${outputs.join(", ")}.`,
         parameters: {
@@ -510,6 +511,7 @@ export class GpioDevice implements Device {
     if (all.length) {
       tools.push({
         name: "gpio_get",
+        effect: "read",
         allow: "anyone",
         description: `Read the level of a GPIO line of the house (1: active, 0: inactive). Lines: ${
           all.map(describe).join(", ")

@@ -170,6 +170,7 @@ export class QqDevice implements Device {
   /** The device's tools, made once so every device-table change registers the same objects. */
   #tools: readonly Tool[] = [{
     name: "qq_status",
+    effect: "read",
     description:
       "Which QQ accounts are connected (self ids, roles, last heartbeat, whether QQ is online) and how many replies wait for a connection.",
     parameters: { type: "object", properties: {}, additionalProperties: false },
@@ -177,6 +178,7 @@ export class QqDevice implements Device {
     execute: () => this.status(),
   }, {
     name: "qq_delete_message",
+    effect: "act",
     description: "Recall (delete) a QQ message the butler sent, by its message_id.",
     parameters: {
       type: "object",

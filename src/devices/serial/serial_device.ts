@@ -309,6 +309,7 @@ export class SerialDevice implements Device {
     const ports = [...this.#ports.values()].map((port) => `${port.name} (${port.settings.path})`).join(", ");
     return {
       name: "serial_write",
+      effect: "act",
       allow: "household",
       description: `Write one line of text to a serial port now (a microcontroller, a console); the port's line ` +
         `delimiter is added. Ports: ${ports}. Fails when the port is closed (unplugged).`,

@@ -115,6 +115,7 @@ export class TimerDevice implements Device {
   #tools: readonly Tool[] = [
     {
       name: "schedule_create",
+      effect: "act",
       allow: "household",
       description:
         "Schedule a reminder or a task for later: you will receive `text` as a message at that time and act " +
@@ -145,6 +146,7 @@ export class TimerDevice implements Device {
     },
     {
       name: "schedule_list",
+      effect: "read",
       allow: "household",
       description: "List the active reminders and schedules (the owner sees all, others their own), with the next run.",
       parameters: { type: "object", properties: {}, additionalProperties: false },
@@ -153,6 +155,7 @@ export class TimerDevice implements Device {
     },
     {
       name: "schedule_cancel",
+      effect: "act",
       allow: "household",
       description: "Cancel a reminder or schedule by its id (from schedule_list or schedule_create).",
       parameters: {

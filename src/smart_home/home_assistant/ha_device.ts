@@ -8,8 +8,8 @@
  * compact lines; `ha_call_service {"domain", "service", "entity_id", "data"?}` calls a service, checked first against
  * what HA reports (the entity exists and is in that domain, the domain has that service) and limited to
  * `smart_home.home_assistant.domains`. A service on a `confirm` domain or entity (locks, alarms, the garage door) is
- * never called directly: it goes to the injected {@link AskOwner}, which asks the owner and calls it only on their
- * yes. Every call — refused, asked, confirmed, done or failed — is in the audit list ({@link HomeAssistantDevice.actions})
+ * declared `sensitive`: the tool registry's gate holds it for the owner's yes before it reaches this device. Every call
+ * that reaches it — refused, confirmed, done or failed — is in the audit list ({@link HomeAssistantDevice.actions})
  * with the turn and who asked.
  *
  * State changes of `subscribe` entities become device events (`ha.state`, one source per entity, `ha:<entity_id>`,
@@ -54,19 +54,13 @@ export interface HomeAssistantSettings {
   turns?: string[];
 }
 
-/** The turn a sensitive action was asked in. */
-export interface AskTurn {
+/** The turn a call was asked in. */
+interface AskingTurn {
   eventId: string;
   source: string;
   sender: string;
   trust: Trust;
 }
-
-/**
- * Asks the owner before a sensitive action; resolves with the tool result text to give the model now. `run` makes
- * the call (once) and resolves with what HA answered, or rejects saying what failed.
- */
-export type AskOwner = (request: { summary: string; run: () => Promise<string>; turn: AskTurn }) => Promise<string>;
 
 /** One entity as the memory graph learns it. */
 export interface LearnedEntity {
@@ -79,7 +73,6 @@ export interface LearnedEntity {
 /** Options of {@link HomeAssistantDevice}. */
 export interface HomeAssistantDeviceOptions {
   settings: HomeAssistantSettings;
-  askOwner: AskOwner;
   /** Called with every entity's name, area and aliases whenever any of them changes. */
   learnEntities?: (entities: LearnedEntity[]) => void | Promise<void>;
   clock: Clock;
@@ -390,7 +383,6 @@ export class HomeAssistantDevice implements Device {
    *     confirm: ["lock", "alarm_control_panel", "cover.garage"],
    *     subscribe: ["binary_sensor.*door*"],
    *   },
-   *   askOwner: ({ summary }) => Promise.resolve(`Asked the owner: ${summary}`),
    *   clock: systemClock,
    *   logger: getLogger(["homed", "ha"]),
    * });
@@ -849,6 +841,7 @@ export class HomeAssistantDevice implements Device {
   #statesTool(): DeviceTool {
     return {
       name: "ha_states",
+      effect: "read",
       allow: "household",
       description: "List Home Assistant entities with their state and key attributes, one per line: entity id, " +
         "name, state, attributes, [area]. Filter by area name, domain (light, sensor…) or a query matched in ids, " +
@@ -960,8 +953,24 @@ export class HomeAssistantDevice implements Device {
         additionalProperties: false,
       },
       timeoutMs: CALL_TIMEOUT_MS + 5_000,
+      // The registry's gate holds a sensitive call for the owner: `confirm` domains and entities.
+      effect: (args) => this.#sensitive(String(args.domain), String(args.entity_id)) ? "sensitive" : "act",
+      describeCall: (args) => {
+        const refusal = this.#check(String(args.domain), String(args.service), String(args.entity_id), args.data ?? {});
+        if (refusal) throw new Error(refusal);
+        return actionSummary(
+          String(args.domain),
+          String(args.service),
+          String(args.entity_id),
+          isRecord(args.data) ? args.data : {},
+        );
+      },
       execute: (args, context) => this.#call(args, context),
     };
+  }
+
+  #sensitive(domain: string, entityId: string): boolean {
+    return this.#confirmDomains.has(domain) || this.#confirmEntity(entityId);
   }
 
   async #call(args: Record<string, unknown>, context: ToolContext): Promise<string> {
@@ -969,7 +978,7 @@ export class HomeAssistantDevice implements Device {
     const service = String(args.service);
     const entityId = String(args.entity_id);
     const data = args.data === undefined ? {} : args.data;
-    const turn: AskTurn = {
+    const turn: AskingTurn = {
       eventId: context.eventId,
       source: context.source,
       sender: context.sender,
@@ -982,29 +991,10 @@ export class HomeAssistantDevice implements Device {
       throw new Error(refusal);
     }
     const serviceData = data as Record<string, unknown>;
-    if (this.#confirmDomains.has(domain) || this.#confirmEntity(entityId)) {
+    // A sensitive call reaches here only on the owner's yes: the registry's gate held it until then.
+    if (this.#sensitive(domain, entityId)) {
       entry.confirm = true;
-      let ran = false;
-      const run = async (): Promise<string> => {
-        if (ran) throw new Error(`${actionSummary(domain, service, entityId, serviceData)} already ran once`);
-        ran = true;
-        this.#step(entry, "confirmed", "the owner said yes");
-        return await this.#execute(entry, domain, service, entityId, serviceData);
-      };
-      const summary = actionSummary(domain, service, entityId, serviceData);
-      this.#step(entry, "asked", `asked the owner: ${summary}`);
-      this.#options.logger.info("Home Assistant action {summary} asked by {sender} waits for the owner", {
-        summary,
-        sender: turn.sender,
-      });
-      try {
-        return await this.#options.askOwner({ summary, run, turn });
-      } catch (error) {
-        if (entry.outcome === "asked") {
-          this.#step(entry, "failed", `asking the owner failed: ${(error as Error).message}`);
-        }
-        throw error;
-      }
+      this.#step(entry, "confirmed", "the owner said yes");
     }
     return await this.#execute(entry, domain, service, entityId, serviceData);
   }
@@ -1091,7 +1081,7 @@ export class HomeAssistantDevice implements Device {
   }
 
   #record(
-    turn: AskTurn,
+    turn: AskingTurn,
     domain: string,
     service: string,
     entityId: string,

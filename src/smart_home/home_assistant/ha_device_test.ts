@@ -16,10 +16,11 @@ import type { Trust } from "../../identity/trust.ts";
 import type { InputEvent } from "../../io/event.ts";
 import { IOManager } from "../../io/io_manager.ts";
 import { RouteTable } from "../../io/route_table.ts";
+import type { Confirmations } from "../../policy/confirmations.ts";
+import { ToolPolicy } from "../../policy/tool_policy.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import { HA_AUTH_BACKOFF, HA_BACKOFF } from "./ha_connection.ts";
 import {
-  type AskOwner,
   HomeAssistantDevice,
   type HomeAssistantSettings,
   type HomeAssistantStatus,
@@ -74,7 +75,6 @@ async function setup(
   options: {
     settings?: Partial<HomeAssistantSettings>;
     clock?: Clock;
-    askOwner?: AskOwner;
     learnEntities?: (entities: LearnedEntity[]) => void;
     perSender?: number;
     /** Inputs are not taken until `read()` is called. */
@@ -82,7 +82,14 @@ async function setup(
   } = {},
 ) {
   const clock = options.clock ?? systemClock;
-  const asked: Array<Parameters<AskOwner>[0]> = [];
+  // The registry's gate, as the daemon has it, with the owner's question recorded instead of sent.
+  const asked: Array<Parameters<Confirmations["ask"]>[0]> = [];
+  const confirmations = {
+    ask: (request: Parameters<Confirmations["ask"]>[0]) => {
+      asked.push(request);
+      return Promise.resolve(`Waiting for the owner to confirm: ${request.summary}`);
+    },
+  };
   const device = new HomeAssistantDevice({
     settings: {
       url: ha.url,
@@ -92,16 +99,12 @@ async function setup(
       subscribe: ["binary_sensor.*door*"],
       ...options.settings,
     },
-    askOwner: options.askOwner ?? ((request) => {
-      asked.push(request);
-      return Promise.resolve(`Waiting for the owner to confirm: ${request.summary}`);
-    }),
     ...(options.learnEntities ? { learnEntities: options.learnEntities } : {}),
     clock,
     logger: getLogger(["test", "ha"]),
     random: () => 0.5,
   });
-  const tools = new ToolRegistry();
+  const tools = new ToolRegistry({ gate: new ToolPolicy({}, confirmations) });
   const io = new IOManager({
     clock,
     routes: new RouteTable({}, {}, undefined),
@@ -227,7 +230,7 @@ Deno.test("calls outside domains, to unknown entities or services, across domain
   await close();
 });
 
-Deno.test("lock.unlock goes to askOwner with its summary and reaches HA only when run() is called, once", async () => {
+Deno.test("lock.unlock is held by the registry's gate with its summary and reaches HA only when run() is called, once", async () => {
   await using ha = fakeHa();
   const { device, asked, call, status, close } = await setup(ha);
   const result = await call(
@@ -242,7 +245,7 @@ Deno.test("lock.unlock goes to askOwner with its summary and reaches HA only whe
   assert.equal(asked[0]!.summary, "Unlock lock.front_door (lock.unlock)");
   assert.deepEqual(asked[0]!.turn, { eventId: "e1", source: "http", sender: "owner", trust: "owner" });
   assert.equal(ha.calls.length, 0, "not called before the owner's yes");
-  assert.equal(device.actions()[0]?.outcome, "asked");
+  assert.equal(device.actions().length, 0, "the device has not seen it yet");
 
   const done = await asked[0]!.run();
   assert.equal(done, "Home Assistant ran lock.unlock on lock.front_door; lock.front_door is now unlocked");
@@ -250,7 +253,7 @@ Deno.test("lock.unlock goes to askOwner with its summary and reaches HA only whe
   await assert.rejects(asked[0]!.run(), /already ran once/);
   assert.equal(ha.calls.length, 1, "a second run() calls nothing");
   const [entry] = device.actions();
-  assert.deepEqual(entry?.steps.map((step) => step.outcome), ["asked", "confirmed", "done"]);
+  assert.deepEqual(entry?.steps.map((step) => step.outcome), ["confirmed", "done"]);
   assert.deepEqual([entry?.confirm, entry?.outcome, entry?.sender], [true, "done", "owner"]);
 
   // A confirm entity in an allowed domain asks too; its neighbour in the same domain does not.
@@ -259,7 +262,7 @@ Deno.test("lock.unlock goes to askOwner with its summary and reaches HA only whe
   const blinds = await call("ha_call_service", { domain: "cover", service: "close_cover", entity_id: "cover.blinds" });
   assert.match(blinds.content, /^Home Assistant ran cover\.close_cover on cover\.blinds/);
   assert.deepEqual(ha.calls.map((recorded) => recorded.entity_ids[0]), ["lock.front_door", "cover.blinds"]);
-  assert.equal(status().actions, 3);
+  assert.equal(status().actions, 2);
   await close();
 });
 

@@ -438,6 +438,7 @@ export class MqttDevice implements Device {
   #publishTool(): DeviceTool {
     return {
       name: "mqtt_publish",
+      effect: "act",
       allow: "household",
       description: `Publish one MQTT message to the home's broker (${this.#address.display}) now, e.g. to switch a ` +
         `device. Allowed topics (smart_home.mqtt.publish): ${this.#publish.describe()}; in these "+" stands for one ` +

@@ -1,0 +1,122 @@
+/**
+ * `agent.tool_policy` end to end, with a real homed, the strict fake Home Assistant and the fake LLM: a `deny` rule
+ * takes a tool out of the model's list for that trust (and a call anyway is refused, naming the rule); a `confirm`
+ * rule holds a call of an ordinary tool until the owner's yes, which runs it once without the model; an `allow` rule
+ * lets the owner's unlock — a sensitive call, held by default — run at once.
+ */
+
+import assert from "node:assert/strict";
+import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
+import { FakeHomeAssistant } from "./support/fake_home_assistant.ts";
+import { FakeLlm } from "./support/fake_llm.ts";
+import { chatAs, startHomed, workspace } from "./support/homed_process.ts";
+import { teardown } from "./support/teardown.ts";
+import { waitFor } from "./support/wait.ts";
+
+const OWNER = "owner-token-0123456789abcdef";
+const MEMBER = "member-token-0123456789abcdef";
+type Tools = Array<{ function: { name: string } }>;
+type Messages = Array<{ role: string; content: string | null }>;
+
+Deno.test("tool_policy: deny takes a tool off the model's list for that trust, confirm holds it for the owner, allow runs a sensitive call", async () => {
+  const llm = FakeLlm.start(DEFAULT_CONTRACT);
+  const ha = FakeHomeAssistant.start({
+    entities: [
+      { entity_id: "lock.front_door", state: "locked", attributes: { friendly_name: "Front door" } },
+    ],
+    token: "fake-ha-token-0123456789",
+  });
+  const homed = await startHomed(
+    await workspace({
+      llm: { base_url: llm.baseUrl, api_key: TEST_KEY },
+      onebot: { enabled: false },
+      daemon: { api_token: OWNER, api_tokens: { mia: { token: MEMBER, trust: "household" } } },
+      // Locks are sensitive by default (smart_home.home_assistant.confirm).
+      smart_home: { home_assistant: { url: ha.url, token: ha.token } },
+      agent: {
+        tool_policy: {
+          knowledge_search: { household: "deny" },
+          "output_list_*": "confirm",
+          ha_call_service: { owner: "allow" },
+        },
+      },
+    }),
+  );
+  try {
+    await waitFor(async () => {
+      const status = await (await fetch(`${homed.url}/api/status`, {
+        headers: { authorization: `Bearer ${OWNER}` },
+      })).json();
+      return status.services.io.devices.ha?.state === "connected";
+    }, "homed connected to Home Assistant");
+    const offered = (index: number) => (llm.requests[index]!.body.tools as Tools).map((t) => t.function.name);
+
+    // deny: the member's turn is not even offered knowledge_search; a call anyway is refused, naming the rule.
+    llm.enqueue({ toolCalls: [{ name: "knowledge_search", arguments: { query: "wifi" } }] }, { reply: "No." });
+    await chatAs(homed, MEMBER, "what is the wifi password?");
+    assert.ok(!offered(0).includes("knowledge_search"), "not offered to a household member");
+    const refused = (llm.requests[1]!.body.messages as Messages).filter((m) => m.role === "tool").at(-1)!.content!;
+    assert.match(
+      refused,
+      /^Error: tool "knowledge_search" is refused to trust household by agent\.tool_policy "knowledge_search" for household; it was not run/,
+    );
+    llm.enqueue({ reply: "ok" });
+    await chatAs(homed, OWNER, "hi");
+    assert.ok(offered(2).includes("knowledge_search"), "the owner is offered it");
+
+    // confirm: an ordinary tool the rule names waits for the owner; the owner's yes runs it once, with no model.
+    llm.enqueue({ toolCalls: [{ name: "output_list_channels", arguments: {} }] }, { reply: "Asked you first." });
+    await chatAs(homed, OWNER, "which channels are there?");
+    const held = (llm.requests.at(-1)!.body.messages as Messages).filter((m) => m.role === "tool").at(-1)!.content!;
+    assert.match(held, /^Not done yet: "output_list_channels \{\}" needs the owner's confirmation/);
+    const before = llm.requests.length;
+    const yes = await chatAs(homed, OWNER, "yes");
+    assert.match(String(yes.reply), /^Done: output_list_channels \{\}\. .*http/s);
+    assert.equal(llm.requests.length, before, "the yes cost no model call");
+
+    // allow: the owner's unlock, sensitive by default, runs at once; the member's still waits for the owner.
+    llm.enqueue(
+      {
+        toolCalls: [{
+          name: "ha_call_service",
+          arguments: { domain: "lock", service: "unlock", entity_id: "lock.front_door" },
+        }],
+      },
+      { reply: "Unlocked." },
+    );
+    await chatAs(homed, OWNER, "unlock the front door");
+    assert.deepEqual(ha.calls.map((call) => [call.service, call.entity_ids[0]]), [["unlock", "lock.front_door"]]);
+    llm.enqueue(
+      {
+        toolCalls: [{
+          name: "ha_call_service",
+          arguments: { domain: "lock", service: "lock", entity_id: "lock.front_door" },
+        }],
+      },
+      { reply: "The owner decides." },
+    );
+    await chatAs(homed, MEMBER, "lock the front door");
+    const asked = (llm.requests.at(-1)!.body.messages as Messages).filter((m) => m.role === "tool").at(-1)!.content!;
+    assert.match(
+      asked,
+      /^Not done: "Lock lock\.front_door \(lock\.lock\)" needs the owner's confirmation, and homed has no channel to ask the owner on/,
+    );
+    assert.equal(ha.calls.length, 1, "the member's call did not run");
+    assert.deepEqual(llm.violations, []);
+  } finally {
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => ha.close(),
+      () => llm.close(),
+    );
+  }
+});
+
+Deno.test("a tool_policy rule that is not allow, confirm or deny stops start-up naming the key and the value", async () => {
+  const ws = await workspace({ llm: { api_key: TEST_KEY }, agent: { tool_policy: { gpio_set: "maybe" } } });
+  try {
+    await assert.rejects(startHomed(ws), /agent\.tool_policy\.gpio_set: got "maybe"; allowed: allow, confirm or deny/);
+  } finally {
+    await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
+  }
+});
