@@ -275,10 +275,15 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
         : Promise.reject(new Error("homed is still starting"));
     // The owner's yes: one mechanism for every call the policy holds (locks, alarms, `confirm` rules).
     const confirmations = ownerConfirmations(config, clock, log("policy"), sendText);
+    const policy = new ToolPolicy({
+      rules: config.agent.tool_policy,
+      confirmations: confirmations.confirmations,
+      clock,
+    });
     const tools = new ToolRegistry({
       clock,
       defaultTimeoutMs: config.agent.tool_timeout,
-      gate: new ToolPolicy(config.agent.tool_policy, confirmations.confirmations),
+      gate: policy,
     });
     const shared = { clock, services, dataDir };
     const knowledge = (await startKnowledge({
@@ -449,6 +454,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       serveMcp: config.mcp.serve_http,
       ...(openAi ? { openAi } : {}),
       smartHomeAudit: () => ({ actions: smartHome.actions(), confirmations: confirmations.outcomes() }),
+      actions: (identity) => policy.actions(identity),
       traces,
       usage: {
         ledger,

@@ -6,6 +6,7 @@
  */
 
 import assert from "node:assert/strict";
+import { FIXTURE, ROOT } from "../src/mcp/testdata/servers.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeHomeAssistant } from "./support/fake_home_assistant.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
@@ -118,5 +119,77 @@ Deno.test("a tool_policy rule that is not allow, confirm or deny stops start-up 
     await assert.rejects(startHomed(ws), /agent\.tool_policy\.gpio_set: got "maybe"; allowed: allow, confirm or deny/);
   } finally {
     await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("taint: after an MCP server's text, the owner's light waits for the owner's yes; without it, it runs; the audit says why", async () => {
+  const llm = FakeLlm.start(DEFAULT_CONTRACT);
+  const ha = FakeHomeAssistant.start({
+    entities: [{ entity_id: "light.hall", state: "off", attributes: { friendly_name: "Hall" } }],
+    token: "fake-ha-token-0123456789",
+  });
+  const homed = await startHomed(
+    await workspace({
+      llm: { base_url: llm.baseUrl, api_key: TEST_KEY },
+      onebot: { enabled: false },
+      daemon: { api_token: OWNER },
+      smart_home: { home_assistant: { url: ha.url, token: ha.token } },
+      mcp: {
+        servers: {
+          // Its tools say nothing of openWorldHint: MCP takes them to reach the open world, a stranger's words.
+          web: { command: Deno.execPath(), args: ["run", "--no-prompt", `--allow-read=${ROOT}`, FIXTURE] },
+        },
+      },
+    }),
+  );
+  const api = async (path: string) =>
+    await (await fetch(`${homed.url}${path}`, { headers: { authorization: `Bearer ${OWNER}` } })).json();
+  const light = {
+    name: "ha_call_service",
+    arguments: { domain: "light", service: "turn_on", entity_id: "light.hall" },
+  };
+  try {
+    await waitFor(async () => {
+      const status = await api("/api/status");
+      return status.services.io.devices.ha?.state === "connected" &&
+        status.services.mcp?.servers?.web?.state === "ready";
+    }, "Home Assistant and the MCP server ready");
+
+    // A plain turn: the owner's light runs at once.
+    llm.enqueue({ toolCalls: [light] }, { reply: "On." });
+    await chatAs(homed, OWNER, "hall light on");
+    assert.equal(ha.calls.length, 1);
+
+    // The same request after reading a web page: held for the owner, who says yes; it runs once.
+    llm.enqueue(
+      { toolCalls: [{ name: "mcp__web__big", arguments: { chars: 5 } }] },
+      { toolCalls: [light] },
+      { reply: "Waiting for you." },
+    );
+    await chatAs(homed, OWNER, "read the page, then hall light on");
+    const held = (llm.requests.at(-1)!.body.messages as Messages).filter((m) => m.role === "tool").at(-1)!.content!;
+    assert.match(held, /^Not done yet: "Turn on light\.hall \(light\.turn_on\)" needs the owner's confirmation/);
+    assert.equal(ha.calls.length, 1, "not run in a tainted turn");
+    const yes = await chatAs(homed, OWNER, "yes");
+    assert.match(String(yes.reply), /^Done: Turn on light\.hall/);
+    assert.equal(ha.calls.length, 2);
+
+    const { actions } = await api("/api/actions");
+    const calls = actions.filter((a: { tool: string }) => a.tool === "ha_call_service");
+    assert.deepEqual(calls.map((a: { decision: string; taint: string }) => [a.decision, a.taint]), [
+      ["confirm", "guest"],
+      ["allow", "owner"],
+    ]);
+    assert.match(
+      calls[0].rule,
+      /holds words of trust guest, below the asker's \(owner\), may not act without the owner/,
+    );
+    assert.deepEqual(llm.violations, []);
+  } finally {
+    await teardown(
+      async () => assert.equal(await homed.stop(), 0, homed.stderr()),
+      () => ha.close(),
+      () => llm.close(),
+    );
   }
 });

@@ -20,6 +20,8 @@ import { VERSION } from "../version.ts";
 import { type ApiOptions, createApi } from "./app.ts";
 import { butlerAccessFor } from "./mcp_access.ts";
 import { smartHomeRoutes } from "./smart_home_routes.ts";
+import { actionsRoutes } from "./actions_routes.ts";
+import type { Identity } from "../identity/identity.ts";
 import { HttpServer } from "./http_server.ts";
 import { knowledgeRoutes } from "./knowledge_routes.ts";
 import { memoryRoutes } from "./memory_routes.ts";
@@ -69,6 +71,8 @@ export interface ApiSetupOptions {
   openAi?: HttpDevice;
   /** The body of `GET /api/smart_home/actions`. */
   smartHomeAudit?: () => object;
+  /** The policy gate's audit a caller may see (`GET /api/actions`). */
+  actions?: (identity: Identity) => readonly object[];
   /** The turn inspector's record (`GET /api/turns`). */
   traces: TurnTraces;
   /** Usage per day, media calls and the newest log lines (`GET /api/usage`, `GET /api/logs`). */
@@ -132,6 +136,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
       trackerRoutes(options.tracker),
       scheduleRoutes(options.timer),
       smartHomeRoutes(options.smartHomeAudit ?? (() => ({ actions: [], confirmations: [] }))),
+      actionsRoutes(options.actions ?? (() => [])),
       turnRoutes(options.traces),
       usageRoutes(options.usage),
       conversationRoutes(options.conversation),

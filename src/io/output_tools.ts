@@ -10,7 +10,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { Tool } from "../tools/tool.ts";
+import type { Tool, ToolContext, ToolEffect } from "../tools/tool.ts";
 import type { OutputEvent, OutputType } from "./event.ts";
 import type { IOManager } from "./io_manager.ts";
 
@@ -30,6 +30,11 @@ export type FetchOutgoing = (url: string, type: MediaOutputType, signal: AbortSi
 export interface OutputToolsOptions {
   /** How a `url` becomes media homed holds; without it `output_send` sends only media homed already holds. */
   fetchMedia?: FetchOutgoing;
+}
+
+/** Sending to the asker's own chat is answering them (`read`); anywhere else it is speaking to others (`speak`). */
+function toOthers(args: Record<string, unknown>, context: ToolContext): ToolEffect {
+  return args.channel === context.source ? "read" : "speak";
 }
 
 /**
@@ -69,7 +74,7 @@ export function outputTools(io: IOManager, logger: Logger, options: OutputToolsO
     },
     {
       name: "output_set_channel",
-      effect: "speak",
+      effect: toOthers,
       allow: "household",
       description:
         "Send the reply of the current turn to another channel. With remember=true, also send the replies to this sender's future messages from this source there (the owner's route is for everyone on the source).",
@@ -105,7 +110,7 @@ export function outputTools(io: IOManager, logger: Logger, options: OutputToolsO
     },
     {
       name: "output_send",
-      effect: "speak",
+      effect: toOthers,
       allow: "household",
       description:
         "Send something through a named channel now, without waiting for the reply. type defaults to message (needs text); structured needs data; file, image and audio need media (the id of media homed holds, as a tool gave it) or url (http or https: homed fetches it and sends what came, never the link).",

@@ -11,6 +11,7 @@
  */
 
 import type { McpServerConfig } from "../config/mcp_servers.ts";
+import type { Trust } from "../identity/trust.ts";
 import { decodeBase64 } from "../text/base64.ts";
 import { untrustedLine } from "../text/untrusted.ts";
 import { compileSchema, knownSchemaKeyword } from "../tools/json_schema.ts";
@@ -249,6 +250,7 @@ export interface McpToolSet {
  * @example
  * ```ts
  * import type { McpServerConfig } from "../config/mcp_servers.ts";
+import type { Trust } from "../identity/trust.ts";
  *
  * declare const server: McpServerConfig; // name "everything", trust "household"
  * const { tools } = mcpTools({
@@ -295,6 +297,7 @@ export function mcpTools(options: McpToolsOptions): McpToolSet {
     };
     if (server.timeout !== undefined) tool.timeoutMs = server.timeout;
     tool.effect = mcpEffect(listed);
+    tool.resultTrust = mcpResultTrust(server, listed);
     tools.push(tool);
     names.push({ name, mcp_name: mcpName });
   }
@@ -317,4 +320,23 @@ export function mcpEffect(listed: McpListedTool): ToolEffect {
   if (listed.annotations?.destructiveHint === true) return "sensitive";
   if (listed.annotations?.readOnlyHint === true) return "read";
   return "act";
+}
+
+/**
+ * Whose words a tool's result carries, for the turn's taint: a tool that reaches the open world (`openWorldHint`,
+ * which MCP takes to be true when a server does not say) brings a stranger's text, as a guest's; otherwise the
+ * server's own, at the trust its config gives it (`anyone`: a guest's).
+ *
+ * @example
+ * ```ts
+ * import { serverConfig } from "./testdata/servers.ts";
+ *
+ * const files = serverConfig("files", { trust: "household" });
+ * mcpResultTrust(files, { name: "read", inputSchema: {}, annotations: { openWorldHint: false } }); // "household"
+ * mcpResultTrust(files, { name: "fetch", inputSchema: {} }); // "guest"
+ * ```
+ */
+export function mcpResultTrust(server: Pick<McpServerConfig, "trust">, listed: McpListedTool): Trust {
+  if (listed.annotations?.openWorldHint !== false) return "guest";
+  return server.trust === "anyone" ? "guest" : server.trust;
 }

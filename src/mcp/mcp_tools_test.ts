@@ -180,13 +180,16 @@ Deno.test("through the registry: the result's text comes back; isError becomes a
   });
   registry.replaceOwner("mcp:demo", tools);
   const context = testToolContext();
+  // A server's words, in a result or its own error, are a stranger's for the turn's taint (open world by default).
   assert.deepEqual(await registry.call("mcp__demo__echo", '{"message":"hi"}', context), {
     ok: true,
     content: "Echo: hi",
+    trust: "guest",
   });
   assert.deepEqual(await registry.call("mcp__demo__sum", "{}", context), {
     ok: false,
     content: 'Error: tool "mcp__demo__sum" failed: numbers only',
+    trust: "guest",
   });
   assert.deepEqual(calls, [["echo", { message: "hi" }], ["sum", {}]]);
 });
@@ -206,4 +209,16 @@ Deno.test("a tool's effect comes from the server's annotations: destructive is s
     ["mcp__files__read", "read"],
     ["mcp__files__write", "act"],
   ]);
+  // Whose words a result carries: the open world's (MCP's default) a guest's, else the server's configured trust.
+  assert.deepEqual(
+    mcpTools({
+      server: serverConfig("files", { trust: "household" }),
+      listed: [
+        { name: "local", inputSchema: { type: "object" }, annotations: { openWorldHint: false } },
+        { name: "web", inputSchema: { type: "object" } },
+      ],
+      call: () => Promise.reject(new Error("not called")),
+    }).tools.map((tool) => tool.resultTrust),
+    ["household", "guest"],
+  );
 });

@@ -21,6 +21,8 @@ export interface GateCall {
   effect: ToolEffect;
   /** The asker's trust. */
   trust: Trust;
+  /** The lowest trust whose words the turn's prompt holds (the asker's when nothing lower): below `trust`, tainted. */
+  taint: Trust;
 }
 
 /** What the gate decided, and the rule that decided it (named in refusals and questions). */
@@ -48,4 +50,18 @@ export interface ToolGate {
   decide(call: GateCall): GateDecision;
   /** Holds a call for the owner's yes; resolves with the tool result for the model now ("not done yet: …"). */
   hold(request: HoldRequest): Promise<string>;
+  /** Hears how each call the gate decided ended (for the audit): the call, its turn, the decision, the result. */
+  settled?(settlement: GateSettlement): void;
+}
+
+/** One decided call and how it ended. */
+export interface GateSettlement {
+  call: GateCall;
+  context: ToolContext;
+  decision: GateDecision;
+  /** What was asked of the owner, for a held call. */
+  summary?: string;
+  /** The result text the model got (an error, "not done yet", or the tool's result). */
+  result: string;
+  ok: boolean;
 }

@@ -9,7 +9,7 @@ import { type Clock, systemClock } from "../clock.ts";
 import { describeRule, permits } from "../identity/trust.ts";
 import { compileSchema, type SchemaCheck, type SchemaViolation } from "./json_schema.ts";
 import { type Tool, TOOL_NAME, type ToolContext, type ToolEffect, type ToolOutcome, type ToolSpec } from "./tool.ts";
-import type { GateDecision, ToolGate } from "./gate.ts";
+import type { GateCall, GateDecision, ToolGate } from "./gate.ts";
 import type { Trust } from "../identity/trust.ts";
 import { compareText } from "../text/compare_text.ts";
 import type { ListedTool } from "./tool_offer.ts";
@@ -240,7 +240,7 @@ export class ToolRegistry {
       // A tool whose effect depends on its arguments is listed as `act`: a deny rule names tools, not calls.
       const declared = entries.get(tool.spec.name)!.tool.effect;
       const effect = typeof declared === "string" ? declared : "act";
-      return gate.decide({ tool: tool.spec.name, owner: tool.owner, allow: tool.allow, effect, trust })
+      return gate.decide({ tool: tool.spec.name, owner: tool.owner, allow: tool.allow, effect, trust, taint: trust })
         .decision !== "deny";
     });
   }
@@ -316,29 +316,47 @@ export class ToolRegistry {
     }
     const callArgs = args as Record<string, unknown>;
     const gate = this.#gate;
-    if (!gate) return await this.#execute(entry, name, callArgs, context);
-    let effect: ToolEffect;
+    if (!gate) return this.#withTrust(entry, await this.#execute(entry, name, callArgs, context));
+    let call: GateCall;
     let ruling: GateDecision;
     try {
       const declared = entry.tool.effect ?? "act";
-      effect = typeof declared === "function" ? declared(callArgs) : declared;
-      ruling = gate.decide({ tool: name, owner: entry.owner, allow: entry.tool.allow, effect, trust: context.trust });
+      const effect = typeof declared === "function" ? declared(callArgs, context) : declared;
+      const taint = context.lowestTrustSeen ?? context.trust;
+      call = { tool: name, owner: entry.owner, allow: entry.tool.allow, effect, trust: context.trust, taint };
+      ruling = gate.decide(call);
     } catch (error) {
       return { ok: false, content: `Error: tool "${name}" failed: ${(error as Error)?.message ?? String(error)}` };
     }
+    const settle = (outcome: ToolOutcome, summary?: string): ToolOutcome => {
+      gate.settled?.({
+        call,
+        context,
+        decision: ruling,
+        ...(summary === undefined ? {} : { summary }),
+        result: outcome.content,
+        ok: outcome.ok,
+      });
+      return outcome;
+    };
     if (ruling.decision === "deny") {
-      return {
+      return settle({
         ok: false,
         content: `Error: tool "${name}" is refused to trust ${context.trust} by ${ruling.rule}; it was not run. ` +
           `Tell them you cannot do that for them.`,
-      };
+      });
     }
-    if (ruling.decision === "allow") return await this.#execute(entry, name, callArgs, context);
+    if (ruling.decision === "allow") {
+      return settle(this.#withTrust(entry, await this.#execute(entry, name, callArgs, context)));
+    }
     let summary: string;
     try {
       summary = entry.tool.describeCall?.(callArgs) ?? `${name} ${JSON.stringify(callArgs).slice(0, 200)}`;
     } catch (error) {
-      return { ok: false, content: `Error: tool "${name}" failed: ${(error as Error)?.message ?? String(error)}` };
+      return settle({
+        ok: false,
+        content: `Error: tool "${name}" failed: ${(error as Error)?.message ?? String(error)}`,
+      });
     }
     // Held: runs once on the owner's yes, in a context of its own (the turn that asked is long over by then).
     let ran = false;
@@ -349,7 +367,12 @@ export class ToolRegistry {
       if (!outcome.ok) throw new Error(outcome.content.replace(/^Error: /, ""));
       return outcome.content;
     };
-    return { ok: true, content: await gate.hold({ summary, rule: ruling.rule, run, context }) };
+    return settle({ ok: true, content: await gate.hold({ summary, rule: ruling.rule, run, context }) }, summary);
+  }
+
+  /** An outcome with the trust of the words it carries, when the tool declares it (an MCP server's, a web page's). */
+  #withTrust(entry: Entry, outcome: ToolOutcome): ToolOutcome {
+    return entry.tool.resultTrust === undefined ? outcome : { ...outcome, trust: entry.tool.resultTrust };
   }
 
   /** Runs the handler under its deadline and the turn's signal; whichever ends first decides the outcome. */

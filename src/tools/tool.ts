@@ -33,6 +33,12 @@ export interface ToolContext {
   trust: Trust;
   /** Aborts when the turn is cancelled (shutdown) or, inside a tool, when the call's deadline passes. */
   signal: AbortSignal;
+  /**
+   * The lowest trust among the words this turn's prompt holds so far — the sender's, the reference block's speakers',
+   * the results of the tools called before — when it is below the sender's, the turn is tainted: the policy holds its
+   * `act` calls and its `speak` to others for the owner. The sender's trust when absent.
+   */
+  lowestTrustSeen?: Trust;
   /** The channel the reply will go to. */
   replyChannel(): string;
   /** Sends this turn's reply to another channel. */
@@ -54,7 +60,12 @@ export interface Tool extends ToolSpec {
    * What a call does (`act` when absent); a function when that depends on the arguments (unlocking is `sensitive`,
    * a light is `act`). The registry's gate reads it — a tool never decides for itself whether it needs the owner.
    */
-  effect?: ToolEffect | ((args: Record<string, unknown>) => ToolEffect);
+  effect?: ToolEffect | ((args: Record<string, unknown>, context: ToolContext) => ToolEffect);
+  /**
+   * Whose words a result carries, for the turn's taint: an MCP server's text, a web page, a device's payload. The
+   * sender's own trust (no taint) when absent — homed's own data, which the sender may read.
+   */
+  resultTrust?: Trust;
   /**
    * One line saying what this call would do, for the owner's question ("Unlock lock.front_door (lock.unlock)"); it
    * throws when the call could not run anyway (no such entity), so nobody is asked about a call that would fail.
@@ -73,6 +84,8 @@ export interface Tool extends ToolSpec {
 export interface ToolOutcome {
   ok: boolean;
   content: string;
+  /** Whose words `content` carries when below the sender's (the tool's `resultTrust`): the turn is tainted by them. */
+  trust?: Trust;
 }
 
 /** Allowed tool names. */

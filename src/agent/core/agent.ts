@@ -11,7 +11,7 @@ import type { Clock } from "../../clock.ts";
 import type { TurnResult } from "../../io/device.ts";
 import type { InputEvent, OutputType } from "../../io/event.ts";
 import type { IOManager } from "../../io/io_manager.ts";
-import type { Trust } from "../../identity/trust.ts";
+import { lowerTrust, type Trust } from "../../identity/trust.ts";
 import type {
   HistoryEntry,
   PromptContributor,
@@ -85,11 +85,12 @@ const TOOL_GUIDANCE = [
 ].join(" ");
 
 /**
- * A turn's tool context, and the lowest trust whose words its reference block holds (the turn's own trust when it
- * holds nobody's lower). No tool permission reads it yet: the registry checks the sender's trust alone.
+ * A turn's tool context, and the lowest trust whose words its prompt holds so far: the reference block's speakers, a
+ * picture's description (a stranger's words: anything can be written on what is photographed), then each tool result
+ * that carries others' words. The registry's policy gate reads it: below the sender's trust, the turn is tainted.
  */
 export interface TurnToolContext extends ToolContext {
-  readonly lowestTrustSeen: Trust;
+  lowestTrustSeen: Trust;
 }
 
 /** The butler's mind. */
@@ -514,7 +515,9 @@ export class Agent implements Service {
       sender: event.sender,
       ...(event.handle ? { handle: event.handle } : {}),
       trust: event.trust,
-      lowestTrustSeen: this.#noteTrustSeen(event, reference),
+      lowestTrustSeen: perception?.notes.length
+        ? lowerTrust(this.#noteTrustSeen(event, reference), "guest")
+        : this.#noteTrustSeen(event, reference),
       signal,
       replyChannel: route.current,
       setReplyChannel: route.set,
@@ -598,6 +601,8 @@ export class Agent implements Service {
       });
       for (const call of calls) {
         const outcome = await tools.call(call.function.name, call.function.arguments, toolContext);
+        // Others' words in a result (an MCP server's, a web page's) taint the rest of the turn.
+        if (outcome.trust) toolContext.lowestTrustSeen = lowerTrust(toolContext.lowestTrustSeen, outcome.trust);
         const cut = cutToTokens(outcome.content, this.#maxToolResultTokens);
         if (cut !== outcome.content) this.#counts.cutToolResults++;
         // A tool result carries what others wrote (a web page, a device's name, an MCP server's text): a tag in it

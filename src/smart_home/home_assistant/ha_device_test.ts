@@ -104,7 +104,7 @@ async function setup(
     logger: getLogger(["test", "ha"]),
     random: () => 0.5,
   });
-  const tools = new ToolRegistry({ gate: new ToolPolicy({}, confirmations) });
+  const tools = new ToolRegistry({ gate: new ToolPolicy({ rules: {}, confirmations, clock }) });
   const io = new IOManager({
     clock,
     routes: new RouteTable({}, {}, undefined),
