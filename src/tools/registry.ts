@@ -8,7 +8,7 @@
 import { type Clock, systemClock } from "../clock.ts";
 import { describeRule, permits } from "../identity/trust.ts";
 import { compileSchema, type SchemaCheck, type SchemaViolation } from "./json_schema.ts";
-import { type Tool, TOOL_NAME, type ToolContext, type ToolEffect, type ToolOutcome, type ToolSpec } from "./tool.ts";
+import { type Tool, TOOL_NAME, type ToolContext, type ToolOutcome, type ToolSpec } from "./tool.ts";
 import type { GateCall, GateDecision, ToolGate } from "./gate.ts";
 import type { Trust } from "../identity/trust.ts";
 import { compareText } from "../text/compare_text.ts";
