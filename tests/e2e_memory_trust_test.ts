@@ -2,7 +2,8 @@
  * Memory and trust, end to end (issue 18, point 2): a real homed with three people's tokens (the owner, a household
  * member, a guest) and the fake LLM server, which shows what each turn's request carried. The owner tells the butler
  * the safe code; a guest may not inspect memory, and a guest's turn — its reference block and `memory_recall` —
- * holds only what that guest said (and knowledge), while a household member's turn holds the owner's words.
+ * holds only what that guest said (and knowledge). The owner said it on http, a private chat (issue 34.4): a
+ * household member's turn and memory pages do not hold it either; the owner's do.
  */
 
 import assert from "node:assert/strict";
@@ -80,9 +81,14 @@ Deno.test("a guest gets 403 from the memory endpoints; household members and the
       assert.equal(documents.status, 200);
       const found = (documents.body as { documents: Array<{ text: string; sender: string; trust: string }> })
         .documents;
-      assert.equal(found[0]?.text, "owner: The safe code is 4711\nbutler: Noted.");
-      assert.equal(found[0]?.sender, "owner");
-      assert.equal(found[0]?.trust, "owner");
+      if (token === ALICE) {
+        // The owner's private words are not a household member's to inspect.
+        assert.ok(!JSON.stringify(found).includes("4711"), JSON.stringify(found));
+      } else {
+        assert.equal(found[0]?.text, "owner: The safe code is 4711\nbutler: Noted.");
+        assert.equal(found[0]?.sender, "owner");
+        assert.equal(found[0]?.trust, "owner");
+      }
       assert.deepEqual(await get(homed, token, `/api/memory/graph?q=safe`), {
         status: 200,
         body: { entity: "safe", facts: [] },
@@ -97,7 +103,7 @@ Deno.test("a guest gets 403 from the memory endpoints; household members and the
   }
 });
 
-Deno.test("a guest's reference block holds only what that guest said, and knowledge; a household member's holds the owner's words", async () => {
+Deno.test("a guest's reference block holds only what that guest said, and knowledge; a household member's not the owner's private words", async () => {
   const { fake, root, homed } = await setup();
   try {
     fake.enqueue({ reply: "I cannot tell you that." });
@@ -119,7 +125,8 @@ Deno.test("a guest's reference block holds only what that guest said, and knowle
     await chat(homed, ALICE, "What is the safe code?");
     const household = (fake.requests[4]!.body.messages as Messages).at(-1)!.content!;
     assert.ok(household.includes("[via http, from alice, trust household] What is the safe code?"), household);
-    assert.match(memorySection(fake, 4), /\n> - \S+ owner: The safe code is 4711 \/ butler: Noted\./);
+    assert.ok(!household.includes("4711"), household);
+    assert.doesNotMatch(memorySection(fake, 4), /owner:/);
   } finally {
     await teardown(
       async () => assert.equal(await homed.stop(), 0, homed.stderr()),
@@ -151,14 +158,14 @@ Deno.test("memory_recall in a guest's turn returns that guest's own words and no
       ],
     );
 
-    // The same call in a household member's turn finds the owner's words.
+    // The same call in a household member's turn does not find the owner's private words either.
     fake.enqueue(
       { toolCalls: [{ name: "memory_recall", arguments: { query: "safe code 4711", k: 20 } }] },
       { reply: "It is 4711." },
     );
     await chat(homed, ALICE, "What was the safe code again?");
     const householdResult = (fake.requests[6]!.body.messages as Array<{ content: string }>).at(-1)!.content;
-    assert.ok(householdResult.includes("owner: The safe code is 4711"), householdResult);
+    assert.ok(!householdResult.includes("4711"), householdResult);
   } finally {
     await teardown(
       async () => assert.equal(await homed.stop(), 0, homed.stderr()),

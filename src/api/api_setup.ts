@@ -128,7 +128,13 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
       : {}),
     logger: options.logger,
     status: options.status,
-    channels: () => ({ channels: io.channels(), routes: io.routes.entries() }),
+    // A route someone remembered for themself is theirs (and the owner's) to see; the whole source's are everyone's.
+    channels: (identity) => ({
+      channels: io.channels(),
+      routes: io.routes.entries().filter((route) =>
+        route.sender === undefined || identity.trust === "owner" || route.sender === identity.name
+      ),
+    }),
     routes: [
       knowledgeRoutes(options.knowledge),
       memoryRoutes(options.memory),

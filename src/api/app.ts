@@ -33,8 +33,8 @@ export interface ApiOptions {
   logger: Logger;
   /** The body of `GET /api/status` (the daemon's is a `StatusBody`, `status_body.ts`; tests pass smaller ones). */
   status: () => object;
-  /** The body of `GET /api/channels`. */
-  channels: () => Record<string, unknown>;
+  /** The body of `GET /api/channels` for the caller (what is personal in it, only theirs). */
+  channels: (identity: Identity) => Record<string, unknown>;
   /**
    * Images and audio in chat requests: their limits, and where their bytes are kept (the media cache). Without it a
    * chat request's attachments are refused.
@@ -136,7 +136,7 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
   }
 
   app.get("/api/status", (c) => c.json(options.status()));
-  app.get("/api/channels", (c) => c.json(options.channels()));
+  app.get("/api/channels", (c) => c.json(options.channels(c.get("identity"))));
   for (const mount of options.routes ?? []) mount(app);
 
   const submit: HttpDevice["submit"] = (message, onEvent) => {

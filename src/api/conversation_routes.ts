@@ -1,12 +1,14 @@
 /**
- * `GET /api/conversation?limit=`: the one conversation as the context window holds it now (household and owner), so
- * the console's chat page opens where the butler is — messages from every channel, tool calls and their results.
+ * `GET /api/conversation?limit=`: the one conversation as the context window holds it now (household and owner: the
+ * part the caller may read, `identity/visibility.ts`), so the console's chat page opens where the butler is — messages
+ * from every channel, tool calls and their results.
  *
  * @module
  */
 
 import type { Hono } from "hono";
 import type { ContextEntry } from "../context/context_window.ts";
+import { visibleTo } from "../identity/visibility.ts";
 import type { ApiVariables } from "./auth.ts";
 import { requireTrust } from "./require_trust.ts";
 import { intParam } from "./search_params.ts";
@@ -39,9 +41,13 @@ export function conversationRoutes(
 ): (app: Hono<{ Variables: ApiVariables }>) => void {
   return (app) => {
     app.get("/api/conversation", (c) => {
-      requireTrust(c.get("identity"), "household", "The conversation");
+      const identity = c.get("identity");
+      requireTrust(identity, "household", "The conversation");
       const limit = intParam(c, "limit", { min: 1, max: 500, fallback: 100 });
-      return c.json({ entries: entries().slice(-limit).map(entryBody) });
+      // The caller's part of it: what they may read (identity/visibility.ts), as their own turn's prompt carries.
+      const viewer = { sender: identity.name, trust: identity.trust };
+      const readable = entries().filter((entry) => visibleTo(viewer, entry));
+      return c.json({ entries: readable.slice(-limit).map(entryBody) });
     });
   };
 }

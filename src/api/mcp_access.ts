@@ -15,7 +15,7 @@ import { ShuttingDown } from "../io/turn_error.ts";
 import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
 import type { ButlerAccess } from "../mcp/serve/homed_tools.ts";
 import type { MemoryService } from "../memory/memory_service.ts";
-import { requireHouseholdIdentity } from "./memory_routes.ts";
+import { requireHouseholdIdentity, viewerOf } from "./memory_routes.ts";
 
 /** The parts of a running homed the MCP tools reach. */
 export interface McpAccessParts {
@@ -60,7 +60,8 @@ export function butlerAccessFor(parts: McpAccessParts, identity: Identity): Butl
     },
     async recall(query, k) {
       requireHouseholdIdentity(identity);
-      return await parts.memory.inspectDocuments(query, k ?? 5);
+      // What the caller may read only (identity/visibility.ts), as the console's memory pages.
+      return await parts.memory.inspectDocuments(query, k ?? 5, viewerOf(identity));
     },
     searchKnowledge(query, k) {
       return Promise.resolve(parts.knowledge.search(query, k ?? 5));

@@ -9,6 +9,7 @@
 
 import type { Context, Hono } from "hono";
 import type { Identity } from "../identity/identity.ts";
+import type { Viewer } from "../identity/visibility.ts";
 import { FactConflict, type ForgetCounts, type MemoryService } from "../memory/memory_service.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
@@ -17,9 +18,26 @@ import { requireTrust } from "./require_trust.ts";
 
 type ApiContext = Context<{ Variables: ApiVariables }>;
 
-/** Refuses a caller below trust `household`, naming the trust needed and the caller's. */
-function requireHousehold(c: ApiContext): void {
-  requireHouseholdIdentity(c.get("identity"));
+/**
+ * Refuses a caller below trust `household`, naming the trust needed and the caller's; returns them as a reader: what
+ * the pages show follows `visibleTo` (a household member sees their own, shared chats' and the household's).
+ */
+function requireHousehold(c: ApiContext): Viewer {
+  const identity = c.get("identity");
+  requireHouseholdIdentity(identity);
+  return viewerOf(identity);
+}
+
+/**
+ * An API caller as a reader of what was said (`identity/visibility.ts`): their token's name and trust.
+ *
+ * @example
+ * ```ts
+ * viewerOf({ name: "alice", trust: "household" }); // { sender: "alice", trust: "household" }
+ * ```
+ */
+export function viewerOf(identity: Identity): Viewer {
+  return { sender: identity.name, trust: identity.trust };
 }
 
 /**
@@ -173,24 +191,24 @@ export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: Api
       return c.json(exported);
     });
     app.get("/api/memory/entities", async (c) => {
-      requireHousehold(c);
+      const viewer = requireHousehold(c);
       const { query, k } = listParams(c);
-      return c.json({ query, entities: await memory.inspectEntities(query, k) });
+      return c.json({ query, entities: await memory.inspectEntities(query, k, viewer) });
     });
     app.get("/api/memory/documents", async (c) => {
-      requireHousehold(c);
+      const viewer = requireHousehold(c);
       const { query, k } = searchParams(c);
-      return c.json({ query, documents: await memory.inspectDocuments(query, k) });
+      return c.json({ query, documents: await memory.inspectDocuments(query, k, viewer) });
     });
     app.get("/api/memory/graph", async (c) => {
-      requireHousehold(c);
+      const viewer = requireHousehold(c);
       const { query } = searchParams(c);
-      return c.json({ entity: query, facts: await memory.inspectGraph(query) });
+      return c.json({ entity: query, facts: await memory.inspectGraph(query, viewer) });
     });
     app.get("/api/memory/neighbors", async (c) => {
-      requireHousehold(c);
+      const viewer = requireHousehold(c);
       const { query } = searchParams(c);
-      return c.json(await memory.inspectNeighbors(query));
+      return c.json(await memory.inspectNeighbors(query, viewer));
     });
     app.post("/api/memory/facts/:id/correct", async (c) => {
       requireOwnerIdentity(c.get("identity"));

@@ -93,7 +93,7 @@ async function cleanup(memory: MemoryService, dir: string) {
 Deno.test("memory reads: entities, graph facts with ids and sources, neighbours, documents with coldness", async () => {
   const { dir, clock, memory, app } = await setup();
   try {
-    const all = await get(app, ALICE, "/api/memory/entities");
+    const all = await get(app, OWNER, "/api/memory/entities");
     assert.equal(all.status, 200);
     const seen = new Date(T0 + 3 * 60_000).toISOString(); // a batch's facts carry its last utterance's time
     assert.deepEqual(all.body, {
@@ -105,12 +105,12 @@ Deno.test("memory reads: entities, graph facts with ids and sources, neighbours,
         { name: "spare key", type: "thing", mentions: 1, facts: 1, last_seen: seen },
       ],
     });
-    const some = await get(app, ALICE, "/api/memory/entities?q=KEY&k=1");
+    const some = await get(app, OWNER, "/api/memory/entities?q=KEY&k=1");
     assert.deepEqual(some.body, {
       query: "KEY",
       entities: [{ name: "spare key", type: "thing", mentions: 1, facts: 1, last_seen: seen }],
     });
-    assert.deepEqual((await get(app, ALICE, "/api/memory/entities?q=50%25")).body, { query: "50%", entities: [] });
+    assert.deepEqual((await get(app, OWNER, "/api/memory/entities?q=50%25")).body, { query: "50%", entities: [] });
 
     const [key] = await graph(app, "spare key");
     assert.deepEqual(key, {
@@ -145,7 +145,7 @@ Deno.test("memory reads: entities, graph facts with ids and sources, neighbours,
     await memory.learnDevices([{ id: "light.hall", name: "Hall light", area: null, aliases: [] }]);
     assert.deepEqual((await graph(app, "Hall light"))[0]!.sources, [{ event_id: "home-assistant" }]);
 
-    const neighbors = await get(app, ALICE, "/api/memory/neighbors?q=Leo");
+    const neighbors = await get(app, OWNER, "/api/memory/neighbors?q=Leo");
     assert.deepEqual(neighbors, {
       status: 200,
       body: {
@@ -154,29 +154,58 @@ Deno.test("memory reads: entities, graph facts with ids and sources, neighbours,
         edges: [{ from: "owner", to: "Leo", predicate: "likes", holds: true }],
       },
     });
-    assert.deepEqual((await get(app, ALICE, "/api/memory/neighbors?q=owner")).body, {
+    assert.deepEqual((await get(app, OWNER, "/api/memory/neighbors?q=owner")).body, {
       center: "owner",
       nodes: [{ name: "owner", type: "person", mentions: 1 }, { name: "Leo", type: "thing", mentions: 1 }],
       edges: [{ from: "owner", to: "Leo", predicate: "likes", holds: true }],
     });
-    assert.deepEqual((await get(app, ALICE, "/api/memory/neighbors?q=nobody")).body, {
+    assert.deepEqual((await get(app, OWNER, "/api/memory/neighbors?q=nobody")).body, {
       center: "nobody",
       nodes: [],
       edges: [],
     });
 
     clock.advance(36 * HOUR);
-    const documents = await get(app, ALICE, `/api/memory/documents?q=${encodeURIComponent("spare key")}`);
+    const documents = await get(app, OWNER, `/api/memory/documents?q=${encodeURIComponent("spare key")}`);
     assert.equal(documents.status, 200);
     const [document] = (documents.body as { documents: Json[] }).documents;
     assert.equal(document!.text, "owner: The spare key is under the blue flowerpot.\nbutler: Noted.");
     assert.deepEqual(document!.provenance, ["e1"]);
     assert.ok(Math.abs(Number(document!.coldness) - 0.5) < 0.01, `36 of 72 hours cold: ${document!.coldness}`);
 
-    const bad = await get(app, ALICE, "/api/memory/entities?k=0");
+    const bad = await get(app, OWNER, "/api/memory/entities?k=0");
     assert.deepEqual(bad.body, {
       error: { code: "bad_request", message: 'Query parameter "k" must be a whole number from 1 to 100, got "0"' },
     });
+  } finally {
+    await cleanup(memory, dir);
+  }
+});
+
+Deno.test("a household member's memory pages hold only what they may read: not the owner's private words", async () => {
+  const { dir, memory, app } = await setup();
+  try {
+    // e1 and e3 are the owner's on http (a private chat): their facts and document are the owner's alone.
+    const entities = (await get(app, ALICE, "/api/memory/entities")).body.entities as Json[];
+    assert.deepEqual(entities.map((entity) => entity.name), ["Leo", "alice"]);
+    assert.deepEqual((await get(app, ALICE, "/api/memory/graph?q=spare%20key")).body, {
+      entity: "spare key",
+      facts: [],
+    });
+    assert.deepEqual((await get(app, ALICE, "/api/memory/neighbors?q=Leo")).body, {
+      center: "Leo",
+      nodes: [{ name: "Leo", type: "thing", mentions: 1 }],
+      edges: [],
+    });
+    assert.deepEqual((await get(app, ALICE, "/api/memory/neighbors?q=owner")).body, {
+      center: "owner",
+      nodes: [],
+      edges: [],
+    });
+    const documents = await get(app, ALICE, `/api/memory/documents?q=${encodeURIComponent("spare key")}`);
+    assert.deepEqual(documents.body.documents, []);
+    const owners = await get(app, OWNER, `/api/memory/documents?q=${encodeURIComponent("spare key")}`);
+    assert.equal((owners.body.documents as Json[])[0]?.source, "http");
   } finally {
     await cleanup(memory, dir);
   }

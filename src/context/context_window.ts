@@ -100,6 +100,29 @@ export class ContextWindow {
     return [...this.#entries];
   }
 
+  /**
+   * The entries `keep` accepts, oldest first, and their estimated tokens: what one reader's prompt carries of the
+   * conversation (see `visibleTo` in `identity/visibility.ts`). `keep` sees each entry with its provenance, which all
+   * entries of one exchange share, so what is kept is whole exchanges: no orphan tool result.
+   *
+   * @example
+   * ```ts
+   * declare const context: ContextWindow;
+   *
+   * const { messages, tokens } = context.view((entry) => entry.sender === "alice");
+   * ```
+   */
+  view(keep: (entry: ContextEntry) => boolean): { entries: ContextEntry[]; messages: ChatMessage[]; tokens: number } {
+    const entries: ContextEntry[] = [];
+    let tokens = 0;
+    this.#entries.forEach((entry, i) => {
+      if (!keep(entry)) return;
+      entries.push(entry);
+      tokens += this.#tokens[i]!;
+    });
+    return { entries, messages: entries.map((entry) => entry.message), tokens };
+  }
+
   /** Number of entries. */
   get size(): number {
     return this.#entries.length;

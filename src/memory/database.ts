@@ -10,7 +10,7 @@ import { prepared } from "../sqlite/prepared.ts";
 import { fileNames } from "./graph/synonyms.ts";
 
 /** The schema version this homed writes. */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /**
  * The columns of `table` that `db` has not got yet, added (a migration that finds a column already there leaves it):
@@ -80,6 +80,14 @@ const MIGRATIONS: Record<number, string | ((db: DatabaseSync) => void)> = {
         }
       })(),
     );
+  },
+  // Where things were said (issue 34.4: each person reads only what is theirs, `identity/visibility.ts`): a
+  // document's channel, and the chats a fact was learnt in (`heard`: a JSON list of {source, sender, trust}, one per
+  // reader class). Rows from before cannot say: their source is '' and their `heard` empty — the household's, as
+  // schema 6 and 8 count them — so nothing older becomes anyone's private.
+  10: (db) => {
+    addMissingColumns(db, "documents", { source: "TEXT NOT NULL DEFAULT ''" });
+    addMissingColumns(db, "triples", { heard: "TEXT NOT NULL DEFAULT '[]'" });
   },
 };
 

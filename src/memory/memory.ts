@@ -19,6 +19,7 @@ import { similarities } from "../search/relevance.ts";
 import type { Provider } from "../provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import { permits, type Trust } from "../identity/trust.ts";
+import { type Provenance, readersIncluded, visibleTo } from "../identity/visibility.ts";
 import { checkpointMemoryDb, openMemoryDb, readMeta, writeMeta } from "./database.ts";
 import {
   COLD_AFTER_MS,
@@ -33,7 +34,7 @@ import { saidBefore, sessionOf } from "./recall/conversation.ts";
 import { namedPeriod } from "./recall/named_period.ts";
 import { hasTimeWords, isWhenQuestion } from "./recall/time_words.ts";
 import { EntityIndex } from "./graph/entity_index.ts";
-import { GraphStore } from "./graph/graph_store.ts";
+import { factVisibleTo, GraphStore, type HeardIn, OWNER_ONLY } from "./graph/graph_store.ts";
 import { Distiller } from "./pipeline/distiller.ts";
 import { quoted } from "./pipeline/screen.ts";
 import { LogLimiter } from "../log/rate_limit.ts";
@@ -168,6 +169,35 @@ function saidByGuest(entries: readonly MemoryEntry[], sender: string): Set<strin
   );
 }
 
+/**
+ * Where the turn of each journal line was said: its user line's channel, sender and trust (the butler's reply of an
+ * exchange is read by whoever may read what it answered); a reply whose question is not among `entries` counts as
+ * said on its channel by nobody in particular.
+ */
+function origins(entries: readonly MemoryEntry[]): (entry: MemoryEntry) => Provenance {
+  const asked = new Map(entries.filter((entry) => entry.role === "user").map((entry) => [entry.eventId, entry]));
+  return (entry) => {
+    const user = asked.get(entry.eventId) ?? (entry.role === "user" ? entry : undefined);
+    return user
+      ? { source: user.source, sender: user.sender, trust: user.trust }
+      : { source: entry.source, sender: "", trust: entry.trust };
+  };
+}
+
+/**
+ * The messages among `batch` a distilled fact cites, as who may read them (the fact's `heard`); a fact citing none of
+ * them is the owner's alone until someone says it where others may read it.
+ */
+function heardIn(batch: readonly MemoryEntry[], provenance: readonly string[]): HeardIn[] {
+  const origin = origins(batch);
+  const byEvent = new Map(batch.map((entry) => [entry.eventId, entry]));
+  const heard = provenance.flatMap((event) => {
+    const entry = byEvent.get(event);
+    return entry ? [{ event, ...origin(entry) }] : [];
+  });
+  return heard.length ? heard : [OWNER_ONLY];
+}
+
 /** Utterances kept in memory to find what was said just before a document's (a layer-1 exchange lives ≤ 30 of them). */
 const SAID_LIMIT = 256;
 /**
@@ -283,8 +313,9 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
         report.tokens += result.tokens;
         const next = cursor + batch.length;
         const time = batch.at(-1)!.time;
+        // Each fact remembers the chats it was learnt in: who may read it follows them (issue 34.4).
         const outcomes = graph.recordBatch(
-          result.facts.map((fact) => ({ ...fact, time })),
+          result.facts.map((fact) => ({ ...fact, time, heard: heardIn(batch, fact.provenance) })),
           () => writeMeta(db, CURSOR, String(next)),
         );
         report.facts += outcomes.filter((outcome) => outcome !== "refused").length;
@@ -328,6 +359,13 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       // A guest's document is found by its own words only: what someone else said just before never ranks it.
       const guest = onlySaidBy(draft.trust ? { sender: draft.sender ?? "", trust: draft.trust } : undefined);
       if (context && guest !== undefined && !saidByGuest(said, guest).has(context.eventId)) context = undefined;
+      // Nor is anyone's document found (or shown) by words its readers may not read: the owner's private line said
+      // just before a member's on the shared `http` channel stays out of the member's document.
+      const before = context && said.find((entry) => entry.eventId === context!.eventId && entry.role === "user");
+      if (context && before && draft.source !== undefined) {
+        const document = { source: draft.source, sender: draft.sender ?? "", trust: draft.trust };
+        if (!readersIncluded(origins(said)(before), document)) context = undefined;
+      }
       const session = draft.session ?? sessionOf(said, draft.provenance[0]);
       documents.add({ ...draft, ...(context ? { context } : {}), ...(session ? { session } : {}) });
     },
@@ -342,16 +380,23 @@ export async function openMemory(options: OpenMemoryOptions): Promise<Memory> {
       const guest = onlySaidBy(asker);
       // The time and speaker preferences below re-rank: they need a wider pool of documents than the k they keep.
       // Whether the query names a speaker is known from the documents found, so the wider pool is searched first.
-      const found = documents.search(query, Math.max(3 * k, 30), false, guest);
-      const own = guest === undefined ? undefined : saidByGuest(recent, guest);
-      const heard = own ? recent.filter((entry) => own.has(entry.eventId)) : recent;
+      // The asker reads only what is theirs to read (identity/visibility.ts): documents, recent lines and facts.
+      const found = documents.search(query, Math.max(3 * k, 30), false, asker);
+      const origin = origins(recent);
+      const heard = asker ? recent.filter((entry) => visibleTo(asker, origin(entry))) : recent;
       const line = (entry: MemoryEntry) => `${entry.role === "user" ? entry.sender : "butler"}: ${entry.text}`;
       const named = namedSpeakers(query, [...found.map((hit) => hit.document.text), ...heard.map(line)]);
       const pool = asksWhen || period || named.size ? found : found.slice(0, k);
       const shown = new Map(pool.map((hit) => [hit.document.id, hit.document]));
       const items: Array<RecallItem & { document?: string }> = withWhatMatched(pool, query);
-      // A fact merges what everyone said about an entity: a guest's recall holds none.
-      for (const { fact, score } of guest === undefined ? entities.search(query, k) : []) {
+      // A fact merges what everyone said about an entity: a guest's recall holds none; a household member's, those
+      // learnt where they may read (or the household's).
+      const facts = guest !== undefined
+        ? []
+        : asker
+        ? entities.search(query, 3 * k).filter(({ fact }) => factVisibleTo(asker, fact)).slice(0, k)
+        : entities.search(query, k);
+      for (const { fact, score } of facts) {
         items.push({
           kind: "fact",
           text: `${fact.subject} (${fact.subjectType}) ${fact.predicate}: ${fact.object}`,

@@ -20,11 +20,12 @@ import type { HistoryEntry, PromptContributor, PromptInput, PromptSection, TurnR
 import type { JobSpec, Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
-import { type Asker, type JobReport, type Memory, onlySaidBy, openMemory, type RecallItem } from "./memory.ts";
+import { type Asker, type JobReport, type Memory, openMemory, type RecallItem } from "./memory.ts";
 import { REFERENCE_MIN_SCORE } from "../prompt/reference_floor.ts";
 import { COLD_AFTER_MS, coldness } from "./document/document_store.ts";
-import type { Fact } from "./graph/graph_store.ts";
+import { type Fact, factVisibleTo } from "./graph/graph_store.ts";
 import type { Trust } from "../identity/trust.ts";
+import { type Viewer, visibleTo } from "../identity/visibility.ts";
 
 export type { Asker, RecallItem } from "./memory.ts";
 export { FactConflict } from "./graph/graph_store.ts";
@@ -253,7 +254,7 @@ export class MemoryService implements Service, PromptContributor {
     for (const [eventId, group] of groups) {
       // Every entry of an exchange carries its input event's origin: who asked, and their trust (none in a context
       // saved before trust was recorded: such a document is the household's).
-      const { sender, trust } = group[0]!;
+      const { sender, trust, source } = group[0]!;
       const lines = group.flatMap((entry) => {
         const { message } = entry;
         if (message.role === "user") return [{ speaker: entry.sender, text: untagged(message.content) }];
@@ -262,7 +263,14 @@ export class MemoryService implements Service, PromptContributor {
       });
       if (!lines.length) continue;
       // In eviction order: callbacks on one promise run in the order they were added.
-      const draft = { lines, time: group[0]!.time, provenance: [eventId], sender, ...(trust ? { trust } : {}) };
+      const draft = {
+        lines,
+        time: group[0]!.time,
+        provenance: [eventId],
+        sender,
+        source,
+        ...(trust ? { trust } : {}),
+      };
       this.#ready().then((memory) => memory.keepDocument(draft))
         .catch((error) => this.#options.logger.error("Keeping an exchange as a document failed: {error}", { error }));
     }
@@ -312,10 +320,11 @@ export class MemoryService implements Service, PromptContributor {
    * // [{ id: "dmhx…-0", summary: "owner: The spare key is under the blue flowerpot.", hits: 1, coldness: 0.25, … }]
    * ```
    */
-  async inspectDocuments(query: string, k: number): Promise<Array<Record<string, unknown>>> {
+  async inspectDocuments(query: string, k: number, viewer?: Viewer): Promise<Array<Record<string, unknown>>> {
     const now = this.#options.clock.now();
     const coldAfter = this.#options.coldAfterMs ?? COLD_AFTER_MS;
-    return (await this.#ready()).documents().search(query, k, false).map(({ document, score }) => ({
+    // With a viewer (the API's caller), only what they may read (identity/visibility.ts).
+    return (await this.#ready()).documents().search(query, k, false, viewer).map(({ document, score }) => ({
       id: document.id,
       summary: document.summary,
       text: document.text,
@@ -326,6 +335,7 @@ export class MemoryService implements Service, PromptContributor {
       provenance: document.provenance,
       sender: document.sender,
       trust: document.trust,
+      source: document.source,
       score: Math.round(score * 1000) / 1000,
     }));
   }
@@ -383,9 +393,10 @@ export class MemoryService implements Service, PromptContributor {
    * //      trust: "owner", text: "The spare key is under the blue flowerpot." }] }]
    * ```
    */
-  async inspectGraph(name: string): Promise<FactView[]> {
+  async inspectGraph(name: string, viewer?: Viewer): Promise<FactView[]> {
     const memory = await this.#ready();
-    return await this.#views(memory, memory.graph().facts(name));
+    const facts = memory.graph().facts(name);
+    return await this.#views(memory, viewer ? facts.filter((fact) => factVisibleTo(viewer, fact)) : facts, viewer);
   }
 
   /**
@@ -435,9 +446,15 @@ export class MemoryService implements Service, PromptContributor {
     };
   }
 
-  /** Facts in the API's shape, their provenance resolved to messages with one read of the journal. */
-  async #views(memory: Memory, facts: readonly Fact[]): Promise<FactView[]> {
-    const messages = await memory.messages([...new Set(facts.flatMap((fact) => fact.provenance))]);
+  /**
+   * Facts in the API's shape, their provenance resolved to messages with one read of the journal; for a `viewer`,
+   * the messages they may not read are left out (a fact learnt in a group and in the owner's private chat shows a
+   * household member the group's line only).
+   */
+  async #views(memory: Memory, facts: readonly Fact[], viewer?: Viewer): Promise<FactView[]> {
+    const all = await memory.messages([...new Set(facts.flatMap((fact) => fact.provenance))]);
+    const messages = viewer ? new Map([...all].filter(([, entry]) => visibleTo(viewer, entry))) : all;
+    const readable = (eventId: string) => !all.has(eventId) || messages.has(eventId);
     return facts.map((fact) => ({
       id: fact.id,
       subject: fact.subject,
@@ -447,10 +464,10 @@ export class MemoryService implements Service, PromptContributor {
       holds: fact.validTo === null,
       valid_from: new Date(fact.validFrom).toISOString(),
       valid_to: fact.validTo === null ? null : new Date(fact.validTo).toISOString(),
-      provenance: fact.provenance,
+      provenance: fact.provenance.filter(readable),
       said_by: fact.saidBy,
       trust: fact.trust,
-      sources: fact.provenance.map((eventId): SourceView => {
+      sources: fact.provenance.filter(readable).map((eventId): SourceView => {
         const entry = messages.get(eventId);
         if (!entry) return { event_id: eventId };
         return {
@@ -478,14 +495,25 @@ export class MemoryService implements Service, PromptContributor {
    * // [{ name: "spare key", type: "thing", mentions: 2, facts: 1, last_seen: "2026-11-01T09:00:00.000Z" }]
    * ```
    */
-  async inspectEntities(query: string, k: number): Promise<EntityView[]> {
-    return (await this.#ready()).graph().entities(query, k).map((entity) => ({
+  async inspectEntities(query: string, k: number, viewer?: Viewer): Promise<EntityView[]> {
+    const graph = (await this.#ready()).graph();
+    const view = (entity: ReturnType<typeof graph.entities>[number], facts = entity.facts) => ({
       name: entity.name,
       type: entity.type,
       mentions: entity.mentions,
-      facts: entity.facts,
+      facts,
       last_seen: new Date(entity.lastSeen).toISOString(),
-    }));
+    });
+    if (!viewer || viewer.trust === "owner") return graph.entities(query, k).map((entity) => view(entity));
+    // Only entities with a fact the viewer may read, counting those facts.
+    const shown: EntityView[] = [];
+    for (const entity of graph.entities(query, Math.max(k * 5, 200))) {
+      const facts = graph.facts(entity.name).filter((fact) => factVisibleTo(viewer, fact));
+      if (!facts.length) continue;
+      shown.push(view(entity, facts.filter((fact) => fact.validTo === null).length));
+      if (shown.length >= k) break;
+    }
+    return shown;
   }
 
   /**
@@ -500,8 +528,26 @@ export class MemoryService implements Service, PromptContributor {
    * //   edges: [{ from: "alice", to: "Leo", predicate: "likes", holds: true }] }
    * ```
    */
-  async inspectNeighbors(name: string): Promise<NeighborhoodView> {
-    return (await this.#ready()).graph().neighbors(name, NEIGHBORS_MAX) ?? { center: name, nodes: [], edges: [] };
+  async inspectNeighbors(name: string, viewer?: Viewer): Promise<NeighborhoodView> {
+    const graph = (await this.#ready()).graph();
+    const found = graph.neighbors(name, NEIGHBORS_MAX) ?? { center: name, nodes: [], edges: [] };
+    if (!viewer || viewer.trust === "owner" || !found.nodes.length) return found;
+    // Only the links a fact the viewer may read makes, and the entities they reach.
+    const readable = new Map<string, Fact[]>();
+    const factsOf = (entity: string) => {
+      let facts = readable.get(entity);
+      if (!facts) readable.set(entity, facts = graph.facts(entity).filter((fact) => factVisibleTo(viewer, fact)));
+      return facts;
+    };
+    const edges = found.edges.filter((edge) =>
+      factsOf(edge.from).some((fact) =>
+        fact.predicate === edge.predicate && fact.object.toLowerCase() === edge.to.toLowerCase()
+      )
+    );
+    const linked = new Set(edges.flatMap((edge) => [edge.from, edge.to]));
+    if (!linked.size && !factsOf(found.center).length) return { center: name, nodes: [], edges: [] };
+    const nodes = found.nodes.filter((node, i) => i === 0 || linked.has(node.name));
+    return { center: found.center, nodes, edges };
   }
 
   /**
@@ -604,6 +650,7 @@ export class MemoryService implements Service, PromptContributor {
   tools(): Tool[] {
     return [{
       name: "memory_forget",
+      effect: "act",
       description:
         "Forget what the household said in given messages, in every layer of memory (context, journal, documents, facts). Find the messages first with memory_recall: pass the event ids from its provenance. Only when the owner asks.",
       parameters: {
@@ -627,6 +674,7 @@ export class MemoryService implements Service, PromptContributor {
       },
     }, {
       name: "memory_recall",
+      effect: "read",
       description:
         "Recall what happened in this household beyond the current conversation: facts learned from what people said, earlier exchanges (documents) and recent context, best first, with when and in which message. Use it when someone refers to something said before. For a guest it recalls only what that guest said.",
       parameters: {
@@ -644,8 +692,9 @@ export class MemoryService implements Service, PromptContributor {
         const asker = { sender: context.sender, trust: context.trust };
         const items = await this.recall(args.query as string, (args.k as number | undefined) ?? 5, asker);
         if (!items.length) return "Nothing in memory matches that.";
-        // When and from whom each item came: its messages' senders, channels and trust.
-        const messages = await (await this.#ready()).messages([...new Set(items.flatMap((item) => item.provenance))]);
+        // When and from whom each item came: its messages' senders, channels and trust — those the asker may read.
+        const all = await (await this.#ready()).messages([...new Set(items.flatMap((item) => item.provenance))]);
+        const messages = new Map([...all].filter(([, entry]) => visibleTo(asker, entry)));
         return items.map((item) => ({
           ...item,
           time: new Date(item.time).toISOString(),
@@ -676,7 +725,16 @@ export class MemoryService implements Service, PromptContributor {
 
   #refreshIndex(): void {
     if (!this.#memory) return;
-    const entities = this.#memory.graph().index(this.#options.indexEntities ?? 60);
+    // The system message is everyone's: it names only entities with a fact the whole household may read, said by a
+    // household member or the owner — never what was learnt only in someone's private chat, nor a guest's claim.
+    const graph = this.#memory.graph();
+    const limit = this.#options.indexEntities ?? 60;
+    const household = { sender: "", trust: "household" as const };
+    const entities = graph.index(limit * 4).filter((entity) =>
+      graph.facts(entity.name).some((fact) =>
+        fact.validTo === null && fact.trust !== "guest" && factVisibleTo(household, fact)
+      )
+    ).slice(0, limit);
     this.#graphIndex = entities.map((e) => `${e.name} (${e.type}) ×${e.mentions}`).join("; ");
   }
 
@@ -699,8 +757,9 @@ export class MemoryService implements Service, PromptContributor {
     // A memory that could not be opened leaves the turn without references rather than failing it.
     const memory = await this.#ready().catch(() => undefined);
     if (!memory) return undefined;
-    const saidBy = onlySaidBy({ sender: input.sender, trust: input.trust ?? "guest" });
-    const hits = memory.documents().search(input.text, 3, false, saidBy).filter((hit) =>
+    // Only what the sender may read (identity/visibility.ts); a message without a trust is a guest's.
+    const viewer = { sender: input.sender, trust: input.trust ?? "guest" };
+    const hits = memory.documents().search(input.text, 3, false, viewer).filter((hit) =>
       hit.score >= REFERENCE_MIN_SCORE
     );
     if (!hits.length) return undefined;

@@ -1,7 +1,8 @@
 /**
  * Memory and trust (issue 18, point 2): a guest's recall — through the facade, the reference block or
- * `memory_recall` — holds only what that guest said; the owner's and household members' recall holds everything;
- * documents kept before the sender was recorded are the household's.
+ * `memory_recall` — holds only what that guest said; the owner's recall holds everything, a household member's what
+ * they may read (issue 34.4: not the owner's private chats, nor facts learnt only there); documents kept before the
+ * sender was recorded are the household's.
  */
 
 import assert from "node:assert/strict";
@@ -35,6 +36,7 @@ async function said(
     lines: [{ speaker: who.sender, text }, { speaker: "butler", text: "Noted." }],
     time: base.time,
     provenance: [eventId],
+    source: "http",
     ...who,
   });
   clock.advance(MINUTE);
@@ -49,8 +51,11 @@ Deno.test("a guest's recall holds only that guest's own documents and recent ent
     await said(memory, clock, "e2", VISITOR, "My spare umbrella is under the bench.");
     await memory.runJobs(); // the rule fallback makes a fact of e1
     const query = "where is the spare key or the spare umbrella";
-    const all = await memory.recall(query, { k: 10, asker: { sender: "alice", trust: "household" } });
+    const all = await memory.recall(query, { k: 10, asker: { sender: "owner", trust: "owner" } });
     assert.ok(all.some((item) => item.kind === "fact" && item.provenance.includes("e1")), JSON.stringify(all));
+    // The owner said it on http, a private chat: a household member recalls neither the words nor the fact.
+    const alice = await memory.recall(query, { k: 10, asker: { sender: "alice", trust: "household" } });
+    assert.ok(!alice.some((item) => item.provenance.includes("e1")), JSON.stringify(alice));
     assert.ok(all.some((item) => item.kind === "document" && item.provenance.includes("e1")), JSON.stringify(all));
     assert.deepEqual(
       (await memory.recall(query, { k: 10 })).map((item) => [item.kind, item.provenance]),
@@ -169,8 +174,11 @@ Deno.test("the service: memory_recall is for anyone and recalls for its asker; a
         ["context", "visitor: My umbrella is the green one"],
       ],
     );
+    const owner = await tools.call("memory_recall", query, { ...testToolContext("http", "owner"), sender: "owner" });
+    assert.match(owner.content, /owner: The safe code is 4711/);
+    // The owner's private words are not a household member's to recall.
     const household = await tools.call("memory_recall", query, testToolContext("http", "household"));
-    assert.match(household.content, /owner: The safe code is 4711/);
+    assert.ok(!household.content.includes("4711"), household.content);
 
     const input = { text: "the safe code and my umbrella", source: "http", time: clock.now() };
     // Each document shown with who asked in it and their trust then (the prompt's `[said by …, trust …]`).
@@ -181,7 +189,8 @@ Deno.test("the service: memory_recall is for anyone and recalls for its asker; a
       await shown("visitor", "guest"),
       /^- \S+ visitor: My umbrella is the green one \/ butler: Noted\. \(visitor, guest\)$/,
     );
-    assert.match(await shown("alice", "household"), /owner: The safe code is 4711/);
+    assert.doesNotMatch(await shown("alice", "household"), /4711/);
+    assert.match(await shown("owner", "owner"), /owner: The safe code is 4711/);
     assert.equal(await shown("owner"), "", "a message whose trust is not given gets no household memory");
     assert.equal((await memory.inspectDocuments("umbrella", 5))[0]!.trust, "guest");
   } finally {

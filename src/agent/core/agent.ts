@@ -26,6 +26,7 @@ import type { Persona } from "../personal.ts";
 import type { ChatMessage, Provider, ToolCall } from "../../provider/provider.ts";
 import { ProviderError } from "../../provider/provider_error.ts";
 import { type ContextEntry, type ContextWindow, SHRINK_TO } from "../../context/context_window.ts";
+import { type Viewer, visibleTo } from "../../identity/visibility.ts";
 import { EventLog } from "./event_log.ts";
 import { escapeMarkers } from "../../text/untrusted.ts";
 import { chooseTools, DEFAULT_MAX_TOOLS } from "../../tools/tool_offer.ts";
@@ -410,7 +411,8 @@ export class Agent implements Service {
     // The sender's trust goes along: memory gives a guest's message only what that guest said.
     const input = promptInput(event, text);
     const sections: PromptSection[] = [{ title: "Now", body: new Date(this.#options.clock.now()).toISOString() }];
-    const history = this.#context.records().map(historyEntry);
+    // Contributors see of the conversation what this turn's prompt carries: what the sender may read.
+    const history = this.#context.view(readableBy(viewerOf(event))).entries.map(historyEntry);
     for (const contributor of this.#options.promptContributors ?? []) {
       const section = await contributor.reference?.(input, history);
       if (section) sections.push(section);
@@ -422,7 +424,9 @@ export class Agent implements Service {
           .join("\n"),
       });
     }
-    sections.push({ title: "Recent device events (recorded, not messages)", body: "", items: this.#events.items() });
+    // Device events are the household's: a guest's turn carries none.
+    const events = event.trust === "guest" ? [] : this.#events.items();
+    sections.push({ title: "Recent device events (recorded, not messages)", body: "", items: events });
     return sections;
   }
 
@@ -456,28 +460,32 @@ export class Agent implements Service {
   }
 
   /**
-   * The messages of one request, within `memory.context_tokens`: when they would not fit, the oldest context
-   * exchanges go in one batch; if the turn alone is too big, its oldest tool results are cut further.
+   * The messages of one request, within `memory.context_tokens`: of the context, only the exchanges `viewer` (the
+   * turn's sender) may read (`visibleTo`), in order; when they would not fit, the least relevant context exchanges go
+   * in one batch; if the turn alone is too big, its oldest tool results are cut further.
    */
-  #fit(system: ChatMessage, first: ChatMessage, turn: ChatMessage[]): ChatMessage[] {
+  #fit(system: ChatMessage, first: ChatMessage, turn: ChatMessage[], viewer: Viewer): ChatMessage[] {
     const budget = this.#contextTokens;
     const rest = turn.slice(1);
+    const readable = readableBy(viewer);
+    let visible = this.#context.view(readable);
     let own = messageTokens(system) + messageTokens(first) + messagesTokens(rest);
-    if (own + this.#context.tokens > budget) {
+    if (own + visible.tokens > budget) {
       const room = Math.max(0, budget - own);
       // Relevance to what was said, not to the reference block around it.
       const current = turn[0]?.role === "user" ? turn[0].content : undefined;
       const dropped = this.#context.shrinkTo(this.#context.size, Math.floor(room * SHRINK_TO), current);
       if (dropped) this.#options.logger.info("Context over budget: dropped {dropped} oldest entries", { dropped });
+      visible = this.#context.view(readable);
     }
     for (const message of rest) {
-      if (own + this.#context.tokens <= budget) break;
+      if (own + visible.tokens <= budget) break;
       if (message.role !== "tool") continue;
       const before = messageTokens(message);
       message.content = cutToTokens(message.content, 200);
       own -= before - messageTokens(message);
     }
-    return [system, ...this.#context.entries(), first, ...rest];
+    return [system, ...visible.messages, first, ...rest];
   }
 
   async #converse(
@@ -552,7 +560,7 @@ export class Agent implements Service {
     for (let round = 1; round <= maxToolRounds; round++) {
       const lastRound = round === maxToolRounds;
       const specs = lastRound ? [] : offer.specs;
-      const messages = this.#fit(system, first, turn);
+      const messages = this.#fit(system, first, turn, viewerOf(event));
       const traced = trace?.request({
         round,
         persona,
@@ -618,6 +626,16 @@ export class Agent implements Service {
 /** The message as contributors see it: its words, where and when it came, who said it and their trust. */
 function promptInput(event: InputEvent, text: string): PromptInput {
   return { text, source: event.source, sender: event.sender, time: event.time, trust: event.trust };
+}
+
+/** Who reads a turn's prompt: its sender, with their trust. */
+function viewerOf(event: InputEvent): Viewer {
+  return { sender: event.sender, trust: event.trust };
+}
+
+/** The context entries `viewer` may read (`identity/visibility.ts`); an exchange's entries share their origin. */
+function readableBy(viewer: Viewer): (entry: ContextEntry) => boolean {
+  return (entry) => visibleTo(viewer, entry);
 }
 
 /** A context entry as contributors see it. */

@@ -10,6 +10,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import type { Clock } from "../../clock.ts";
 import type { Trust } from "../../identity/trust.ts";
+import { type Provenance, type Viewer, visibleTo } from "../../identity/visibility.ts";
 import { readMeta, writeMeta } from "../database.ts";
 import { DEFAULT_SCORING, type DocMeta, type Hit, type ScoringOptions } from "../../search/inverted_index.ts";
 import type { VectorStore } from "../../search/store.ts";
@@ -31,6 +32,11 @@ export interface MemoryDocument {
   sender: string;
   /** Their trust then; `household` for documents kept before it was recorded (a guest never sees those). */
   trust: Trust;
+  /**
+   * The channel the exchange was on (`qq:private:…`, `http`, `qq:group:…`); `""` for documents kept before it was
+   * recorded (schema 10), which are the household's. Who may read it follows `visibleTo`.
+   */
+  source: string;
   /** What was said just before it (its context field), and by which event; absent when none was kept. */
   context?: { text: string; eventId: string };
 }
@@ -135,6 +141,8 @@ export interface DocumentDraft {
   session?: string;
   /** Who asked in the exchange (the input event's sender). */
   sender?: string;
+  /** The channel the exchange was on; without it the document is the household's. */
+  source?: string;
   /**
    * Their trust; without it the document is the household's. Only a `guest` document is found by that guest's
    * recall ({@link DocumentStore.search}'s `saidBy`).
@@ -225,7 +233,7 @@ export class DocumentStore {
     }
     const rows = prepared(
       this.#db,
-      `SELECT id, text, created, context, session, sender, trust FROM documents
+      `SELECT id, text, created, context, session, sender, trust, source FROM documents
        WHERE id IN (SELECT value FROM json_each(?)) ORDER BY created`,
     ).all(JSON.stringify(lost)) as Array<Record<string, string | number>>;
     this.#index.putMany(
@@ -266,14 +274,15 @@ export class DocumentStore {
       provenance: [...new Set(draft.provenance)],
       sender: draft.sender ?? "",
       trust: trustOf(draft.trust),
+      source: draft.source ?? "",
     };
     const context = draft.context?.text ?? "";
     const session = draft.session ?? document.provenance[0] ?? document.id;
     prepared(
       this.#db,
       `INSERT INTO documents (id, text, summary, created, last_accessed, hits, provenance, context, context_event,
-         session, sender, trust)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         session, sender, trust, source)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       document.id,
       document.text,
@@ -287,6 +296,7 @@ export class DocumentStore {
       session,
       document.sender,
       document.trust,
+      document.source,
     );
     this.#index.put(document.id, document.text, metaOf({ ...document, session }), context);
     return document;
@@ -315,7 +325,7 @@ export class DocumentStore {
   forget(eventIds: ReadonlySet<string>): number {
     const rows = prepared(
       this.#db,
-      "SELECT id, text, created, provenance, context_event, session, sender, trust FROM documents",
+      "SELECT id, text, created, provenance, context_event, session, sender, trust, source FROM documents",
     ).all() as Array<Record<string, string | number>>;
     let count = 0;
     for (const row of rows) {
@@ -351,7 +361,8 @@ export class DocumentStore {
   /**
    * The best documents for a query; each one found counts a hit and is marked accessed (unless `touch` is false, as
    * for the unasked reference block). With `saidBy` (a guest's sender), only the documents of that guest's own turns
-   * are searched — the index filters them, so the `k` found are the best of those.
+   * are searched — the index filters them, so the `k` found are the best of those; with a {@link Viewer}, only the
+   * documents that reader may read (`visibleTo`: a household member's own, shared chats' and the household's).
    *
    * @example
    * ```ts
@@ -359,12 +370,20 @@ export class DocumentStore {
    * documents.search("where is my umbrella", 3, false, "visitor"); // only what "visitor" said as a guest
    * ```
    */
-  search(query: string, k: number, touch = true, saidBy?: string): DocumentHit[] {
+  search(query: string, k: number, touch = true, saidBy?: string | Viewer): DocumentHit[] {
+    const filter = typeof saidBy === "string"
+      ? { [GUEST_META]: saidBy }
+      : saidBy === undefined || saidBy.trust === "owner"
+      ? undefined
+      : saidBy.trust === "guest"
+      // A guest reads only their own: the posting list of their own turns.
+      ? { [GUEST_META]: saidBy.sender }
+      : (meta: DocMeta) => visibleTo(saidBy, provenanceOf(meta));
     const ranked = this.#index.search(query, {
       k,
       pool: RERANK_POOL,
       contextWeight: CONTEXT_WEIGHT,
-      ...(saidBy !== undefined ? { filter: { [GUEST_META]: saidBy } } : {}),
+      ...(filter !== undefined ? { filter } : {}),
       // Before the index orders and supersedes: a newer note on the same fact still moves above an older one.
       rerank: (candidates) =>
         fuseConversations(candidates, SESSION_WEIGHT, (hit) => String(hit.meta.session ?? hit.id)),
@@ -409,12 +428,34 @@ function trustOf(value: unknown): Trust {
   return value === "guest" || value === "owner" ? value : "household";
 }
 
-/** A document's metadata in the index: its time and conversation, and the guest who asked, if one did. */
-function metaOf(row: { created?: unknown; session?: unknown; sender?: unknown; trust?: unknown }): DocMeta {
+/**
+ * A document's metadata in the index: its time and conversation, the guest who asked, if one did, and where it was
+ * said — its channel, who asked and their trust (`src`, `by`, `trust`) — when that was recorded. Entries indexed
+ * before schema 10 have no `src`: their rows have no source either, and both are the household's.
+ */
+function metaOf(
+  row: { created?: unknown; session?: unknown; sender?: unknown; trust?: unknown; source?: unknown },
+): DocMeta {
   const meta: DocMeta = { time: Number(row.created) };
   if (row.session) meta.session = String(row.session);
   if (trustOf(row.trust) === "guest" && row.sender) meta[GUEST_META] = String(row.sender);
+  if (row.source) {
+    meta.src = String(row.source);
+    meta.by = String(row.sender ?? "");
+    meta.trust = trustOf(row.trust);
+  }
   return meta;
+}
+
+/** Where an indexed document was said, from its metadata (see {@link metaOf}). */
+function provenanceOf(meta: DocMeta): Provenance {
+  if (meta.src === undefined) {
+    const guest = meta[GUEST_META];
+    return guest === undefined
+      ? { source: "", sender: "", trust: "household" }
+      : { source: "", sender: String(guest), trust: "guest" };
+  }
+  return { source: String(meta.src), sender: String(meta.by ?? ""), trust: trustOf(meta.trust) };
 }
 
 function fromRow(row: Record<string, unknown>): MemoryDocument {
@@ -428,6 +469,7 @@ function fromRow(row: Record<string, unknown>): MemoryDocument {
     provenance: JSON.parse(String(row.provenance)) as string[],
     sender: String(row.sender ?? ""),
     trust: trustOf(row.trust),
+    source: String(row.source ?? ""),
     ...(row.context && row.context_event
       ? { context: { text: String(row.context), eventId: String(row.context_event) } }
       : {}),

@@ -24,6 +24,52 @@ import { indexMatchesRows } from "../index_digest.ts";
 import { normalizeName, SynonymIndex } from "./synonyms.ts";
 import { prepared } from "../../sqlite/prepared.ts";
 import { lowerTrust, type Trust } from "../../identity/trust.ts";
+import { type Provenance, type Viewer, visibleTo } from "../../identity/visibility.ts";
+
+/**
+ * One message a fact was learnt from, as who may read it (`identity/visibility.ts`): its event, channel, sender and
+ * their trust. A fact's `heard` lists them (schema 10); an empty list is the household's (facts from before, from the
+ * configuration, and every fact also learnt where the household could read it).
+ */
+export interface HeardIn extends Provenance {
+  event: string;
+}
+
+/** Read by the owner alone: what is left of a fact's origin once the messages it was heard in are forgotten. */
+export const OWNER_ONLY: HeardIn = { event: "", source: "owner-only", sender: "", trust: "owner" };
+
+/**
+ * May `viewer` read `fact`? The owner reads every fact, a guest none (a fact merges what everyone said about an
+ * entity), a household member those learnt in at least one message they may read — or the household's.
+ *
+ * @example
+ * ```ts
+ * declare const fact: Fact;
+ * factVisibleTo({ sender: "alice", trust: "household" }, fact);
+ * ```
+ */
+export function factVisibleTo(viewer: Viewer, fact: Pick<Fact, "heard">): boolean {
+  if (viewer.trust === "owner") return true;
+  if (viewer.trust !== "household") return false;
+  return fact.heard.length === 0 || fact.heard.some((heard) => visibleTo(viewer, heard));
+}
+
+/** The union of two origins (`[]`: the household's, which takes in any other). */
+function unionHeard(a: readonly HeardIn[], b: readonly HeardIn[]): HeardIn[] {
+  if (!a.length || !b.length) return [];
+  const all = new Map<string, HeardIn>();
+  for (const heard of [...a, ...b]) all.set(JSON.stringify([heard.event, heard.source, heard.sender]), heard);
+  return [...all.values()];
+}
+
+function parseHeard(text: unknown): HeardIn[] {
+  try {
+    const parsed = JSON.parse(String(text ?? "[]")) as unknown;
+    return Array.isArray(parsed) ? parsed as HeardIn[] : [OWNER_ONLY];
+  } catch {
+    return [OWNER_ONLY];
+  }
+}
 
 /** An entity. */
 export interface Entity {
@@ -55,6 +101,8 @@ export interface Fact {
   saidBy: string;
   /** Their trust; facts from before schema 8 are the household's. */
   trust: Trust;
+  /** The messages it was learnt from, as who may read them; `[]`: the household's (see {@link factVisibleTo}). */
+  heard: HeardIn[];
 }
 
 /** An entity as the console lists it: how often it was mentioned, how many facts hold about it, when last seen. */
@@ -107,6 +155,8 @@ export interface FactDraft {
   saidBy?: string;
   /** Their trust; absent: the household's (what homed learns from its configuration). */
   trust?: Trust;
+  /** The messages it was learnt from (see {@link HeardIn}); absent or empty: the household's. */
+  heard?: readonly HeardIn[];
 }
 
 /**
@@ -324,7 +374,9 @@ export class GraphStore {
     const same = open.find((row) => normalizeName(row.object) === key);
     if (same) {
       const provenance = [...new Set([...JSON.parse(same.provenance) as string[], ...draft.provenance])];
-      prepared(this.#db, "UPDATE triples SET provenance = ? WHERE id = ?").run(JSON.stringify(provenance), same.id);
+      const heard = unionHeard(parseHeard(same.heard), draft.heard ?? []);
+      prepared(this.#db, "UPDATE triples SET provenance = ?, heard = ? WHERE id = ?")
+        .run(JSON.stringify(provenance), JSON.stringify(heard), same.id);
       const before = trustOf(same.trust);
       if (lowerTrust(before, trust) === before && before !== trust) {
         prepared(this.#db, "UPDATE triples SET said_by = ?, trust = ? WHERE id = ?").run(saidBy, trust, same.id);
@@ -339,18 +391,32 @@ export class GraphStore {
     }
     prepared(
       this.#db,
-      `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to, said_by, trust)
-       VALUES (?, ?, ?, ?, ?, NULL, ?, ?)`,
-    ).run(subject, predicate, object, JSON.stringify([...new Set(draft.provenance)]), draft.time, saidBy, trust);
+      `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to, said_by, trust, heard)
+       VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
+    ).run(
+      subject,
+      predicate,
+      object,
+      JSON.stringify([...new Set(draft.provenance)]),
+      draft.time,
+      saidBy,
+      trust,
+      JSON.stringify(draft.heard ?? []),
+    );
     return outcome;
   }
 
   /** The facts that hold about the entity `subject` with `predicate`. */
-  #open(subject: number, predicate: string): Array<{ id: number; object: string; provenance: string; trust: string }> {
+  #open(
+    subject: number,
+    predicate: string,
+  ): Array<{ id: number; object: string; provenance: string; trust: string; heard: string }> {
     return prepared(
       this.#db,
-      "SELECT id, object, provenance, trust FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
-    ).all(subject, predicate) as Array<{ id: number; object: string; provenance: string; trust: string }>;
+      "SELECT id, object, provenance, trust, heard FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
+    ).all(subject, predicate) as Array<
+      { id: number; object: string; provenance: string; trust: string; heard: string }
+    >;
   }
 
   /**
@@ -359,7 +425,7 @@ export class GraphStore {
    */
   forget(eventIds: ReadonlySet<string>): number {
     return this.#write(() => {
-      const rows = prepared(this.#db, "SELECT id, subject, provenance FROM triples").all() as Array<
+      const rows = prepared(this.#db, "SELECT id, subject, provenance, heard FROM triples").all() as Array<
         Record<string, unknown>
       >;
       let deleted = 0;
@@ -369,8 +435,13 @@ export class GraphStore {
         if (left.length === provenance.length) continue;
         this.#touched.add(Number(row.subject));
         if (left.length) {
-          prepared(this.#db, "UPDATE triples SET provenance = ? WHERE id = ?").run(
+          // The messages it is still learnt from; when those it was heard in are all gone, the owner's alone.
+          const was = parseHeard(row.heard);
+          const kept = was.filter((heard) => !eventIds.has(heard.event));
+          const heard = was.length && !kept.length ? [OWNER_ONLY] : kept;
+          prepared(this.#db, "UPDATE triples SET provenance = ?, heard = ? WHERE id = ?").run(
             JSON.stringify(left),
+            JSON.stringify(heard),
             Number(row.id),
           );
         } else {
@@ -438,7 +509,7 @@ export class GraphStore {
     const rows = prepared(
       this.#db,
       `SELECT t.id, t.subject AS entity, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance,
-         t.valid_from, t.valid_to, t.corrected_by, t.said_by, t.trust
+         t.valid_from, t.valid_to, t.corrected_by, t.said_by, t.trust, t.heard
        FROM triples t JOIN entities e ON e.id = t.subject
        WHERE t.valid_to IS NULL AND t.subject IN (SELECT value FROM json_each(?)) ORDER BY t.id`,
     ).all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
@@ -450,7 +521,7 @@ export class GraphStore {
     const rows = prepared(
       this.#db,
       `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to,
-         t.corrected_by, t.said_by, t.trust
+         t.corrected_by, t.said_by, t.trust, t.heard
        FROM triples t JOIN entities e ON e.id = t.subject
        WHERE e.name = ?1 OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value = ?1)
        ORDER BY (t.valid_to IS NOT NULL), t.valid_from DESC, t.id DESC`,
@@ -488,7 +559,7 @@ export class GraphStore {
     const row = prepared(
       this.#db,
       `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to,
-         t.corrected_by, t.said_by, t.trust
+         t.corrected_by, t.said_by, t.trust, t.heard
        FROM triples t JOIN entities e ON e.id = t.subject WHERE t.id = ?`,
     ).get(id) as Record<string, unknown> | undefined;
     return row ? factOf(row) : undefined;
@@ -528,9 +599,16 @@ export class GraphStore {
     return this.#write(() => {
       const row = prepared(
         this.#db,
-        "SELECT subject, predicate, object, valid_from, valid_to FROM triples WHERE id = ?",
+        "SELECT subject, predicate, object, valid_from, valid_to, heard FROM triples WHERE id = ?",
       ).get(id) as
-        | { subject: number; predicate: string; object: string; valid_from: number; valid_to: number | null }
+        | {
+          subject: number;
+          predicate: string;
+          object: string;
+          valid_from: number;
+          valid_to: number | null;
+          heard: string;
+        }
         | undefined;
       if (!row) return undefined;
       if (row.valid_to !== null) {
@@ -547,22 +625,35 @@ export class GraphStore {
       prepared(this.#db, "UPDATE triples SET valid_to = ? WHERE id = ?").run(at, id);
       const open = prepared(
         this.#db,
-        "SELECT id, object, provenance FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
-      ).all(row.subject, row.predicate) as Array<{ id: number; object: string; provenance: string }>;
+        "SELECT id, object, provenance, heard FROM triples WHERE subject = ? AND predicate = ? AND valid_to IS NULL",
+      ).all(row.subject, row.predicate) as Array<{ id: number; object: string; provenance: string; heard: string }>;
+      // The corrected value is read by whoever could read the value it corrects.
+      const heard = parseHeard(row.heard);
       const same = open.find((other) => normalizeName(other.object) === normalizeName(value));
       let made: number;
       if (same) {
         const provenance = [...new Set([...JSON.parse(same.provenance) as string[], tag])];
-        prepared(this.#db, "UPDATE triples SET provenance = ?, corrected_by = ?, said_by = ?, trust = ? WHERE id = ?")
-          .run(JSON.stringify(provenance), who, who, trust, same.id);
+        prepared(
+          this.#db,
+          "UPDATE triples SET provenance = ?, corrected_by = ?, said_by = ?, trust = ?, heard = ? WHERE id = ?",
+        ).run(
+          JSON.stringify(provenance),
+          who,
+          who,
+          trust,
+          JSON.stringify(unionHeard(parseHeard(same.heard), heard)),
+          same.id,
+        );
         made = same.id;
       } else {
         made = Number(
           prepared(
             this.#db,
-            `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to, corrected_by, said_by, trust)
-             VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
-          ).run(row.subject, row.predicate, value, JSON.stringify([tag]), at, who, who, trust).lastInsertRowid,
+            `INSERT INTO triples (subject, predicate, object, provenance, valid_from, valid_to, corrected_by, said_by, trust,
+               heard)
+             VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)`,
+          ).run(row.subject, row.predicate, value, JSON.stringify([tag]), at, who, who, trust, JSON.stringify(heard))
+            .lastInsertRowid,
         );
       }
       this.#touched.add(row.subject);
@@ -737,6 +828,7 @@ function factOf(row: Record<string, unknown>): Fact {
     ...(typeof row.corrected_by === "string" ? { correctedBy: row.corrected_by } : {}),
     saidBy: String(row.said_by ?? ""),
     trust: trustOf(String(row.trust ?? "household")),
+    heard: parseHeard(row.heard ?? "[]"),
   };
 }
 

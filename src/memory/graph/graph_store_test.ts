@@ -195,6 +195,7 @@ Deno.test("a correction closes the fact and holds the new value in one transacti
     correctedBy: "owner",
     saidBy: "owner",
     trust: "owner",
+    heard: [],
   });
   assert.deepEqual(changed, [graph.entityIds()], "the entity index is told");
   assert.deepEqual(graph.index(5), [{ name: "Leo", type: "pet", mentions: 3 }], "a correction is not a mention");
