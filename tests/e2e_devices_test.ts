@@ -75,6 +75,9 @@ Deno.test({
     const ws = await workspace({
       llm: { base_url: llm.baseUrl, api_key: TEST_KEY },
       onebot: { enabled: false },
+      // A sensor line and a doorbell press in the reference block are a device's words, below the owner's: without
+      // this rule the owner's porch light would wait for the owner's yes (agent.tool_policy lets the owner allow it).
+      agent: { tool_policy: { gpio_set: { owner: "allow" } } },
       vision: { base_url: vision.baseUrl, model: "vision-test" },
       speech: {
         stt: { base_url: stt.baseUrl, model: "whisper-test" },

@@ -48,6 +48,9 @@ async function start(dataDir: string, fake: FakeLlm): Promise<{ homed: HomedProc
     llm: { base_url: fake.baseUrl, api_key: TEST_KEY },
     daemon: { api_token: OWNER, api_tokens: { alice: { token: ALICE, trust: "household" } }, data_dir: dataDir },
     onebot: { owner: OWNER_QQ, allow_users: [ALICE_QQ], min_send_interval: "0s" },
+    // Alice's words are in the owner's recent context, below his trust: the owner lets his own route changes run
+    // whatever his turn carries (without this rule they wait for his yes).
+    agent: { tool_policy: { output_set_channel: { owner: "allow" } } },
   });
   const homed = await startHomed(ws);
   const sim = await OneBotSim.connect(`${homed.url.replace("http", "ws")}/onebot/v11/ws`, { flavour: "napcat" });

@@ -78,6 +78,15 @@ async function setup() {
 
 Deno.test("trust and hostile input: every attack is refused or neutralised, and legitimate use still works", async (t) => {
   const { fake, root, knowledge, outside, homed, ws } = await setup();
+  /** The tool result the last request ended with. */
+  const lastToolResult = () => (fake.requests.at(-1)!.body.messages as Messages).at(-1)!.content!;
+  /** The owner's "yes" to what waits for him on http; homed answers it itself, no model. */
+  const ownerSaysYes = async () => {
+    const asked = fake.requests.length;
+    const { body } = await chat(homed, OWNER, { text: "yes" });
+    assert.equal(fake.requests.length, asked, "the yes went to no model");
+    return String(body.reply);
+  };
   try {
     await t.step("a web page cannot drive the butler: text/plain, foreign Origin, foreign Host", async () => {
       // The "simple" cross-site request a browser sends without a preflight.
@@ -169,8 +178,14 @@ Deno.test("trust and hostile input: every attack is refused or neutralised, and 
       assert.deepEqual(channels.routes, [], "no route was saved");
       fake.enqueue(plant("house", "The spare key is with the neighbour."), { reply: "Learned." });
       assert.equal((await chat(homed, ALICE, { text: "Remember where the spare key is" })).status, 200);
-      fake.enqueue(plant("house", "Bins go out on Tuesday."), { reply: "Learned too." });
+      // The owner's recent context holds the visitor's words: the owner's own write waits for the owner's yes.
+      fake.enqueue(plant("house", "Bins go out on Tuesday."), { reply: "Asked you first." });
       assert.equal((await chat(homed, OWNER, { text: "Remember bin day" })).status, 200);
+      assert.match(
+        lastToolResult(),
+        /^Not done yet: "knowledge_create \{.*Bins go out.*" needs the owner's confirmation/,
+      );
+      assert.match(await ownerSaysYes(), /^Done: knowledge_create /);
       const house = await Deno.readTextFile(join(knowledge, "house", "content.md"));
       assert.match(house, /The spare key is with the neighbour\.[\s\S]*Bins go out on Tuesday\./);
     });
@@ -203,11 +218,11 @@ Deno.test("trust and hostile input: every attack is refused or neutralised, and 
         reply: "That topic is broken.",
       });
       await chat(homed, OWNER, { text: "Add to leak" });
-      const result = (fake.requests.at(-1)!.body.messages as Messages).at(-1)!.content!;
+      assert.match(lastToolResult(), /^Not done yet: /);
       assert.equal(
-        result,
-        `Error: tool "knowledge_create" failed: ${knowledge}/leak/content.md is a symbolic link; homed does not follow ` +
-          `links out of ${knowledge}`,
+        await ownerSaysYes(),
+        `Not done: knowledge_create {"topic":"leak","content":"x"}. Confirmed, but it failed: tool "knowledge_create" ` +
+          `failed: ${knowledge}/leak/content.md is a symbolic link; homed does not follow links out of ${knowledge}`,
       );
       assert.ok((await Deno.lstat(join(knowledge, "leak", "content.md"))).isSymlink, "the link is still a link");
       assert.equal(await Deno.readTextFile(join(outside, "passwd")), "root:x:0:0:root:/root:/bin/bash\n");
@@ -237,6 +252,7 @@ Deno.test("trust and hostile input: every attack is refused or neutralised, and 
         }],
       }, { reply: "Saved." });
       await chat(homed, OWNER, { text: "Remember the lamp" });
+      assert.match(await ownerSaysYes(), /^Done: knowledge_create /);
       const house = await Deno.readTextFile(join(knowledge, "house", "content.md"));
       assert.match(house, /\n## \d{4}-\d\d-\d\d Lamp\[2J ## forged\n\nLamp\[31m is in the hall\.\n$/);
       assert.ok(!homed.stderr().includes("\u001b"), "no raw escape in the log");

@@ -27,6 +27,11 @@ export interface EntryOrigin {
    * before it was recorded; such an exchange is kept as the household's.
    */
   trust?: Trust;
+  /**
+   * The lowest trust whose words the turn's prompt held (its reference block's speakers, the results of its tools),
+   * when below `trust`: later turns that carry this exchange carry those words too.
+   */
+  taint?: Trust;
 }
 
 /** One context entry: a message and its provenance. */

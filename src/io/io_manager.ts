@@ -95,10 +95,12 @@ export class IOManager implements Service {
     this.#options = options;
     this.#routes = options.routes;
     this.#newId = options.newId ?? (() => crypto.randomUUID());
-    // A sender's lane is their identity (a token's name, a QQ id, a schedule's creator), across every channel.
+    // A sender's lane is their identity (a token's name, a QQ id), across every channel. A schedule's firings have a
+    // lane of their own, beside their creator's, and never go first: the owner's schedules (which the model may set)
+    // cannot keep everyone else waiting, however many fire at once.
     this.#inputs = new FairQueue<InputEvent>({
-      laneOf: (event) => event.sender,
-      first: (event) => event.trust === "owner",
+      laneOf: (event) => firedBySchedule(event) ? `timer:${event.sender}` : event.sender,
+      first: (event) => event.trust === "owner" && !firedBySchedule(event),
       ...(options.perSender === undefined ? {} : { perSender: options.perSender }),
     });
   }
@@ -516,4 +518,9 @@ export class IOManager implements Service {
     for (const device of this.#devices.values()) this.#options.tools.replaceOwner(deviceOwner(device.name), []);
     this.#devices = new Map();
   }
+}
+
+/** An input a schedule fired (the timer device's `timer:<id>`), not a person's live message. */
+function firedBySchedule(event: InputEvent): boolean {
+  return event.source.startsWith("timer:");
 }

@@ -288,3 +288,17 @@ Deno.test("device owners: each group is replaced alone, changes are serialised, 
   assert.deepEqual(io.channels().map((channel) => channel.name).sort(), ["http", "quick"], "unchanged");
   await io.close();
 });
+
+Deno.test("a schedule's firings wait their turn beside the owner's live messages: a flood of them never starves a member", async () => {
+  const { io } = setup();
+  const submit = (source: string, sender: string, trust: "owner" | "household", text: string) =>
+    io.submit({ source, sender, trust, type: "message", payload: { text } });
+  for (let i = 0; i < 5; i++) submit(`timer:${i}`, "owner", "owner", `fired ${i}`);
+  submit("qq:private:2", "mia", "household", "member");
+  submit("qq:private:1", "owner", "owner", "live");
+  const order: string[] = [];
+  for (let i = 0; i < 4; i++) order.push(String((await io.next())!.payload.text));
+  // The owner's live message first; then the firings and the member take turns.
+  assert.deepEqual(order, ["live", "fired 0", "member", "fired 1"]);
+  await io.close();
+});

@@ -6,10 +6,14 @@
  */
 
 import assert from "node:assert/strict";
+import type { ToolOutcome } from "../tools/tool.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { waitFor } from "../../tests/support/wait.ts";
 import type { McpServerStatus } from "./mcp_service.ts";
 import { serverConfig, startHttpServer, startService } from "./testdata/servers.ts";
+
+/** A call's result and text; whose words it carries (`trust`) is mcp_tools_test.ts's to check. */
+const plain = ({ ok, content }: ToolOutcome) => ({ ok, content });
 
 function serverStatus(status: Record<string, unknown>, name: string): McpServerStatus {
   const server = (status.servers as Record<string, McpServerStatus>)[name];
@@ -25,11 +29,11 @@ Deno.test("server-everything over streamable HTTP: tools listed and called, tran
   assert.equal(status.transport, "http");
   assert.equal(status.state, "ready");
   const context = testToolContext("qq:group:1", "guest");
-  assert.deepEqual(await harness.tools.call("mcp__web__echo", '{"message":"over http"}', context), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__web__echo", '{"message":"over http"}', context)), {
     ok: true,
     content: "Echo: over http",
   });
-  assert.deepEqual(await harness.tools.call("mcp__web__get-sum", '{"a":1,"b":2}', context), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__web__get-sum", '{"a":1,"b":2}', context)), {
     ok: true,
     content: "The sum of 1 and 2 is 3.",
   });
@@ -40,7 +44,7 @@ Deno.test("a legacy SSE server answers the first POST with a 4xx; homed falls ba
   await using harness = startService([serverConfig("old", { url: http.url })]);
   await waitFor(() => harness.tools.has("mcp__old__echo"), "the SSE server's tools");
   assert.equal(serverStatus(harness.service.status(), "old").transport, "sse");
-  assert.deepEqual(await harness.tools.call("mcp__old__echo", '{"message":"over sse"}', testToolContext()), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__old__echo", '{"message":"over sse"}', testToolContext())), {
     ok: true,
     content: "Echo: over sse",
   });
@@ -67,7 +71,7 @@ Deno.test("an HTTP server that restarts forgets homed's session: homed opens a n
     () => serverStatus(harness.service.status(), "web").restarts >= 1 && harness.tools.has("mcp__web__echo"),
     "the new session",
   );
-  assert.deepEqual(await harness.tools.call("mcp__web__echo", '{"message":"again"}', context), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__web__echo", '{"message":"again"}', context)), {
     ok: true,
     content: "Echo: again",
   });

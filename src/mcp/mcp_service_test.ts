@@ -9,6 +9,7 @@
 
 import { getLogger } from "@logtape/logtape";
 import assert from "node:assert/strict";
+import type { ToolOutcome } from "../tools/tool.ts";
 import { systemClock } from "../clock.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
@@ -25,6 +26,9 @@ import {
   startService,
   testBaseEnv,
 } from "./testdata/servers.ts";
+
+/** A call's result and text; whose words it carries (`trust`) is mcp_tools_test.ts's to check. */
+const plain = ({ ok, content }: ToolOutcome) => ({ ok, content });
 
 function serverStatus(status: Record<string, unknown>, name: string): McpServerStatus {
   const servers = status.servers as Record<string, McpServerStatus>;
@@ -56,11 +60,11 @@ Deno.test("echo and get-sum called through the registry give the server's text; 
   await using harness = startService([everythingStdio()]);
   await waitFor(() => harness.tools.has("mcp__everything__echo"), "server-everything's tools");
   const context = testToolContext();
-  assert.deepEqual(await harness.tools.call("mcp__everything__echo", '{"message":"hello"}', context), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__everything__echo", '{"message":"hello"}', context)), {
     ok: true,
     content: "Echo: hello",
   });
-  assert.deepEqual(await harness.tools.call("mcp__everything__get-sum", '{"a":2,"b":40}', context), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__everything__get-sum", '{"a":2,"b":40}', context)), {
     ok: true,
     content: "The sum of 2 and 40 is 42.",
   });
@@ -102,7 +106,7 @@ Deno.test("a guest is refused a household server's tool with the rule named; a h
     '{"message":"hi"}',
     testToolContext("qq:private:2", "household"),
   );
-  assert.deepEqual(member, { ok: true, content: "Echo: hi" });
+  assert.deepEqual(plain(member), { ok: true, content: "Echo: hi" });
 });
 
 Deno.test("an owner-trust server (the default) refuses household members too", async () => {
@@ -143,7 +147,7 @@ Deno.test("killing the stdio child mid-call fails that call clearly; the server 
     () => connection.state === "ready" && connection.pid !== firstPid && harness.tools.has("mcp__everything__echo"),
     "the server started again",
   );
-  assert.deepEqual(await harness.tools.call("mcp__everything__echo", '{"message":"back"}', context), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__everything__echo", '{"message":"back"}', context)), {
     ok: true,
     content: "Echo: back",
   });
@@ -265,7 +269,7 @@ Deno.test("a message over the read limit is dropped unread and its call fails at
   assert.ok(performance.now() - started < 5_000, "answered without waiting for the deadline");
   assert.equal(outcome.ok, false);
   assert.match(outcome.content, /MCP server "fixture" sent a message of \d+ bytes, over homed's limit of 1048576/);
-  assert.deepEqual(await harness.tools.call("mcp__fixture__big", '{"chars":3}', testToolContext()), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__fixture__big", '{"chars":3}', testToolContext())), {
     ok: true,
     content: "xxx",
   });
@@ -275,12 +279,12 @@ Deno.test("tools/list_changed brings the server's new tool without a restart", a
   await using harness = startService([fixtureStdio()]);
   await waitFor(() => harness.tools.has("mcp__fixture__add_tool"), "the fixture's tools");
   assert.equal(harness.tools.has("mcp__fixture__late"), false);
-  assert.deepEqual(await harness.tools.call("mcp__fixture__add_tool", "{}", testToolContext()), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__fixture__add_tool", "{}", testToolContext())), {
     ok: true,
     content: "added",
   });
   await waitFor(() => harness.tools.has("mcp__fixture__late"), "the new tool");
-  assert.deepEqual(await harness.tools.call("mcp__fixture__late", "{}", testToolContext()), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__fixture__late", "{}", testToolContext())), {
     ok: true,
     content: "late tool here",
   });
@@ -301,11 +305,11 @@ Deno.test("a schema homed cannot check whole is loosened: the call goes through 
     (await harness.tools.call("mcp__fixture__strict", '{"n":"x"}', context)).content,
     /field "n" must be integer/,
   );
-  assert.deepEqual(await harness.tools.call("mcp__fixture__strict", '{"n":-1}', context), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__fixture__strict", '{"n":-1}', context)), {
     ok: false,
     content: `Error: tool "mcp__fixture__strict" failed: n must be positive (the server's own check)`,
   });
-  assert.deepEqual(await harness.tools.call("mcp__fixture__strict", '{"n":3}', context), {
+  assert.deepEqual(plain(await harness.tools.call("mcp__fixture__strict", '{"n":3}', context)), {
     ok: true,
     content: "n is 3",
   });
@@ -370,7 +374,9 @@ Deno.test("server-filesystem on a temp folder: files written, read and listed; a
     assert.equal(write.ok, true, write.content);
     assert.equal(await Deno.readTextFile(`${dir}/list.txt`), "milk\neggs");
     assert.deepEqual(
-      await harness.tools.call("mcp__files__read_text_file", JSON.stringify({ path: `${dir}/list.txt` }), context),
+      plain(
+        await harness.tools.call("mcp__files__read_text_file", JSON.stringify({ path: `${dir}/list.txt` }), context),
+      ),
       { ok: true, content: "milk\neggs" },
     );
     const listing = await harness.tools.call("mcp__files__list_directory", JSON.stringify({ path: dir }), context);

@@ -190,14 +190,15 @@ export class Confirmations implements PromptContributor {
 
   async #confirm(pending: Pending, source: string): Promise<string> {
     this.#pending.delete(pending.id);
-    let result: string;
     try {
-      result = await pending.run();
+      const result = await pending.run();
+      this.#report(pending, "confirmed", source, result);
+      return `Done: ${pending.summary}. ${result}`;
     } catch (error) {
-      result = `Confirmed, but it failed: ${(error as Error).message}`;
+      const result = `Confirmed, but it failed: ${(error as Error).message}`;
+      this.#report(pending, "confirmed", source, result);
+      return `Not done: ${pending.summary}. ${result}`;
     }
-    this.#report(pending, "confirmed", source, result);
-    return `Done: ${pending.summary}. ${result}`;
   }
 
   #decide(pending: Pending, outcome: "declined" | "expired", source?: string): void {

@@ -316,7 +316,7 @@ export class ToolRegistry {
     }
     const callArgs = args as Record<string, unknown>;
     const gate = this.#gate;
-    if (!gate) return this.#withTrust(entry, await this.#execute(entry, name, callArgs, context));
+    if (!gate) return await this.#execute(entry, name, callArgs, context);
     let call: GateCall;
     let ruling: GateDecision;
     try {
@@ -347,7 +347,7 @@ export class ToolRegistry {
       });
     }
     if (ruling.decision === "allow") {
-      return settle(this.#withTrust(entry, await this.#execute(entry, name, callArgs, context)));
+      return settle(await this.#execute(entry, name, callArgs, context));
     }
     let summary: string;
     try {
@@ -370,7 +370,10 @@ export class ToolRegistry {
     return settle({ ok: true, content: await gate.hold({ summary, rule: ruling.rule, run, context }) }, summary);
   }
 
-  /** An outcome with the trust of the words it carries, when the tool declares it (an MCP server's, a web page's). */
+  /**
+   * A handler's outcome with the trust of the words it carries, when the tool declares it (an MCP server's, a web
+   * page's); homed's own words (a deadline passed) carry none.
+   */
   #withTrust(entry: Entry, outcome: ToolOutcome): ToolOutcome {
     return entry.tool.resultTrust === undefined ? outcome : { ...outcome, trust: entry.tool.resultTrust };
   }
@@ -403,9 +406,16 @@ export class ToolRegistry {
     });
     const running = (async (): Promise<ToolOutcome> => {
       try {
-        return { ok: true, content: render(await entry.tool.execute(args, { ...context, signal })) };
+        return this.#withTrust(entry, {
+          ok: true,
+          content: render(await entry.tool.execute(args, { ...context, signal })),
+        });
       } catch (error) {
-        return { ok: false, content: `Error: tool "${name}" failed: ${(error as Error)?.message ?? String(error)}` };
+        // The tool's own failure carries its words too (an MCP server's error text).
+        return this.#withTrust(entry, {
+          ok: false,
+          content: `Error: tool "${name}" failed: ${(error as Error)?.message ?? String(error)}`,
+        });
       }
     })();
     try {

@@ -383,13 +383,14 @@ export class Agent implements Service {
   }
 
   /** A finished turn enters layer 1, and the after-turn hooks learn of it. */
-  #remember(event: InputEvent, turn: ChatMessage[], text: string, reply: string): void {
+  #remember(event: InputEvent, turn: ChatMessage[], text: string, reply: string, taint = event.trust): void {
     const origin = {
       eventId: event.id,
       time: event.time,
       source: event.source,
       sender: event.sender,
       trust: event.trust,
+      ...(taint === event.trust ? {} : { taint }),
     };
     this.#context.appendTurn(turn, origin);
     this.#afterTurn({ ...origin, text, reply });
@@ -523,9 +524,14 @@ export class Agent implements Service {
       sender: event.sender,
       ...(event.handle ? { handle: event.handle } : {}),
       trust: event.trust,
-      lowestTrustSeen: perception?.notes.length
-        ? lowerTrust(this.#noteTrustSeen(event, reference), "guest")
-        : this.#noteTrustSeen(event, reference),
+      lowestTrustSeen: [
+        // What the recent context carries: each exchange the sender may read, with the words its own turn held.
+        ...this.#context.view(readableBy(viewerOf(event))).entries.map((entry) =>
+          entry.taint ?? entry.trust ?? "household"
+        ),
+        // A picture's description: anything can be written on what is photographed.
+        ...(perception?.notes.length ? ["guest" as const] : []),
+      ].reduce(lowerTrust, this.#noteTrustSeen(event, reference)),
       signal,
       replyChannel: route.current,
       setReplyChannel: route.set,
@@ -596,7 +602,7 @@ export class Agent implements Service {
         if (reply.trim() === "") reply = "(The model returned an empty answer.)";
         // The model's words are untrusted text like any other: in history, what looks like a tag is escaped.
         turn.push({ role: "assistant", content: escapeMarkers(reply) });
-        this.#remember(event, turn, text, reply);
+        this.#remember(event, turn, text, reply, toolContext.lowestTrustSeen);
         return { reply, rounds: round };
       }
       const calls = uniqueIds(response.toolCalls);
