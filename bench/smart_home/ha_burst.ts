@@ -29,7 +29,6 @@ const ha = FakeHomeAssistant.start({
 });
 const device = new HomeAssistantDevice({
   settings: { url: ha.url, token: ha.token, domains: ["light"], confirm: [], subscribe: ["binary_sensor.*"] },
-  askOwner: () => Promise.resolve("not used"),
   clock: systemClock,
   logger: getLogger(["bench"]),
 });

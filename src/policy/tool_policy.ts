@@ -139,9 +139,9 @@ export class ToolPolicy implements ToolGate {
       turn: context.eventId,
       decision: decision.decision,
       rule: decision.rule,
-      ...(settlement.summary === undefined ? {} : { summary: settlement.summary }),
+      ...(settlement.summary === undefined ? {} : { summary: keptCopy(settlement.summary, 300) }),
       ok: settlement.ok,
-      result: settlement.result.length > 300 ? `${settlement.result.slice(0, 299)}…` : settlement.result,
+      result: keptCopy(settlement.result, 300),
     });
     this.#audit.length = Math.min(this.#audit.length, AUDIT_KEPT);
   }
@@ -160,6 +160,15 @@ export class ToolPolicy implements ToolGate {
       turn: { eventId: context.eventId, source: context.source, sender: context.sender, trust: context.trust },
     });
   }
+}
+
+/**
+ * At most `max` characters of `text`, as a string of its own: a slice of a long string is a view that keeps the whole
+ * of it alive in V8, and an MCP result can be 256 K characters (500 audited calls would hold about 128 MB).
+ */
+function keptCopy(text: string, max: number): string {
+  const cut = text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return Array.from(cut).join("");
 }
 
 function escapeRegExp(text: string): string {
