@@ -455,6 +455,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       ...(openAi ? { openAi } : {}),
       smartHomeAudit: () => ({ actions: smartHome.actions(), confirmations: confirmations.outcomes() }),
       actions: (identity) => policy.actions(identity),
+      confirmations: confirmations.confirmations,
       traces,
       usage: {
         ledger,

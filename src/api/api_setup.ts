@@ -38,6 +38,8 @@ import { whoamiRoutes } from "./whoami_routes.ts";
 import { type MediaReader, mediaRoutes } from "./media_routes.ts";
 import { type McpControl, mcpRoutes } from "./mcp_routes.ts";
 import { consoleRoutes } from "./console/console_routes.ts";
+import { confirmationRoutes } from "./confirmation_routes.ts";
+import type { Confirmations } from "../policy/confirmations.ts";
 
 /** Options of {@link startApi}. */
 export interface ApiSetupOptions {
@@ -73,6 +75,8 @@ export interface ApiSetupOptions {
   smartHomeAudit?: () => object;
   /** The policy gate's audit a caller may see (`GET /api/actions`). */
   actions?: (identity: Identity) => readonly object[];
+  /** The actions waiting for the owner's yes, decided in the console (`/api/confirmations`). */
+  confirmations?: Pick<Confirmations, "status" | "decide">;
   /** The turn inspector's record (`GET /api/turns`). */
   traces: TurnTraces;
   /** Usage per day, media calls and the newest log lines (`GET /api/usage`, `GET /api/logs`). */
@@ -143,6 +147,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
       scheduleRoutes(options.timer),
       smartHomeRoutes(options.smartHomeAudit ?? (() => ({ actions: [], confirmations: [] }))),
       actionsRoutes(options.actions ?? (() => [])),
+      confirmationRoutes(options.confirmations ?? { status: () => [], decide: () => Promise.resolve(undefined) }),
       turnRoutes(options.traces),
       usageRoutes(options.usage),
       conversationRoutes(options.conversation),

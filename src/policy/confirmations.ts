@@ -5,8 +5,12 @@
  * costing no LLM call; anything else, the timeout, or anyone else's yes runs nothing. When two actions wait in one
  * chat a bare yes runs neither (homed lists them and asks for `/confirm <id>`): a yes decides only the action it names.
  *
+ * The owner may also answer in the web console ({@link Confirmations.decide}, behind `POST /api/confirmations/<id>`
+ * and the owner's token): the same action, run once by the same code, reported the same way (decided on `console`).
+ *
  * The decision is homed's, never the model's: it is reachable only from the owner's own message (a
- * {@link DecisionDispatch}), never from a tool, so no model — nor text a model obeys — can confirm anything.
+ * {@link DecisionDispatch}) or the owner's own API request, never from a tool, so no model — nor text a model obeys —
+ * can confirm anything.
  *
  * @module
  */
@@ -42,9 +46,31 @@ export interface ConfirmationOutcome {
   asked: AskingTurn;
   outcome: "confirmed" | "declined" | "expired";
   result?: string;
-  /** The chat of the owner's message that decided it (absent when it expired). */
+  /** The chat of the owner's message that decided it, or `console` (absent when it expired). */
   decidedOn?: string;
   at: number;
+}
+
+/** One action waiting for the owner, as `GET /api/confirmations` and the console show it. */
+export interface WaitingAction {
+  id: string;
+  summary: string;
+  /** The chat the question went to (whose next owner message decides it). */
+  channel: string;
+  /** Who asked for it, on which channel, with what trust. */
+  asked_by: string;
+  asked_on: string;
+  trust: Trust;
+  /** ISO 8601. */
+  expires_at: string;
+}
+
+/** What the owner's decision outside a chat did ({@link Confirmations.decide}). */
+export interface DecidedAction {
+  id: string;
+  outcome: "confirmed" | "declined";
+  /** The action's result (or its failure) when it was confirmed. */
+  result?: string;
 }
 
 /** Options of {@link Confirmations}. */
@@ -160,14 +186,34 @@ export class Confirmations implements PromptContributor {
     return undefined;
   }
 
-  /** The actions waiting now (for status). */
-  status(): Array<{ id: string; summary: string; channel: string; asked_by: string; expires_at: string }> {
+  /**
+   * The owner's decision given elsewhere than in a chat — the console, on the owner's token: `approve` runs the action
+   * once, `deny` declines it, each reported as decided on `by.source`, exactly as a yes or a no in the chat. Resolves
+   * to `undefined` when nothing waits under `id` (it ran, was declined or expired). The caller has checked that the
+   * decision is the owner's.
+   */
+  async decide(id: string, decision: "approve" | "deny", by: { source: string }): Promise<DecidedAction | undefined> {
+    this.#expire();
+    const pending = this.#pending.get(id);
+    if (!pending) return undefined;
+    if (decision === "deny") {
+      this.#decide(pending, "declined", by.source);
+      return { id, outcome: "declined" };
+    }
+    const { result } = await this.#run(pending, by.source);
+    return { id, outcome: "confirmed", result };
+  }
+
+  /** The actions waiting now, oldest first (for `GET /api/confirmations` and status). */
+  status(): WaitingAction[] {
     this.#expire();
     return [...this.#pending.values()].map((pending) => ({
       id: pending.id,
       summary: pending.summary,
       channel: pending.channel,
       asked_by: pending.asked.sender,
+      asked_on: pending.asked.source,
+      trust: pending.asked.trust,
       expires_at: new Date(pending.expiresAt).toISOString(),
     }));
   }
@@ -188,17 +234,31 @@ export class Confirmations implements PromptContributor {
     return this.#confirm(pending, source);
   }
 
+  /** The chat's answer to a yes: the action run once, as a line for the owner. */
   async #confirm(pending: Pending, source: string): Promise<string> {
+    const { ok, result } = await this.#run(pending, source);
+    return `${ok ? "Done" : "Not done"}: ${pending.summary}. ${result}`;
+  }
+
+  /**
+   * Runs a confirmed action, once: it stops waiting before it runs, so no second yes (in a chat or the console) finds
+   * it. Reports it as confirmed on `source`, with its result or its failure.
+   */
+  async #run(pending: Pending, source: string): Promise<{ ok: boolean; result: string }> {
     this.#pending.delete(pending.id);
+    this.#options.logger.info("Confirmation {id} ({summary}) confirmed on {source}", {
+      id: pending.id,
+      summary: pending.summary,
+      source,
+    });
+    let ran: { ok: boolean; result: string };
     try {
-      const result = await pending.run();
-      this.#report(pending, "confirmed", source, result);
-      return `Done: ${pending.summary}. ${result}`;
+      ran = { ok: true, result: await pending.run() };
     } catch (error) {
-      const result = `Confirmed, but it failed: ${(error as Error).message}`;
-      this.#report(pending, "confirmed", source, result);
-      return `Not done: ${pending.summary}. ${result}`;
+      ran = { ok: false, result: `Confirmed, but it failed: ${(error as Error).message}` };
     }
+    this.#report(pending, "confirmed", source, ran.result);
+    return ran;
   }
 
   #decide(pending: Pending, outcome: "declined" | "expired", source?: string): void {

@@ -142,3 +142,61 @@ Deno.test("a bare yes decides only the one action that waits; with two waiting i
     ["a003", "confirmed"],
   ]);
 });
+
+Deno.test("decide (the console): approve runs the action once with the chat path's report; deny and a later id run nothing", async () => {
+  const t = setup();
+  const member = { eventId: "e4", source: "qq:private:10002", sender: "10002", trust: "household" as const };
+  await t.confirmations.ask({ ...t.unlock, turn: member });
+  assert.deepEqual(t.confirmations.status(), [{
+    id: "a000",
+    summary: "Unlock lock.front_door (lock.unlock)",
+    channel: "qq:private:10001",
+    asked_by: "10002",
+    asked_on: "qq:private:10002",
+    trust: "household",
+    expires_at: new Date(t.clock.now() + 120_000).toISOString(),
+  }]);
+  assert.deepEqual(await t.confirmations.decide("a000", "approve", { source: "console" }), {
+    id: "a000",
+    outcome: "confirmed",
+    result: "unlocked (1)",
+  });
+  assert.equal(t.runs(), 1);
+  assert.equal(await t.confirmations.decide("a000", "approve", { source: "console" }), undefined, "it ran: gone");
+  assert.equal(await t.answer("yes"), undefined, "nor can the chat run it again");
+  assert.equal(t.runs(), 1);
+
+  await t.confirmations.ask({ ...t.unlock, turn: member });
+  assert.deepEqual(await t.confirmations.decide("a001", "deny", { source: "console" }), {
+    id: "a001",
+    outcome: "declined",
+  });
+  assert.equal(await t.confirmations.decide("a001", "approve", { source: "console" }), undefined);
+
+  await t.confirmations.ask({ ...t.unlock, turn: member });
+  t.clock.advance(120_001);
+  assert.equal(await t.confirmations.decide("a002", "approve", { source: "console" }), undefined, "expired");
+  assert.equal(t.runs(), 1);
+  assert.deepEqual(t.outcomes.map((o) => [o.id, o.outcome, o.decidedOn]), [
+    ["a000", "confirmed", "console"],
+    ["a001", "declined", "console"],
+    ["a002", "expired", undefined],
+  ]);
+});
+
+Deno.test("decide: an approved action that fails is confirmed with the failure as its result, once", async () => {
+  const t = setup();
+  let runs = 0;
+  await t.confirmations.ask({
+    summary: "Open cover.garage (cover.open_cover)",
+    run: () => (runs++, Promise.reject(new Error("Home Assistant is not connected"))),
+    turn: OWNER_TURN,
+  });
+  assert.deepEqual(await t.confirmations.decide("a000", "approve", { source: "console" }), {
+    id: "a000",
+    outcome: "confirmed",
+    result: "Confirmed, but it failed: Home Assistant is not connected",
+  });
+  assert.equal(runs, 1);
+  assert.equal(t.outcomes[0]!.result, "Confirmed, but it failed: Home Assistant is not connected");
+});

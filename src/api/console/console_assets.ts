@@ -7,10 +7,12 @@
 
 import apiJs from "./assets/api.js" with { type: "text" };
 import consoleCss from "./assets/console.css" with { type: "text" };
+import confirmationsJs from "./assets/confirmations.js" with { type: "text" };
 import consoleJs from "./assets/console.js" with { type: "text" };
 import domJs from "./assets/dom.js" with { type: "text" };
 import i18nJs from "./assets/i18n.js" with { type: "text" };
 import indexHtml from "./assets/index.html" with { type: "text" };
+import pagesActionsJs from "./assets/pages/actions.js" with { type: "text" };
 import pagesChatJs from "./assets/pages/chat.js" with { type: "text" };
 import pagesKnowledgeJs from "./assets/pages/knowledge.js" with { type: "text" };
 import pagesMemoryJs from "./assets/pages/memory.js" with { type: "text" };
@@ -24,10 +26,12 @@ import sseJs from "./assets/sse.js" with { type: "text" };
 export const CONSOLE_FILES: Readonly<Record<string, string>> = {
   "api.js": apiJs,
   "console.css": consoleCss,
+  "confirmations.js": confirmationsJs,
   "console.js": consoleJs,
   "dom.js": domJs,
   "i18n.js": i18nJs,
   "index.html": indexHtml,
+  "pages/actions.js": pagesActionsJs,
   "pages/chat.js": pagesChatJs,
   "pages/knowledge.js": pagesKnowledgeJs,
   "pages/memory.js": pagesMemoryJs,

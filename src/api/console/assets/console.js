@@ -3,6 +3,7 @@ import { clearToken, forgetMedia, getToken, onUnauthorized, request, setToken } 
 import { $, h, markReady, parseJson } from "./dom.js";
 import { lang, locale, setLang, t } from "./i18n.js";
 import { readSse } from "./sse.js";
+import { renderConfirmations, startConfirmations, stopConfirmations } from "./confirmations.js";
 import chat, { onUnreadChange, pushed, resetChat } from "./pages/chat.js";
 
 // The chat is the first page; the others load when first opened, so the first load fetches only what it shows.
@@ -14,10 +15,11 @@ const PAGES = {
   system: () => import("./pages/system.js"),
   status: () => import("./pages/status.js"),
   turns: () => import("./pages/turns.js"),
+  actions: () => import("./pages/actions.js"),
 };
 /** Who the stored token was last time: the app shows at once while /api/whoami confirms it (the API decides anyway). */
 const WHO_KEY = "homed.who";
-const HOUSEHOLD = ["chat", "memory", "knowledge", "schedules", "system", "status"];
+const HOUSEHOLD = ["chat", "memory", "knowledge", "schedules", "system", "status", "actions"];
 const VISIBLE = { guest: ["chat"], household: HOUSEHOLD, owner: [...HOUSEHOLD, "turns"] };
 
 let who = null;
@@ -88,6 +90,7 @@ function route() {
 
 function showLogin(message = "") {
   who = null;
+  stopConfirmations();
   document.body.classList.remove("signed-in");
   $("#login").hidden = false;
   $("#app").hidden = true;
@@ -114,11 +117,13 @@ function showApp(identity) {
   buildNav();
   route();
   if (who.trust !== "guest") listen();
+  startConfirmations(who);
 }
 
 function logout(message = "") {
   listening?.abort();
   listening = null;
+  stopConfirmations();
   clearToken();
   localStorage.removeItem(WHO_KEY);
   forgetMedia();
@@ -197,6 +202,7 @@ $("#lang-toggle").addEventListener("click", () => {
   if (who) {
     buildNav();
     route();
+    renderConfirmations();
   }
 });
 addEventListener("hashchange", route);
