@@ -19,11 +19,12 @@ const MEMBER = "member-token-0123456789abcdef";
 type Tools = Array<{ function: { name: string } }>;
 type Messages = Array<{ role: string; content: string | null }>;
 
-Deno.test("tool_policy: deny takes a tool off the model's list for that trust, confirm holds it for the owner, allow runs a sensitive call", async () => {
+Deno.test("tool_policy: deny takes a tool off the model's list for that trust, confirm holds it for the owner, allow lifts the taint's hold, not a lock's", async () => {
   const llm = FakeLlm.start(DEFAULT_CONTRACT);
   const ha = FakeHomeAssistant.start({
     entities: [
       { entity_id: "lock.front_door", state: "locked", attributes: { friendly_name: "Front door" } },
+      { entity_id: "light.hall", state: "off", attributes: { friendly_name: "Hall" } },
     ],
     token: "fake-ha-token-0123456789",
   });
@@ -75,34 +76,35 @@ Deno.test("tool_policy: deny takes a tool off the model's list for that trust, c
     assert.match(String(yes.reply), /^Done: output_list_channels \{\}\. .*http/s);
     assert.equal(llm.requests.length, before, "the yes cost no model call");
 
-    // allow: the owner's unlock, sensitive by default, runs at once; the member's still waits for the owner.
-    llm.enqueue(
-      {
-        toolCalls: [{
-          name: "ha_call_service",
-          arguments: { domain: "lock", service: "unlock", entity_id: "lock.front_door" },
-        }],
-      },
-      { reply: "Unlocked." },
-    );
+    // allow: the owner's turn carries the member's words (tainted), yet his light runs at once by the rule; a lock
+    // stays sensitive — the rule allows the tool, not its sensitive calls — and waits for his yes.
+    const call = (domain: string, service: string, entity_id: string) => ({
+      toolCalls: [{ name: "ha_call_service", arguments: { domain, service, entity_id } }],
+    });
+    llm.enqueue(call("light", "turn_on", "light.hall"), { reply: "On." });
+    await chatAs(homed, OWNER, "hall light on");
+    assert.deepEqual(ha.calls.map((c) => [c.service, c.entity_ids[0]]), [["turn_on", "light.hall"]]);
+    llm.enqueue(call("lock", "unlock", "lock.front_door"), { reply: "Asked you first." });
     await chatAs(homed, OWNER, "unlock the front door");
-    assert.deepEqual(ha.calls.map((call) => [call.service, call.entity_ids[0]]), [["unlock", "lock.front_door"]]);
-    llm.enqueue(
-      {
-        toolCalls: [{
-          name: "ha_call_service",
-          arguments: { domain: "lock", service: "lock", entity_id: "lock.front_door" },
-        }],
-      },
-      { reply: "The owner decides." },
-    );
-    await chatAs(homed, MEMBER, "lock the front door");
-    const asked = (llm.requests.at(-1)!.body.messages as Messages).filter((m) => m.role === "tool").at(-1)!.content!;
     assert.match(
-      asked,
-      /^Not done: "Lock lock\.front_door \(lock\.lock\)" needs the owner's confirmation, and homed has no channel to ask the owner on/,
+      (llm.requests.at(-1)!.body.messages as Messages).filter((m) => m.role === "tool").at(-1)!.content!,
+      /^Not done yet: "Unlock lock\.front_door \(lock\.unlock\)" needs the owner's confirmation/,
     );
-    assert.equal(ha.calls.length, 1, "the member's call did not run");
+    assert.equal(ha.calls.length, 1, "the unlock waits");
+    assert.match(String((await chatAs(homed, OWNER, "yes")).reply), /^Done: Unlock lock\.front_door/);
+    assert.deepEqual(ha.calls.map((c) => c.service), ["turn_on", "unlock"]);
+    const actions = (await (await fetch(`${homed.url}/api/actions`, { headers: { authorization: `Bearer ${OWNER}` } }))
+      .json()).actions as Array<{ tool: string; decision: string; rule: string; taint: string }>;
+    const [unlock, light] = actions.filter((a) => a.tool === "ha_call_service");
+    assert.deepEqual([light!.decision, light!.rule, light!.taint], [
+      "allow",
+      'agent.tool_policy "ha_call_service" for owner',
+      "household",
+    ]);
+    assert.deepEqual([unlock!.decision, unlock!.rule], [
+      "confirm",
+      'a sensitive action (agent.tool_policy "ha_call_service" for owner allows the tool, not its sensitive calls)',
+    ]);
     assert.deepEqual(llm.violations, []);
   } finally {
     await teardown(

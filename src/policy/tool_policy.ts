@@ -100,17 +100,24 @@ export class ToolPolicy implements ToolGate {
     this.#clock = options.clock;
   }
 
-  /** The first rule whose pattern matches the tool and that speaks for the asker's trust; else the tool's effect. */
+  /**
+   * The first rule whose pattern matches the tool and that speaks for the asker's trust decides; else the call's
+   * effect and the turn's taint. An `allow` lifts the taint's hold, never a sensitive call's: what is sensitive is
+   * decided where it is declared (`smart_home.home_assistant.confirm`, a server's `destructiveHint`), so allowing the
+   * lights (`ha_call_service`) does not open the door.
+   */
   decide(call: GateCall): GateDecision {
     for (const rule of this.#rules) {
       if (!rule.test.test(call.tool)) continue;
-      if (typeof rule.decision === "string") {
-        return { decision: rule.decision, rule: `agent.tool_policy ${JSON.stringify(rule.pattern)}` };
+      const decision = typeof rule.decision === "string" ? rule.decision : rule.decision[call.trust];
+      if (!decision) continue;
+      const named = `agent.tool_policy ${JSON.stringify(rule.pattern)}${
+        typeof rule.decision === "string" ? "" : ` for ${call.trust}`
+      }`;
+      if (decision === "allow" && call.effect === "sensitive") {
+        return { decision: "confirm", rule: `a sensitive action (${named} allows the tool, not its sensitive calls)` };
       }
-      const forTrust = rule.decision[call.trust];
-      if (forTrust) {
-        return { decision: forTrust, rule: `agent.tool_policy ${JSON.stringify(rule.pattern)} for ${call.trust}` };
-      }
+      return { decision, rule: named };
     }
     if (call.effect === "sensitive") return { decision: "confirm", rule: "a sensitive action" };
     const tainted = call.taint !== call.trust && lowerTrust(call.taint, call.trust) === call.taint;

@@ -79,6 +79,10 @@ Deno.test("a tainted turn: act and speak wait for the owner, read runs; a rule s
   assert.equal(policy.decide(call("knowledge_search", "owner", "read", "guest")).decision, "allow");
   assert.equal(policy.decide(call("gpio_set", "guest", "act", "guest")).decision, "allow", "a guest's own words");
   assert.equal(policy.decide(call("light_on", "owner", "act", "guest")).decision, "allow", "the owner allowed lights");
+  assert.deepEqual(policy.decide(call("light_on", "owner", "sensitive")), {
+    decision: "confirm",
+    rule: 'a sensitive action (agent.tool_policy "light_*" for owner allows the tool, not its sensitive calls)',
+  });
 
   const context = testToolContext("qq:private:2", "household");
   const settle = (tool: string, effect: GateCall["effect"]) =>
