@@ -9,6 +9,10 @@
  */
 
 import assert from "node:assert/strict";
+// @ts-types="@modelcontextprotocol/sdk/client/index"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { chatAs, type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
@@ -62,6 +66,22 @@ async function page(homed: HomedProcess, token: string, path: string): Promise<s
 
 const recallStep = { toolCalls: [{ name: "memory_recall", arguments: { query: "CANARY vault code diary password" } }] };
 
+/** What homed's MCP server's `memory_recall` answers `query` for the holder of `token` (the SDK's own client). */
+async function mcpRecall(url: string, token: string, query: string): Promise<string> {
+  const client = new Client({ name: "e2e-visibility", version: "1.0.0" });
+  try {
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      }),
+    );
+    const result = await client.callTool({ name: "memory_recall", arguments: { query } });
+    return JSON.stringify(result.content);
+  } finally {
+    await client.close();
+  }
+}
+
 Deno.test("canaries said in private reach nobody who may not read them: prompts, tool results, replies, events, pages", async () => {
   const fake = FakeLlm.start(DEFAULT_CONTRACT);
   const homed = await startHomed(
@@ -76,6 +96,8 @@ Deno.test("canaries said in private reach nobody who may not read them: prompts,
         },
       },
       onebot: { owner: OWNER_QQ, allow_groups: [GROUP], min_send_interval: "0s" },
+      // homed as an MCP server too: another assistant's memory_recall, with each person's token.
+      mcp: { serve_http: true },
       // Small, so the private exchanges leave the context and become documents.
       memory: { context_size: 6 },
     }),
@@ -158,6 +180,18 @@ Deno.test("canaries said in private reach nobody who may not read them: prompts,
     for (const canary of [OWNER_CANARY, ALICE_CANARY]) {
       assert.ok(!bobEvents.text().includes(canary), `bob's /api/events holds ${canary}`);
     }
+    // The MCP server's memory_recall, as another assistant asks it with each person's token.
+    for (
+      const [token, who, forbidden] of [
+        [BOB, "bob", [OWNER_CANARY, ALICE_CANARY]],
+        [ALICE, "alice", [OWNER_CANARY]],
+        [VISITOR, "visitor", [OWNER_CANARY, ALICE_CANARY]],
+      ] as const
+    ) {
+      const recalled = await mcpRecall(homed.url, token, "CANARY");
+      for (const canary of forbidden) assert.ok(!recalled.includes(canary), `${who}'s MCP memory_recall: ${recalled}`);
+    }
+    assert.ok((await mcpRecall(homed.url, OWNER, "CANARY")).includes(OWNER_CANARY), "the owner's recall has it");
     assert.ok(!aliceEvents.text().includes(OWNER_CANARY), "alice's /api/events holds the owner's canary");
   } finally {
     await teardown(
