@@ -171,6 +171,16 @@ Deno.test("taint: after an MCP server's text, the owner's light waits for the ow
     await chatAs(homed, OWNER, "read the page, then hall light on");
     const held = (llm.requests.at(-1)!.body.messages as Messages).filter((m) => m.role === "tool").at(-1)!.content!;
     assert.match(held, /^Not done yet: "Turn on light\.hall \(light\.turn_on\)" needs the owner's confirmation/);
+    assert.match(held, /why: a turn that holds words of trust guest, below the asker's \(owner\), may not act/);
+    // The turn inspector shows what each request held: the owner's first round, then the web page's words.
+    const turns = (await api("/api/turns")).turns as Array<{ id: string; text: string }>;
+    const tainted = turns.find((t) => t.text === "read the page, then hall light on")!;
+    const detail = await api(`/api/turns/${tainted.id}`);
+    assert.deepEqual(detail.requests.map((r: { lowest_trust_seen: string }) => r.lowest_trust_seen), [
+      "owner",
+      "guest",
+      "guest",
+    ]);
     assert.equal(ha.calls.length, 1, "not run in a tainted turn");
     const yes = await chatAs(homed, OWNER, "yes");
     assert.match(String(yes.reply), /^Done: Turn on light\.hall/);

@@ -120,7 +120,9 @@ export class Confirmations implements PromptContributor {
    * Asks the owner; resolves with the tool result for the model now (what was asked, where, for how long). Nothing is
    * run until the owner's yes.
    */
-  async ask(request: { summary: string; run: () => Promise<string>; turn: AskingTurn }): Promise<string> {
+  async ask(
+    request: { summary: string; run: () => Promise<string>; turn: AskingTurn; why?: string },
+  ): Promise<string> {
     const { turn, summary } = request;
     const channel = turn.trust === "owner" ? turn.source : this.#options.ownerChannel;
     if (!channel) {
@@ -153,7 +155,8 @@ export class Confirmations implements PromptContributor {
     }
     this.#options.logger.info("Asked the owner to confirm {summary} ({id}) on {channel}", { summary, id, channel });
     return `Not done yet: "${summary}" needs the owner's confirmation. The owner was asked on ${channel} ` +
-      `(confirmation ${id}, ${minutes} min); it runs only if they answer yes. Tell the user it waits for the owner.`;
+      `(confirmation ${id}, ${minutes} min${request.why ? `; why: ${request.why}` : ""}); it runs only if they ` +
+      "answer yes. Tell the user it waits for the owner.";
   }
 
   /**

@@ -163,6 +163,7 @@ export class ToolPolicy implements ToolGate {
     const { context } = request;
     return this.#confirmations.ask({
       summary: request.summary,
+      why: request.rule,
       run: request.run,
       turn: { eventId: context.eventId, source: context.source, sender: context.sender, trust: context.trust },
     });

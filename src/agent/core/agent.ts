@@ -575,6 +575,7 @@ export class Agent implements Service {
         messages,
         historyEnd: messages.length - turn.length,
         tools: specs.map((spec) => spec.name),
+        lowestTrustSeen: toolContext.lowestTrustSeen,
       });
       let response;
       try {

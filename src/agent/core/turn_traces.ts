@@ -32,6 +32,11 @@ interface RequestTrace {
   messages: readonly ChatMessage[];
   historyEnd: number;
   tools: readonly string[];
+  /**
+   * The lowest trust whose words the request holds (the asker's when nothing lower): below it, the policy holds `act`
+   * calls and messages to others for the owner.
+   */
+  lowestTrustSeen?: string;
   started: number;
   latencyMs?: number;
   response?: ChatResponse;
@@ -213,6 +218,7 @@ export class TurnTraces {
         ...(message.role === "assistant" && message.tool_calls ? { tool_calls: message.tool_calls } : {}),
       })),
       tools: request.tools,
+      ...(request.lowestTrustSeen ? { lowest_trust_seen: request.lowestTrustSeen } : {}),
       response: request.response
         ? {
           content: request.response.content,
@@ -334,6 +340,8 @@ export interface RequestDetail {
   history: { messages: number; tokens: number };
   messages: Array<{ role: string; content: string | null; tokens: number; tool_calls?: unknown }>;
   tools: readonly string[];
+  /** The lowest trust whose words this request held: below the turn's own, `act` and messages to others were held. */
+  lowest_trust_seen?: string;
   response: { content: string; tool_calls: unknown; finish_reason: string; usage: UsageView | null } | null;
   error?: string;
   latency_ms: number | null;
