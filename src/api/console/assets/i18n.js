@@ -161,6 +161,8 @@ const WORDS = {
     latency: "Latency",
     tokensInOut: "Tokens in / out",
     cacheHit: "cache hit",
+    lowestTrustSeen:
+      "Lowest trust this request held: {trust} (below the asker's, acts and messages to others wait for the owner)",
     turnMeta: "{rounds} rounds · {latency} · tokens {tokens} · cost {cost}",
     round: "Request {n}",
     roundMeta: "latency {latency} · cache hit {hit} tokens, miss {miss} tokens",
@@ -354,6 +356,7 @@ const WORDS = {
     latency: "延迟",
     tokensInOut: "输入 / 输出令牌",
     cacheHit: "缓存命中",
+    lowestTrustSeen: "本次请求所含内容的最低信任：{trust}（低于提问者时，操作和发给他人的消息须经主人确认）",
     turnMeta: "{rounds} 轮 · {latency} · 令牌 {tokens} · 费用 {cost}",
     round: "第 {n} 次请求",
     roundMeta: "延迟 {latency} · 缓存命中 {hit} 令牌，未命中 {miss} 令牌",

@@ -67,6 +67,9 @@ function requestView(request) {
       }),
     ),
     reason ? h("p", { class: "miss-reason" }, h("strong", {}, t("missReason")), " ", content(reason)) : null,
+    request.lowest_trust_seen
+      ? h("p", { class: "meta lowest-trust" }, t("lowestTrustSeen", { trust: request.lowest_trust_seen }))
+      : null,
     h("h5", {}, t("systemSections")),
     sectionsTable(request.system_sections, "system-section"),
     h("h5", {}, t("referenceSections")),
