@@ -67,7 +67,7 @@ async function replay(set: ConversationSet, butlerAnswers: boolean): Promise<Row
   for (const turn of turns) {
     await at(Date.parse(turn.time));
     const input = { text: turn.text, source, sender: turn.speaker, time: clock.now() };
-    perTurn.push(sectionTokens(await memory.system()) + sectionTokens(await memory.reference(input, [])));
+    perTurn.push(sectionTokens(await memory.system("owner")) + sectionTokens(await memory.reference(input, [])));
     const reply = butlerAnswers ? (/\p{Script=Han}/u.test(turn.text) ? "好的。" : "Noted.") : "";
     const origin = { eventId: turn.id, time: clock.now(), source, sender: turn.speaker };
     context.appendTurn([
@@ -90,7 +90,7 @@ async function replay(set: ConversationSet, butlerAnswers: boolean): Promise<Row
     flatRanks.push(rankOf(flat.search(question.text, { k: K }).findIndex((hit) => gold.has(hit.id))));
 
     const input = { text: question.text, source, sender: "owner", time: clock.now() };
-    const fixed = sectionTokens(await memory.system()) + sectionTokens(await memory.reference(input, []));
+    const fixed = sectionTokens(await memory.system("owner")) + sectionTokens(await memory.reference(input, []));
     const items = await memory.recall(question.text, K);
     // The tool's result as the model gets it; its lowest-ranked items go first when the budget is exceeded.
     const result = (list: typeof items) =>

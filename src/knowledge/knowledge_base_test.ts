@@ -223,7 +223,7 @@ Deno.test("tools validate their arguments and report bad topics as error results
   assert.equal(made.content, 'Appended section "2026-11-30 Noodles" to topic "cooking"');
   assert.equal(JSON.parse((await registry.call("knowledge_list", "{}", context)).content)[0].sections, 5);
   const contributor = knowledgePrompt(parts.knowledge);
-  const system = (await contributor.system!())!;
+  const system = (await contributor.system!("owner"))!;
   assert.match(system.body, /record it with knowledge_create/);
   assert.match(system.body, /Topics: cooking, smart_home\./);
   assert.doesNotMatch(system.body, /番茄炒蛋/, "matching sections are per message, not in the system message");

@@ -715,8 +715,9 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   /** The graph index for the system message; it changes only when the memory job ran. */
-  system(): PromptSection | undefined {
-    if (this.#graphIndex === "") return undefined;
+  system(trust: Trust): PromptSection | undefined {
+    // A guest reads no graph facts, so not even their names.
+    if (this.#graphIndex === "" || trust === "guest") return undefined;
     return {
       title: "Household memory index (what memory_recall knows about; details on request)",
       body: this.#graphIndex,

@@ -52,7 +52,7 @@ Deno.test("a fact said on day 1 passes layers 1 → 2 → 3 and is recalled on d
   assert.equal(status.facts, 1);
   assert.ok(status.archived_documents! >= 1, "documents untouched for 72 h with ≤ 2 hits are archived");
   // Learnt only in the owner's private chat: not in the system message's index, which everyone's turn carries.
-  assert.equal(memory.system(), undefined);
+  assert.equal(memory.system("owner"), undefined);
   await memory.stop();
 
   clock.advance(3 * DAY); // day 10, after a restart
@@ -161,7 +161,7 @@ Deno.test("memory_forget removes what a message said from every layer, for good;
   const recalled = await memory.recall("spare key flowerpot", 10);
   assert.deepEqual(recalled.filter((item) => item.provenance.includes("e1")), []);
   assert.equal((memory.status() as { facts: number }).facts, 1, "the bike's fact stays");
-  assert.doesNotMatch(memory.system()?.body ?? "", /spare key/);
+  assert.doesNotMatch(memory.system("household")?.body ?? "", /spare key/);
   await memory.stop();
   const journal = await Deno.readTextFile(`${dir}/candidates.jsonl`);
   assert.ok(!journal.includes('"e1"') && journal.includes('"e5"'));
@@ -426,4 +426,30 @@ Deno.test("memory.db says whether memory was closed cleanly: no while open, yes 
   assert.equal(flag(), "0");
   await memory.close();
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("the memory index in the system message: the household's for household and owner, none for a guest", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-index-" });
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
+  const { memory, context } = await service(dir, clock);
+  try {
+    for (let n = 1; n <= 6; n++) {
+      // Said in the household's group: the household may read it.
+      const origin = { eventId: `g${n}`, time: clock.now(), source: "qq:group:555", sender: "30003000" };
+      const text = n === 1 ? "The spare key is under the blue flowerpot." : `Day ${n}: nothing special.`;
+      context.appendTurn([{ role: "user", content: `[via qq:group:555, from 30003000, trust household] ${text}` }, {
+        role: "assistant",
+        content: "Noted.",
+      }], origin);
+      await memory.afterTurn({ ...origin, trust: "household", text, reply: "Noted." });
+      clock.advance(DAY);
+    }
+    await memory.jobs()[0]!.run(new AbortController().signal);
+    assert.match(memory.system("household")?.body ?? "", /spare key/);
+    assert.match(memory.system("owner")?.body ?? "", /spare key/);
+    assert.equal(memory.system("guest"), undefined, "a guest reads no graph facts, not even their names");
+  } finally {
+    await memory.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -74,7 +74,7 @@ Deno.test("500 turns of identity claims: the persona stays first and byte-identi
   const status = memory.status() as Record<string, number>;
   assert.ok(status.facts! >= 1, "what users said about themselves and the house is remembered");
   // Said in private chats only: remembered, but not named in the system message everyone's turn carries.
-  assert.doesNotMatch(memory.system()?.body ?? "", /spare key \(thing\)|20002000 \(person\)/);
+  assert.doesNotMatch(memory.system("household")?.body ?? "", /spare key \(thing\)|20002000 \(person\)/);
   await agent.stop();
   await io.close();
   await memory.stop();

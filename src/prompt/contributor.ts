@@ -73,8 +73,12 @@ export interface TurnRecord {
 
 /** Adds to the prompt, or learns from turns. Every part is optional. */
 export interface PromptContributor {
-  /** Guidance and catalogues for the system message; must change rarely (a new topic, not a new message). */
-  system?(): PromptSection | undefined | Promise<PromptSection | undefined>;
+  /**
+   * Guidance and catalogues for the system message; must change rarely (a new topic, not a new message). `trust` is
+   * the asker's: what the household may read but a guest may not (the memory index) is left out of a guest's — one
+   * system message per trust level, each stable from turn to turn.
+   */
+  system?(trust: Trust): PromptSection | undefined | Promise<PromptSection | undefined>;
   /**
    * Material for this message only (search hits, recalled memories); quoted as reference, never as instructions.
    * `history` is the context the request carries, oldest first.

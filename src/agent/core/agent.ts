@@ -397,10 +397,10 @@ export class Agent implements Service {
   }
 
   /** The sections of the one system message after the persona: what changes rarely. Identical from turn to turn. */
-  async #systemSections(): Promise<PromptSection[]> {
+  async #systemSections(trust: Trust): Promise<PromptSection[]> {
     const sections: PromptSection[] = [{ title: "Tools and channels", body: TOOL_GUIDANCE }];
     for (const contributor of this.#options.promptContributors ?? []) {
-      const section = await contributor.system?.();
+      const section = await contributor.system?.(trust);
       if (section) sections.push(section);
     }
     return sections;
@@ -501,7 +501,7 @@ export class Agent implements Service {
     this.#turn = new AbortController();
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
-    const systemSections = await this.#systemSections();
+    const systemSections = await this.#systemSections(event.trust);
     const persona = this.#options.persona.text;
     const system: ChatMessage = { role: "system", content: buildSystemPrompt(persona, systemSections) };
     const { media } = this.#options;
