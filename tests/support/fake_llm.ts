@@ -10,6 +10,7 @@
  */
 
 import assert from "node:assert/strict";
+import { completionBody, streamResponse, type WireAnswer } from "./openai_wire.ts";
 import { waitFor } from "./wait.ts";
 
 /** A tool call the fake should ask for. */
@@ -262,89 +263,30 @@ export class FakeLlm {
     return body.stream === true ? this.#stream(step, recorded) : this.#complete(step, recorded);
   }
 
-  #calls(step: Extract<FakeStep, { reply?: string }>) {
-    return (step.toolCalls ?? []).map((call) => ({
-      id: call.id ?? `call_${++this.#counter}`,
-      type: "function" as const,
-      function: {
+  /** A scripted answer as the wire writes it; tool calls without an id get `call_<n>`. */
+  #answer(step: Extract<FakeStep, { reply?: string }>): WireAnswer {
+    return {
+      ...(step.reply === undefined ? {} : { content: step.reply }),
+      toolCalls: (step.toolCalls ?? []).map((call) => ({
+        id: call.id ?? `call_${++this.#counter}`,
         name: call.name,
         arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
-      },
-    }));
-  }
-
-  #usage(step: Extract<FakeStep, { reply?: string }>) {
-    const usage = step.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
-    return { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
+      })),
+      ...(step.reasoning ? { reasoning: step.reasoning } : {}),
+      ...(step.usage ? { usage: step.usage } : {}),
+      ...(step.chunks === undefined ? {} : { chunks: step.chunks }),
+      ...(step.gate ? { gate: step.gate } : {}),
+    };
   }
 
   #complete(step: Extract<FakeStep, { reply?: string }>, recorded: RecordedRequest): Response {
-    const calls = this.#calls(step);
+    const answer = this.#answer(step);
     recorded.finishedAt = performance.now();
-    return Response.json({
-      id: `chatcmpl-${this.#counter++}`,
-      object: "chat.completion",
-      created: 0,
-      model: recorded.body.model,
-      choices: [{
-        index: 0,
-        message: {
-          role: "assistant",
-          content: step.reply ?? (calls.length ? null : ""),
-          ...(calls.length ? { tool_calls: calls } : {}),
-          ...(step.reasoning ? { reasoning_content: step.reasoning } : {}),
-        },
-        finish_reason: calls.length ? "tool_calls" : "stop",
-      }],
-      usage: this.#usage(step),
-    });
+    return Response.json(completionBody(answer, recorded.body.model, `chatcmpl-${this.#counter++}`));
   }
 
   #stream(step: Extract<FakeStep, { reply?: string }>, recorded: RecordedRequest): Response {
-    const text = step.reply ?? "";
-    const pieces = Math.max(1, step.chunks ?? 4);
-    const size = Math.ceil(text.length / pieces) || 1;
-    const chunks: Array<Record<string, unknown>> = [{ role: "assistant", content: "" }];
-    for (let i = 0; i < text.length; i += size) chunks.push({ content: text.slice(i, i + size) });
-    // Tool calls arrive as deltas split across chunks: id and name first, then the arguments in two halves.
-    this.#calls(step).forEach((call, index) => {
-      const half = Math.ceil(call.function.arguments.length / 2);
-      chunks.push({
-        tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }],
-      });
-      chunks.push({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(0, half) } }] });
-      chunks.push({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] });
-    });
-    const finish = step.toolCalls?.length ? "tool_calls" : "stop";
-    const encoder = new TextEncoder();
-    const model = recorded.body.model;
-    const frame = (data: unknown) => encoder.encode(`data: ${JSON.stringify(data)}\n\n`);
-    const chunk = (delta: Record<string, unknown>, finishReason: string | null) =>
-      frame({
-        id: "chatcmpl-stream",
-        object: "chat.completion.chunk",
-        created: 0,
-        model,
-        choices: [{ index: 0, delta, finish_reason: finishReason }],
-      });
-    const usage = this.#usage(step);
-    const stream = new ReadableStream<Uint8Array>({
-      async start(controller) {
-        if (step.reasoning) controller.enqueue(chunk({ reasoning_content: step.reasoning }, null));
-        for (let i = 0; i < chunks.length; i++) {
-          const last = i === chunks.length - 1;
-          if (last && step.gate) await step.gate;
-          controller.enqueue(chunk(chunks[i]!, last ? finish : null));
-        }
-        controller.enqueue(
-          frame({ id: "chatcmpl-stream", object: "chat.completion.chunk", created: 0, model, choices: [], usage }),
-        );
-        controller.enqueue(encoder.encode("data: [DONE]\n\n"));
-        recorded.finishedAt = performance.now();
-        controller.close();
-      },
-    });
-    return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });
+    return streamResponse(this.#answer(step), recorded.body.model, () => recorded.finishedAt = performance.now());
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * Answers on the OpenAI chat-completions wire, for fake servers: a whole `chat.completion` body, or the same answer as
  * SSE `chat.completion.chunk` frames (text in pieces, each tool call as deltas — id and name first, then the
- * arguments in two halves — a usage frame, then `[DONE]`), the shape `fake_llm.ts` streams.
+ * arguments in two halves — a usage frame, then `[DONE]`), the shape both fake LLMs (`fake_llm.ts`, `hostile_llm.ts`) answer in.
  *
  * @module
  */
@@ -18,9 +18,11 @@ export interface WireAnswer {
   content?: string;
   toolCalls?: readonly WireToolCall[];
   reasoning?: string;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  usage?: { prompt_tokens: number; completion_tokens: number; [more: string]: number };
   /** For streams: how many chunks the text is split into (default 4). */
   chunks?: number;
+  /** For streams: the last chunk waits for this promise. */
+  gate?: Promise<void>;
 }
 
 function usageOf(answer: WireAnswer) {
@@ -109,17 +111,18 @@ export function streamResponse(answer: WireAnswer, model: unknown, onDone: () =>
   const base = { id: "chatcmpl-stream", object: "chat.completion.chunk", created: 0, model };
   const usage = usageOf(answer);
   const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
+    async start(controller) {
       if (answer.reasoning) {
         controller.enqueue(frame({
           ...base,
           choices: [{ index: 0, delta: { reasoning_content: answer.reasoning }, finish_reason: null }],
         }));
       }
-      deltas.forEach((delta, i) => {
+      for (const [i, delta] of deltas.entries()) {
         const last = i === deltas.length - 1;
+        if (last && answer.gate) await answer.gate;
         controller.enqueue(frame({ ...base, choices: [{ index: 0, delta, finish_reason: last ? finish : null }] }));
-      });
+      }
       controller.enqueue(frame({ ...base, choices: [], usage }));
       controller.enqueue(encoder.encode("data: [DONE]\n\n"));
       onDone();
