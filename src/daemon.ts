@@ -33,7 +33,7 @@ import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
 import { localDevices, localRoutes } from "./devices/local_setup.ts";
 import { setupSmartHome } from "./smart_home/smart_home_setup.ts";
-import { ownerConfirmations } from "./policy/owner_confirmations.ts";
+import { ownerChannel, ownerConfirmations } from "./policy/owner_confirmations.ts";
 import { ToolPolicy } from "./policy/tool_policy.ts";
 import { startMcp } from "./mcp/mcp_setup.ts";
 import { mcpServers } from "./config/mcp_servers.ts";
@@ -46,9 +46,13 @@ import { lazyTracker, scheduleBaseline } from "./tracker/tracker_setup.ts";
 import { VERSION } from "./version.ts";
 import type { RecentLines } from "./log/recent_lines.ts";
 import { UsageLedger } from "./provider/usage_ledger.ts";
-import { metered } from "./provider/metered_provider.ts";
+import { llmProviders } from "./config/llm_providers.ts";
+import type { LlmAvailability } from "./provider/provider_chain.ts";
 import { usageView } from "./provider/usage_view.ts";
 import { TurnTraces } from "./agent/core/turn_traces.ts";
+import { loadIntents } from "./intents/intents_setup.ts";
+import { LocalIntents } from "./intents/local_intents.ts";
+import { tellOwnerOfModel } from "./agent/model_notices.ts";
 
 /** Options of {@link startDaemon}. */
 export interface DaemonOptions {
@@ -75,6 +79,12 @@ export interface Daemon {
   http: HttpDevice;
   knowledge: KnowledgeBase;
   services: ServiceHost;
+  /**
+   * The LLM providers (the primary and `llm.fallbacks`): whether one answers now, each one's state and the budget
+   * (`/api/status` `llm.providers`, `llm.budget`), and their changes (`lost`, `back`, `provider_down`,
+   * `provider_up`, `budget_reached`), each once.
+   */
+  llm: LlmAvailability;
   /** Rescans the plugins (SIGHUP, `plgreload`, `POST /api/plugins/reload`). */
   reloadPlugins(): Promise<{ skills: number; eligible: number; problems: string[] }>;
   /**
@@ -161,6 +171,7 @@ interface StatusSources {
   io: IOManager;
   tools: ToolRegistry;
   provider: Provider;
+  llm: LlmAvailability;
   knowledge: KnowledgeBase;
   timer: TimerDevice;
   services: ServiceHost;
@@ -186,6 +197,7 @@ function statusBody(from: StatusSources): StatusBody {
       thinking: config.llm.thinking,
       api_key_set: config.llm.api_key !== "",
       usage: usageJson(provider.usage()),
+      ...from.llm.status(),
     },
     memory: {
       context_entries: agent.contextEntries,
@@ -211,7 +223,7 @@ interface RunningParts extends Omit<Daemon, "reloadPlugins" | "stop"> {
 
 /** The running daemon's handle: its parts, the plugin reload, and the one stop. */
 function running(parts: RunningParts): Daemon {
-  const { url, persona, io, agent, tools, http, knowledge, services, plugins, graceMs, logger } = parts;
+  const { url, persona, io, agent, tools, http, knowledge, services, llm, plugins, graceMs, logger } = parts;
   let stopping: Promise<void> | undefined;
   return {
     url,
@@ -222,6 +234,7 @@ function running(parts: RunningParts): Daemon {
     http,
     knowledge,
     services,
+    llm,
     reloadPlugins: () => plugins.reload(),
     stop() {
       stopping ??= (async () => {
@@ -261,6 +274,10 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
 
   await ensureDataDir(dataDir);
   const persona = await readPersona(loaded, logger);
+  // A template file that cannot be used stops start-up here, naming its file and line.
+  const intents = await loadIntents(config.paths.intents).catch((error) => {
+    throw new StartupError(`Local intents: ${(error as Error).message}`, { cause: error });
+  });
   const services = new ServiceHost({ clock, logger: log("service"), heartbeatMs: config.daemon.heartbeat_interval });
   // Closed after the services stop: the provider, then the schedule store.
   const closers: (() => void)[] = [];
@@ -292,31 +309,37 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       reindexEveryMs: config.memory.distill_interval,
       logger: log("knowledge"),
     })).base;
-    const llm = await setupProvider({
-      config,
-      clock,
-      random,
-      logger: log("llm"),
-      notices: logger,
-      missingKeyHint: missingKeyHint(loaded),
-      provider: options.provider,
-    });
-    closers.push(llm.close);
-    // Every request counted per day (the console's cost figures); the ledger closes after the provider.
+    // Every request counted per day and provider (the console's cost figures, the primary's llm.budget).
+    const llms = llmProviders(config);
     const ledger = UsageLedger.open({
       path: join(dataDir, "usage.db"),
       clock,
       timezone: config.daemon.timezone,
       prices: config.llm.prices,
+      provider: llms[0]!.name,
+      providerPrices: Object.fromEntries(llms.flatMap((llm) => llm.prices ? [[llm.name, llm.prices]] : [])),
     });
-    closers.push(() => ledger.close());
+    // The chain (its probes, an adapter's VM) closes first, then the ledger it counts in.
+    let closeLlm = () => {};
+    closers.push(() => {
+      closeLlm();
+      ledger.close();
+    });
     const ledgerLogger = log("llm");
-    const provider = metered(
-      llm.provider,
+    const llm = await setupProvider({
+      config,
+      clock,
+      random,
+      logger: ledgerLogger,
+      notices: logger,
+      missingKeyHint: missingKeyHint(loaded),
+      provider: options.provider,
       ledger,
-      (error) => ledgerLogger.warning("Could not count an LLM request in usage.db: {error}", { error }),
-    );
-    const distiller = llm.distiller ? provider : undefined;
+      onLedgerError: (error) => ledgerLogger.warning("Could not count an LLM request in usage.db: {error}", { error }),
+    });
+    closeLlm = llm.close;
+    const provider = llm.provider;
+    const distiller = llm.distiller;
     const { memory, context } = await startMemory({
       ...shared,
       config: config.memory,
@@ -419,6 +442,23 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       natives: qq.natives,
     });
     checkToolRoom(tools, config.llm.max_tools);
+    const localIntents = new LocalIntents({
+      matcher: intents,
+      targets: () => io.homeTargets(),
+      clock,
+      timezone: config.daemon.timezone,
+      persona: () => persona.text,
+      modelUp: () => llm.provider.available(),
+    });
+    // Told once when the model is lost, once when it is back, once when the budget is used up.
+    const stopNotices = tellOwnerOfModel({
+      llm: llm.provider,
+      send: sendText,
+      ownerChannel: ownerChannel(config),
+      persona: () => persona.text,
+      logger: log("llm"),
+    });
+    closers.unshift(stopNotices);
     const traces = new TurnTraces({ clock, prices: config.llm.prices });
     const agent = buildAgent({
       config,
@@ -434,8 +474,11 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       // The owner's yes to a waiting action is taken before anything else sees the message.
       promptContributors: [confirmations.confirmations, knowledgePrompt(knowledge), plugins, memory],
       media,
+      localIntents,
+      // No model can answer now: a message is answered locally at once instead of costing a deadline.
+      modelDown: () => modelDown(llm.provider),
     });
-    const parts = { persona, io, agent, tools, http, knowledge, services };
+    const parts = { persona, io, agent, tools, http, knowledge, services, llm: llm.provider };
     const status = { ...parts, loaded, clock, startedAt, provider, timer };
     const server = await startApi({
       config: config.daemon,
@@ -459,6 +502,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       traces,
       usage: {
         ledger,
+        budget: () => llm.provider.status().budget,
         media: () => mediaCounts(media.status()),
         ...(options.recentLog ? { recent: options.recentLog } : {}),
       },
@@ -484,6 +528,14 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     if (error instanceof StartupError) throw error;
     throw new StartupError((error as Error).message, { cause: error });
   }
+}
+
+/** Why no model can answer now (each provider's state), or undefined when one may. */
+function modelDown(llm: LlmAvailability): string | undefined {
+  if (llm.available()) return undefined;
+  return llm.status().providers.map((provider) =>
+    `${provider.name}: ${provider.state === "over_budget" ? "over its budget" : provider.last_error ?? "down"}`
+  ).join("; ");
 }
 
 /** The media service's call counts as `/api/usage` shows them (its status nests them per model server). */

@@ -4,6 +4,7 @@
  */
 
 import assert from "node:assert/strict";
+import { waitFor } from "./support/wait.ts";
 import { join } from "node:path";
 import { readSse } from "../src/net/sse.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
@@ -182,23 +183,31 @@ Deno.test("Retry-After is honoured before the retry", async () => {
   });
 });
 
-Deno.test("an LLM outage gives a clear error and the next message works", async () => {
+Deno.test("an LLM outage gives a clear error at once, and a message works again once a probe finds it back", async () => {
   const fake = FakeLlm.start(CONTRACT);
   fake.enqueue({ status: 503, headers: { "retry-after": "0" } }, { status: 503, headers: { "retry-after": "0" } });
   fake.enqueue({ reply: "Back again" });
-  await withHomed({}, fake, async (homed) => {
+  await withHomed({ llm: { probe_interval: "1s" } }, fake, async (homed) => {
     const failed = await postJson(`${homed.url}/api/chat`, { text: "hello?" });
     assert.equal(failed.status, 502);
-    assert.deepEqual(failed.body, {
-      error: {
-        code: "server",
-        message: `The LLM server at ${new URL(fake.baseUrl).host} failed (HTTP 503: scripted HTTP 503)`,
-      },
-    });
+    const error = failed.body.error as { code: string; message: string };
+    assert.equal(error.code, "server");
+    assert.ok(
+      error.message.includes(`The LLM server at ${new URL(fake.baseUrl).host} failed (HTTP 503: scripted HTTP 503)`),
+      error.message,
+    );
+    assert.match(error.message, /Without it I can still switch lights and devices/, "and says what still works");
+    // The breaker is open: the next message is refused at once, without asking the model, until a probe succeeds.
+    const skipped = await postJson(`${homed.url}/api/chat`, { text: "still there?" });
+    assert.equal(skipped.status, 503);
+    assert.equal((skipped.body.error as { code: string }).code, "unavailable");
+    assert.equal(fake.requests.length, 2, "the open breaker sent nothing more to the model");
+    const primary = async () => (await (await fetch(`${homed.url}/api/status`)).json()).llm.providers[0];
+    await waitFor(async () => (await primary()).state === "up", "a probe found the LLM back");
     const ok = await postJson(`${homed.url}/api/chat`, { text: "and now?" });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.reply, "Back again");
-    // The failed turn left nothing in the context: the third request holds just the new message.
+    // The failed turns left nothing in the context: the third request holds just the new message.
     const messages = fake.requests[2]!.body.messages as Array<{ role: string }>;
     assert.deepEqual(messages.map((m) => m.role), ["system", "user"]);
   });

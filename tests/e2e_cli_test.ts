@@ -129,7 +129,7 @@ Deno.test("flags are narrow: config and data anywhere, no -A, no run or ffi", as
   const flags = await taskFlags("run", ws.env);
   assert.deepEqual(flags, [
     "--no-prompt",
-    `--allow-read=${ws.configPath},${ws.dir}/personal.md,${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data,${luaWasmPath()}`,
+    `--allow-read=${ws.configPath},${ws.dir}/personal.md,${ws.dir}/intents,${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data,${luaWasmPath()}`,
     `--allow-write=${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data`,
     `--allow-net=127.0.0.1:${ws.port},llm.example:8443`,
     "--allow-env=HOMED_CONFIG,HOMED_API_TOKEN,DEEPSEEK_API_KEY,ONEBOT_ACCESS_TOKEN,LOG_TOKENS,LOG_STREAM,NOTIFY_SOCKET",
@@ -206,7 +206,12 @@ Deno.test("homed init writes a config that loads and points at the checkout, and
   assert.match(created.stdout, / {2}2\. Check config, rights and the LLM: +npx -y deno@2\.9\.6 task doctor\n/);
   const text = await Deno.readTextFile(join(home, "config/homed.yaml"));
   const raw = parse(text);
-  assert.deepEqual(raw.paths, { personal: "../personal.md", knowledge: "../knowledge", plugins: "../plugins" });
+  assert.deepEqual(raw.paths, {
+    personal: "../personal.md",
+    knowledge: "../knowledge",
+    plugins: "../plugins",
+    intents: "../intents",
+  });
   assert.equal(raw.daemon.data_dir, "../data");
   const loaded = parseConfig({
     text,

@@ -14,7 +14,7 @@ export const LEVELS: readonly (readonly string[])[] = [
   ["config"],
   ["io", "tracker", "policy"],
   ["provider", "devices", "knowledge", "backup", "mcp", "smart_home"],
-  ["context", "media"],
+  ["context", "media", "intents"],
   ["memory", "agent", "plugin"],
   ["api", "supervise"],
   ["daemon.ts"],

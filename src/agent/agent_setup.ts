@@ -17,6 +17,7 @@ import { Agent } from "./core/agent.ts";
 import type { MediaService } from "../media/media_service.ts";
 import type { TurnTraces } from "./core/turn_traces.ts";
 import type { Persona } from "./personal.ts";
+import type { LocalIntents } from "../intents/local_intents.ts";
 
 /** Options of {@link buildAgent}. */
 export interface AgentSetupOptions {
@@ -38,6 +39,10 @@ export interface AgentSetupOptions {
   media?: MediaService;
   /** The turn inspector's record. */
   traces?: TurnTraces;
+  /** Everyday commands without a model; used as `agent.local_intents` says. */
+  localIntents?: LocalIntents;
+  /** Why no model can answer now, or undefined when one may (the provider chain's breakers and budget). */
+  modelDown?: () => string | undefined;
 }
 
 /**
@@ -68,5 +73,7 @@ export function buildAgent(options: AgentSetupOptions): Agent {
     promptContributors: options.promptContributors,
     ...(options.media ? { media: options.media } : {}),
     ...(options.traces ? { traces: options.traces } : {}),
+    ...(options.localIntents ? { localIntents: { intents: options.localIntents, mode: agent.local_intents } } : {}),
+    ...(options.modelDown ? { modelDown: options.modelDown } : {}),
   });
 }

@@ -37,6 +37,7 @@ export function statusForTurnError(code: TurnErrorCode): ContentfulStatusCode {
     case "bad_input":
       return 400;
     case "no_api_key":
+    case "unavailable":
     case "cancelled":
     case "shutting_down":
       return 503;

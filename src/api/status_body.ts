@@ -5,6 +5,8 @@
  */
 
 import type { ChannelInfo } from "../io/io_manager.ts";
+import type { BudgetView } from "../provider/budget.ts";
+import type { ProviderStatus } from "../provider/provider_chain.ts";
 import type { UsageView } from "../provider/usage_view.ts";
 
 /** Token usage since start, as `/api/status` shows it under `llm.usage`. */
@@ -37,7 +39,12 @@ export interface StatusBody {
     /** `llm.thinking`. */
     thinking: boolean | "omit";
     api_key_set: boolean;
+    /** Over every provider (the primary and the fallbacks). */
     usage: UsageBody;
+    /** The primary, then `llm.fallbacks` in order: each one's state (up, down, over_budget) and probes. */
+    providers: ProviderStatus[];
+    /** The primary's caps (`llm.budget`) with spend and what is left; null without caps. */
+    budget: BudgetView | null;
   };
   memory: { context_entries: number; context_size: number; context_tokens_budget: number };
   knowledge: { topics: number; sections: number };

@@ -1,12 +1,13 @@
 /**
- * Where the tokens went: `GET /api/usage` (LLM usage per day with its estimated cost, vision and speech calls;
- * household and owner) and `GET /api/logs` (the newest log lines, masked as the log is; owner only).
+ * Where the tokens went: `GET /api/usage` (LLM usage per day and provider with its estimated cost, the primary's
+ * budget, vision and speech calls; household and owner) and `GET /api/logs` (the newest log lines, masked as the log is; owner only).
  *
  * @module
  */
 
 import type { Hono } from "hono";
 import type { RecentLines } from "../log/recent_lines.ts";
+import type { BudgetView } from "../provider/budget.ts";
 import type { UsageLedger } from "../provider/usage_ledger.ts";
 import type { ApiVariables } from "./auth.ts";
 import { requireTrust } from "./require_trust.ts";
@@ -25,6 +26,8 @@ export interface UsageRoutesOptions {
   media: () => { vision: CallCountsBody; stt: CallCountsBody; tts: CallCountsBody };
   /** The newest log lines; without it `GET /api/logs` lists none. */
   recent?: RecentLines | undefined;
+  /** The primary's caps (`llm.budget`): limit, spent and left per period; none or null without caps. */
+  budget?: (() => BudgetView | null) | undefined;
 }
 
 /**
@@ -53,6 +56,7 @@ export function usageRoutes(options: UsageRoutesOptions): (app: Hono<{ Variables
       return c.json({
         currency: prices?.currency ?? null,
         prices: prices ? { input: prices.input, input_cache_hit: prices.input_cache_hit, output: prices.output } : null,
+        budget: options.budget?.() ?? null,
         days: options.ledger.days(days),
         vision: calls(media.vision),
         speech: { stt: calls(media.stt), tts: calls(media.tts) },

@@ -19,6 +19,7 @@ import type { CommandLine } from "./command_line.ts";
 import { loadCommandConfig } from "./command_config.ts";
 import { print } from "./output.ts";
 import { checkDevices } from "./doctor_devices.ts";
+import { loadIntents } from "../intents/intents_setup.ts";
 
 /** One check's outcome. */
 export interface Check {
@@ -112,6 +113,23 @@ async function checkLlm(loaded: LoadedConfig, fetcher: typeof fetch): Promise<Ch
   }
 }
 
+/** The sentence templates homed answers without a model: the embedded ones and the household's `paths.intents`. */
+async function checkIntents(loaded: LoadedConfig): Promise<Check> {
+  const { intents } = loaded.config.paths;
+  const mode = loaded.config.agent.local_intents;
+  try {
+    const matcher = await loadIntents(intents);
+    return {
+      ok: true,
+      name: "intents",
+      detail: `${matcher.counts.templates} sentence templates (${matcher.counts.languages.join(", ")}), ` +
+        `agent.local_intents: ${mode}${mode === "off" ? " (commands need the model)" : ""}`,
+    };
+  } catch (error) {
+    return { ok: false, name: "intents", detail: `${(error as Error).message}; fix the file, then restart homed` };
+  }
+}
+
 function checkListen(loaded: LoadedConfig): Check {
   const addr = loaded.config.daemon.listen_addr;
   const where = `${bindHost(addr)}:${addr.port}`;
@@ -195,6 +213,7 @@ export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fe
   if (secrets) checks.push(secrets);
   checks.push(checkListen(loaded));
   checks.push(await checkLlm(loaded, fetcher));
+  checks.push(await checkIntents(loaded));
   checks.push(...await checkDevices(loaded.config));
   checks.push(...await checkMcpServers(loaded));
   return checks;

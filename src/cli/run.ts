@@ -37,6 +37,7 @@ export async function runCli(line: CommandLine): Promise<void> {
     format: config.log.format,
     secrets: [
       config.llm.api_key,
+      ...config.llm.fallbacks.map((fallback) => fallback.api_key),
       config.daemon.api_token,
       config.onebot.access_token,
       ...Object.values(config.daemon.api_tokens).map((person) => person.token),

@@ -16,6 +16,7 @@ import { type EnvReader, expandTree } from "./expand.ts";
 import { isLoopback } from "./listen_addr.ts";
 import { type Config, configSchema } from "./schema.ts";
 import { builtinAdapter } from "./builtin_adapters.ts";
+import { llmProviders } from "./llm_providers.ts";
 
 /** Where the config came from. */
 export type ConfigOrigin = "--config" | "$HOMED_CONFIG" | "default file" | "embedded defaults";
@@ -127,8 +128,9 @@ function problemOf(issue: z.core.$ZodIssue): string {
 function allowedKeys(path: readonly PropertyKey[]): string[] {
   let shape: unknown = configSchema;
   for (const part of path) {
-    const inner = unwrap(shape) as { shape?: Record<string, unknown> };
-    shape = inner.shape?.[String(part)];
+    const inner = unwrap(shape) as { shape?: Record<string, unknown>; def?: { element?: unknown } };
+    // An entry of a list (llm.fallbacks.0): the list's element.
+    shape = typeof part === "number" ? inner.def?.element : inner.shape?.[String(part)];
   }
   const inner = unwrap(shape) as { shape?: Record<string, unknown> };
   return Object.keys(inner.shape ?? {});
@@ -158,6 +160,61 @@ function readSecretSource(raw: unknown, dotted: string): string | undefined {
     node = (node as Record<string, unknown>)[part];
   }
   return typeof node === "string" ? node : undefined;
+}
+
+/**
+ * The rules across `llm.fallbacks`, `llm.budget` and `llm.prices`: a lua fallback names its adapter, every provider
+ * has a name of its own (status, the ledger and errors tell them apart by it), costs are added up in one currency,
+ * and a money budget has prices to count in.
+ */
+function llmChainProblems(config: Config): string[] {
+  const problems: string[] = [];
+  const { llm } = config;
+  llm.fallbacks.forEach((fallback, index) => {
+    const key = `llm.fallbacks.${index}`;
+    if (fallback.provider === "lua" && fallback.adapter === "") {
+      problems.push(
+        `${key}.adapter: got nothing; allowed: the path of a Lua adapter script or builtin:<name>, required because ${key}.provider is "lua"`,
+      );
+    }
+    if (fallback.adapter.startsWith("builtin:")) {
+      try {
+        builtinAdapter(fallback.adapter);
+      } catch (error) {
+        problems.push((error as Error).message.replace(/^llm\.adapter:/, `${key}.adapter:`));
+      }
+    }
+    if (fallback.prices) {
+      const currency = llm.prices?.currency;
+      if (currency === undefined || currency.toUpperCase() !== fallback.prices.currency.toUpperCase()) {
+        problems.push(
+          `${key}.prices: got prices in ${JSON.stringify(fallback.prices.currency)}; allowed: prices in llm.prices' ` +
+            `currency (${currency === undefined ? "set llm.prices first" : JSON.stringify(currency)}), so costs add up`,
+        );
+      }
+    }
+  });
+  const named = new Map<string, string>();
+  for (const provider of llmProviders(config)) {
+    const other = named.get(provider.name);
+    if (other !== undefined) {
+      problems.push(
+        `${provider.key}.name: got ${JSON.stringify(provider.name)}, the name of ${other} too; allowed: a name of ` +
+          "its own (set name: to tell them apart)",
+      );
+    }
+    named.set(provider.name, provider.key);
+  }
+  for (const period of ["daily", "monthly"] as const) {
+    const limit = llm.budget?.[period];
+    if (limit !== undefined && !llm.prices) {
+      problems.push(
+        `llm.budget.${period}: got ${limit}; allowed: a limit in llm.prices' currency, which needs llm.prices — set ` +
+          `llm.prices (input, input_cache_hit, output per million tokens, currency) or use llm.budget.${period}_tokens`,
+      );
+    }
+  }
+  return problems;
 }
 
 /**
@@ -233,6 +290,7 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
       'llm.adapter: got nothing; allowed: the path of a Lua adapter script, required because llm.provider is "lua"',
     );
   }
+  problems.push(...llmChainProblems(config));
   const tokens = config.daemon.api_tokens;
   if ("owner" in tokens) {
     problems.push(
@@ -278,9 +336,15 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
   config.paths.personal = absolute(config.paths.personal);
   config.paths.knowledge = absolute(config.paths.knowledge);
   config.paths.plugins = absolute(config.paths.plugins);
+  config.paths.intents = absolute(config.paths.intents);
   // `builtin:<name>` is an embedded adapter, not a path.
   if (config.llm.adapter !== "" && !config.llm.adapter.startsWith("builtin:")) {
     config.llm.adapter = absolute(config.llm.adapter);
+  }
+  for (const fallback of config.llm.fallbacks) {
+    if (fallback.adapter !== "" && !fallback.adapter.startsWith("builtin:")) {
+      fallback.adapter = absolute(fallback.adapter);
+    }
   }
   config.plugins.extra_dirs = config.plugins.extra_dirs.map(absolute);
   const overlay = config.tracker.overlay;

@@ -3,6 +3,7 @@ import { ConfigError } from "./config_error.ts";
 import { parseDuration } from "./duration.ts";
 import { expandEnv, referencedVariables } from "./expand.ts";
 import { type LoadedConfig, locateConfig, parseConfig } from "./load.ts";
+import { llmProviders } from "./llm_providers.ts";
 
 const env = (vars: Record<string, string>) => (name: string) => vars[name];
 
@@ -70,6 +71,8 @@ Deno.test("no config at all gives every default", () => {
     max_tools: 128,
     provider: "openai",
     adapter: "",
+    fallbacks: [],
+    probe_interval: 30_000,
   });
   assert.deepEqual(config.lua, { time_limit: 1_000, memory_limit: 16_777_216 });
   assert.deepEqual(config.onebot, {
@@ -89,7 +92,12 @@ Deno.test("no config at all gives every default", () => {
     max_frame_bytes: 1_048_576,
   });
   assert.deepEqual(config.io, { routes: {}, send_timeout: 30_000, max_waiting_per_sender: 50 });
-  assert.deepEqual(config.agent, { max_tool_rounds: 10, tool_timeout: 30_000, tool_policy: {} });
+  assert.deepEqual(config.agent, {
+    local_intents: "fallback",
+    max_tool_rounds: 10,
+    tool_timeout: 30_000,
+    tool_policy: {},
+  });
   assert.deepEqual(config.memory, {
     context_size: 30,
     context_tokens: 48_000,
@@ -97,6 +105,7 @@ Deno.test("no config at all gives every default", () => {
     distill_interval: 1_800_000,
   });
   assert.deepEqual(config.paths, {
+    intents: "/srv/homed/intents",
     personal: "/srv/homed/personal.md",
     knowledge: "/srv/homed/knowledge",
     plugins: "/srv/homed/plugins",
@@ -329,6 +338,95 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     assert.equal(found.length, 1, `${text} → ${found.join(" | ")}`);
     assert.match(found[0]!, pattern);
   }
+});
+
+Deno.test("llm.fallbacks, llm.probe_interval, llm.budget: what is left out comes from the primary; each error names the key and value", () => {
+  const { config } = parse([
+    "llm:",
+    "  temperature: 0.2",
+    "  timeout: 20s",
+    "  prices: { input: 2, input_cache_hit: 0.5, output: 8, currency: CNY }",
+    "  probe_interval: 1m",
+    "  budget: { daily: 5, monthly_tokens: 2000000 }",
+    "  fallbacks:",
+    "    - { model: llama3, base_url: 'http://127.0.0.1:11434/v1', max_tokens: 1024 }",
+    "    - { provider: lua, adapter: adapters/x.lua, model: claude, base_url: 'https://api.anthropic.com', name: claude }",
+    "",
+  ].join("\n"));
+  assert.equal(config.llm.probe_interval, 60_000);
+  assert.deepEqual(config.llm.budget, { daily: 5, monthly_tokens: 2_000_000 });
+  assert.deepEqual(config.llm.fallbacks[0], {
+    provider: "openai",
+    model: "llama3",
+    base_url: "http://127.0.0.1:11434/v1",
+    api_key: "",
+    adapter: "",
+    max_tokens: 1024,
+  });
+  assert.equal(config.llm.fallbacks[1]!.adapter, "/etc/homed/adapters/x.lua", "relative to the config file");
+  const [primary, local, claude] = llmProviders(config);
+  assert.equal(primary!.name, "deepseek-v4-flash@api.deepseek.com");
+  assert.deepEqual(
+    [local!.name, local!.key, local!.temperature, local!.max_tokens, local!.timeout, local!.thinking],
+    ["llama3@127.0.0.1:11434", "llm.fallbacks.0", 0.2, 1024, 20_000, false],
+  );
+  assert.equal(claude!.name, "claude");
+
+  const cases: Array<[string, RegExp]> = [
+    [
+      "llm:\n  fallbacks:\n    - { base_url: 'http://127.0.0.1:11434/v1' }\n",
+      /^llm\.fallbacks\.0\.model: got nothing; allowed: a non-empty model name$/,
+    ],
+    [
+      "llm:\n  fallbacks:\n    - { model: llama3 }\n",
+      /^llm\.fallbacks\.0\.base_url: got nothing; allowed: an http:\/\/ or https:\/\/ URL/,
+    ],
+    [
+      "llm:\n  fallbacks:\n    - { model: m, base_url: 'http://h/v1', api_key: sk-0123456789, color: red }\n",
+      /^llm\.fallbacks\.0\.color: unknown key; allowed keys here: provider, model, base_url, api_key, adapter, name, temperature, max_tokens, thinking, timeout, max_retries, prices$/,
+    ],
+    [
+      "llm:\n  fallbacks:\n    - { model: m, base_url: 'http://h/v1', api_key: short, temperature: 3 }\n",
+      /^llm\.fallbacks\.0\.temperature: got 3; allowed: a number from 0 to 2$/,
+    ],
+    [
+      "llm:\n  fallbacks:\n    - { provider: lua, model: m, base_url: 'http://h' }\n",
+      /^llm\.fallbacks\.0\.adapter: got nothing; allowed: the path of a Lua adapter script or builtin:<name>, required because llm\.fallbacks\.0\.provider is "lua"$/,
+    ],
+    [
+      "llm:\n  fallbacks:\n    - { provider: lua, adapter: 'builtin:gemini', model: m, base_url: 'http://h' }\n",
+      /^llm\.fallbacks\.0\.adapter: got "builtin:gemini"; allowed: a file path or "builtin:anthropic", "builtin:ollama"$/,
+    ],
+    [
+      "llm:\n  fallbacks:\n    - { model: deepseek-v4-flash, base_url: 'https://api.deepseek.com/beta' }\n",
+      /^llm\.fallbacks\.0\.name: got "deepseek-v4-flash@api\.deepseek\.com", the name of llm too; allowed: a name of its own/,
+    ],
+    [
+      "llm:\n  fallbacks:\n    - { model: m, base_url: 'http://h/v1', prices: { input: 1, input_cache_hit: 1, output: 1, currency: USD } }\n",
+      /^llm\.fallbacks\.0\.prices: got prices in "USD"; allowed: prices in llm\.prices' currency \(set llm\.prices first\)/,
+    ],
+    [
+      "llm:\n  probe_interval: 500ms\n",
+      /^llm\.probe_interval: got "500ms"; allowed: a duration such as .*, from 1s to 1h$/,
+    ],
+    ["llm:\n  probe_interval: 2h\n", /^llm\.probe_interval: got "2h"; allowed: a duration such as .*, from 1s to 1h$/],
+    [
+      "llm:\n  budget: { daily: 5 }\n",
+      /^llm\.budget\.daily: got 5; allowed: a limit in llm\.prices' currency, which needs llm\.prices — set llm\.prices/,
+    ],
+    [
+      "llm:\n  budget: { monthly: 50 }\n",
+      /^llm\.budget\.monthly: got 50; allowed: a limit in llm\.prices' currency, which needs llm\.prices/,
+    ],
+    ["llm:\n  budget: { daily_tokens: 0 }\n", /^llm\.budget\.daily_tokens: got 0; allowed: a whole number from 1 to /],
+    ["llm:\n  budget: { weekly: 5 }\n", /^llm\.budget\.weekly: unknown key; allowed keys here: daily, monthly, /],
+  ];
+  for (const [text, pattern] of cases) {
+    const found = problems(text);
+    assert.equal(found.length, 1, `${text} → ${found.join(" | ")}`);
+    assert.match(found[0]!, pattern);
+  }
+  assert.deepEqual(parse("llm:\n  budget: { daily_tokens: 300000 }\n").config.llm.budget, { daily_tokens: 300_000 });
 });
 
 Deno.test("every problem of a file is reported at once", () => {

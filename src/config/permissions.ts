@@ -17,6 +17,7 @@ import { silkWasmPath } from "../audio/silk_wasm_path.ts";
 import { runsOnDeno } from "./runs_on_deno.ts";
 import type { Config } from "./schema.ts";
 import { mcpImportPath, type McpServerConfig, mcpServers } from "./mcp_servers.ts";
+import { llmProviders } from "./llm_providers.ts";
 import { nameServerRights, readResolvConf, RESOLV_CONF } from "./name_servers.ts";
 
 /** The rights one homed command needs. */
@@ -205,9 +206,11 @@ export function requiredPermissions(
   }
   const listenHost = bindHost(listen);
   // The Lua VM's wasm (adapters and plugins' Lua tools) — that one file, not the npm cache around it — and the adapter.
-  const adapterFile = config.llm.provider === "lua" && !config.llm.adapter.startsWith("builtin:");
+  // Every provider tried (the primary and llm.fallbacks): its server, and a lua one's adapter script.
+  const llms = llmProviders(config);
+  const adapters = llms.filter((llm) => llm.provider === "lua" && !llm.adapter.startsWith("builtin:"));
   // A compiled homed reads its embedded npm packages (wasmoon's glue.wasm among them) without a read right.
-  const lua = [...(adapterFile ? [config.llm.adapter] : []), ...(runsOnDeno() ? [luaWasmPath()] : [])];
+  const lua = [...adapters.map((llm) => llm.adapter), ...(runsOnDeno() ? [luaWasmPath()] : [])];
   // QQ voice (SILK) is decoded for speech-to-text and encoded for spoken replies; the codec reads its .wasm.
   const speaks = config.speech.stt !== null || config.speech.tts !== null;
   const servers = mcpServersFor(loaded, mode);
@@ -217,6 +220,8 @@ export function requiredPermissions(
     read: unique([
       ...configFile,
       config.paths.personal,
+      // The household's sentence templates (read at start; a missing folder is fine).
+      config.paths.intents,
       ...dirs,
       ...lua,
       ...silk,
@@ -230,7 +235,7 @@ export function requiredPermissions(
     write: unique([...dirs, ...(mode === "run" && notify ? [notify] : [])]),
     net: unique([
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
-      llmHost(config.llm.base_url),
+      ...llms.map((llm) => llmHost(llm.base_url)),
       ...(config.onebot.enabled && config.onebot.forward_url !== "" ? [llmHost(config.onebot.forward_url)] : []),
       ...mediaHosts(config, resolvConf),
       ...servers.flatMap((server) => server.url ? [llmHost(server.url)] : []),

@@ -12,11 +12,12 @@ const loaded = parseConfig({
   cwd: "/",
 });
 
-Deno.test("run rights cover exactly the config, persona, knowledge, plugins, data, the Lua wasm, listener and LLM host", () => {
+Deno.test("run rights cover exactly the config, persona, templates, knowledge, plugins, data, the Lua wasm, listener and LLM host", () => {
   const rights = requiredPermissions(loaded, "run");
   assert.deepEqual(rights.read, [
     "/etc/homed/homed.yaml",
     "/etc/homed/personal.md",
+    "/etc/homed/intents",
     "/etc/homed/knowledge",
     "/etc/homed/plugins",
     "/var/lib/homed",
@@ -94,6 +95,40 @@ Deno.test("a OneBot forward URL's host joins the daemon's net rights", () => {
     cwd: "/",
   });
   assert.deepEqual(requiredPermissions(secure, "run").net, ["127.0.0.1:8080", "api.deepseek.com:443"], "not when off");
+});
+
+Deno.test("llm.fallbacks: each one's host joins the net rights and a lua one's adapter the read rights, in homed flags too", async () => {
+  const chain = parseConfig({
+    text: [
+      "llm:",
+      "  fallbacks:",
+      "    - { model: llama3, base_url: 'http://127.0.0.1:11434/v1' }",
+      "    - { provider: lua, adapter: adapters/claude.lua, model: claude, base_url: 'https://api.anthropic.com' }",
+      "    - { provider: lua, adapter: 'builtin:ollama', model: qwen3, base_url: 'http://192.168.1.9:11434' }",
+      "",
+    ].join("\n"),
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  const rights = requiredPermissions(chain, "run");
+  assert.deepEqual(rights.net, [
+    "127.0.0.1:8080",
+    "api.deepseek.com:443",
+    "127.0.0.1:11434",
+    "api.anthropic.com:443",
+    "192.168.1.9:11434",
+  ]);
+  assert.ok(rights.read.includes("/etc/homed/adapters/claude.lua"), rights.read.join(" "));
+  assert.ok(!rights.read.some((path) => path.includes("builtin:")), "an embedded adapter is no file");
+  const { commandFlags } = await import("./command_flags.ts");
+  const flags = commandFlags(chain, "run");
+  const net = flags.find((flag) => flag.startsWith("--allow-net="))!;
+  assert.equal(
+    net,
+    "--allow-net=127.0.0.1:8080,api.deepseek.com:443,127.0.0.1:11434,api.anthropic.com:443,192.168.1.9:11434",
+  );
+  assert.ok(flags.find((flag) => flag.startsWith("--allow-read="))!.includes("/etc/homed/adapters/claude.lua"));
 });
 
 Deno.test("exec tools: --allow-run names exactly the allowlisted programs, only with plugins.allow_exec", () => {

@@ -197,6 +197,32 @@ export function validTimeZone(zone: string): boolean {
   }
 }
 
+/** LLM prices per million tokens (`llm.prices`, a fallback's `prices`). */
+const llmPrices = z.strictObject({
+  input: number(0, 1_000_000, false),
+  input_cache_hit: number(0, 1_000_000, false),
+  output: number(0, 1_000_000, false),
+  currency: text("a currency code such as CNY or USD", /^[A-Za-z]{3}$/).default("CNY"),
+});
+
+/** One of `llm.fallbacks`: what it leaves out comes from the primary's `llm.*` (`src/config/llm_providers.ts`). */
+const llmFallback = z.strictObject({
+  provider: z.enum(["openai", "lua"], { error: '"openai" (chat completions) or "lua" (an adapter script)' })
+    .default("openai"),
+  model: text("a non-empty model name").min(1, { error: "a non-empty model name" }),
+  base_url: baseUrl,
+  // Empty: no Authorization header (a local server needs none).
+  api_key: z.string({ error: "a string (empty means none is sent)" }).default(""),
+  adapter: z.string({ error: "the path of a Lua adapter script or builtin:<name> (empty: none)" }).default(""),
+  name: text("a label: 1 to 64 characters on one line", /^[^\n\r]{1,64}$/).optional(),
+  temperature: number(0, 2, false).optional(),
+  max_tokens: number(1, 1_000_000, true).optional(),
+  thinking: z.union([boolean(), z.literal("omit")], { error: 'true, false or "omit"' }).optional(),
+  timeout: duration(1_000, 1_800_000, "1s to 30m").optional(),
+  max_retries: number(0, 10, true).optional(),
+  prices: llmPrices.optional(),
+});
+
 /** The schema; parsing fills in every default, so `{}` is a complete config. */
 export const configSchema = z.strictObject({
   daemon: z.strictObject({
@@ -240,11 +266,18 @@ export const configSchema = z.strictObject({
       .default("openai"),
     adapter: z.string({ error: "the path of a Lua adapter script (empty: none)" }).default(""),
     // Per million tokens, for the console's cost figures (none: costs are not estimated).
-    prices: z.strictObject({
-      input: number(0, 1_000_000, false),
-      input_cache_hit: number(0, 1_000_000, false),
-      output: number(0, 1_000_000, false),
-      currency: text("a currency code such as CNY or USD", /^[A-Za-z]{3}$/).default("CNY"),
+    prices: llmPrices.optional(),
+    // Providers tried in order when the primary (the keys above) cannot answer: down, or over llm.budget.
+    fallbacks: z.array(llmFallback, { error: "a list of providers, each with model and base_url" }).default([]),
+    // How often a provider that failed is tried again in the background (its breaker is open until one succeeds).
+    probe_interval: duration(1_000, 3_600_000, "1s to 1h").prefault("30s"),
+    // Spending caps of the primary per local day and month (daemon.timezone): money in llm.prices' currency, and
+    // total tokens. Over one, the fallbacks answer until the period turns.
+    budget: z.strictObject({
+      daily: number(0, 1_000_000_000, false).optional(),
+      monthly: number(0, 1_000_000_000, false).optional(),
+      daily_tokens: number(1, 1_000_000_000_000, true).optional(),
+      monthly_tokens: number(1, 1_000_000_000_000, true).optional(),
     }).optional(),
   }).prefault({}),
   lua: z.strictObject({
@@ -418,6 +451,11 @@ export const configSchema = z.strictObject({
   }).prefault({}),
   agent: z.strictObject({
     max_tool_rounds: number(1, 50, true).default(10),
+    // Everyday house commands understood without a model (src/intents/): prefer — locally even when a model is up (no
+    // tokens, milliseconds); fallback — only when no model answers; off — never.
+    local_intents: z.enum(["prefer", "fallback", "off"], { error: '"prefer", "fallback" or "off"' }).default(
+      "fallback",
+    ),
     tool_timeout: duration(1_000, 1_800_000, "1s to 30m").prefault("30s"),
     // Per tool name pattern (* matches any run of characters), for everyone or per trust: allow, confirm (the owner's
     // yes first) or deny (not even offered to the model). The first pattern that matches decides.
@@ -473,6 +511,8 @@ export const configSchema = z.strictObject({
     personal: path().default("./personal.md"),
     knowledge: path().default("./knowledge"),
     plugins: path().default("./plugins"),
+    // The household's own sentence templates (*.yaml), added to the embedded ones; a missing folder is no error.
+    intents: path().default("./intents"),
   }).prefault({}),
   log: z.strictObject({
     level: z.enum(["debug", "info", "warning", "error"], {

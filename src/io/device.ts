@@ -8,6 +8,7 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { ToolAllow } from "../identity/trust.ts";
 import type { Tool } from "../tools/tool.ts";
+import type { HomeTarget } from "./home_target.ts";
 import type { InputEvent, InputRef, OutputEvent } from "./event.ts";
 import type { MessageAttachment } from "./message_payload.ts";
 import type { TurnError } from "./turn_error.ts";
@@ -116,6 +117,11 @@ export interface Device {
    * themselves; undefined when the device cannot tell.
    */
   locate?(input: InputRef, attachment: MessageAttachment): Promise<string | Uint8Array | undefined>;
+  /**
+   * Optional: the things in the house this device switches, sets or reads, by the household's names — what local
+   * intents act on without a model (each action planned as one of this device's own tool calls).
+   */
+  homeTargets?(): readonly HomeTarget[];
   /** Optional: cheap bookkeeping on the daemon heartbeat (connection liveness). Errors are logged, never fatal. */
   heartbeat?(): Promise<void> | void;
   /** Optional: counters for `/api/status`. */

@@ -14,6 +14,7 @@ import type { Tool } from "../tools/tool.ts";
 import { TOOL_NAME } from "../tools/tool.ts";
 import type { MessageAttachment } from "./message_payload.ts";
 import type { Device, DeviceContext, DeviceGroup, InputDraft, TurnEvent } from "./device.ts";
+import type { HomeTarget } from "./home_target.ts";
 import {
   capabilityNames,
   deviceOf,
@@ -358,6 +359,26 @@ export class IOManager implements Service {
   /** A device's tools as the registry takes them: `household` where the device set no trust rule. */
   #toolsOf(device: Device): Tool[] {
     return device.tools().map((tool) => ({ ...tool, allow: tool.allow ?? "household" }));
+  }
+
+  /**
+   * Every device's {@link HomeTarget}s, as each device sees them now (a device whose list throws is left out and
+   * logged: one broken device never hides the others).
+   */
+  homeTargets(): HomeTarget[] {
+    const targets: HomeTarget[] = [];
+    for (const device of this.#devices.values()) {
+      if (!device.homeTargets) continue;
+      try {
+        targets.push(...device.homeTargets());
+      } catch (error) {
+        this.#options.logger.warning("Device {name} could not list its home targets: {error}", {
+          name: device.name,
+          error,
+        });
+      }
+    }
+    return targets;
   }
 
   /** The devices, as channels. */

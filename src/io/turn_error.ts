@@ -17,7 +17,9 @@ export type LlmFailureCode =
   | "bad_request"
   | "bad_response"
   | "adapter"
-  | "cancelled";
+  | "cancelled"
+  /** No configured provider can answer: each is down or over its budget (`ProviderChain`; the message names why). */
+  | "unavailable";
 
 /**
  * Every way a turn ends in failure: an LLM failure, an input that is no message (`bad_input`), homed stopping

@@ -15,6 +15,23 @@ import { type ConfirmationOutcome, Confirmations } from "./confirmations.ts";
 const OUTCOMES_KEPT = 500;
 
 /**
+ * The owner's own channel — their QQ private chat — where homed asks and tells them things, or undefined when no owner
+ * is set (`onebot.owner`).
+ *
+ * @example
+ * ```ts
+ * import type { Config } from "../config/schema.ts";
+ *
+ * declare const config: Config; // onebot.owner: "10001"
+ * ownerChannel(config); // "qq:private:10001"
+ * ```
+ */
+export function ownerChannel(config: Pick<Config, "onebot">): string | undefined {
+  const { onebot } = config;
+  return onebot.enabled && onebot.owner !== "" ? `qq:private:${onebot.owner}` : undefined;
+}
+
+/**
  * The confirmations and their audit.
  *
  * @example
@@ -35,9 +52,8 @@ export function ownerConfirmations(
   send: (channel: string, text: string) => Promise<void>,
 ): { confirmations: Confirmations; outcomes(): ConfirmationOutcome[] } {
   const kept: ConfirmationOutcome[] = [];
-  const { onebot } = config;
   const confirmations = new Confirmations({
-    ownerChannel: onebot.enabled && onebot.owner !== "" ? `qq:private:${onebot.owner}` : undefined,
+    ownerChannel: ownerChannel(config),
     send,
     timeoutMs: config.smart_home.home_assistant?.confirm_timeout ?? 120_000,
     clock,

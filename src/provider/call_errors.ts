@@ -77,16 +77,29 @@ export function timeoutError(host: string, timeoutMs: number, cause: unknown): P
 
 /**
  * An answer with an HTTP error status; the message quotes the server's own words when its error body is JSON
- * homed understands, else the start of the text. `now` (epoch ms) resolves a `Retry-After` date.
+ * homed understands, else the start of the text. `now` (epoch ms) resolves a `Retry-After` date; `keyName` is the
+ * config key a refused key is set in.
+ *
+ * 402 (DeepSeek's "Insufficient Balance", a spent quota) is `rate_limited` like 429 — the server will not serve this
+ * account for now — but not retried: a moment later the balance is the same.
  *
  * @example
  * ```ts
  * const error = httpError("api.deepseek.com", 429, new Headers({ "retry-after": "3" }), '{"error":"slow down"}', 0);
  * error.message; // "The LLM server at api.deepseek.com is rate limiting (HTTP 429: slow down)"
  * error.retryAfterMs; // 3000
+ * httpError("api.deepseek.com", 402, new Headers(), '{"error":{"message":"Insufficient Balance"}}', 0).code;
+ * // "rate_limited"
  * ```
  */
-export function httpError(host: string, status: number, headers: Headers, text: string, now: number): ProviderError {
+export function httpError(
+  host: string,
+  status: number,
+  headers: Headers,
+  text: string,
+  now: number,
+  keyName = "llm.api_key",
+): ProviderError {
   let said: string | undefined;
   try {
     said = errorDetail(JSON.parse(text));
@@ -97,7 +110,14 @@ export function httpError(host: string, status: number, headers: Headers, text: 
   if (status === 401 || status === 403) {
     return new ProviderError(
       "auth",
-      `The LLM server at ${host} refused the API key (HTTP ${status}: ${said}); check llm.api_key`,
+      `The LLM server at ${host} refused the API key (HTTP ${status}: ${said}); check ${keyName}`,
+      extra,
+    );
+  }
+  if (status === 402) {
+    return new ProviderError(
+      "rate_limited",
+      `The LLM server at ${host} refused to serve this account (HTTP 402: ${said}); top up its balance or check its quota`,
       extra,
     );
   }

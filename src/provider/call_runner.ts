@@ -25,7 +25,12 @@ export interface CallRunnerOptions {
   clock: Clock;
   random: () => number;
   logger: Logger;
+  /** The config key of the API key, named when the server refuses it (default `llm.api_key`). */
+  keyName?: string;
 }
+
+/** Longest wait a server may ask for (`Retry-After`) before a call with `failFast` gives up instead of waiting. */
+export const FAIL_FAST_WAIT_MS = 8_000;
 
 /** The request a provider built; sent as is on every attempt. */
 export interface HttpRequest {
@@ -129,6 +134,8 @@ export class CallRunner {
               cause: error,
             });
           }
+          // Another provider answers sooner than a retry of a silent server, or a long wait the server asks for.
+          if (options.failFast && mapped.retryable && failsFast(mapped)) throw final(mapped, error);
           throw mapped;
         }
       }, {
@@ -175,10 +182,7 @@ export class CallRunner {
         ...(request.body === undefined ? {} : { body: request.body }),
         signal: combined,
       });
-      if (!response.ok) {
-        const text = await response.text().catch(() => "");
-        throw httpError(this.host, response.status, response.headers, text, this.#options.clock.now());
-      }
+      if (!response.ok) throw await this.#httpError(response);
       // The idle timeout covers the wait for the headers; a long answer's body is bounded by the turn deadline.
       if (!onDelta) idle.clear();
       const answer = await readReply({ response, onDelta, touch: () => idle.touch() });
@@ -193,6 +197,36 @@ export class CallRunner {
     }
   }
 
+  /**
+   * One request that only has to succeed (a probe: `GET /models`): 2xx resolves, anything else rejects with the same
+   * error vocabulary as a chat. Never retried, not counted in the usage totals; the idle timeout bounds the wait for
+   * the headers, the body is not read.
+   */
+  async check(request: HttpRequest, signal: AbortSignal): Promise<void> {
+    const idle = new IdleTimeout(this.#options.timeoutMs, this.#options.clock);
+    try {
+      const response = await fetch(request.url, {
+        method: request.method,
+        headers: request.headers,
+        ...(request.body === undefined ? {} : { body: request.body }),
+        signal: AbortSignal.any([signal, idle.controller.signal]),
+      });
+      if (!response.ok) throw await this.#httpError(response);
+      await response.body?.cancel();
+    } catch (error) {
+      if (idle.fired) throw timeoutError(this.host, this.#options.timeoutMs, error);
+      throw callError(this.host, error, signal);
+    } finally {
+      idle.clear();
+    }
+  }
+
+  async #httpError(response: Response): Promise<ProviderError> {
+    const text = await response.text().catch(() => "");
+    const { clock, keyName } = this.#options;
+    return httpError(this.host, response.status, response.headers, text, clock.now(), keyName);
+  }
+
   #count(usage: Usage): void {
     this.#totals.promptTokens += usage.promptTokens;
     this.#totals.completionTokens += usage.completionTokens;
@@ -200,4 +234,18 @@ export class CallRunner {
     this.#totals.cacheHitTokens += usage.cacheHitTokens;
     this.#totals.cacheMissTokens += usage.cacheMissTokens;
   }
+}
+
+/** Whether a retryable failure is one a call with `failFast` does not wait out: a timeout, or a long `Retry-After`. */
+function failsFast(error: ProviderError): boolean {
+  return error.code === "timeout" || (error.retryAfterMs ?? 0) > FAIL_FAST_WAIT_MS;
+}
+
+/** `error` as a final one (not retried). */
+function final(error: ProviderError, cause: unknown): ProviderError {
+  return new ProviderError(error.code, error.message, {
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    cause,
+  });
 }

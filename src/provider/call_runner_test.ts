@@ -58,3 +58,35 @@ Deno.test("one request goes out as given on every attempt; only a 2xx answer rea
   assert.deepEqual([calls.usage().requests, calls.usage().errors], [3, 1]);
   await server.shutdown();
 });
+
+Deno.test("failFast: a long Retry-After fails at once, a short one and a 5xx are still retried", async () => {
+  const answers: Array<{ status: number; retryAfter?: string }> = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    await request.body?.cancel();
+    const next = answers.shift() ?? { status: 200 };
+    return next.status === 200 ? Response.json({ text: "hi" }) : new Response("wait", {
+      status: next.status,
+      headers: next.retryAfter ? { "retry-after": next.retryAfter } : {},
+    });
+  });
+  const host = `127.0.0.1:${server.addr.port}`;
+  const clock = new FakeClock();
+  const calls = runner(host, clock);
+  const send = (failFast: boolean) =>
+    calls.exchange({ url: `http://${host}/chat`, method: "POST", headers: {} }, { failFast }, async (reply) => {
+      const { text } = await reply.response.json();
+      return { content: text, toolCalls: [], finishReason: "stop" };
+    });
+  answers.push({ status: 429, retryAfter: "20" });
+  const limited = await rejection(send(true), ProviderError);
+  assert.equal(limited.code, "rate_limited");
+  assert.equal(limited.retryable, false);
+  assert.deepEqual(clock.sleeps, [], "no wait");
+  answers.push({ status: 429, retryAfter: "2" }, { status: 503 });
+  assert.equal((await send(true)).content, "hi");
+  assert.equal(clock.sleeps.length, 2, "a short Retry-After and a 5xx keep their retries");
+  answers.push({ status: 429, retryAfter: "20" });
+  assert.equal((await send(false)).content, "hi");
+  assert.equal(clock.sleeps.at(-1), 20_000, "without failFast the wait is honoured");
+  await server.shutdown();
+});

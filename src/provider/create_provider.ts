@@ -1,12 +1,13 @@
 /**
- * Picks the provider `llm.provider` names — the one place that does: `openai` (chat completions over `fetch`) or
- * `lua` (a LuaAdapter script).
+ * Picks the provider `llm.provider` (and each of `llm.fallbacks`' `provider`) names — the one place that does:
+ * `openai` (chat completions over `fetch`) or `lua` (a LuaAdapter script).
  *
  * @module
  */
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
+import { type LlmProviderConfig, llmProviders } from "../config/llm_providers.ts";
 import type { Config } from "../config/schema.ts";
 import { LuaError } from "../lua/lua_error.ts";
 import { LuaProvider } from "./lua_provider.ts";
@@ -42,38 +43,74 @@ export interface ProviderContext {
  * provider.close?.();
  * ```
  */
-export async function createProvider(config: Config, context: ProviderContext): Promise<Provider & { close?(): void }> {
-  const { llm, lua } = config;
+export function createProvider(config: Config, context: ProviderContext): Promise<Provider & { close?(): void }> {
+  return createLlmProvider(llmProviders(config)[0]!, config.lua, context);
+}
+
+/**
+ * One provider of the chain (`llmProviders`: the primary or a fallback). A fallback's empty key sends no
+ * `Authorization` header (a local server); the primary's fails every call with `no_api_key` and the hint. An
+ * adapter that cannot be read or does not compile fails here, naming its key, the file and the line.
+ *
+ * @example
+ * ```ts
+ * import { systemClock } from "../clock.ts";
+ * import { loadConfig } from "../config/load.ts";
+ * import { llmProviders } from "../config/llm_providers.ts";
+ * import { log } from "../log/logging.ts";
+ *
+ * const { config } = await loadConfig({ readEnv: (name) => Deno.env.get(name), cwd: Deno.cwd() });
+ * const [primary, ...fallbacks] = llmProviders(config);
+ * const local = fallbacks[0] && await createLlmProvider(fallbacks[0], config.lua, {
+ *   clock: systemClock,
+ *   random: Math.random,
+ *   logger: log("llm"),
+ *   missingKeyHint: `No LLM API key is set for ${primary!.name}`,
+ * });
+ * local?.close?.();
+ * ```
+ */
+export async function createLlmProvider(
+  settings: LlmProviderConfig,
+  lua: Config["lua"],
+  context: ProviderContext,
+): Promise<Provider & { close?(): void }> {
   const common = {
-    model: llm.model,
-    baseUrl: llm.base_url,
-    apiKey: llm.api_key,
-    temperature: llm.temperature,
-    maxTokens: llm.max_tokens,
-    timeoutMs: llm.timeout,
-    maxRetries: llm.max_retries,
+    model: settings.model,
+    baseUrl: settings.base_url,
+    apiKey: settings.api_key,
+    temperature: settings.temperature,
+    maxTokens: settings.max_tokens,
+    timeoutMs: settings.timeout,
+    maxRetries: settings.max_retries,
     clock: context.clock,
     random: context.random,
     logger: context.logger,
+    keyName: `${settings.key}.api_key`,
   };
-  if (llm.provider === "openai") {
-    return new OpenAIProvider({ ...common, thinking: llm.thinking, missingKeyHint: context.missingKeyHint });
+  if (settings.provider === "openai") {
+    return new OpenAIProvider({
+      ...common,
+      thinking: settings.thinking,
+      missingKeyHint: context.missingKeyHint,
+      keyOptional: settings.role === "fallback",
+    });
   }
+  const key = `${settings.key}.adapter`;
   try {
     return await LuaProvider.open({
       ...common,
-      adapter: llm.adapter,
+      adapter: settings.adapter,
+      adapterKey: key,
       limits: { timeMs: lua.time_limit, memoryBytes: lua.memory_limit },
     });
   } catch (error) {
     if (error instanceof LuaError) {
       throw new Error(
-        `llm.adapter: ${llm.adapter} ${
+        `${key}: ${settings.adapter} ${
           error.kind === "syntax" ? "does not compile" : "failed to load"
         }: ${error.message}`,
-        {
-          cause: error,
-        },
+        { cause: error },
       );
     }
     throw error;

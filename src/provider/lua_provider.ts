@@ -37,6 +37,10 @@ import { BUILTIN_PREFIX, builtinAdapter } from "../config/builtin_adapters.ts";
 export interface LuaProviderOptions {
   /** The adapter script's path (`llm.adapter`). */
   adapter: string;
+  /** The config key naming the adapter, in load errors (default `llm.adapter`). */
+  adapterKey?: string;
+  /** The config key of the API key, named when the server refuses it (default `llm.api_key`). */
+  keyName?: string;
   model: string;
   baseUrl: string;
   apiKey: string;
@@ -66,6 +70,8 @@ export class LuaProvider implements Provider {
   #options: LuaProviderOptions;
   #vm: LuaVm;
   #runner: CallRunner;
+  /** The probe's: one attempt, no retries (the breaker probes again later), not in the usage totals. */
+  #probeRunner: CallRunner;
   #script: string;
   #host: string;
   #streamFormat: "ndjson" | "sse" | undefined;
@@ -78,6 +84,7 @@ export class LuaProvider implements Provider {
     this.#script = vm.name;
     this.#host = new URL(options.baseUrl).host;
     this.#runner = new CallRunner({ ...options, host: this.#host });
+    this.#probeRunner = new CallRunner({ ...options, host: this.#host, maxRetries: 0 });
     this.#streamFormat = streamFormat;
   }
 
@@ -108,12 +115,13 @@ export class LuaProvider implements Provider {
    * ```
    */
   static async open(options: LuaProviderOptions): Promise<LuaProvider> {
+    const key = options.adapterKey ?? "llm.adapter";
     let source = builtinAdapter(options.adapter);
     if (source === undefined) {
       try {
         source = await Deno.readTextFile(options.adapter);
       } catch (error) {
-        throw new Error(`llm.adapter: cannot read ${options.adapter}: ${(error as Error).message}`, { cause: error });
+        throw new Error(`${key}: cannot read ${options.adapter}: ${(error as Error).message}`, { cause: error });
       }
     }
     const name = options.adapter.startsWith(BUILTIN_PREFIX) ? `${options.adapter}.lua` : basename(options.adapter);
@@ -126,12 +134,12 @@ export class LuaProvider implements Provider {
     });
     try {
       for (const fn of FUNCTIONS) {
-        if (!vm.has(fn)) throw new Error(`llm.adapter: ${options.adapter} defines no ${fn}() (an adapter needs both)`);
+        if (!vm.has(fn)) throw new Error(`${key}: ${options.adapter} defines no ${fn}() (an adapter needs both)`);
       }
       const format = vm.read("stream_format");
       if (format !== undefined && format !== "ndjson" && format !== "sse") {
         throw new Error(
-          `llm.adapter: ${options.adapter} sets stream_format to ${JSON.stringify(format)}; allowed: "ndjson" or "sse"`,
+          `${key}: ${options.adapter} sets stream_format to ${JSON.stringify(format)}; allowed: "ndjson" or "sse"`,
         );
       }
       const streams = format !== undefined && vm.has("stream_event") && vm.has("stream_end");
@@ -153,17 +161,36 @@ export class LuaProvider implements Provider {
   }
 
   /** Sends one request through the adapter; streamed when `options.onDelta` is given and the adapter streams. */
-  async chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+  chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
+    return this.#chat(this.#runner, request, options);
+  }
+
+  async #chat(runner: CallRunner, request: ChatRequest, options: ChatOptions): Promise<ChatResponse> {
     // An adapter that does not stream answers whole; the text then arrives in one piece with the reply.
-    const effective: ChatOptions = this.streams ? options : options.signal ? { signal: options.signal } : {};
+    const { onDelta: _whole, ...unstreamed } = options;
+    const effective: ChatOptions = this.streams ? options : unstreamed;
     let http: HttpRequest;
     try {
       http = await this.#request(request, effective.onDelta !== undefined);
     } catch (error) {
       // Nothing was sent: like a missing key, the call is refused (and a broken contract is not worth a retry).
-      throw this.#runner.refuseError(callError(this.#host, error, effective.signal));
+      throw runner.refuseError(callError(this.#host, error, effective.signal));
     }
-    return await this.#runner.exchange(http, effective, (reply) => this.#read(reply));
+    return await runner.exchange(http, effective, (reply) => this.#read(reply));
+  }
+
+  /**
+   * Whether the API answers: a one-message chat through the adapter (an adapter knows no cheaper request), one
+   * attempt, not counted in the usage totals.
+   *
+   * @example
+   * ```ts
+   * declare const provider: LuaProvider;
+   * await provider.probe(AbortSignal.timeout(30_000)); // resolves while the API answers
+   * ```
+   */
+  async probe(signal: AbortSignal): Promise<void> {
+    await this.#chat(this.#probeRunner, { messages: [{ role: "user", content: "ping" }] }, { signal });
   }
 
   /** Frees the adapter's VM. */

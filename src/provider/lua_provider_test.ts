@@ -168,6 +168,19 @@ for (const kind of ["ollama", "anthropic"] as const) {
     provider.close();
     await vendor.close();
   });
+
+  Deno.test(`${kind}: a probe is one uncounted one-message chat through the adapter, never retried`, async () => {
+    const vendor = FakeVendor.start(kind);
+    const provider = await open(vendor, { maxRetries: 2 });
+    vendor.enqueue({ reply: "pong" }, { status: 503, body: kind === "ollama" ? { error: "loading" } : {} });
+    await provider.probe(AbortSignal.timeout(5_000));
+    assert.equal(vendor.requests.length, 1);
+    assert.equal((await rejection(provider.probe(AbortSignal.timeout(5_000)), ProviderError)).code, "server");
+    assert.equal(vendor.requests.length, 2, "the 503 was not retried");
+    assert.equal(provider.usage().requests, 0);
+    provider.close();
+    await vendor.close();
+  });
 }
 
 Deno.test("adapter failures: syntax error at open names file and line; runtime errors and broken contracts name the script", async () => {

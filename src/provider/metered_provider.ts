@@ -8,8 +8,9 @@ import type { ChatOptions, ChatRequest, ChatResponse, Provider, UsageTotals } fr
 import type { UsageLedger } from "./usage_ledger.ts";
 
 /**
- * Wraps `provider` so each answered or failed request is added to `ledger`. A ledger that cannot write (a full disk)
- * never fails the request: `onLedgerError` hears of it.
+ * Wraps `provider` so each answered or failed request is added to `ledger`, under `name` (the provider's name in the
+ * chain; default the ledger's primary). A ledger that cannot write (a full disk) never fails the request:
+ * `onLedgerError` hears of it. A probe passes through uncounted.
  *
  * @example
  * ```ts
@@ -19,7 +20,7 @@ import type { UsageLedger } from "./usage_ledger.ts";
  *
  * declare const provider: Provider;
  * const ledger = UsageLedger.open({ path: ":memory:", clock: systemClock, timezone: "" });
- * const counted = metered(provider, ledger, (error) => console.error(error));
+ * const counted = metered(provider, ledger, (error) => console.error(error), "deepseek-v4-flash@api.deepseek.com");
  * await counted.chat({ messages: [{ role: "user", content: "hi" }] });
  * ```
  */
@@ -27,6 +28,7 @@ export function metered(
   provider: Provider & { close?(): void },
   ledger: UsageLedger,
   onLedgerError: (error: unknown) => void,
+  name?: string,
 ): Provider & { close(): void } {
   const note = (write: () => void) => {
     try {
@@ -44,15 +46,16 @@ export function metered(
       try {
         response = await provider.chat(request, options);
       } catch (error) {
-        note(() => ledger.recordError());
+        note(() => ledger.recordError(name));
         throw error;
       }
-      note(() => ledger.record(response.usage));
+      note(() => ledger.record(response.usage, name));
       return response;
     },
     usage(): UsageTotals {
       return provider.usage();
     },
+    ...(provider.probe ? { probe: (signal: AbortSignal) => provider.probe!(signal) } : {}),
     close() {
       provider.close?.();
     },

@@ -46,12 +46,20 @@ export interface OpenAIProviderOptions {
   logger: Logger;
   /** What to tell the user when no key is set. */
   missingKeyHint: string;
+  /**
+   * `true`: an empty key sends no `Authorization` header (a local server that needs none — a fallback's default)
+   * instead of failing with `no_api_key`.
+   */
+  keyOptional?: boolean;
+  /** The config key of the API key, named when the server refuses it (default `llm.api_key`). */
+  keyName?: string;
 }
 
 /** Talks to `${base_url}/chat/completions`. */
 export class OpenAIProvider implements Provider {
   readonly model: string;
   #options: OpenAIProviderOptions;
+  #base: string;
   #endpoint: string;
   #runner: CallRunner;
 
@@ -83,7 +91,8 @@ export class OpenAIProvider implements Provider {
     this.model = options.model;
     this.#options = options;
     this.#runner = new CallRunner({ ...options, host: new URL(options.baseUrl).host });
-    this.#endpoint = `${options.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#endpoint = `${this.#base}/chat/completions`;
   }
 
   /** Running token and request totals. */
@@ -93,7 +102,7 @@ export class OpenAIProvider implements Provider {
 
   /** Sends one request, streamed when `options.onDelta` is given. */
   chat(request: ChatRequest, options: ChatOptions = {}): Promise<ChatResponse> {
-    if (this.#options.apiKey === "") {
+    if (this.#keyMissing()) {
       return Promise.reject(this.#runner.refuseError(new ProviderError("no_api_key", this.#options.missingKeyHint)));
     }
     const stream = options.onDelta !== undefined;
@@ -104,7 +113,7 @@ export class OpenAIProvider implements Provider {
         method: "POST",
         headers: {
           "content-type": "application/json",
-          "authorization": `Bearer ${this.#options.apiKey}`,
+          ...this.#authorization(),
           "accept": stream ? "text/event-stream" : "application/json",
         },
         body: JSON.stringify(this.#body(request, stream)),
@@ -112,6 +121,32 @@ export class OpenAIProvider implements Provider {
       options,
       (reply) => readChatCompletion(host, reply),
     );
+  }
+
+  /**
+   * Whether the server answers: `GET {base_url}/models` with the key, 2xx is up; a failure is the same
+   * {@link ProviderError} a chat would get (`auth` for a refused key, `network`, `server`, `timeout` …).
+   *
+   * @example
+   * ```ts
+   * declare const provider: OpenAIProvider;
+   * await provider.probe(AbortSignal.timeout(30_000)); // resolves while the server is up
+   * ```
+   */
+  async probe(signal: AbortSignal): Promise<void> {
+    if (this.#keyMissing()) throw new ProviderError("no_api_key", this.#options.missingKeyHint);
+    await this.#runner.check(
+      { url: `${this.#base}/models`, method: "GET", headers: { accept: "application/json", ...this.#authorization() } },
+      signal,
+    );
+  }
+
+  #keyMissing(): boolean {
+    return this.#options.apiKey === "" && this.#options.keyOptional !== true;
+  }
+
+  #authorization(): Record<string, string> {
+    return this.#options.apiKey === "" ? {} : { authorization: `Bearer ${this.#options.apiKey}` };
   }
 
   #body(request: ChatRequest, stream: boolean): Record<string, unknown> {

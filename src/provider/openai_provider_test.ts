@@ -340,3 +340,43 @@ Deno.test("no server, a plain-text error page, a broken or failing stream: each 
   for (const error of [refused, page, broken, failing]) assert.ok(!error.message.includes(KEY));
   await fake.close();
 });
+
+Deno.test("probe: GET {base_url}/models with the key; a refused key, an outage or no server is the chat's error", async () => {
+  const fake = FakeLlm.start({ apiKey: KEY });
+  const { provider: p } = provider(fake);
+  await p.probe(AbortSignal.timeout(5_000));
+  assert.equal(fake.modelRequests, 1);
+  assert.equal(fake.requests.length, 0, "no chat request");
+  assert.equal(p.usage().requests, 0, "a probe is not counted as a request");
+
+  const { provider: wrongKey } = provider(fake, { apiKey: "sk-wrong-0123456789", keyName: "llm.fallbacks.0.api_key" });
+  const refused = await rejection(wrongKey.probe(AbortSignal.timeout(5_000)), ProviderError);
+  assert.equal(refused.code, "auth");
+  assert.match(
+    refused.message,
+    /refused the API key \(HTTP 401: Incorrect API key provided\); check llm\.fallbacks\.0\.api_key$/,
+  );
+
+  fake.down = 503;
+  const down = await rejection(p.probe(AbortSignal.timeout(5_000)), ProviderError);
+  assert.equal(down.code, "server");
+  fake.down = undefined;
+
+  const { provider: keyless } = provider(fake, { apiKey: "" });
+  assert.equal((await rejection(keyless.probe(AbortSignal.timeout(5_000)), ProviderError)).code, "no_api_key");
+  assert.equal(fake.modelRequests, 3, "no request without a key");
+  await fake.close();
+
+  const { provider: nowhere } = provider(fake, { baseUrl: fake.baseUrl });
+  assert.equal((await rejection(nowhere.probe(AbortSignal.timeout(5_000)), ProviderError)).code, "network");
+});
+
+Deno.test("a fallback's empty key sends no Authorization header (a local server needs none)", async () => {
+  const fake = FakeLlm.start();
+  fake.enqueue({ reply: "local" });
+  const { provider: local } = provider(fake, { apiKey: "", keyOptional: true });
+  assert.equal((await local.chat(REQUEST)).content, "local");
+  assert.equal(fake.requests[0]!.headers.get("authorization"), null);
+  await local.probe(AbortSignal.timeout(5_000));
+  await fake.close();
+});

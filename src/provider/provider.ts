@@ -65,6 +65,12 @@ export interface ChatOptions {
   signal?: AbortSignal;
   /** When given, the answer is streamed and each piece of text is passed here as it arrives. */
   onDelta?: (text: string) => void;
+  /**
+   * Another provider stands behind this one (the {@link Provider} chain sets it): a timeout fails at once instead of
+   * being retried, and so does a server asking to wait longer than the longest backoff (8 s) — the next provider
+   * answers sooner. Refused connections and 5xx keep their quick retries.
+   */
+  failFast?: boolean;
 }
 
 /** Running totals, for `/api/status`. */
@@ -105,4 +111,11 @@ export interface Provider {
    */
   chat(request: ChatRequest, options?: ChatOptions): Promise<ChatResponse>;
   usage(): UsageTotals;
+  /**
+   * Checks, cheaply, whether the server answers again (a provider whose circuit breaker is open is probed in the
+   * background); resolves when it does. Without it a minimal chat is the probe.
+   *
+   * @throws {ProviderError} saying why it does not answer
+   */
+  probe?(signal: AbortSignal): Promise<void>;
 }

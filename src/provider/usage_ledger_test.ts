@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import type { Provider } from "./provider.ts";
 import { emptyUsageTotals } from "./provider.ts";
 import { metered } from "./metered_provider.ts";
-import { costOf, FLUSH_EVERY_MS, UsageLedger } from "./usage_ledger.ts";
+import { costOf, FLUSH_EVERY_MS, USAGE_SCHEMA_VERSION, UsageLedger } from "./usage_ledger.ts";
 
 const PRICES = { input: 2, input_cache_hit: 0.5, output: 8, currency: "CNY" };
 const usage = {
@@ -101,6 +102,67 @@ Deno.test("usage ledger: counts wait in memory, written together every 10 s and 
     ledger.recordError();
     ledger.close();
     assert.equal(reader(), 4, "close writes the rest");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("usage ledger: counted per provider, each at its own prices; a first-schema usage.db becomes the primary's", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-usage-" });
+  try {
+    const path = join(dir, "usage.db");
+    // usage.db as the first ledger wrote it: one row per day.
+    const old = new DatabaseSync(path);
+    old.exec(`CREATE TABLE usage_days (
+      day TEXT PRIMARY KEY, requests INTEGER NOT NULL DEFAULT 0, errors INTEGER NOT NULL DEFAULT 0,
+      prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+      cache_hit_tokens INTEGER NOT NULL DEFAULT 0, cache_miss_tokens INTEGER NOT NULL DEFAULT 0)`);
+    old.exec("INSERT INTO usage_days VALUES ('2026-11-30', 4, 1, 1000, 200, 600, 400)");
+    old.close();
+    const clock = new FakeClock(Date.UTC(2026, 10, 30, 9));
+    const local = { input: 0, input_cache_hit: 0, output: 1, currency: "CNY" };
+    const open = () =>
+      UsageLedger.open({
+        path,
+        clock,
+        timezone: "UTC",
+        prices: PRICES,
+        provider: "deepseek@api",
+        providerPrices: { "llama@lan": local },
+      });
+    let ledger = open();
+    ledger.record(usage, "llama@lan");
+    ledger.record(usage, "free@lan");
+    ledger.recordError("llama@lan");
+    assert.deepEqual(ledger.spent("deepseek@api", "day"), {
+      promptTokens: 1000,
+      completionTokens: 200,
+      cacheHitTokens: 600,
+      cacheMissTokens: 400,
+    }, "the old rows are the primary's");
+    assert.equal(ledger.spent("llama@lan", "month").completionTokens, 200, "counts not yet written count too");
+    ledger.close();
+    ledger = open();
+    const [day] = ledger.days();
+    ledger.close();
+    assert.equal(day!.requests, 4 + 3);
+    assert.equal(day!.errors, 2);
+    assert.deepEqual(day!.providers.map((p) => [p.name, p.requests, p.cost]), [
+      ["deepseek@api", 4, (400 * 2 + 600 * 0.5 + 200 * 8) / 1e6],
+      ["llama@lan", 2, 200 / 1e6],
+      ["free@lan", 1, 0],
+    ]);
+    assert.equal(day!.cost, (400 * 2 + 600 * 0.5 + 200 * 8 + 200) / 1e6);
+    const db = new DatabaseSync(path);
+    const version = (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version;
+    assert.equal(version, USAGE_SCHEMA_VERSION);
+    assert.equal(db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'usage_days'").get(), undefined);
+    db.exec("PRAGMA user_version = 9");
+    db.close();
+    assert.throws(
+      open,
+      /usage\.db was written by a newer homed \(usage schema 9; this one knows 1\); it was left untouched/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -367,7 +367,8 @@ export class ToolRegistry {
       if (!outcome.ok) throw new Error(outcome.content.replace(/^Error: /, ""));
       return outcome.content;
     };
-    return settle({ ok: true, content: await gate.hold({ summary, rule: ruling.rule, run, context }) }, summary);
+    const asked = await gate.hold({ summary, rule: ruling.rule, run, context });
+    return settle({ ok: true, content: asked, held: true }, summary);
   }
 
   /**

@@ -248,6 +248,7 @@ Deno.test("the gate: deny refuses naming the rule and leaves the tool off that t
   assert.deepEqual(await registry.call("door", '{"door":"front"}', guest), {
     ok: true,
     content: "held: Open the front door",
+    held: true,
   });
   const cellar = await registry.call("door", '{"door":"cellar"}', guest);
   assert.equal(cellar.content, 'Error: tool "door" failed: there is no cellar door', "nobody is asked about it");

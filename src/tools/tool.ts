@@ -86,6 +86,8 @@ export interface ToolOutcome {
   content: string;
   /** Whose words `content` carries when below the sender's (the tool's `resultTrust`): the turn is tainted by them. */
   trust?: Trust;
+  /** The call waits for the owner's yes (the policy held it); `content` says so. */
+  held?: boolean;
 }
 
 /** Allowed tool names. */

@@ -7,8 +7,12 @@
  * the subscription's id, `pong`, and — once the client asks with `supported_features {coalesce_messages: 1}` —
  * messages queued together sent as one JSON array, as HA does.
  *
+ * The registries as HA's `config/*_registry/list` commands give them: floors (`config/floor_registry/list`, HA 2024.4+,
+ * from `homeassistant/components/config/floor_registry.py`), areas with their floor, devices, entities with aliases.
+ *
  * Scripted: {@link FakeHomeAssistant.setState} pushes `state_changed` to subscribers, `call_service` records the call
- * and changes the entity's state as HA's integrations would (`light.turn_on` → `on`, `lock.unlock` → `unlocked`…),
+ * (a target's areas, floors and devices resolved to their entities, as HA does) and changes the entity's state as HA's
+ * integrations would (`light.turn_on` → `on`, `lock.unlock` → `unlocked`…),
  * {@link FakeHomeAssistant.dropConnections} closes every socket (HA restarting), a wrong token gets `auth_invalid`.
  * What a well-behaved client never does (a command before auth, an id that does not increase, a command HA does not
  * know, a malformed one, a REST call without the token…) is answered as HA answers it and recorded as a violation;
@@ -48,6 +52,25 @@ export interface FakeService {
   fields?: Record<string, { description?: string; example?: unknown }>;
 }
 
+/** A floor in the floor registry (`config/floor_registry/list`). */
+export interface FakeFloor {
+  floor_id: string;
+  name: string;
+  aliases?: string[];
+  /** The floor's level: 0 the ground floor, 1 the one above, -1 the basement; null: not set. */
+  level?: number | null;
+  icon?: string | null;
+}
+
+/** An area in the area registry (`config/area_registry/list`). */
+export interface FakeArea {
+  area_id: string;
+  name: string;
+  aliases?: string[];
+  /** The floor (a {@link FakeFloor.floor_id} of {@link FakeHomeAssistantOptions.floors}) it is on; null: none. */
+  floor_id?: string | null;
+}
+
 /** Options of {@link FakeHomeAssistant}. */
 export interface FakeHomeAssistantOptions {
   /** The long-lived token clients must send (default `"fake-ha-token"`). */
@@ -55,9 +78,14 @@ export interface FakeHomeAssistantOptions {
   /** `ha_version` of `auth_required` and `auth_ok`. */
   version?: string;
   entities?: FakeEntity[];
-  /** Domain → service → description; a default set for light, switch, lock, cover, alarm_control_panel, climate. */
+  /**
+   * Domain → service → description; a default set with HA's fields for light, switch, fan, lock, cover,
+   * alarm_control_panel, climate and media_player.
+   */
   services?: Record<string, Record<string, FakeService>>;
-  areas?: Array<{ area_id: string; name: string; aliases?: string[] }>;
+  /** Floors, in the registry's order; an area's `floor_id` must name one of them. */
+  floors?: FakeFloor[];
+  areas?: FakeArea[];
   devices?: Array<{ id: string; name: string; area_id: string | null }>;
 }
 
@@ -65,7 +93,7 @@ export interface FakeHomeAssistantOptions {
 export interface RecordedCall {
   domain: string;
   service: string;
-  /** The target's entity ids. */
+  /** The target's entity ids (its areas, floors and devices resolved to the service domain's entities). */
   entity_ids: string[];
   service_data: Record<string, unknown>;
   via: "websocket" | "rest";
@@ -105,31 +133,94 @@ export interface StateObject {
   context: { id: string; parent_id: null; user_id: string | null };
 }
 
+/** A service's fields by name (HA's `services.yaml`), described by nothing more. */
+function fields(...names: string[]): Record<string, { description?: string }> {
+  return Object.fromEntries(names.map((name) => [name, {}]));
+}
+
+/** `light.turn_on` and `light.toggle`'s fields in HA 2026 (`color_temp` in mireds and `kelvin` are gone). */
+const LIGHT_ON_FIELDS = fields(
+  "transition",
+  "rgb_color",
+  "rgbw_color",
+  "rgbww_color",
+  "color_name",
+  "hs_color",
+  "xy_color",
+  "color_temp_kelvin",
+  "brightness",
+  "brightness_pct",
+  "brightness_step",
+  "brightness_step_pct",
+  "white",
+  "profile",
+  "flash",
+  "effect",
+);
+
 const DEFAULT_SERVICES: Record<string, Record<string, FakeService>> = {
   homeassistant: { turn_on: {}, turn_off: {}, toggle: {} },
   light: {
-    turn_on: { fields: { brightness: {}, brightness_pct: {}, color_temp_kelvin: {}, rgb_color: {}, transition: {} } },
-    turn_off: { fields: { transition: {} } },
-    toggle: { fields: { brightness: {}, brightness_pct: {} } },
+    turn_on: { fields: LIGHT_ON_FIELDS },
+    turn_off: { fields: fields("transition", "flash") },
+    toggle: { fields: LIGHT_ON_FIELDS },
   },
   switch: { turn_on: {}, turn_off: {}, toggle: {} },
+  fan: {
+    turn_on: { fields: fields("percentage", "preset_mode") },
+    turn_off: { fields: {} },
+    toggle: { fields: {} },
+    set_percentage: { fields: fields("percentage") },
+    increase_speed: { fields: fields("percentage_step") },
+    decrease_speed: { fields: fields("percentage_step") },
+    oscillate: { fields: fields("oscillating") },
+    set_direction: { fields: fields("direction") },
+    set_preset_mode: { fields: fields("preset_mode") },
+  },
   lock: { lock: { fields: { code: {} } }, unlock: { fields: { code: {} } }, open: { fields: { code: {} } } },
-  cover: { open_cover: {}, close_cover: {}, stop_cover: {}, set_cover_position: { fields: { position: {} } } },
+  cover: {
+    open_cover: {},
+    close_cover: {},
+    stop_cover: {},
+    toggle: { fields: {} },
+    set_cover_position: { fields: { position: {} } },
+    open_cover_tilt: { fields: {} },
+    close_cover_tilt: { fields: {} },
+    stop_cover_tilt: { fields: {} },
+    toggle_cover_tilt: { fields: {} },
+    set_cover_tilt_position: { fields: fields("tilt_position") },
+  },
   alarm_control_panel: {
     alarm_disarm: { fields: { code: {} } },
     alarm_arm_away: { fields: { code: {} } },
     alarm_arm_home: { fields: { code: {} } },
   },
   climate: {
-    set_temperature: { fields: { temperature: {}, hvac_mode: {} } },
+    turn_on: { fields: {} },
+    turn_off: { fields: {} },
+    toggle: { fields: {} },
+    set_temperature: { fields: fields("temperature", "target_temp_high", "target_temp_low", "hvac_mode") },
     set_hvac_mode: { fields: { hvac_mode: {} } },
+    set_humidity: { fields: fields("humidity") },
+    set_fan_mode: { fields: fields("fan_mode") },
+    set_preset_mode: { fields: fields("preset_mode") },
+    set_swing_mode: { fields: fields("swing_mode") },
   },
   media_player: {
     turn_on: {},
     turn_off: {},
+    toggle: { fields: {} },
     media_play: {},
     media_pause: {},
+    media_play_pause: { fields: {} },
+    media_stop: { fields: {} },
+    media_next_track: { fields: {} },
+    media_previous_track: { fields: {} },
+    volume_up: { fields: {} },
+    volume_down: { fields: {} },
     volume_set: { fields: { volume_level: {} } },
+    volume_mute: { fields: fields("is_volume_muted") },
+    select_source: { fields: fields("source") },
   },
 };
 
@@ -149,6 +240,27 @@ const EFFECTS: Record<string, string> = {
   media_pause: "paused",
 };
 
+/** The state `toggle` leaves an entity of `domain` in, as each domain's entity base class does. */
+function toggled(domain: string, state: string, attributes: Record<string, unknown>): string {
+  switch (domain) {
+    case "cover":
+      return state === "open" || state === "opening" ? "closed" : "open";
+    case "media_player":
+      return state === "off" || state === "standby" ? "on" : "off";
+    case "climate":
+      return state === "off" ? climateOn(attributes) : "off";
+    default:
+      return state === "on" ? "off" : "on";
+  }
+}
+
+/** `climate.turn_on` without a mode: the first of the entity's `hvac_modes` that is not off (HA picks one so). */
+function climateOn(attributes: Record<string, unknown>): string {
+  const modes = Array.isArray(attributes.hvac_modes) ? attributes.hvac_modes : [];
+  const mode = modes.find((candidate) => typeof candidate === "string" && candidate !== "off");
+  return typeof mode === "string" ? mode : "heat";
+}
+
 /** Command → its required and optional keys besides `id` and `type` (HA's voluptuous schemas). */
 const SCHEMAS: Record<string, { required: string[]; optional: string[] }> = {
   supported_features: { required: ["features"], optional: [] },
@@ -160,6 +272,7 @@ const SCHEMAS: Record<string, { required: string[]; optional: string[] }> = {
   unsubscribe_events: { required: ["subscription"], optional: [] },
   call_service: { required: ["domain", "service"], optional: ["target", "service_data", "return_response"] },
   "config/area_registry/list": { required: [], optional: [] },
+  "config/floor_registry/list": { required: [], optional: [] },
   "config/device_registry/list": { required: [], optional: [] },
   "config/entity_registry/list": { required: [], optional: [] },
   "config/entity_registry/get_entries": { required: ["entity_ids"], optional: [] },
@@ -211,7 +324,10 @@ export class FakeHomeAssistant {
   readonly #states = new Map<string, StateObject>();
   readonly #entities = new Map<string, FakeEntity>();
   readonly #services: Record<string, Record<string, FakeService>>;
-  readonly #areas: Array<{ area_id: string; name: string; aliases: string[] }>;
+  readonly #floors: Array<
+    { floor_id: string; name: string; aliases: string[]; level: number | null; icon: string | null }
+  >;
+  readonly #areas: Array<{ area_id: string; name: string; aliases: string[]; floor_id: string | null }>;
   readonly #devices: Array<{ id: string; name: string; area_id: string | null }>;
   readonly #stalled = new Set<string>();
   #userId = "9f1c0a6e2b7d4c1e8a5f3b2d1c0e9f8a";
@@ -220,7 +336,20 @@ export class FakeHomeAssistant {
     this.#token = options.token ?? "fake-ha-token";
     this.#version = options.version ?? "2026.11.0";
     this.#services = structuredClone(options.services ?? DEFAULT_SERVICES);
-    this.#areas = (options.areas ?? []).map((area) => ({ ...area, aliases: area.aliases ?? [] }));
+    this.#floors = (options.floors ?? []).map((floor) => ({
+      floor_id: floor.floor_id,
+      name: floor.name,
+      aliases: floor.aliases ?? [],
+      level: floor.level ?? null,
+      icon: floor.icon ?? null,
+    }));
+    this.#areas = (options.areas ?? []).map((area) => ({
+      area_id: area.area_id,
+      name: area.name,
+      aliases: area.aliases ?? [],
+      floor_id: area.floor_id ?? null,
+    }));
+    for (const area of this.#areas) this.#checkFloor(area.area_id, area.floor_id);
     this.#devices = options.devices ?? [];
     for (const entity of options.entities ?? []) {
       this.#entities.set(entity.entity_id, entity);
@@ -321,12 +450,37 @@ export class FakeHomeAssistant {
     this.#fire("entity_registry_updated", { action: "update", entity_id: entityId, changes: Object.keys(changes) });
   }
 
-  /** Adds or renames an area and fires `area_registry_updated`. */
-  setArea(area: { area_id: string; name: string; aliases?: string[] }): void {
+  /** Adds or renames an area (or moves it to another floor) and fires `area_registry_updated`. */
+  setArea(area: FakeArea): void {
     const existing = this.#areas.find((candidate) => candidate.area_id === area.area_id);
-    if (existing) Object.assign(existing, { name: area.name, aliases: area.aliases ?? existing.aliases });
-    else this.#areas.push({ ...area, aliases: area.aliases ?? [] });
+    const floorId = area.floor_id === undefined ? existing?.floor_id ?? null : area.floor_id;
+    this.#checkFloor(area.area_id, floorId);
+    if (existing) {
+      Object.assign(existing, { name: area.name, aliases: area.aliases ?? existing.aliases, floor_id: floorId });
+    } else this.#areas.push({ area_id: area.area_id, name: area.name, aliases: area.aliases ?? [], floor_id: floorId });
     this.#fire("area_registry_updated", { action: existing ? "update" : "create", area_id: area.area_id });
+  }
+
+  /** Adds or renames a floor and fires `floor_registry_updated`, as HA's floor registry does. */
+  setFloor(floor: FakeFloor): void {
+    const existing = this.#floors.find((candidate) => candidate.floor_id === floor.floor_id);
+    const next = {
+      floor_id: floor.floor_id,
+      name: floor.name,
+      aliases: floor.aliases ?? existing?.aliases ?? [],
+      level: floor.level === undefined ? existing?.level ?? null : floor.level,
+      icon: floor.icon === undefined ? existing?.icon ?? null : floor.icon,
+    };
+    if (existing) Object.assign(existing, next);
+    else this.#floors.push(next);
+    this.#fire("floor_registry_updated", { action: existing ? "update" : "create", floor_id: floor.floor_id });
+  }
+
+  /** An area on a floor the registry does not have is a mistake in the test's house, not something HA allows. */
+  #checkFloor(areaId: string, floorId: string | null): void {
+    if (floorId !== null && !this.#floors.some((floor) => floor.floor_id === floorId)) {
+      throw new Error(`FakeHomeAssistant: area ${areaId} is on floor ${floorId}, which is not in the floors option`);
+    }
   }
 
   /** Closes every socket, as HA does when it restarts; resolves once they are closed. */
@@ -641,7 +795,7 @@ export class FakeHomeAssistant {
           this.#areas.map((area) => ({
             aliases: [...area.aliases],
             area_id: area.area_id,
-            floor_id: null,
+            floor_id: area.floor_id,
             humidity_entity_id: null,
             icon: null,
             labels: [],
@@ -649,6 +803,21 @@ export class FakeHomeAssistant {
             picture: null,
             temperature_entity_id: null,
             created_at: 0.0,
+            modified_at: 0.0,
+          })),
+        );
+      case "config/floor_registry/list":
+        // floor_registry.py's _entry_dict, in the registry's order.
+        return this.#result(
+          connection,
+          id,
+          this.#floors.map((floor) => ({
+            aliases: [...floor.aliases],
+            created_at: 0.0,
+            floor_id: floor.floor_id,
+            icon: floor.icon,
+            level: floor.level,
+            name: floor.name,
             modified_at: 0.0,
           })),
         );
@@ -801,13 +970,41 @@ export class FakeHomeAssistant {
     this.#perform({
       domain,
       service,
-      entity_ids: ids as string[],
+      entity_ids: this.#targetIds(domain, ids as string[], target),
       service_data: data,
       via: "websocket",
       connection: connection.number,
     });
     // blocking=True: the result goes after the state_changed events the service caused.
     this.#result(connection, id, { context: { id: contextId(), parent_id: null, user_id: this.#userId } });
+  }
+
+  /**
+   * The entities a call's target names, as HA's `async_extract_referenced_entity_ids` finds them: the `entity_id`s as
+   * given, then those of each `device_id`, `area_id` (directly, or through a device when the entity has no area of
+   * its own) and `floor_id` (its areas) — hidden ones left out, and only the service's own domain's (but for
+   * `homeassistant.*`).
+   */
+  #targetIds(domain: string, explicit: string[], target: Record<string, unknown>): string[] {
+    const list = (value: unknown) =>
+      new Set((value === undefined ? [] : Array.isArray(value) ? value : [value]).filter((v) => typeof v === "string"));
+    const devices = list(target.device_id);
+    const areas = list(target.area_id);
+    for (const floor of list(target.floor_id)) {
+      for (const area of this.#areas) if (area.floor_id === floor) areas.add(area.area_id);
+    }
+    const ids = [...explicit];
+    if (devices.size === 0 && areas.size === 0) return ids;
+    for (const entity of this.#entities.values()) {
+      if (entity.hidden || ids.includes(entity.entity_id) || !this.#states.has(entity.entity_id)) continue;
+      if (domain !== "homeassistant" && !entity.entity_id.startsWith(`${domain}.`)) continue;
+      const device = this.#devices.find((candidate) => candidate.id === entity.device_id);
+      const area = entity.area_id ?? device?.area_id ?? null;
+      if ((entity.device_id && devices.has(entity.device_id)) || (area !== null && areas.has(area))) {
+        ids.push(entity.entity_id);
+      }
+    }
+    return ids;
   }
 
   /** Records a call and changes the targeted entities as HA's integrations would (unknown entities: nothing). */
@@ -818,14 +1015,31 @@ export class FakeHomeAssistant {
       if (!old) continue; // HA logs "referenced entities … are missing" and carries on
       const attributes = { ...old.attributes };
       let state = EFFECTS[call.service] ?? old.state;
-      if (call.service === "toggle") state = old.state === "on" ? "off" : "on";
+      if (call.service === "toggle") state = toggled(call.domain, old.state, attributes);
+      else if (call.domain === "climate" && call.service === "turn_on") state = climateOn(attributes);
       if (call.domain === "light" && state === "on") {
         const pct = call.service_data.brightness_pct;
         if (typeof pct === "number") attributes.brightness = Math.round((pct * 255) / 100);
         else if (typeof call.service_data.brightness === "number") attributes.brightness = call.service_data.brightness;
         else attributes.brightness ??= 255;
+        const kelvin = call.service_data.color_temp_kelvin;
+        if (typeof kelvin === "number") {
+          Object.assign(attributes, { color_temp_kelvin: kelvin, color_mode: "color_temp" });
+        }
       }
       if (call.domain === "light" && state === "off") attributes.brightness = null;
+      if (call.domain === "fan") {
+        const pct = call.service_data.percentage;
+        if (typeof pct === "number") {
+          attributes.percentage = pct;
+          if (call.service === "set_percentage") state = pct > 0 ? "on" : "off";
+        } else if (state === "on") attributes.percentage ??= 100;
+        if (state === "off") attributes.percentage = 0;
+      }
+      if (call.domain === "cover" && "current_position" in attributes && state !== old.state) {
+        if (state === "open") attributes.current_position = 100;
+        if (state === "closed") attributes.current_position = 0;
+      }
       if (call.service === "set_temperature" && typeof call.service_data.temperature === "number") {
         attributes.temperature = call.service_data.temperature;
       }

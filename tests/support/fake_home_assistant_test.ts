@@ -259,6 +259,176 @@ Deno.test("registry lists give names, areas and aliases as HA's registries do; d
   assert.equal(ha.connections, 0);
 });
 
+Deno.test("floors are listed as HA's floor_registry.py gives them, areas name their floor, setFloor fires floor_registry_updated", async () => {
+  await using ha = FakeHomeAssistant.start({
+    floors: [
+      { floor_id: "yi_lou", name: "一楼", aliases: ["downstairs", "ground floor"], level: 0 },
+      { floor_id: "er_lou", name: "二楼", aliases: ["upstairs"], level: 1, icon: "mdi:home-floor-1" },
+    ],
+    areas: [
+      { area_id: "ke_ting", name: "客厅", aliases: ["Living room"], floor_id: "yi_lou" },
+      { area_id: "wo_shi", name: "卧室", aliases: ["Bedroom"], floor_id: "er_lou" },
+      { area_id: "shed", name: "Shed" },
+    ],
+  });
+  const client = await RawClient.authed(ha);
+  client.send({ id: 1, type: "config/floor_registry/list" });
+  assert.deepEqual(await client.next(), {
+    id: 1,
+    type: "result",
+    success: true,
+    result: [
+      {
+        aliases: ["downstairs", "ground floor"],
+        created_at: 0.0,
+        floor_id: "yi_lou",
+        icon: null,
+        level: 0,
+        name: "一楼",
+        modified_at: 0.0,
+      },
+      {
+        aliases: ["upstairs"],
+        created_at: 0.0,
+        floor_id: "er_lou",
+        icon: "mdi:home-floor-1",
+        level: 1,
+        name: "二楼",
+        modified_at: 0.0,
+      },
+    ],
+  });
+  client.send({ id: 2, type: "config/area_registry/list" });
+  const areas = await client.next() as { result: Array<{ area_id: string; floor_id: string | null }> };
+  assert.deepEqual(areas.result.map((area) => [area.area_id, area.floor_id]), [
+    ["ke_ting", "yi_lou"],
+    ["wo_shi", "er_lou"],
+    ["shed", null],
+  ]);
+  client.send({ id: 3, type: "config/floor_registry/list", extra: 1 });
+  assert.deepEqual(await client.next(), {
+    id: 3,
+    type: "result",
+    success: false,
+    error: { code: "invalid_format", message: "extra keys not allowed @ data['extra']. Got 1" },
+  });
+  assert.deepEqual(ha.takeViolations(), ["connection 1: sent config/floor_registry/list with the extra key extra"]);
+
+  client.send({ id: 4, type: "subscribe_events", event_type: "floor_registry_updated" });
+  await client.next();
+  ha.setFloor({ floor_id: "di_xia_shi", name: "地下室", aliases: ["basement"], level: -1 });
+  const event = await client.next() as { id: number; event: { event_type: string; data: unknown } };
+  assert.deepEqual([event.id, event.event.event_type, event.event.data], [4, "floor_registry_updated", {
+    action: "create",
+    floor_id: "di_xia_shi",
+  }]);
+  ha.setArea({ area_id: "shed", name: "Shed", floor_id: "di_xia_shi" });
+  client.send({ id: 5, type: "config/area_registry/list" });
+  const moved = await client.next() as { result: Array<{ area_id: string; floor_id: string | null }> };
+  assert.equal(moved.result.find((area) => area.area_id === "shed")?.floor_id, "di_xia_shi");
+  assert.throws(
+    () => ha.setArea({ area_id: "attic", name: "Attic", floor_id: "san_lou" }),
+    /area attic is on floor san_lou, which is not in the floors option/,
+  );
+  await client.close();
+});
+
+Deno.test("a target's area, floor and device are resolved to the service domain's entities, as HA does", async () => {
+  await using ha = FakeHomeAssistant.start({
+    floors: [{ floor_id: "er_lou", name: "二楼" }],
+    areas: [{ area_id: "wo_shi", name: "卧室", floor_id: "er_lou" }, {
+      area_id: "yu_shi",
+      name: "浴室",
+      floor_id: "er_lou",
+    }],
+    devices: [{ id: "bulb", name: "Bulb", area_id: "yu_shi" }],
+    entities: [
+      { entity_id: "light.bedroom", state: "off", area_id: "wo_shi" },
+      { entity_id: "switch.bedroom_fan", state: "off", area_id: "wo_shi" },
+      { entity_id: "light.hidden", state: "off", area_id: "wo_shi", hidden: true },
+      { entity_id: "light.bathroom", state: "off", device_id: "bulb" },
+      { entity_id: "light.moved", state: "off", device_id: "bulb", area_id: "elsewhere" },
+    ],
+  });
+  const client = await RawClient.authed(ha);
+  const targets = [{ area_id: "wo_shi" }, { floor_id: "er_lou" }, { device_id: "bulb" }, {
+    entity_id: "light.moved",
+    area_id: ["wo_shi"],
+  }];
+  for (const [index, target] of targets.entries()) {
+    client.send({ id: index + 1, type: "call_service", domain: "light", service: "turn_on", target });
+    assert.equal((await client.next() as { success: boolean }).success, true);
+  }
+  assert.deepEqual(ha.calls.map((recorded) => recorded.entity_ids), [
+    ["light.bedroom"],
+    ["light.bedroom", "light.bathroom"],
+    ["light.bathroom", "light.moved"],
+    ["light.moved", "light.bedroom"],
+  ]);
+  await client.close();
+});
+
+Deno.test("the default services carry HA's fields: fan, cover position, thermostat, colour temperature; toggle is each domain's", async () => {
+  await using ha = FakeHomeAssistant.start({
+    entities: [
+      { entity_id: "light.lamp", state: "off" },
+      { entity_id: "fan.bedroom", state: "off" },
+      { entity_id: "cover.curtain", state: "open", attributes: { current_position: 100 } },
+      { entity_id: "climate.ac", state: "off", attributes: { hvac_modes: ["off", "cool", "heat"], temperature: 24 } },
+      { entity_id: "media_player.tv", state: "off" },
+    ],
+  });
+  const client = await RawClient.authed(ha);
+  let id = 0;
+  const call = async (domain: string, service: string, entityId: string, data?: Record<string, unknown>) => {
+    client.send({
+      id: ++id,
+      type: "call_service",
+      domain,
+      service,
+      target: { entity_id: entityId },
+      ...(data ? { service_data: data } : {}),
+    });
+    return await client.next() as { success: boolean; error?: { code: string; message: string } };
+  };
+  assert.equal((await call("light", "turn_on", "light.lamp", { color_temp_kelvin: 2700 })).success, true);
+  assert.deepEqual(
+    [ha.state("light.lamp")?.attributes.color_temp_kelvin, ha.state("light.lamp")?.attributes.color_mode],
+    [2700, "color_temp"],
+  );
+  assert.deepEqual(await call("light", "turn_on", "light.lamp", { kelvin: 2700 }), {
+    id,
+    type: "result",
+    success: false,
+    error: { code: "invalid_format", message: "extra keys not allowed @ data['kelvin']. Got 2700" },
+  });
+  assert.equal((await call("fan", "turn_on", "fan.bedroom", { percentage: 40 })).success, true);
+  assert.deepEqual([ha.state("fan.bedroom")?.state, ha.state("fan.bedroom")?.attributes.percentage], ["on", 40]);
+  assert.equal((await call("cover", "set_cover_position", "cover.curtain", { position: 30 })).success, true);
+  assert.equal(ha.state("cover.curtain")?.attributes.current_position, 30);
+  assert.equal((await call("cover", "toggle", "cover.curtain")).success, true);
+  assert.deepEqual([ha.state("cover.curtain")?.state, ha.state("cover.curtain")?.attributes.current_position], [
+    "closed",
+    0,
+  ]);
+  assert.equal((await call("climate", "turn_on", "climate.ac")).success, true);
+  assert.equal(ha.state("climate.ac")?.state, "cool");
+  assert.equal((await call("climate", "set_temperature", "climate.ac", { temperature: 22.5 })).success, true);
+  assert.equal(ha.state("climate.ac")?.attributes.temperature, 22.5);
+  assert.equal((await call("media_player", "toggle", "media_player.tv")).success, true);
+  assert.equal(ha.state("media_player.tv")?.state, "on");
+  assert.deepEqual(ha.calls.map((recorded) => `${recorded.domain}.${recorded.service}`), [
+    "light.turn_on",
+    "fan.turn_on",
+    "cover.set_cover_position",
+    "cover.toggle",
+    "climate.turn_on",
+    "climate.set_temperature",
+    "media_player.toggle",
+  ]);
+  await client.close();
+});
+
 Deno.test("REST: /api/states and a service call with the bearer token; without it 401 and a violation", async () => {
   await using ha = FakeHomeAssistant.start({ entities: [KITCHEN] });
   const auth = { authorization: `Bearer ${ha.token}` };

@@ -168,6 +168,13 @@ export function checkRequest(body: Record<string, unknown>, expect: FakeExpectat
 export class FakeLlm {
   readonly requests: RecordedRequest[] = [];
   readonly violations: string[] = [];
+  /**
+   * An outage: while set, every request — chat completions and `GET /v1/models` (a probe) — is answered with this
+   * HTTP status at once, the script untouched; chat requests are still recorded in {@link FakeLlm.requests}.
+   */
+  down: number | undefined;
+  /** `GET /v1/models` requests received (probes), answered or not. */
+  modelRequests = 0;
   #steps: FakeStep[] = [];
   #server: Deno.HttpServer<Deno.NetAddr>;
   #expect: FakeExpectations;
@@ -220,6 +227,16 @@ export class FakeLlm {
   async #handle(request: Request): Promise<Response> {
     const receivedAt = performance.now();
     const url = new URL(request.url);
+    if (request.method === "GET" && url.pathname === "/v1/models") this.modelRequests++;
+    if (this.down !== undefined) {
+      if (request.method === "POST" && url.pathname === "/v1/chat/completions") {
+        const body = await request.json().catch(() => ({}));
+        this.requests.push({ body, headers: request.headers, receivedAt, finishedAt: performance.now() });
+      } else {
+        await request.body?.cancel();
+      }
+      return Response.json({ error: { message: `scripted outage (HTTP ${this.down})` } }, { status: this.down });
+    }
     if (request.method === "GET" && url.pathname === "/v1/models") {
       if (this.#expect.apiKey && request.headers.get("authorization") !== `Bearer ${this.#expect.apiKey}`) {
         return Response.json({ error: { message: "Incorrect API key provided" } }, { status: 401 });

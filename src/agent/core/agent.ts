@@ -33,10 +33,12 @@ import { chooseTools, DEFAULT_MAX_TOOLS } from "../../tools/tool_offer.ts";
 import { buildSystemPrompt, lowestTrustSeen, tagMessage, withReference } from "./prompt.ts";
 import { cutToTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
-import type { TurnErrorCode } from "../../io/turn_error.ts";
+import type { LlmFailureCode, TurnErrorCode } from "../../io/turn_error.ts";
 import type { MediaService } from "../../media/media_service.ts";
 import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
 import type { TurnRecorder, TurnTraces } from "./turn_traces.ts";
+import type { LocalIntents, Understood } from "../../intents/local_intents.ts";
+import { phrases, replyLanguage } from "../../intents/replies.ts";
 
 /** Options of {@link Agent}. */
 export interface AgentOptions {
@@ -67,7 +69,28 @@ export interface AgentOptions {
   traces?: TurnTraces;
   /** `llm.max_tools`: most tools one request offers the model (128 by default, DeepSeek's and OpenAI's limit). */
   maxTools?: number;
+  /**
+   * Everyday commands without a model, and when (`agent.local_intents`): `prefer` — a sure match is answered locally
+   * even with a model up; `fallback` — only when no model answers; `off` — never.
+   */
+  localIntents?: { intents: LocalIntents; mode: "prefer" | "fallback" | "off" };
+  /**
+   * Why no model can answer now (every provider's breaker open or over budget), or undefined when one may: then a
+   * message is not sent to a model at all, and costs no deadline. Without it a model is always tried.
+   */
+  modelDown?: () => string | undefined;
 }
+
+/** Provider failures that mean "no model answers" (not "this request was wrong"): local intents step in. */
+const MODEL_GONE = new Set<LlmFailureCode>([
+  "no_api_key",
+  "auth",
+  "rate_limited",
+  "server",
+  "network",
+  "timeout",
+  "unavailable",
+]);
 
 const TOOL_GUIDANCE = [
   "Each user message starts with [via <source>, from <sender>, trust <level>]: the channel it arrived on, who said",
@@ -103,7 +126,15 @@ export class Agent implements Service {
   /** Inputs whose reply is spoken (`speech.reply_with_voice`), until it is handed over. */
   #speakTo = new Set<string>();
   #leftOut: string[] = [];
-  #counts = { turns: 0, failedTurns: 0, turnTimeouts: 0, cutToolResults: 0, lowerTrustReferences: 0 };
+  #counts = {
+    turns: 0,
+    failedTurns: 0,
+    turnTimeouts: 0,
+    cutToolResults: 0,
+    lowerTrustReferences: 0,
+    localTurns: 0,
+    offlineReplies: 0,
+  };
   /** The lowest trust the last turn's reference block held (with the turn's own), for `/api/status`. */
   #lastLowestTrustSeen: Trust | undefined;
   #busy = false;
@@ -226,6 +257,11 @@ export class Agent implements Service {
       turn_timeouts: this.#counts.turnTimeouts,
       cut_tool_results: this.#counts.cutToolResults,
       lower_trust_reference_turns: this.#counts.lowerTrustReferences,
+      local_intent_turns: this.#counts.localTurns,
+      offline_replies: this.#counts.offlineReplies,
+      local_intents: this.#options.localIntents
+        ? { mode: this.#options.localIntents.mode, ...this.#options.localIntents.intents.counts() }
+        : null,
       max_tools: this.#maxTools,
       tools_left_out: [...this.#leftOut],
       last_turn_lowest_trust_seen: this.#lastLowestTrustSeen ?? null,
@@ -310,7 +346,7 @@ export class Agent implements Service {
           },
         }, trace);
         result = { eventId: event.id, reply: turn.reply, channel, rounds: turn.rounds };
-        trace?.finish({ rounds: turn.rounds });
+        trace?.finish({ rounds: turn.rounds, ...(turn.localIntent ? { localIntent: turn.localIntent } : {}) });
         this.#counts.turns++;
       } catch (error) {
         let code: TurnErrorCode = error instanceof ProviderError ? error.code : "internal";
@@ -380,6 +416,57 @@ export class Agent implements Service {
       return io.reply(event, result.channel, "message", { text: result.reply });
     }
     return io.reply(event, result.channel, "audio", { text: result.reply, media: audio.id, mime: audio.mime });
+  }
+
+  /**
+   * The answer homed gives without a model, or undefined when the model should answer. With `down` (no model
+   * answers): a reminder says its own text; a command the templates cover runs locally (unless `agent.local_intents:
+   * off`); anything else fails at once with the same code, its message saying — in the persona's language — that the
+   * model is not answering, why, and what still works: never silence, never a wait. Without `down`, only `prefer`
+   * answers, and only what it is sure of. An answered exchange is remembered like any other.
+   *
+   * @throws {ProviderError} with `down.code` when nothing here can answer
+   */
+  async #withoutModel(
+    parts: LocalTurnParts,
+    down: ModelGone | undefined,
+  ): Promise<{ reply: string; rounds: number; localIntent?: string } | undefined> {
+    const why = down?.why;
+    const { event, message, turn, text } = parts;
+    const local = this.#options.localIntents;
+    const mode = local?.mode ?? "off";
+    if (why === undefined && mode !== "prefer") return undefined;
+    const scheduled = event.source.startsWith("timer:") ? event.payload.schedule_text : undefined;
+    let understood: Understood | undefined;
+    if (typeof scheduled !== "string" && local && mode !== "off") {
+      understood = local.intents.understand(message.text, { open: why !== undefined });
+      if (why === undefined && !understood?.sure) return undefined;
+    }
+    let reply: string;
+    let localIntent: string;
+    if (understood && local) {
+      // The plan came from the sender's own words alone: nothing else in the context can have steered it.
+      const context = { ...parts.context, lowestTrustSeen: event.trust };
+      const tools = this.#options.tools;
+      reply = await local.intents.run(understood, {
+        call: (tool, args) => tools.call(tool, JSON.stringify(args), context),
+        sender: event.sender,
+        trust: event.trust,
+      });
+      localIntent = `${understood.match.intent} (${understood.match.template})`;
+      this.#counts.localTurns++;
+    } else if (typeof scheduled === "string") {
+      reply = phrases(replyLanguage(this.#options.persona.text, scheduled)).reminderFired(scheduled);
+      localIntent = "reminder (no model answered)";
+      this.#counts.offlineReplies++;
+    } else {
+      this.#counts.offlineReplies++;
+      const say = phrases(replyLanguage(this.#options.persona.text, message.text));
+      throw new ProviderError(down?.code ?? "unavailable", say.offline(why ?? ""));
+    }
+    turn.push({ role: "assistant", content: escapeMarkers(reply) });
+    this.#remember(event, turn, text, reply);
+    return { reply, rounds: 0, localIntent };
   }
 
   /** A finished turn enters layer 1, and the after-turn hooks learn of it. */
@@ -494,7 +581,7 @@ export class Agent implements Service {
     message: MessagePayload,
     route: { current(): string; set(channel: string): void },
     trace: TurnRecorder | undefined,
-  ): Promise<{ reply: string; rounds: number }> {
+  ): Promise<{ reply: string; rounds: number; localIntent?: string }> {
     const { provider, io, maxToolRounds, keepReasoning, clock } = this.#options;
     // One view of the tools for the whole turn: a plugin reload meanwhile does not change this turn's tools.
     const tools = this.#options.tools.view();
@@ -550,6 +637,11 @@ export class Agent implements Service {
       this.#remember(event, turn, text, reply);
       return { reply, rounds: 0 };
     }
+    const withoutModel = (down: ModelGone | undefined) =>
+      this.#withoutModel({ event, message, turn, text, context: toolContext }, down);
+    const why = this.#options.modelDown?.();
+    const local = await withoutModel(why === undefined ? undefined : { code: "unavailable", why });
+    if (local) return local;
     // Streaming costs more per call than a plain answer, so it is asked for only when the input's device shows
     // the reply as it is produced (`payload.stream`, e.g. /api/chat/stream).
     const streaming = message.stream;
@@ -589,6 +681,15 @@ export class Agent implements Service {
         );
       } catch (error) {
         traced?.failed(error);
+        // No model answers and nothing has been done yet this turn: the house still answers what it can.
+        // (A turn that ran out of llm.turn_timeout had a model answering, slowly: it fails as it always did.)
+        if (
+          round === 1 && error instanceof ProviderError && MODEL_GONE.has(error.code) && !signal.aborted &&
+          !deadline.expired
+        ) {
+          const answered = await withoutModel({ code: error.code, why: error.message });
+          if (answered) return answered;
+        }
         throw error;
       }
       traced?.answered(response);
@@ -628,6 +729,23 @@ export class Agent implements Service {
     }
     throw new RangeError("maxToolRounds must be at least 1");
   }
+}
+
+/** No model answers: the failure's code (or `unavailable` when none was asked) and its words. */
+interface ModelGone {
+  code: LlmFailureCode;
+  why: string;
+}
+
+/** What a turn answered without a model needs of it. */
+interface LocalTurnParts {
+  event: InputEvent;
+  message: MessagePayload;
+  /** The turn's messages so far (the tagged user message). */
+  turn: ChatMessage[];
+  /** The words as the context keeps them (with what the attachments said). */
+  text: string;
+  context: TurnToolContext;
 }
 
 /** The message as contributors see it: its words, where and when it came, who said it and their trust. */

@@ -57,6 +57,8 @@ interface TurnTrace {
   finished?: number;
   rounds?: number;
   error?: string;
+  /** The local intent that answered, with its template ("HassTurnOn (zh.yaml:12)"): no model was asked. */
+  localIntent?: string;
 }
 
 /** What {@link TurnTraces.request} gives the agent: where the answer (or the failure) of that request goes. */
@@ -68,7 +70,7 @@ export interface RequestHandle {
 /** What the agent records a turn with. */
 export interface TurnRecorder {
   request(parts: Omit<RequestTrace, "started" | "latencyMs" | "response" | "error">): RequestHandle;
-  finish(outcome: { rounds: number; error?: string }): void;
+  finish(outcome: { rounds: number; error?: string; localIntent?: string }): void;
 }
 
 /** Options of {@link TurnTraces}. */
@@ -151,6 +153,7 @@ export class TurnTraces {
         turn.finished = clock.now();
         turn.rounds = outcome.rounds;
         if (outcome.error) turn.error = outcome.error;
+        if (outcome.localIntent) turn.localIntent = outcome.localIntent;
       },
     };
   }
@@ -191,6 +194,7 @@ export class TurnTraces {
       cache_hit_tokens: usage.cacheHitTokens,
       cost: this.#options.prices ? round6(costOf(usage, this.#options.prices)) : null,
       ...(turn.error ? { error: turn.error } : {}),
+      ...(turn.localIntent ? { local_intent: turn.localIntent } : {}),
     };
   }
 
@@ -330,6 +334,8 @@ export interface TurnSummary {
   cache_hit_tokens: number;
   cost: number | null;
   error?: string;
+  /** The local intent that answered this turn without a model ("local intent: HassTurnOn"). */
+  local_intent?: string;
 }
 
 /** One request as `GET /api/turns/<id>` shows it. */

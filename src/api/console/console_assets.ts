@@ -12,6 +12,7 @@ import consoleJs from "./assets/console.js" with { type: "text" };
 import domJs from "./assets/dom.js" with { type: "text" };
 import i18nJs from "./assets/i18n.js" with { type: "text" };
 import indexHtml from "./assets/index.html" with { type: "text" };
+import modelBannerJs from "./assets/model_banner.js" with { type: "text" };
 import pagesActionsJs from "./assets/pages/actions.js" with { type: "text" };
 import pagesChatJs from "./assets/pages/chat.js" with { type: "text" };
 import pagesKnowledgeJs from "./assets/pages/knowledge.js" with { type: "text" };
@@ -31,6 +32,7 @@ export const CONSOLE_FILES: Readonly<Record<string, string>> = {
   "dom.js": domJs,
   "i18n.js": i18nJs,
   "index.html": indexHtml,
+  "model_banner.js": modelBannerJs,
   "pages/actions.js": pagesActionsJs,
   "pages/chat.js": pagesChatJs,
   "pages/knowledge.js": pagesKnowledgeJs,

@@ -42,6 +42,7 @@
 import type { Logger } from "@logtape/logtape";
 import { type Clock, sleepWith } from "../../clock.ts";
 import type { Trust } from "../../identity/trust.ts";
+import type { HomeTarget } from "../../io/home_target.ts";
 import type { Device, DeviceContext, DeviceTool } from "../../io/device.ts";
 import type { OutputEvent } from "../../io/event.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
@@ -409,6 +410,30 @@ export class GpioDevice implements Device {
 
   tools(): readonly DeviceTool[] {
     return this.#tools;
+  }
+
+  /**
+   * Output lines as switches local intents may turn on and off by name ("turn on the fan" for a line named `fan`;
+   * `porch_light` answers to "porch light" too); inputs are read, never set.
+   */
+  homeTargets(): readonly HomeTarget[] {
+    return [...this.#lines.values()].map((line): HomeTarget => ({
+      id: `gpio:${line.name}`,
+      kind: line.settings.direction === "out" ? "switch" : "binary_sensor",
+      names: [...new Set([line.name, line.name.replace(/[_-]+/g, " ")])],
+      places: [],
+      get state() {
+        return line.value === null ? undefined : line.value === 1 ? "on" : "off";
+      },
+      plan: (action) => {
+        if (line.settings.direction !== "out") return undefined;
+        const value = action.kind === "turn_on" ? 1 : action.kind === "turn_off" ? 0 : undefined;
+        if (action.kind === "toggle" && line.value !== null) {
+          return { tool: "gpio_set", args: { name: line.name, value: line.value === 1 ? 0 : 1 } };
+        }
+        return value === undefined ? undefined : { tool: "gpio_set", args: { name: line.name, value } };
+      },
+    }));
   }
 
   /** Detects the tools' version and starts watching; a missing or broken tool is reported in status, never thrown. */

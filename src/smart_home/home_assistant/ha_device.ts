@@ -30,9 +30,11 @@ import { LaneFullError } from "../../io/fair_queue.ts";
 import { waitForRoom } from "../../io/lane_room.ts";
 import { ShuttingDown } from "../../io/turn_error.ts";
 import type { OutputEvent } from "../../io/event.ts";
+import type { HomeTarget } from "../../io/home_target.ts";
 import { untrustedLine } from "../../text/untrusted.ts";
 import type { ToolContext } from "../../tools/tool.ts";
 import { HaCommandError, HaConnection, type HaConnectionState, shownUrl } from "./ha_connection.ts";
+import { haTargets } from "./ha_targets.ts";
 
 /** `smart_home.home_assistant`, as the device takes it. */
 export interface HomeAssistantSettings {
@@ -215,6 +217,12 @@ interface Area {
   id: string;
   name: string;
   aliases: string[];
+  floorId: string | null;
+}
+
+interface Floor {
+  name: string;
+  aliases: string[];
 }
 
 /** A state change that waits for the input queue. */
@@ -225,6 +233,10 @@ interface HeldChange {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function stringsOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
 }
 
 function stringOr<T>(value: unknown, fallback: T): string | T {
@@ -348,6 +360,9 @@ export class HomeAssistantDevice implements Device {
   #states = new Map<string, HaState>();
   #services = new Map<string, Set<string>>();
   #areas = new Map<string, Area>();
+  #floors = new Map<string, Floor>();
+  /** The entities as local intents' targets, made again when names, places or the set of entities change. */
+  #targets: HomeTarget[] | undefined;
   #deviceAreas = new Map<string, string>();
   #registry = new Map<string, RegistryEntry>();
   /** Whether a snapshot was ever loaded (changes are compared with the previous one on reconnect). */
@@ -366,6 +381,7 @@ export class HomeAssistantDevice implements Device {
   #learning: Promise<void> = Promise.resolve();
   #learnQueued = false;
   #aliasesUnsupported = false;
+  #floorsUnsupported = false;
   readonly #refreshRegistry = new Coalesced(() => this.#loadRegistry());
   readonly #refreshServices = new Coalesced(() => this.#loadServices());
 
@@ -546,6 +562,7 @@ export class HomeAssistantDevice implements Device {
     }
     const previous = this.#states;
     this.#states = snapshot;
+    this.#targets = undefined;
     this.#seenAt = this.#options.clock.now();
     if (this.#loaded) {
       // What changed while the connection was down (HA restarted, a door opened meanwhile).
@@ -586,18 +603,25 @@ export class HomeAssistantDevice implements Device {
         return [];
       }
     };
-    const [areaList, deviceList, entityList] = await Promise.all([
+    const [areaList, deviceList, entityList, floorList] = await Promise.all([
       list("config/area_registry/list"),
       list("config/device_registry/list"),
       list("config/entity_registry/list"),
+      this.#floorsUnsupported ? Promise.resolve([]) : this.#listFloors(),
     ]);
+    const floors = new Map<string, Floor>();
+    for (const item of floorList) {
+      if (!isRecord(item) || typeof item.floor_id !== "string") continue;
+      floors.set(item.floor_id, { name: stringOr(item.name, item.floor_id), aliases: stringsOf(item.aliases) });
+    }
     const areas = new Map<string, Area>();
     for (const item of areaList) {
       if (!isRecord(item) || typeof item.area_id !== "string") continue;
       areas.set(item.area_id, {
         id: item.area_id,
         name: stringOr(item.name, item.area_id),
-        aliases: Array.isArray(item.aliases) ? item.aliases.filter((alias) => typeof alias === "string") : [],
+        aliases: stringsOf(item.aliases),
+        floorId: stringOr(item.floor_id, null),
       });
     }
     const deviceAreas = new Map<string, string>();
@@ -620,9 +644,52 @@ export class HomeAssistantDevice implements Device {
     }
     await this.#loadAliases(registry);
     this.#areas = areas;
+    this.#floors = floors;
     this.#deviceAreas = deviceAreas;
     this.#registry = registry;
+    this.#targets = undefined;
     this.#learn();
+  }
+
+  /** Floors (Home Assistant 2024.4 and later); an older one without them is asked once. */
+  async #listFloors(): Promise<unknown[]> {
+    try {
+      const result = await this.#connection.command<unknown>("config/floor_registry/list");
+      return Array.isArray(result) ? result : [];
+    } catch (error) {
+      if (error instanceof HaCommandError && (error.code === "not_connected" || error.code === "connection_lost")) {
+        throw error;
+      }
+      if (error instanceof HaCommandError && error.code === "unknown_command") this.#floorsUnsupported = true;
+      else {
+        this.#options.logger.warning("Home Assistant did not list its floors: {error}", {
+          error: (error as Error).message,
+        });
+      }
+      return [];
+    }
+  }
+
+  /**
+   * The entities local intents may act on or read, by their names, aliases, area and floor (hidden ones left out).
+   * Made again only when names, places or the set of entities changed; states are read at each use.
+   */
+  homeTargets(): readonly HomeTarget[] {
+    this.#targets ??= haTargets(
+      [...this.#states.keys()].filter((id) => !this.#registry.get(id)?.hidden).sort().map((id) => {
+        const area = this.#areaOf(id);
+        const floor = area?.floorId ? this.#floors.get(area.floorId) : undefined;
+        return {
+          id,
+          name: this.#nameOf(id),
+          aliases: this.#registry.get(id)?.aliases ?? [],
+          area,
+          floor,
+          current: () => this.#states.get(id),
+        };
+      }),
+    );
+    return this.#targets;
   }
 
   /** Entity aliases are only in the extended entries (`config/entity_registry/get_entries`), asked in batches. */
@@ -690,6 +757,7 @@ export class HomeAssistantDevice implements Device {
     this.#seenAt = this.#options.clock.now();
     this.#changed(entityId, before, after);
     if (!before || !after || before.attributes.friendly_name !== after.attributes.friendly_name) {
+      this.#targets = undefined;
       this.#learnSoon();
     }
   }

@@ -4,6 +4,7 @@ import { $, h, markReady, parseJson } from "./dom.js";
 import { lang, locale, setLang, t } from "./i18n.js";
 import { readSse } from "./sse.js";
 import { renderConfirmations, startConfirmations, stopConfirmations } from "./confirmations.js";
+import { startModelBanner, stopModelBanner } from "./model_banner.js";
 import chat, { onUnreadChange, pushed, resetChat } from "./pages/chat.js";
 
 // The chat is the first page; the others load when first opened, so the first load fetches only what it shows.
@@ -91,6 +92,7 @@ function route() {
 function showLogin(message = "") {
   who = null;
   stopConfirmations();
+  stopModelBanner();
   document.body.classList.remove("signed-in");
   $("#login").hidden = false;
   $("#app").hidden = true;
@@ -118,12 +120,14 @@ function showApp(identity) {
   route();
   if (who.trust !== "guest") listen();
   startConfirmations(who);
+  startModelBanner(who);
 }
 
 function logout(message = "") {
   listening?.abort();
   listening = null;
   stopConfirmations();
+  stopModelBanner();
   clearToken();
   localStorage.removeItem(WHO_KEY);
   forgetMedia();

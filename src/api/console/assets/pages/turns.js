@@ -148,6 +148,7 @@ export default function turns(root) {
           }),
         ),
         turn.error ? h("p", { class: "status error" }, content(turn.error.message ?? turn.error)) : null,
+        turn.local_intent ? h("p", { class: "status" }, t("localIntent", { name: turn.local_intent })) : null,
         (turn.requests ?? []).map(requestView),
       );
       detail.scrollIntoView?.({ block: "start", behavior: "smooth" });
@@ -161,7 +162,11 @@ export default function turns(root) {
       [
         [t("time"), (turn) => fmtTime(turn.time, true)],
         [t("source"), (turn) => `${turn.source ?? ""} · ${turn.sender ?? ""}`],
-        [t("text"), (turn) => [clip(turn.text, 120), turn.error ? [" ", badge(t("failed"), "warn")] : null]],
+        [t("text"), (turn) => [
+          clip(turn.text, 120),
+          turn.error ? [" ", badge(t("failed"), "warn")] : null,
+          turn.local_intent ? [" ", badge(t("local"), "ok")] : null,
+        ]],
         [t("rounds"), (turn) => fmtNum(turn.rounds)],
         [t("latency"), (turn) => fmtDuration(turn.latency_ms)],
         [t("tokensInOut"), tokens],

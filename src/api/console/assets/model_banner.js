@@ -1,0 +1,62 @@
+// The banner above every page while the house runs without its model: which providers are down or over budget, and
+// that local commands still work. Kept live by asking GET /api/status every so often while the page is visible.
+import { api } from "./api.js";
+import { $, h } from "./dom.js";
+import { t } from "./i18n.js";
+
+/** How often the providers' state is asked for. */
+const POLL_MS = 15_000;
+
+let polling = null;
+
+/** The banner's text for `llm` of /api/status, or "" when the primary answers. */
+export function bannerText(llm) {
+  const providers = llm?.providers ?? [];
+  const primary = providers.find((provider) => provider.role === "primary");
+  if (!primary || primary.state === "up") return "";
+  const up = providers.filter((provider) => provider.state === "up");
+  const why = (provider) =>
+    provider.state === "over_budget" ? t("modelOverBudget") : (provider.last_error ?? t("modelDown"));
+  if (up.length) return t("modelOnFallback", { primary: primary.name, why: why(primary), fallback: up[0].name });
+  return t("modelNone", { reasons: providers.map((provider) => `${provider.name}: ${why(provider)}`).join("; ") });
+}
+
+async function refresh() {
+  const banner = $("#model-banner");
+  if (!banner) return;
+  try {
+    const body = await api.get("/api/status");
+    const text = bannerText(body.llm);
+    banner.replaceChildren(text ? h("p", {}, text) : "");
+    banner.hidden = text === "";
+    banner.classList.toggle("severe", !(body.llm?.providers ?? []).some((provider) => provider.state === "up"));
+  } catch {
+    // The next round tries again; a 401 logs out (api.js).
+  }
+}
+
+/** Starts the banner for a signed-in household member or owner (a guest sees no status). */
+export function startModelBanner(who) {
+  stopModelBanner();
+  if (!who || who.trust === "guest") return;
+  const control = new AbortController();
+  polling = control;
+  const round = async () => {
+    if (control.signal.aborted) return;
+    if (document.visibilityState !== "hidden") await refresh();
+    if (!control.signal.aborted) control.timer = setTimeout(round, POLL_MS);
+  };
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") refresh();
+  }, { signal: control.signal });
+  round();
+}
+
+export function stopModelBanner() {
+  if (!polling) return;
+  polling.abort();
+  clearTimeout(polling.timer);
+  polling = null;
+  const banner = $("#model-banner");
+  if (banner) banner.hidden = true;
+}
