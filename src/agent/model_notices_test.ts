@@ -3,7 +3,7 @@ import { getLogger } from "@logtape/logtape";
 import type { ChainEvent } from "../provider/provider_chain.ts";
 import { noticeText, tellOwnerOfModel } from "./model_notices.ts";
 
-Deno.test("the owner hears of lost, back and a budget reached — in the persona's languages; provider changes only the log", async () => {
+Deno.test("the owner hears of lost, back and a budget reached — in the persona's languages; provider changes only the log", () => {
   let emit: (event: ChainEvent) => void = () => {};
   const sent: Array<[string, string]> = [];
   const stop = tellOwnerOfModel({
