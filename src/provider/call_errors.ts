@@ -149,7 +149,7 @@ export function httpError(
  * ```ts
  * const error = callError("127.0.0.1:11434", new TypeError("error sending request"), undefined);
  * error.code; // "network"
- * error.retryable; // true
+ * error.retryable; // true (a refused connection is not retried)
  * ```
  */
 export function callError(host: string, error: unknown, signal: AbortSignal | undefined): ProviderError {
@@ -158,9 +158,9 @@ export function callError(host: string, error: unknown, signal: AbortSignal | un
   if (error instanceof SyntaxError) return badResponse(host, `it is not valid JSON (${error.message})`);
   // fetch rejects with a TypeError when the server cannot be reached or the connection breaks.
   const cause = (error as Error)?.cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : "";
-  return new ProviderError(
-    "network",
-    `Cannot reach the LLM server at ${host}: ${(error as Error)?.message ?? String(error)}${cause}`,
-    { retryable: true, cause: error },
-  );
+  const message = `Cannot reach the LLM server at ${host}: ${(error as Error)?.message ?? String(error)}${cause}`;
+  // Refused: nothing listens there. Another try a second later rarely finds it, and would cost every message that
+  // second; the breaker's probe notices when it is back.
+  const refused = /connection refused|os error 111|ECONNREFUSED/i.test(message);
+  return new ProviderError("network", message, { retryable: !refused, cause: error });
 }

@@ -315,7 +315,7 @@ Deno.test("no server, a plain-text error page, a broken or failing stream: each 
   const { provider: nowhere } = provider(fake, { baseUrl: `http://127.0.0.1:${port}/v1`, maxRetries: 0 });
   const refused = await rejection(nowhere.chat(REQUEST), ProviderError);
   assert.equal(refused.code, "network");
-  assert.equal(refused.retryable, true);
+  assert.equal(refused.retryable, false, "refused: nothing listens, not retried");
   assert.match(refused.message, new RegExp(`^Cannot reach the LLM server at 127\\.0\\.0\\.1:${port}: .*refused`, "i"));
 
   const { provider: p } = provider(fake, { maxRetries: 0 });
@@ -379,4 +379,16 @@ Deno.test("a fallback's empty key sends no Authorization header (a local server 
   assert.equal(fake.requests[0]!.headers.get("authorization"), null);
   await local.probe(AbortSignal.timeout(5_000));
   await fake.close();
+});
+
+Deno.test("a refused connection fails at once, not retried: nothing listens there, and the breaker's probe will see it back", async () => {
+  const fake = FakeLlm.start();
+  const { provider: p, clock } = provider(fake);
+  await fake.close();
+  const error = await rejection(p.chat(REQUEST), ProviderError);
+  assert.equal(error.code, "network");
+  assert.match(error.message, /Cannot reach the LLM server at 127\.0\.0\.1:\d+: .*Connection refused/);
+  assert.equal(error.retryable, false);
+  assert.deepEqual(clock.sleeps, [], "no backoff was waited");
+  assert.equal(p.usage().retries, 0);
 });

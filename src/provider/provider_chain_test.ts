@@ -87,7 +87,7 @@ Deno.test("chain: a refused primary — the fallback answers, the primary is dow
     });
     assert.equal((await chain.chat(REQUEST)).content, "again from the fallback");
     assert.equal(chain.status().providers[0]!.failures, 1, "the open breaker skipped the primary");
-    assert.equal(chain.usage().requests, 2 + 3, "two answers and the primary's three attempts");
+    assert.equal(chain.usage().requests, 2 + 1, "two answers and the primary's one attempt (refused: not retried)");
     assert.equal(chain.status().budget, null);
   } finally {
     chain.close();
