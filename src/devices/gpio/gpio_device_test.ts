@@ -429,6 +429,32 @@ Deno.test("gpio_set runs each version's gpioset, exiting once set, and says what
   }
 });
 
+Deno.test("home targets: an output line switches by its name through gpio_set (toggle by its last value); an input is read", async () => {
+  const t = await setup("v2", { porch_light: line(22, { direction: "out" }), door: line(17) });
+  try {
+    const [porch, door] = t.gpio.homeTargets();
+    assert.deepEqual(porch!.names, ["porch_light", "porch light"]);
+    assert.equal(porch!.kind, "switch");
+    assert.equal(porch!.state, undefined, "not set since start: unknown");
+    assert.equal(porch!.plan({ kind: "toggle" }), undefined, "toggle needs a known value");
+    const on = porch!.plan({ kind: "turn_on" });
+    assert.deepEqual(on, { tool: "gpio_set", args: { name: "porch_light", value: 1 } });
+    const result = await t.registry.call(
+      "gpio_set",
+      JSON.stringify(on && "args" in on ? on.args : {}),
+      testToolContext(),
+    );
+    assert.equal(result.ok, true, result.content);
+    assert.equal(porch!.state, "on");
+    assert.deepEqual(porch!.plan({ kind: "toggle" }), { tool: "gpio_set", args: { name: "porch_light", value: 0 } });
+    assert.equal(porch!.plan({ kind: "brightness", percent: 50 }), undefined);
+    assert.equal(door!.kind, "binary_sensor");
+    assert.equal(door!.plan({ kind: "turn_on" }), undefined, "an input line is never set");
+  } finally {
+    await t.close();
+  }
+});
+
 Deno.test("gpio_set takes configured output lines only: inputs, unknown names and other values are refused", async () => {
   const t = await setup("v2", { door: line(17), porch: line(22, { direction: "out" }) });
   try {

@@ -454,7 +454,14 @@ export class HomeAssistantDevice implements Device {
       { type: "subscribe_events", event_type: "state_changed" },
       (event, seq) => this.#onStateEvent(event, seq),
     );
-    for (const eventType of ["area_registry_updated", "device_registry_updated", "entity_registry_updated"]) {
+    for (
+      const eventType of [
+        "area_registry_updated",
+        "device_registry_updated",
+        "entity_registry_updated",
+        "floor_registry_updated",
+      ]
+    ) {
       this.#connection.subscribe({ type: "subscribe_events", event_type: eventType }, () => this.#registryChanged());
     }
     for (const eventType of ["service_registered", "service_removed"]) {

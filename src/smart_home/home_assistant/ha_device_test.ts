@@ -453,3 +453,34 @@ Deno.test("a burst of 1,000 changes while the input queue is full waits coalesce
   }
   await close();
 });
+
+Deno.test("home targets: names, aliases, area (its own or its device's) and floor with their aliases; hidden left out; kept current", async () => {
+  await using ha = FakeHomeAssistant.start({
+    entities: structuredClone(ENTITIES),
+    floors: [{ floor_id: "ground", name: "Ground floor", aliases: ["downstairs"], level: 0 }],
+    areas: [
+      { area_id: "kitchen", name: "Kitchen", aliases: ["cookhouse"], floor_id: "ground" },
+      { area_id: "living", name: "Living room" },
+    ],
+    devices: [{ id: "lamp", name: "Floor lamp", area_id: "living" }],
+  });
+  const { device, close } = await setup(ha);
+  try {
+    const byId = () => new Map(device.homeTargets().map((target) => [target.id, target]));
+    const kettle = byId().get("switch.kettle")!;
+    assert.deepEqual(kettle.names, ["Kettle", "tea maker"]);
+    assert.deepEqual(kettle.places, ["Kitchen", "cookhouse", "Ground floor", "downstairs"]);
+    assert.deepEqual(byId().get("light.living")!.places, ["Living room"], "the area through its device");
+    assert.equal(byId().has("light.secret"), false, "hidden");
+    assert.equal(byId().has("vacuum.robby"), false, "a domain local intents do not act on");
+    assert.equal(byId().get("light.kitchen")!.state, "off");
+    ha.setState("light.kitchen", "on");
+    await waitFor(() => byId().get("light.kitchen")!.state === "on", "the state read at each use");
+    ha.updateEntity("switch.kettle", { aliases: ["tea maker", "水壶"] });
+    await waitFor(() => byId().get("switch.kettle")!.names.includes("水壶"), "a new alias after the registry event");
+    ha.setFloor({ floor_id: "ground", name: "一楼", aliases: ["downstairs"], level: 0 });
+    await waitFor(() => byId().get("switch.kettle")!.places.includes("一楼"), "a renamed floor after its event");
+  } finally {
+    await close();
+  }
+});
