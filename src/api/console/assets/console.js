@@ -4,7 +4,7 @@ import { $, h, markReady, parseJson } from "./dom.js";
 import { lang, locale, setLang, t } from "./i18n.js";
 import { readSse } from "./sse.js";
 import { renderConfirmations, startConfirmations, stopConfirmations } from "./confirmations.js";
-import { startModelBanner, stopModelBanner } from "./model_banner.js";
+import { renderModelBanner, startModelBanner, stopModelBanner } from "./model_banner.js";
 import chat, { onUnreadChange, pushed, resetChat } from "./pages/chat.js";
 
 // The chat is the first page; the others load when first opened, so the first load fetches only what it shows.
@@ -207,6 +207,7 @@ $("#lang-toggle").addEventListener("click", () => {
     buildNav();
     route();
     renderConfirmations();
+    renderModelBanner();
   }
 });
 addEventListener("hashchange", route);

@@ -8,6 +8,8 @@ import { t } from "./i18n.js";
 const POLL_MS = 15_000;
 
 let polling = null;
+/** The last `llm` of /api/status, to show again in another language. */
+let lastLlm = null;
 
 /** The banner's text for `llm` of /api/status, or "" when the primary answers. */
 export function bannerText(llm) {
@@ -21,18 +23,24 @@ export function bannerText(llm) {
   return t("modelNone", { reasons: providers.map((provider) => `${provider.name}: ${why(provider)}`).join("; ") });
 }
 
-async function refresh() {
+/** Shows what `lastLlm` says (the language may have changed since). */
+export function renderModelBanner() {
   const banner = $("#model-banner");
-  if (!banner) return;
+  if (!banner || !polling) return;
+  const text = bannerText(lastLlm);
+  banner.replaceChildren(text ? h("p", {}, text) : "");
+  banner.hidden = text === "";
+  banner.classList.toggle("severe", !(lastLlm?.providers ?? []).some((provider) => provider.state === "up"));
+}
+
+async function refresh() {
   try {
-    const body = await api.get("/api/status");
-    const text = bannerText(body.llm);
-    banner.replaceChildren(text ? h("p", {}, text) : "");
-    banner.hidden = text === "";
-    banner.classList.toggle("severe", !(body.llm?.providers ?? []).some((provider) => provider.state === "up"));
+    lastLlm = (await api.get("/api/status")).llm;
   } catch {
     // The next round tries again; a 401 logs out (api.js).
+    return;
   }
+  renderModelBanner();
 }
 
 /** Starts the banner for a signed-in household member or owner (a guest sees no status). */
@@ -57,6 +65,7 @@ export function stopModelBanner() {
   polling.abort();
   clearTimeout(polling.timer);
   polling = null;
+  lastLlm = null;
   const banner = $("#model-banner");
   if (banner) banner.hidden = true;
 }
