@@ -13,6 +13,7 @@
  */
 
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { readSse } from "../src/net/sse.ts";
 import {
@@ -27,7 +28,7 @@ import { CONFIRM, DOMAINS, ENTITIES, HOUSE, initialState } from "./fixtures/loca
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeHomeAssistant, type RecordedCall } from "./support/fake_home_assistant.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { freePort, type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";
+import { deno, freePort, type HomedProcess, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -533,4 +534,21 @@ Deno.test("off: with the model down, a command local intents would match does no
       () => ha.close(),
     );
   }
+});
+
+Deno.test("a template file of the household's with a mistake stops start-up naming the file, the line and the fault", async () => {
+  const ws = await workspace({ onebot: { enabled: false } });
+  await Deno.mkdir(join(ws.dir, "intents"));
+  await Deno.writeTextFile(
+    join(ws.dir, "intents", "family.yaml"),
+    'language: zh\nintents:\n  HassTurnOn:\n    - "打开(客厅|{name}"\n',
+  );
+  const flags = await taskFlags("run", ws.env);
+  const result = await deno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
+  assert.notEqual(result.code, 0);
+  assert.match(
+    result.stderr,
+    new RegExp(`Local intents: ${ws.dir.replaceAll("/", "\\/")}\\/intents\\/family\\.yaml:4: .*\\(`),
+  );
+  await Deno.remove(ws.dir, { recursive: true });
 });
