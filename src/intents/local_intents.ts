@@ -67,6 +67,21 @@ const ACTIONS: Partial<Record<IntentName, HomeAction["kind"]>> = {
   HassUnlock: "unlock",
 };
 
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+
 const DEVICE_INTENTS = new Set<IntentName>([
   "HassTurnOn",
   "HassTurnOff",
@@ -130,7 +145,9 @@ export class LocalIntents {
     const vocabulary = this.#vocabularyOf(targets);
     const { matcher } = this.#options;
     let matches = matcher.match(text, vocabulary);
-    if (matches.length === 0 && options.open) matches = matcher.matchOpen(text, vocabulary);
+    // An open match names something unknown; "what is the capital of France" is no question about a device, so a
+    // question whose only words of substance are the unknown name is not taken.
+    if (matches.length === 0 && options.open) matches = matcher.matchOpen(text, vocabulary).filter(substantial);
     const match = matches[0];
     if (!match) {
       this.#counts.unmatched++;
@@ -374,9 +391,12 @@ export class LocalIntents {
       const weekday = withWeekday ? ` 星期${"日一二三四五六"[wall.weekday]}` : "";
       return `${wall.month}月${wall.date}日${weekday} ${clock}`;
     }
-    const weekday = withWeekday ? `${["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][wall.weekday]} ` : "";
-    const month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][wall.month - 1];
-    return `${weekday}${wall.date} ${month} ${clock}`;
+    if (withWeekday) {
+      // The time asked for: the whole date too ("what's the date today" is answered by it).
+      const weekday = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"][wall.weekday];
+      return `${clock}, ${weekday} ${wall.date} ${MONTHS[wall.month - 1]} ${wall.year}`;
+    }
+    return `${wall.date} ${MONTHS[wall.month - 1]!.slice(0, 3)} ${clock}`;
   }
 
   /** The kinds of thing the house has, for "what can you do". */
@@ -414,6 +434,13 @@ function everyText(when: Extract<When, { kind: "every" }>, language: ReplyLangua
     ? `每周${when.days.map((day) => "日一二三四五六"[day]).join("、")}`
     : `every ${when.days.map((day) => ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][day]).join(", ")}`;
   return zh ? `${days} ${clock}` : `${days} at ${clock}`;
+}
+
+/** Whether an open match says more than an unknown name: a verb of its own, or a kind, a reading or a state. */
+function substantial(match: IntentMatch): boolean {
+  if (match.intent !== "HassGetState") return true;
+  const { quantity, state, domain } = match.slots;
+  return quantity !== undefined || state !== undefined || domain !== undefined;
 }
 
 /** Whether the state asked about ("locked", "open", "on") is the state the target is in. */
