@@ -14,7 +14,8 @@
 import type { Clock } from "../clock.ts";
 import type { HomeAction, HomeTarget } from "../io/home_target.ts";
 import type { ToolOutcome } from "../tools/tool.ts";
-import type { IntentMatch, IntentName, Vocabulary, When } from "./intent.ts";
+import { INTENT_NAMES, type IntentMatch, type IntentName, type Vocabulary, type When } from "./intent.ts";
+import { MONTH_NAMES } from "../text/month_names.ts";
 import type { IntentMatcher } from "./matcher.ts";
 import { type Named, type Phrases, phrases, type ReplyLanguage, replyLanguage } from "./replies.ts";
 import { nameKey, type Resolution, resolveTargets } from "./resolve.ts";
@@ -67,34 +68,10 @@ const ACTIONS: Partial<Record<IntentName, HomeAction["kind"]>> = {
   HassUnlock: "unlock",
 };
 
-const MONTHS = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
-
-const DEVICE_INTENTS = new Set<IntentName>([
-  "HassTurnOn",
-  "HassTurnOff",
-  "HassToggle",
-  "HassOpen",
-  "HassClose",
-  "HassLock",
-  "HassUnlock",
-  "HassLightSet",
-  "HassSetPosition",
-  "HassClimateSetTemperature",
-  "HassGetState",
-]);
+/** The intents that act on or read the house's things: their names resolve to targets. */
+const DEVICE_INTENTS: ReadonlySet<IntentName> = new Set(
+  INTENT_NAMES.filter((name) => name.startsWith("Hass") && name !== "HassGetCurrentTime"),
+);
 
 /** Counters for `/api/status`. */
 export interface LocalIntentCounts {
@@ -394,9 +371,9 @@ export class LocalIntents {
     if (withWeekday) {
       // The time asked for: the whole date too ("what's the date today" is answered by it).
       const weekday = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"][wall.weekday];
-      return `${clock}, ${weekday} ${wall.date} ${MONTHS[wall.month - 1]} ${wall.year}`;
+      return `${clock}, ${weekday} ${wall.date} ${MONTH_NAMES[wall.month - 1]} ${wall.year}`;
     }
-    return `${wall.date} ${MONTHS[wall.month - 1]!.slice(0, 3)} ${clock}`;
+    return `${wall.date} ${MONTH_NAMES[wall.month - 1]!.slice(0, 3)} ${clock}`;
   }
 
   /** The kinds of thing the house has, for "what can you do". */

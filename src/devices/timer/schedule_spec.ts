@@ -8,6 +8,7 @@
 
 import type { Cron } from "croner";
 import { validTimeZone } from "../../config/schema.ts";
+import { MONTH_NAMES } from "../../text/month_names.ts";
 
 let CronClass: typeof Cron | undefined;
 
@@ -38,22 +39,6 @@ export type ScheduleTime =
 /** An ISO-8601 date-time with seconds optional and an explicit offset (`Z` or `±hh:mm`). */
 const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
-// Named here rather than by Intl, whose data costs resident memory the daemon does not otherwise pay.
-const MONTHS = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
-
 /**
  * Why the fields of an ISO time that matched {@link ISO_WITH_OFFSET} name no real moment, or `undefined`. `Date.parse`
  * rolls impossible dates over (February 30 becomes March 2), so each field is checked against its own range first.
@@ -64,7 +49,7 @@ function impossibleField(match: RegExpExecArray): string | undefined {
   if (month! < 1 || month! > 12) return `the month is ${month}; allowed: 01 to 12`;
   const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
   if (day! < 1 || day! > days) {
-    return `the day is ${day}; ${MONTHS[month! - 1]} ${year} has ${days} days`;
+    return `the day is ${day}; ${MONTH_NAMES[month! - 1]} ${year} has ${days} days`;
   }
   if (hour! > 23) return `the hour is ${hour}; allowed: 00 to 23`;
   if (minute! > 59) return `the minute is ${minute}; allowed: 00 to 59`;

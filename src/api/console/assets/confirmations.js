@@ -2,7 +2,7 @@
 // above every page — what, who asked where, time left, Approve / Deny — kept live by asking GET /api/confirmations
 // every few seconds while the page is visible. Owner only: the API refuses anyone else.
 import { api, seg } from "./api.js";
-import { $, fill, h, show } from "./dom.js";
+import { $, fill, h, pollWhileVisible, show } from "./dom.js";
 import { t } from "./i18n.js";
 
 /** How often the waiting actions are asked for. */
@@ -126,26 +126,12 @@ async function refresh() {
 export function startConfirmations(who) {
   stopConfirmations();
   if (who?.trust !== "owner") return;
-  const control = new AbortController();
-  polling = control;
-  const round = async () => {
-    if (control.signal.aborted) return;
-    if (document.visibilityState !== "hidden") await refresh();
-    if (!control.signal.aborted) control.timer = setTimeout(round, POLL_MS);
-  };
-  const visible = () => {
-    if (document.visibilityState === "visible") refresh();
-  };
-  document.addEventListener("visibilitychange", visible, { signal: control.signal });
-  round();
+  polling = pollWhileVisible(refresh, POLL_MS);
 }
 
 /** Stops asking (at logout) and empties the box. */
 export function stopConfirmations() {
-  if (polling) {
-    polling.abort();
-    clearTimeout(polling.timer);
-  }
+  polling?.();
   polling = null;
   waiting = [];
   clearInterval(ticker);

@@ -203,3 +203,25 @@ export function pretty(value) {
   const parsed = typeof value === "string" ? parseJson(value, value) : value;
   return typeof parsed === "string" ? parsed : JSON.stringify(parsed, null, 2);
 }
+
+/**
+ * Calls `refresh` now and every `ms` while the page is visible (and at once when it becomes visible again), never two
+ * rounds at once; returns the function that stops it.
+ */
+export function pollWhileVisible(refresh, ms) {
+  const control = new AbortController();
+  let timer = null;
+  const round = async () => {
+    if (control.signal.aborted) return;
+    if (document.visibilityState !== "hidden") await refresh();
+    if (!control.signal.aborted) timer = setTimeout(round, ms);
+  };
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible") refresh();
+  }, { signal: control.signal });
+  round();
+  return () => {
+    control.abort();
+    clearTimeout(timer);
+  };
+}

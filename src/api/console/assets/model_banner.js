@@ -1,7 +1,7 @@
 // The banner above every page while the house runs without its model: which providers are down or over budget, and
 // that local commands still work. Kept live by asking GET /api/status every so often while the page is visible.
 import { api } from "./api.js";
-import { $, h } from "./dom.js";
+import { $, h, pollWhileVisible } from "./dom.js";
 import { t } from "./i18n.js";
 
 /** How often the providers' state is asked for. */
@@ -47,23 +47,12 @@ async function refresh() {
 export function startModelBanner(who) {
   stopModelBanner();
   if (!who || who.trust === "guest") return;
-  const control = new AbortController();
-  polling = control;
-  const round = async () => {
-    if (control.signal.aborted) return;
-    if (document.visibilityState !== "hidden") await refresh();
-    if (!control.signal.aborted) control.timer = setTimeout(round, POLL_MS);
-  };
-  document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "visible") refresh();
-  }, { signal: control.signal });
-  round();
+  polling = pollWhileVisible(refresh, POLL_MS);
 }
 
 export function stopModelBanner() {
   if (!polling) return;
-  polling.abort();
-  clearTimeout(polling.timer);
+  polling();
   polling = null;
   lastLlm = null;
   const banner = $("#model-banner");
