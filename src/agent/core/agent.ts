@@ -440,8 +440,9 @@ export class Agent implements Service {
     let understood: Understood | undefined;
     if (typeof scheduled !== "string" && local && mode !== "off") {
       understood = local.intents.understand(message.text, { open: why !== undefined });
-      if (why === undefined && !understood?.sure) return undefined;
     }
+    // A model answers: `prefer` takes only what it is sure of (a reminder firing is the model's to act on).
+    if (why === undefined && !understood?.sure) return undefined;
     let reply: string;
     let localIntent: string;
     if (understood && local) {

@@ -111,10 +111,17 @@ Deno.test("prefer: a command the templates cover costs no model call; anything e
     assert.equal(context.size, 2, "the exchange is in the context like any other");
     assert.match(traces.list()[0]!.local_intent ?? "", /^HassTurnOn \(en\.yaml:\d+\)$/);
 
+    provider.enqueue({ content: "Time to call mum: shall I dial?" });
+    const fired = await say("[Scheduled by alice; due 2026-12-04 19:00 (UTC)] call mum", "timer:s-1", {
+      schedule: "s-1",
+      schedule_text: "call mum",
+    });
+    assert.equal(fired.reply, "Time to call mum: shall I dial?", "with a model up a reminder is the model's to act on");
+
     provider.enqueue({ content: "Why did the lamp go to school? To get brighter." });
     const joke = await say("tell me a joke");
     assert.equal(joke.reply, "Why did the lamp go to school? To get brighter.");
-    assert.equal(provider.requests.length, 1);
+    assert.equal(provider.requests.length, 2);
     assert.equal(traces.list()[0]!.local_intent, undefined);
   } finally {
     await close();
