@@ -477,6 +477,8 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       localIntents,
       // No model can answer now: a message is answered locally at once instead of costing a deadline.
       modelDown: () => modelDown(llm.provider),
+      // The system's zone is looked up at the first turn, not at start (Intl's zone data costs ≈ 6 MB resident).
+      timezone: () => config.daemon.timezone || Intl.DateTimeFormat().resolvedOptions().timeZone,
     });
     const parts = { persona, io, agent, tools, http, knowledge, services, llm: llm.provider };
     const status = { ...parts, loaded, clock, startedAt, provider, timer };

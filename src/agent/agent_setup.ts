@@ -43,6 +43,8 @@ export interface AgentSetupOptions {
   localIntents?: LocalIntents;
   /** Why no model can answer now, or undefined when one may (the provider chain's breakers and budget). */
   modelDown?: () => string | undefined;
+  /** The household's time zone for the prompt's "Now". */
+  timezone?: () => string;
 }
 
 /**
@@ -75,5 +77,6 @@ export function buildAgent(options: AgentSetupOptions): Agent {
     ...(options.traces ? { traces: options.traces } : {}),
     ...(options.localIntents ? { localIntents: { intents: options.localIntents, mode: agent.local_intents } } : {}),
     ...(options.modelDown ? { modelDown: options.modelDown } : {}),
+    ...(options.timezone ? { timezone: options.timezone } : {}),
   });
 }

@@ -155,3 +155,22 @@ export function everyCron(when: Extract<When, { kind: "every" }>): string {
     : [...new Set(when.days)].sort().join(",");
   return `${when.minute} ${when.hour} * * ${days}`;
 }
+
+/**
+ * "Now" as the household reads it, for the prompt: the local date and time, the weekday, the zone and its offset,
+ * then the instant in UTC — so "at 7" and "tomorrow" are resolved in the household's zone, not the server's.
+ *
+ * @example
+ * ```ts
+ * nowLine(Date.UTC(2026, 11, 4, 11, 0), "Asia/Shanghai");
+ * // "2026-12-04 19:00, Friday (Asia/Shanghai, UTC+08:00); 2026-12-04T11:00:00.000Z"
+ * ```
+ */
+export function nowLine(ms: number, timezone: string): string {
+  const wall = wallTime(ms, timezone);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const weekday = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"][wall.weekday];
+  const offset = isoWithOffset(ms, timezone).slice(19);
+  return `${wall.year}-${two(wall.month)}-${two(wall.date)} ${two(wall.hour)}:${two(wall.minute)}, ${weekday} ` +
+    `(${timezone}, UTC${offset === "Z" ? "+00:00" : offset}); ${new Date(ms).toISOString()}`;
+}

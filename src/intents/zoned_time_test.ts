@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { everyCron, isoWithOffset, wallTime, whenMoment, zonedMoment } from "./zoned_time.ts";
+import { everyCron, isoWithOffset, nowLine, wallTime, whenMoment, zonedMoment } from "./zoned_time.ts";
 
 const SHANGHAI = "Asia/Shanghai";
 // Friday 2026-12-04 10:30 in Shanghai.
@@ -54,4 +54,13 @@ Deno.test("when: in, at today or tomorrow, on a weekday, on a date (next year on
   assert.equal(everyCron({ kind: "every", hour: 9, minute: 30, days: "weekends" }), "30 9 * * 0,6");
   assert.equal(everyCron({ kind: "every", hour: 8, minute: 0, days: [5, 1, 3, 1] }), "0 8 * * 1,3,5");
   assert.equal(everyCron({ kind: "every", hour: 22, minute: 0, days: "daily" }), "0 22 * * *");
+});
+
+Deno.test("now as the household reads it: local time, weekday, zone and offset, then UTC", () => {
+  assert.equal(nowLine(NOW, SHANGHAI), "2026-12-04 10:30, Friday (Asia/Shanghai, UTC+08:00); 2026-12-04T02:30:00.000Z");
+  assert.equal(
+    nowLine(Date.UTC(2026, 6, 1, 22, 5), "America/New_York"),
+    "2026-07-01 18:05, Wednesday (America/New_York, UTC-04:00); 2026-07-01T22:05:00.000Z",
+  );
+  assert.equal(nowLine(NOW, "UTC"), "2026-12-04 02:30, Friday (UTC, UTC+00:00); 2026-12-04T02:30:00.000Z");
 });

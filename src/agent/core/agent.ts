@@ -39,6 +39,7 @@ import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
 import type { TurnRecorder, TurnTraces } from "./turn_traces.ts";
 import type { LocalIntents, Understood } from "../../intents/local_intents.ts";
 import { phrases, replyLanguage } from "../../intents/replies.ts";
+import { nowLine } from "../../intents/zoned_time.ts";
 
 /** Options of {@link Agent}. */
 export interface AgentOptions {
@@ -79,6 +80,8 @@ export interface AgentOptions {
    * message is not sent to a model at all, and costs no deadline. Without it a model is always tried.
    */
   modelDown?: () => string | undefined;
+  /** The household's time zone (`daemon.timezone`, else the system's), for the reference block's "Now". */
+  timezone?: () => string;
 }
 
 /** Provider failures that mean "no model answers" (not "this request was wrong"): local intents step in. */
@@ -499,7 +502,10 @@ export class Agent implements Service {
     const { text, attachments } = message;
     // The sender's trust goes along: memory gives a guest's message only what that guest said.
     const input = promptInput(event, text);
-    const sections: PromptSection[] = [{ title: "Now", body: new Date(this.#options.clock.now()).toISOString() }];
+    // The household's own time and zone first: "at 7" and "tomorrow" mean theirs, not the server's.
+    const now = this.#options.clock.now();
+    const zone = this.#options.timezone?.();
+    const sections: PromptSection[] = [{ title: "Now", body: zone ? nowLine(now, zone) : new Date(now).toISOString() }];
     // Contributors see of the conversation what this turn's prompt carries: what the sender may read.
     const history = this.#context.view(readableBy(viewerOf(event))).entries.map(historyEntry);
     for (const contributor of this.#options.promptContributors ?? []) {
