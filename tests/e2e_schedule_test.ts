@@ -151,3 +151,34 @@ Deno.test("a reminder asked for on QQ is delivered on QQ, to the one who asked, 
     );
   }
 });
+
+Deno.test("on a UTC machine with daemon.timezone Asia/Shanghai: the prompt's now is Shanghai's, and 'every weekday at 7' is 07:00 there", async () => {
+  const fake = FakeLlm.start(DEFAULT_CONTRACT);
+  const ws = await workspace({
+    llm: { base_url: fake.baseUrl, api_key: TEST_KEY },
+    daemon: { timezone: "Asia/Shanghai" },
+    onebot: { enabled: false },
+  });
+  // The machine's own zone is UTC, whatever this shell's is.
+  const homed = await startHomed({ ...ws, env: { ...ws.env, TZ: "UTC" } });
+  try {
+    fake.enqueue(
+      { toolCalls: [{ name: "schedule_create", arguments: { text: "Wake the owner", cron: "0 7 * * 1-5" } }] },
+      { reply: "Every weekday at 7." },
+    );
+    const { status } = await postJson(`${homed.url}/api/chat`, { text: "wake me every weekday at 7" });
+    assert.equal(status, 200);
+    const user = (fake.requests[0]!.body.messages as Array<{ role: string; content: string }>).at(-1)!.content;
+    const now = /### Now\n> (\d{4}-\d\d-\d\d \d\d:\d\d), \w+day \(Asia\/Shanghai, UTC\+08:00\); (\S+)\n/.exec(user);
+    assert.ok(now, user.slice(0, 300));
+    const local = new Date(Date.parse(now[2]!) + 8 * 3_600_000).toISOString().slice(0, 16).replace("T", " ");
+    assert.equal(now[1], local, "the local time is Shanghai's");
+    const schedules = await (await fetch(`${homed.url}/api/schedules`)).json();
+    const [schedule] = schedules.schedules as Array<{ timezone: string; next_run: string; next_run_local: string }>;
+    assert.equal(schedule!.timezone, "Asia/Shanghai");
+    assert.match(schedule!.next_run_local, /^\d{4}-\d\d-\d\d 07:00 \(Asia\/Shanghai\)$/);
+    assert.match(schedule!.next_run, /T23:00:00\.000Z$/, "07:00 in Shanghai is 23:00 UTC the day before");
+  } finally {
+    await teardown(async () => assert.equal(await homed.stop(), 0, homed.stderr()), () => fake.close());
+  }
+});

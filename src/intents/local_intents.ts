@@ -19,7 +19,8 @@ import { MONTH_NAMES } from "../text/month_names.ts";
 import type { IntentMatcher } from "./matcher.ts";
 import { type Named, type Phrases, phrases, type ReplyLanguage, replyLanguage } from "./replies.ts";
 import { nameKey, type Resolution, resolveTargets } from "./resolve.ts";
-import { everyCron, isoWithOffset, wallTime, whenMoment } from "./zoned_time.ts";
+import { isoWithOffset, wallTime } from "../text/wall_time.ts";
+import { everyCron, whenMoment } from "./zoned_time.ts";
 
 /** Options of {@link LocalIntents}. */
 export interface LocalIntentsOptions {

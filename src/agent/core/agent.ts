@@ -39,7 +39,7 @@ import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
 import type { TurnRecorder, TurnTraces } from "./turn_traces.ts";
 import type { LocalIntents, Understood } from "../../intents/local_intents.ts";
 import { phrases, replyLanguage } from "../../intents/replies.ts";
-import { nowLine } from "../../intents/zoned_time.ts";
+import { nowLine } from "../../text/wall_time.ts";
 
 /** Options of {@link Agent}. */
 export interface AgentOptions {

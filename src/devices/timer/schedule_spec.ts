@@ -9,6 +9,7 @@
 import type { Cron } from "croner";
 import { validTimeZone } from "../../config/schema.ts";
 import { MONTH_NAMES } from "../../text/month_names.ts";
+import { isoWithOffset, zonedMoment } from "../../text/wall_time.ts";
 
 let CronClass: typeof Cron | undefined;
 
@@ -35,6 +36,9 @@ function cronJob(cron: string, timezone: string): Cron {
 export type ScheduleTime =
   | { kind: "at"; at: number; timezone: string }
   | { kind: "cron"; cron: string; timezone: string };
+
+/** A wall time without an offset (seconds optional): the zone's own. */
+const LOCAL_ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
 
 /** An ISO-8601 date-time with seconds optional and an explicit offset (`Z` or `±hh:mm`). */
 const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
@@ -121,13 +125,24 @@ export function parseScheduleTime(
     );
   }
   if (hasAt) {
-    const at = args.at;
+    let at = args.at;
+    // A wall time without an offset is the household's (or the schedule's own zone's): "2026-12-01T20:00".
+    const local = typeof at === "string" ? LOCAL_ISO.exec(at) : null;
+    if (local) {
+      const [, year, month, date, hour, minute] = local.map(Number);
+      const offset = isoWithOffset(
+        zonedMoment({ year: year!, month: month!, date: date!, hour: hour!, minute: minute! }, timezone),
+        timezone,
+      ).slice(19);
+      at = `${local[1]}-${local[2]}-${local[3]}T${local[4]}:${local[5]}:${local[6] ?? "00"}${offset}`;
+    }
     const match = typeof at === "string" ? ISO_WITH_OFFSET.exec(at) : null;
     const impossible = match ? impossibleField(match) : undefined;
     if (impossible) throw new TypeError(`at: got ${JSON.stringify(at)}, which is no real time: ${impossible}`);
     if (typeof at !== "string" || !match || Number.isNaN(Date.parse(at))) {
       throw new TypeError(
-        `at: got ${JSON.stringify(at)}; allowed: an ISO-8601 time with its offset, e.g. 2026-12-01T20:00:00+08:00`,
+        `at: got ${JSON.stringify(args.at)}; allowed: an ISO-8601 time, with its offset (2026-12-01T20:00:00+08:00) ` +
+          `or without one for the household's zone ${timezone} (2026-12-01T20:00)`,
       );
     }
     const when = Date.parse(at);

@@ -129,7 +129,8 @@ export class TimerDevice implements Device {
           text: { type: "string", minLength: 1, maxLength: 2000, description: "What to do or say then" },
           at: {
             type: "string",
-            description: "Once, at this ISO-8601 time with offset, e.g. 2026-12-01T20:00:00+08:00",
+            description: "Once, at this ISO-8601 time: the household's local time as it is (2026-12-01T20:00), " +
+              "or with an offset (2026-12-01T20:00:00+08:00)",
           },
           cron: { type: "string", description: "Repeating, 5-field cron, e.g. 30 7 * * *" },
           timezone: { type: "string", description: "IANA zone for cron (default: the household's)" },

@@ -170,7 +170,19 @@ Deno.test("on the DST fall-back night a daily 02:30 runs once, not in both 02:30
   }
 });
 
-Deno.test("bad times are refused naming the field: past, no offset, both, neither, bad cron, bad zone, channels", async () => {
+Deno.test("a wall time without an offset is the household's: 20:00 in Shanghai, shown back as local", async () => {
+  const r = await rig();
+  try {
+    const made = await callDeviceTool(r.timer, "schedule_create", { text: "x", at: "2026-12-01T20:00" }, context());
+    const view = JSON.parse(typeof made === "string" ? made : JSON.stringify(made));
+    assert.equal(view.next_run, "2026-12-01T12:00:00.000Z");
+    assert.equal(view.next_run_local, "2026-12-01 20:00 (Asia/Shanghai)");
+  } finally {
+    await r.close();
+  }
+});
+
+Deno.test("bad times are refused naming the field: past, not ISO, both, neither, bad cron, bad zone, channels", async () => {
   const r = await rig();
   try {
     const create = (args: Record<string, unknown>, ctx = context()) => () =>
@@ -181,7 +193,7 @@ Deno.test("bad times are refused naming the field: past, no offset, both, neithe
     );
     await assert.rejects(
       create({ at: "2026-12-01 20:00" }),
-      /at: got "2026-12-01 20:00"; allowed: an ISO-8601 time with its offset/,
+      /at: got "2026-12-01 20:00"; allowed: an ISO-8601 time, with its offset .* or without one for the household's zone Asia\/Shanghai/,
     );
     await assert.rejects(create({ at: "2026-12-01T20:00:00+08:00", cron: "0 7 * * *" }), /at, cron: both were given/);
     await assert.rejects(create({}), /at, cron: neither was given/);
