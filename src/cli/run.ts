@@ -63,7 +63,6 @@ export async function runCli(line: CommandLine): Promise<void> {
     const why = await sdNotify(state, { socket: notify, client: notifyClientPath(config.daemon.data_dir) });
     if (why) log().warning("sd_notify to {socket} failed: {why}", { socket: notify, why });
   };
-  await tellSystemd(`READY=1\nSTATUS=Listening on ${daemon.url}`);
   // Under `deno task`, a Ctrl-C or a kill reaches homed twice (from the terminal or sender, and forwarded by the task
   // runner): repeats within two seconds are the same request; a later one means "stop now".
   let firstSignal: number | undefined;
@@ -97,4 +96,7 @@ export async function runCli(line: CommandLine): Promise<void> {
       (error) => log().error("SIGHUP: the plugin reload failed: {error}", { error }),
     );
   });
+  // Ready only once a stop request is handled: a SIGTERM right after READY=1 (a supervisor, systemd) is a clean stop,
+  // never a kill by the default action.
+  await tellSystemd(`READY=1\nSTATUS=Listening on ${daemon.url}`);
 }
