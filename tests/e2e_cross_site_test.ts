@@ -7,7 +7,7 @@
  */
 
 import assert from "node:assert/strict";
-import OpenAI from "openai";
+import OpenAI from "npm:openai@7.59.0";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { type HomedProcess, startHomed, workspace } from "./support/homed_process.ts";

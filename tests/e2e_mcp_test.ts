@@ -35,7 +35,7 @@ Deno.test("MCP: server-everything's tools through the tool loop under its trust;
       servers: {
         everything: {
           command: "node",
-          args: [`${REPO}node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "stdio"],
+          args: [`${REPO}tests/tools/node_modules/@modelcontextprotocol/server-everything/dist/index.js`, "stdio"],
           trust: "household",
           include: ["echo", "get-sum"],
         },

@@ -8,8 +8,8 @@
  * Run: deno task eval:stemmers (writes bench/out/retrieval/stemmers.json; --record: bench/retrieval/stemmers.json).
  */
 
-import { stemmer } from "stemmer";
-import porter2 from "wink-porter2-stemmer";
+import { stemmer } from "npm:stemmer@2.0.1";
+import porter2 from "npm:wink-porter2-stemmer@2.0.1";
 import { stem } from "../../src/search/stem.ts";
 import { environment, writeResults } from "../support/report.ts";
 import { evaluate, loadCmrc, loadConversation, loadHome, type Metrics, metrics } from "./corpora.ts";

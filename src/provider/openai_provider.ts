@@ -119,7 +119,10 @@ export class OpenAIProvider implements Provider {
         body: JSON.stringify(this.#body(request, stream)),
       },
       options,
-      (reply) => readChatCompletion(host, reply),
+      async (reply) => {
+        const response = await readChatCompletion(host, reply);
+        return request.responseFormat ? { ...response, responseFormatSent: true } : response;
+      },
     );
   }
 
@@ -158,6 +161,7 @@ export class OpenAIProvider implements Provider {
       max_tokens: this.#options.maxTokens,
     };
     if (request.tools?.length) body.tools = request.tools.map(wireTool);
+    if (request.responseFormat) body.response_format = request.responseFormat;
     if (thinking !== "omit") body.thinking = { type: thinking ? "enabled" : "disabled" };
     if (stream) {
       body.stream = true;

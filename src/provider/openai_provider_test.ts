@@ -87,6 +87,23 @@ Deno.test("images for a seeing main model go as data-URL parts of the last user 
   await fake.close();
 });
 
+Deno.test("response_format goes to the model as asked, and the answer says it went; none when not asked", async () => {
+  const fake = FakeLlm.start({ personaPrefix: "# persona", model: "m1", maxTokens: 77, apiKey: KEY });
+  fake.enqueue({ reply: '{"title":"Tea"}' }, { reply: "plain" });
+  const { provider: p } = provider(fake);
+  const format = {
+    type: "json_schema" as const,
+    json_schema: { name: "title", strict: true, schema: { type: "object", properties: { title: { type: "string" } } } },
+  };
+  const shaped = await p.chat({ ...REQUEST, responseFormat: format });
+  assert.deepEqual(fake.requests[0]!.body.response_format, format);
+  assert.equal(shaped.responseFormatSent, true);
+  const plain = await p.chat(REQUEST);
+  assert.equal("response_format" in fake.requests[1]!.body, false);
+  assert.equal(plain.responseFormatSent, undefined);
+  await fake.close();
+});
+
 Deno.test("streams text as it arrives and assembles tool-call deltas split across chunks", async () => {
   const fake = FakeLlm.start({ personaPrefix: "# persona" });
   fake.enqueue({

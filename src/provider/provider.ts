@@ -31,7 +31,20 @@ export interface ChatRequest {
    * (the turn's own), this request only — the history keeps that message's text.
    */
   images?: readonly ChatImage[];
+  /**
+   * The answer's shape, as OpenAI's `response_format` (JSON, or JSON after a schema). A provider that cannot send it
+   * leaves {@link ChatResponse.responseFormatSent} unset, so the caller can refuse an answer not made to it.
+   */
+  responseFormat?: ResponseFormat;
 }
+
+/** OpenAI's `response_format` beyond plain text: any JSON object, or JSON after the named schema. */
+export type ResponseFormat =
+  | { type: "json_object" }
+  | {
+    type: "json_schema";
+    json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean };
+  };
 
 /** An image for the model: its bytes and their (sniffed) MIME type. */
 export interface ChatImage {
@@ -58,6 +71,8 @@ export interface ChatResponse {
   reasoningContent?: string;
   finishReason: string;
   usage?: Usage;
+  /** The request's `responseFormat` went to the model with it (unset when none was asked for, or it could not be). */
+  responseFormatSent?: boolean;
 }
 
 /** Per-call options. */

@@ -1,9 +1,10 @@
 /**
  * Headless Chromium for end-to-end tests of the web console. playwright-core cannot be imported by Deno without
- * `--allow-all` (it probes `/proc/sys/...` at load), so it runs under Node in `browser_driver.mjs`, and this module
+ * `--allow-all` (it probes `/proc/sys/...` at load), so it runs under Node in `tests/tools/browser_driver.mjs`, and this module
  * talks to that child over stdin/stdout, one JSON line per request, reply or event. The child gets only `PATH` and
  * `HOME`, and needs nothing beyond the test task's `--allow-run=…,node`; playwright-core comes from
- * `node_modules/playwright-core` (`deno task setup`), Chromium is Debian's `/usr/bin/chromium` (`.ci/run` installs it).
+ * `tests/tools/node_modules/playwright-core` (`deno task setup`: test-only tools have their own `tests/tools/deno.json`,
+ * so `deno task start` never downloads them), Chromium is Debian's `/usr/bin/chromium` (`.ci/run` installs it).
  *
  * Every call has a deadline (10 s unless set): playwright's own timeout is set to it, and this side gives up one
  * second later should the driver hang; a failure names the call and its selector. If the driver dies, pending calls
@@ -17,7 +18,8 @@ import { fileURLToPath } from "node:url";
 import { type OutsideNeed, outsideNeed, programRuns, underCi } from "./outside_tool.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const DRIVER = fileURLToPath(new URL("./browser_driver.mjs", import.meta.url));
+// Beside its own node_modules: Node resolves playwright-core from the driver's folder.
+const DRIVER = fileURLToPath(new URL("../tools/browser_driver.mjs", import.meta.url));
 const CHROMIUM = "/usr/bin/chromium";
 /** How long this side waits beyond a call's own deadline before deciding the driver hangs. */
 const GRACE_MS = 1_000;
@@ -163,7 +165,7 @@ type Message =
 let need: Promise<OutsideNeed> | undefined;
 
 /**
- * Whether a browser can run here (node on PATH, `node_modules/playwright-core` installed, `/usr/bin/chromium`
+ * Whether a browser can run here (node on PATH, `tests/tools/node_modules/playwright-core` installed, `/usr/bin/chromium`
  * executable); probed once. Use its `ignore` for `Deno.test`.
  *
  * @example
@@ -179,9 +181,9 @@ export function browserNeed(): Promise<OutsideNeed> {
     const node = await programRuns("node", ["--version"]);
     if (node !== undefined) return node;
     try {
-      await Deno.stat(`${ROOT}node_modules/playwright-core/package.json`);
+      await Deno.stat(`${ROOT}tests/tools/node_modules/playwright-core/package.json`);
     } catch {
-      return "node_modules/playwright-core is missing (run deno task setup)";
+      return "tests/tools/node_modules/playwright-core is missing (run deno task setup)";
     }
     // Through sh: the test task may run node and sh, not chromium, and may not read /usr/bin.
     return await programRuns("sh", ["-c", `test -x ${CHROMIUM}`]) === undefined

@@ -74,6 +74,12 @@ export interface FakeExpectations {
    * server demands.
    */
   contextWindow?: number;
+  /**
+   * Requests homed passes on as a client sent them (the OpenAI door's stateless calls, `homed-utility`): the rules of
+   * homed's own prompt — one system message, first, beginning with the persona — are not applied to those this says
+   * yes to; every other rule is.
+   */
+  passThrough?: (body: Record<string, unknown>) => boolean;
 }
 
 /** The fake's token count of a request's prompt (messages and tool declarations), independent of homed's estimate. */
@@ -98,10 +104,12 @@ export function checkRequest(body: Record<string, unknown>, expect: FakeExpectat
   const messages = body.messages as Array<Record<string, unknown>> | undefined;
   if (!Array.isArray(messages) || messages.length === 0) return ["messages is missing or empty"];
   const systems = messages.filter((m) => m.role === "system");
-  if (systems.length !== 1) problems.push(`expected exactly one system message, got ${systems.length}`);
-  if (messages[0]?.role !== "system") problems.push(`first message is ${messages[0]?.role}, not system`);
-  if (expect.personaPrefix !== undefined && !String(systems[0]?.content ?? "").startsWith(expect.personaPrefix)) {
-    problems.push("system message does not begin with the persona");
+  if (!expect.passThrough?.(body)) {
+    if (systems.length !== 1) problems.push(`expected exactly one system message, got ${systems.length}`);
+    if (messages[0]?.role !== "system") problems.push(`first message is ${messages[0]?.role}, not system`);
+    if (expect.personaPrefix !== undefined && !String(systems[0]?.content ?? "").startsWith(expect.personaPrefix)) {
+      problems.push("system message does not begin with the persona");
+    }
   }
   const pending = new Set<string>();
   messages.forEach((message, index) => {

@@ -23,7 +23,8 @@ import type { Service } from "../../service/service.ts";
 import type { ToolRegistry } from "../../tools/registry.ts";
 import type { ToolContext } from "../../tools/tool.ts";
 import type { Persona } from "../personal.ts";
-import type { ChatMessage, Provider, ToolCall } from "../../provider/provider.ts";
+import type { ChatMessage, ChatResponse, Provider, ResponseFormat, ToolCall, Usage } from "../../provider/provider.ts";
+import type { ToolSpec } from "../../tools/tool.ts";
 import { ProviderError } from "../../provider/provider_error.ts";
 import { type ContextEntry, type ContextWindow, SHRINK_TO } from "../../context/context_window.ts";
 import { type Viewer, visibleTo } from "../../identity/visibility.ts";
@@ -120,6 +121,45 @@ export interface TurnToolContext extends ToolContext {
   lowestTrustSeen: Trust;
 }
 
+/** Tokens one turn's LLM requests used, summed over its rounds. */
+export interface TurnUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+/** A stateless call's messages and tools, as the model gets them. */
+export interface StatelessCall {
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+}
+
+/**
+ * What a request/response channel (the OpenAI door) asks of a turn besides the words, as `payload.model_call`; the
+ * agent reads it only from a channel that answers inline (`IOManager.answersInline`).
+ */
+export interface ModelCall {
+  /** The answer's shape: sent with every request of the turn, and refused when the provider cannot send it. */
+  responseFormat?: ResponseFormat;
+  /**
+   * A stateless call instead of a turn: these messages and tools go to the model as they are — no persona, context,
+   * memory, homed tools or local intents — and nothing of it is remembered (the door's `homed-utility`).
+   */
+  stateless?: StatelessCall;
+}
+
+/**
+ * A turn's result as the agent hands it over: a {@link TurnResult} with what a caller speaking a model's API reports —
+ * the tokens the turn's requests used; for a stateless call the model's tool calls and finish reason; and, when a
+ * failure came from one field of the request, that field (`param`).
+ */
+export interface AnsweredTurn extends TurnResult {
+  usage?: TurnUsage;
+  toolCalls?: ToolCall[];
+  finishReason?: string;
+  param?: string;
+}
+
 /** The butler's mind. */
 export class Agent implements Service {
   readonly name = "agent";
@@ -137,6 +177,7 @@ export class Agent implements Service {
     lowerTrustReferences: 0,
     localTurns: 0,
     offlineReplies: 0,
+    statelessCalls: 0,
   };
   /** The lowest trust the last turn's reference block held (with the turn's own), for `/api/status`. */
   #lastLowestTrustSeen: Trust | undefined;
@@ -262,6 +303,7 @@ export class Agent implements Service {
       lower_trust_reference_turns: this.#counts.lowerTrustReferences,
       local_intent_turns: this.#counts.localTurns,
       offline_replies: this.#counts.offlineReplies,
+      stateless_calls: this.#counts.statelessCalls,
       local_intents: this.#options.localIntents
         ? { mode: this.#options.localIntents.mode, ...this.#options.localIntents.intents.counts() }
         : null,
@@ -331,45 +373,117 @@ export class Agent implements Service {
 
   /** Runs one turn; never throws. The result names the channel the reply is meant for. */
   async #turnFor(event: InputEvent): Promise<TurnResult> {
-    const { io, logger, clock } = this.#options;
+    const { io, clock } = this.#options;
     const started = clock.monotonic();
     let channel = io.replyChannel(event);
     // The payload is read once here; the turn's steps take what they need of it.
     const message = readMessage(event.payload);
+    // Only a request/response channel (the OpenAI door) may ask for a shape or a stateless call.
+    const read = io.answersInline(event.source, event.source) ? readModelCall(event.payload) : undefined;
+    const call = read && "problem" in read ? undefined : read;
     let result: TurnResult;
-    if (message.text.trim() === "") {
+    if (read && "problem" in read) {
+      result = this.#failure(event, channel, "bad_input", read.problem);
+    } else if (call?.stateless) {
+      result = await this.#statelessCall(event, { ...call, stateless: call.stateless }, message.stream);
+    } else if (message.text.trim() === "") {
       result = this.#failure(event, channel, "bad_input", "A message event needs a non-empty payload.text");
     } else {
       const trace = this.#options.traces?.begin({ ...event, text: message.text });
       try {
-        const turn = await this.#converse(event, message, {
-          current: () => channel,
-          set: (next) => {
-            channel = next;
+        const turn = await this.#converse(
+          event,
+          message,
+          {
+            current: () => channel,
+            set: (next) => {
+              channel = next;
+            },
           },
-        }, trace);
-        result = { eventId: event.id, reply: turn.reply, channel, rounds: turn.rounds };
+          trace,
+          call?.responseFormat,
+        );
+        const answered: AnsweredTurn = {
+          eventId: event.id,
+          reply: turn.reply,
+          channel,
+          rounds: turn.rounds,
+          ...(turn.usage ? { usage: turn.usage } : {}),
+        };
+        result = answered;
         trace?.finish({ rounds: turn.rounds, ...(turn.localIntent ? { localIntent: turn.localIntent } : {}) });
         this.#counts.turns++;
       } catch (error) {
-        let code: TurnErrorCode = error instanceof ProviderError ? error.code : "internal";
-        let message = error instanceof ProviderError
-          ? error.message
-          : `Internal error in homed: ${(error as Error)?.message ?? String(error)}`;
-        if (this.#turn.signal.aborted) {
-          code = "shutting_down";
-          message = "homed is shutting down; the turn in flight was stopped before it finished";
-        } else if (error instanceof ProviderError) {
-          logger.warning("Turn {id} failed: {message}", { id: event.id, message });
-        } else {
-          logger.error("Turn {id} failed: {error}", { id: event.id, error });
-        }
-        result = this.#failure(event, channel, code, message);
-        trace?.finish({ rounds: 0, error: `${code}: ${message}` });
+        result = this.#failed(event, channel, error);
+        trace?.finish({ rounds: 0, error: `${result.error!.code}: ${result.error!.message}` });
       }
     }
     this.#lastTurnMs = Math.round(clock.monotonic() - started);
     return result;
+  }
+
+  /** The result of a turn that threw: the provider's code and words, or `internal`, or `shutting_down`. */
+  #failed(event: InputEvent, channel: string, error: unknown): TurnResult {
+    const { logger } = this.#options;
+    let code: TurnErrorCode = error instanceof ProviderError ? error.code : "internal";
+    let message = error instanceof ProviderError
+      ? error.message
+      : `Internal error in homed: ${(error as Error)?.message ?? String(error)}`;
+    if (this.#turn.signal.aborted) {
+      code = "shutting_down";
+      message = "homed is shutting down; the turn in flight was stopped before it finished";
+    } else if (error instanceof ProviderError) {
+      logger.warning("Turn {id} failed: {message}", { id: event.id, message });
+    } else {
+      logger.error("Turn {id} failed: {error}", { id: event.id, error });
+    }
+    const failed: AnsweredTurn = {
+      ...this.#failure(event, channel, code, message),
+      ...(error instanceof FormatNotSent ? { param: "response_format" } : {}),
+    };
+    return failed;
+  }
+
+  /**
+   * A stateless call ({@link ModelCall.stateless}): the caller's own messages and tools go to the model as they are,
+   * under `llm.turn_timeout` — no persona, context, memory, homed tools or local intents — and nothing is remembered.
+   * The answer (text or tool calls) comes back on the caller's own channel. Never throws.
+   */
+  async #statelessCall(
+    event: InputEvent,
+    call: ModelCall & { stateless: StatelessCall },
+    stream: boolean,
+  ): Promise<TurnResult> {
+    const { provider, io, clock } = this.#options;
+    this.#turn = new AbortController();
+    const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
+    const onDelta = (text: string) => io.report(event.source, { type: "delta", eventId: event.id, text });
+    this.#counts.statelessCalls++;
+    try {
+      const request = {
+        messages: call.stateless.messages,
+        ...(call.stateless.tools?.length ? { tools: call.stateless.tools } : {}),
+        ...(call.responseFormat ? { responseFormat: call.responseFormat } : {}),
+      };
+      const response = await deadline.run(
+        (signal) => provider.chat(request, stream ? { signal, onDelta } : { signal }),
+        this.#turn.signal,
+      );
+      checkFormatSent(call.responseFormat, response);
+      const usage = addUsage(undefined, response.usage);
+      const answered: AnsweredTurn = {
+        eventId: event.id,
+        reply: response.content,
+        channel: event.source,
+        rounds: 1,
+        ...(usage ? { usage } : {}),
+        toolCalls: response.toolCalls,
+        finishReason: response.finishReason,
+      };
+      return answered;
+    } catch (error) {
+      return this.#failed(event, event.source, error);
+    }
   }
 
   #failure(event: InputEvent, channel: string, code: TurnErrorCode, message: string): TurnResult {
@@ -588,7 +702,8 @@ export class Agent implements Service {
     message: MessagePayload,
     route: { current(): string; set(channel: string): void },
     trace: TurnRecorder | undefined,
-  ): Promise<{ reply: string; rounds: number; localIntent?: string }> {
+    format?: ResponseFormat,
+  ): Promise<{ reply: string; rounds: number; localIntent?: string; usage?: TurnUsage }> {
     const { provider, io, maxToolRounds, keepReasoning, clock } = this.#options;
     // One view of the tools for the whole turn: a plugin reload meanwhile does not change this turn's tools.
     const tools = this.#options.tools.view();
@@ -611,6 +726,7 @@ export class Agent implements Service {
     // History keeps the plain tagged message; only this request carries the reference block.
     const turn: ChatMessage[] = [{ role: "user", content: tagged }];
     const reference = await this.#reference(event, message);
+    if (format) reference.push({ title: "Answer format", body: formatNote(format) });
     const first: ChatMessage = { role: "user", content: withReference(reference, tagged) };
     const toolContext: TurnToolContext = {
       eventId: event.id,
@@ -662,6 +778,8 @@ export class Agent implements Service {
       text: message.text,
     });
     this.#noteLeftOut(offer.leftOut);
+    // The tokens of this turn's answered requests, for a caller that reports them (the OpenAI door's `usage`).
+    let usage: TurnUsage | undefined;
     for (let round = 1; round <= maxToolRounds; round++) {
       const lastRound = round === maxToolRounds;
       const specs = lastRound ? [] : offer.specs;
@@ -681,7 +799,13 @@ export class Agent implements Service {
         response = await deadline.run(
           (callSignal) =>
             provider.chat(
-              { messages, ...(specs.length ? { tools: specs } : {}), ...(images.length ? { images } : {}) },
+              {
+                messages,
+                ...(specs.length ? { tools: specs } : {}),
+                ...(images.length ? { images } : {}),
+                // Every round carries the shape: the round that answers is known only once it has.
+                ...(format ? { responseFormat: format } : {}),
+              },
               streaming ? { signal: callSignal, onDelta } : { signal: callSignal },
             ),
           signal,
@@ -700,6 +824,9 @@ export class Agent implements Service {
         throw error;
       }
       traced?.answered(response);
+      usage = addUsage(usage, response.usage);
+      // Before any tool runs: a provider that could not send the shape fails the turn with nothing done.
+      checkFormatSent(format, response);
       if (response.toolCalls.length === 0 || lastRound) {
         let reply = response.content;
         if (response.toolCalls.length) {
@@ -712,7 +839,7 @@ export class Agent implements Service {
         // The model's words are untrusted text like any other: in history, what looks like a tag is escaped.
         turn.push({ role: "assistant", content: escapeMarkers(reply) });
         this.#remember(event, turn, text, reply, toolContext.lowestTrustSeen);
-        return { reply, rounds: round };
+        return { reply, rounds: round, ...(usage ? { usage } : {}) };
       }
       const calls = uniqueIds(response.toolCalls);
       turn.push({
@@ -736,6 +863,109 @@ export class Agent implements Service {
     }
     throw new RangeError("maxToolRounds must be at least 1");
   }
+}
+
+/**
+ * The provider that answered could not send the request's `response_format` (an adapter sends messages and tools
+ * only): its answer was not made to that shape.
+ */
+class FormatNotSent extends ProviderError {}
+
+/** Throws {@link FormatNotSent} when `format` was asked for and the answer says it did not reach the model. */
+function checkFormatSent(format: ResponseFormat | undefined, response: ChatResponse): void {
+  if (format === undefined || response.responseFormatSent === true) return;
+  throw new FormatNotSent(
+    "bad_request",
+    "The LLM provider that answered cannot pass response_format on (an adapter, llm.provider: lua, sends only " +
+      "messages and tools), so its answer was not made in that format; leave response_format out, or answer it " +
+      "with an OpenAI-compatible provider (llm.provider: openai)",
+  );
+}
+
+/** `sum` with one response's tokens added (unchanged when the response reported none). */
+function addUsage(sum: TurnUsage | undefined, usage: Usage | undefined): TurnUsage | undefined {
+  if (!usage) return sum;
+  return {
+    promptTokens: (sum?.promptTokens ?? 0) + usage.promptTokens,
+    completionTokens: (sum?.completionTokens ?? 0) + usage.completionTokens,
+    totalTokens: (sum?.totalTokens ?? 0) + usage.totalTokens,
+  };
+}
+
+/** The reference block's word on the answer's shape (it also names JSON, which `json_object` requires of a prompt). */
+function formatNote(format: ResponseFormat): string {
+  const reads = "The app this message came through reads your final answer as JSON";
+  if (format.type === "json_object") return `${reads}: answer with one JSON object and nothing else.`;
+  const { name, schema } = format.json_schema;
+  const shown = schema === undefined ? "" : ` Its schema: ${JSON.stringify(schema).slice(0, 4_000)}`;
+  return `${reads} following its schema "${name}": answer with that JSON and nothing else.${shown}`;
+}
+
+const ROLES = new Set(["system", "user", "assistant", "tool"]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** A message as the chat wire takes it: a known role, text content (an assistant's may be null with tool calls). */
+function isChatMessage(value: unknown): value is ChatMessage {
+  if (!isRecord(value) || typeof value.role !== "string" || !ROLES.has(value.role)) return false;
+  if (value.role === "tool" && typeof value.tool_call_id !== "string") return false;
+  if (value.role === "assistant" && value.tool_calls !== undefined && !Array.isArray(value.tool_calls)) return false;
+  return typeof value.content === "string" || (value.role === "assistant" && value.content === null);
+}
+
+function isToolSpec(value: unknown): value is ToolSpec {
+  return isRecord(value) && typeof value.name === "string" && typeof value.description === "string" &&
+    isRecord(value.parameters);
+}
+
+function isResponseFormat(value: unknown): value is ResponseFormat {
+  return isRecord(value) && (value.type === "json_object" ||
+    (value.type === "json_schema" && isRecord(value.json_schema) && typeof value.json_schema.name === "string"));
+}
+
+/**
+ * `payload.model_call` read: undefined when there is none, `{problem}` when it is not one (the turn then fails as
+ * `bad_input` — a malformed stateless call must never become a turn of the conversation).
+ *
+ * @example
+ * ```ts
+ * readModelCall({ text: "hi", model_call: { responseFormat: { type: "json_object" } } });
+ * // { responseFormat: { type: "json_object" } }
+ * readModelCall({ text: "hi", model_call: { stateless: { messages: [] } } });
+ * // { problem: "payload.model_call.stateless needs messages of the chat wire (role, text content) and tools …" }
+ * ```
+ */
+export function readModelCall(payload: Readonly<Record<string, unknown>>): ModelCall | { problem: string } | undefined {
+  const raw = payload.model_call;
+  if (raw === undefined) return undefined;
+  if (!isRecord(raw)) return { problem: "payload.model_call must be an object" };
+  const call: ModelCall = {};
+  if (raw.responseFormat !== undefined) {
+    if (!isResponseFormat(raw.responseFormat)) {
+      return {
+        problem: 'payload.model_call.responseFormat must be {type: "json_object"} or a json_schema with a name',
+      };
+    }
+    call.responseFormat = raw.responseFormat;
+  }
+  const stateless = raw.stateless;
+  if (stateless !== undefined) {
+    const messages = isRecord(stateless) ? stateless.messages : undefined;
+    const tools = isRecord(stateless) ? stateless.tools ?? [] : undefined;
+    if (
+      !Array.isArray(messages) || messages.length === 0 || !messages.every(isChatMessage) || !Array.isArray(tools) ||
+      !tools.every(isToolSpec)
+    ) {
+      return {
+        problem: "payload.model_call.stateless needs messages of the chat wire (role, text content) and tools " +
+          "(name, description, parameters)",
+      };
+    }
+    call.stateless = { messages, ...(tools.length ? { tools } : {}) };
+  }
+  return call;
 }
 
 /** No model answers: the failure's code (or `unavailable` when none was asked) and its words. */

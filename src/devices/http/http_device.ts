@@ -9,13 +9,15 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../io/device.ts";
 import type { Identity } from "../../identity/identity.ts";
-import { Capability, type InputEvent, type OutputEvent } from "../../io/event.ts";
+import { Capability, type InputEvent, type InputRef, type OutputEvent } from "../../io/event.ts";
 import { encodeSse, type SseMessage, SseStream } from "../../net/sse_writer.ts";
 import { ShuttingDown } from "../../io/turn_error.ts";
 
 interface Pending {
   resolve(result: TurnResult): void;
   onEvent: ((event: TurnEvent) => void) | undefined;
+  /** Bytes the request carried, by their attachment's `file` name, until the turn ends. */
+  held: ReadonlyMap<string, Uint8Array> | undefined;
 }
 
 /** A chat message as the API hands it over: the text, who is authenticated, and the name they gave. */
@@ -27,6 +29,16 @@ export interface HttpMessage {
   attachments?: readonly MessageAttachment[];
   /** A source of this channel other than its name (`openai:alice`: who came through the door). */
   source?: string;
+  /**
+   * Bytes that came inside the request (an image part of an OpenAI message), by the `file` name of the attachment
+   * that names them: the media service asks for them ({@link HttpDevice.locate}) during the turn; dropped when it ends.
+   */
+  held?: ReadonlyMap<string, Uint8Array>;
+  /**
+   * What a caller that speaks a model's API asks of the turn besides the words (the OpenAI door: the answer's format,
+   * or a stateless model call): carried to the agent as `payload.model_call`, never read here.
+   */
+  modelCall?: Readonly<Record<string, unknown>>;
 }
 
 /** A request submitted through the device. */
@@ -288,6 +300,12 @@ export class HttpDevice implements Device {
     };
   }
 
+  /** The bytes a waiting request carried for `attachment` (by its `file` name); undefined for anything else. */
+  locate(input: InputRef, attachment: MessageAttachment): Promise<Uint8Array | undefined> {
+    const held = attachment.file === undefined ? undefined : this.#pending.get(input.id)?.held?.get(attachment.file);
+    return Promise.resolve(held);
+  }
+
   onTurnEvent(event: TurnEvent): void {
     const pending = this.#pending.get(event.eventId);
     if (!pending) return;
@@ -318,6 +336,7 @@ export class HttpDevice implements Device {
     const payload: Record<string, unknown> = { text: message.text };
     if (message.display !== undefined) payload.display = message.display;
     if (message.attachments?.length) payload.attachments = message.attachments;
+    if (message.modelCall) payload.model_call = message.modelCall;
     if (onEvent) payload.stream = true;
     const event = context.emit({
       source: message.source ?? this.name,
@@ -327,7 +346,7 @@ export class HttpDevice implements Device {
       payload,
     });
     // Safe after emit: the agent can only take the event once this synchronous function has returned.
-    this.#pending.set(event.id, { resolve, onEvent });
+    this.#pending.set(event.id, { resolve, onEvent, held: message.held });
     return { event, done };
   }
 }

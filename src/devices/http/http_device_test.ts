@@ -162,3 +162,40 @@ Deno.test("/api/events keeps at most OUTBOX_RECIPIENTS backlogs; the stalest rec
   });
   assert.equal(last.backlog.length, 1);
 });
+
+Deno.test("a request's own bytes are located for its turn only, and what it asks of the model goes in the payload", async () => {
+  const emitted: Array<{ id: string; payload: Record<string, unknown> }> = [];
+  const device = new HttpDevice({ name: "openai" });
+  await device.start({
+    emit: (draft) => {
+      const event = { ...draft, id: `e${emitted.length + 1}`, time: 0 };
+      emitted.push(event);
+      return event;
+    },
+    readyAgain: () => {},
+    waiting: () => 0,
+    clock: systemClock,
+    log: getLogger(["test"]),
+  });
+  const bytes = new Uint8Array([1, 2, 3]);
+  const { event, done } = device.submit({
+    text: "what is this?",
+    identity: { name: "alice", trust: "household" },
+    source: "openai:alice",
+    attachments: [{ kind: "image", file: "part-0" }],
+    held: new Map([["part-0", bytes]]),
+    modelCall: { responseFormat: { type: "json_object" } },
+  });
+  assert.deepEqual(emitted[0]!.payload.model_call, { responseFormat: { type: "json_object" } });
+  assert.equal(await device.locate(event, { kind: "image", file: "part-0" }), bytes);
+  assert.equal(await device.locate(event, { kind: "image", file: "part-1" }), undefined, "only what it carried");
+  assert.equal(await device.locate({ ...event, id: "other" }, { kind: "image", file: "part-0" }), undefined);
+  device.onTurnEvent({
+    type: "done",
+    eventId: event.id,
+    result: { eventId: event.id, reply: "ok", channel: "openai", rounds: 1 },
+  });
+  assert.equal((await done).reply, "ok");
+  assert.equal(await device.locate(event, { kind: "image", file: "part-0" }), undefined, "dropped when the turn ended");
+  await device.stop();
+});
