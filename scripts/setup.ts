@@ -62,9 +62,16 @@ if (import.meta.main) {
     "inherit",
     "tests/tools",
   );
-  // npm packages only tests and evals import, by full specifier (`npm:openai@…`): outside the import map, so the
-  // daemon's first start does not fetch them; fetched here, so no test does.
-  await step("test-only npm packages cached", ["cache", "--frozen", "--quiet", ...TEST_ONLY_IMPORTERS]);
+  // npm packages only tests and evals import, by full specifier (`npm:openai@…`): locked in tests/test.lock (the
+  // daemon's deno.lock plus these), which the test and check tasks use, so the daemon's first start does not fetch
+  // them; fetched here, so no test does.
+  await step("test-only npm packages cached", [
+    "cache",
+    "--lock=tests/test.lock",
+    "--frozen",
+    "--quiet",
+    ...TEST_ONLY_IMPORTERS,
+  ]);
   // The bundle itself goes to standard output, unwanted: only the fetch of esbuild counts.
   await step("esbuild for deno bundle cached", ["bundle", "--quiet", "--platform", "deno", "src/version.ts"], "null");
 }

@@ -83,7 +83,9 @@ export async function swapDevices(
   const devices = (set: Map<string, LoadedPlugin>) => [
     ...[...set.values()].flatMap((plugin) => [
       ...(plugin.native ? [plugin.native] : []),
-      ...(plugin.manifest.tools.length || plugin.manifest.io || !plugin.native ? [deviceOf(plugin, exec)] : []),
+      ...(plugin.manifest.tools.length || plugin.manifest.io || plugin.manifest.native === undefined
+        ? [deviceOf(plugin, exec)]
+        : []),
     ]),
     ...uniqueBy(skills.filter((skill) => !set.has(skill.name)), (skill) => pluginDeviceName(skill.name))
       .map(skillDevice),

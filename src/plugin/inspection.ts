@@ -23,7 +23,7 @@ export function pluginList(
   plugins: ReadonlyMap<string, LoadedPlugin>,
   errors: ReadonlyMap<string, readonly string[]>,
 ): Array<Record<string, unknown>> {
-  const manifests = [...plugins.values()].map(({ manifest, source, dir }) => ({
+  const manifests = [...plugins.values()].map(({ manifest, source, dir, nativeServed }) => ({
     name: manifest.name,
     source,
     kind: manifest.native ? "native" : "manifest",
@@ -33,7 +33,9 @@ export function pluginList(
     eligible: true,
     reasons: [
       manifest.native
-        ? `its device comes from the ${manifest.native} factory`
+        ? nativeServed
+          ? `its ${manifest.native} device is already on in homed's config`
+          : `its device comes from the ${manifest.native} factory`
         : `${manifest.tools.length} tools from ${manifest.lua ? "Lua" : "no script"}`,
     ],
     tools: manifest.tools.map((tool) => tool.name),

@@ -21,6 +21,7 @@ import type { SkillRoot } from "./discovery.ts";
 import type { GateContext } from "./gating.ts";
 import { pluginList } from "./inspection.ts";
 import { ManifestPlugins } from "./manifest_loading.ts";
+import type { NativeFactory } from "./plugin_vm.ts";
 import { plgreloadTool, skillReadTool } from "./plugin_tools.ts";
 import { EMPTY_SNAPSHOT, scanCatalogue, type SkillSnapshot } from "./skill_catalogue.ts";
 import { commandDispatch, commandReference, skillCommand } from "./slash_commands.ts";
@@ -53,10 +54,11 @@ export interface PluginServiceOptions {
   /** Reload when files under the roots change (`plugins.watch`), after this quiet time (250 ms, as OpenClaw). */
   watch?: { debounceMs: number };
   /**
-   * Device factories compiled into homed, by name (`onebot`), for manifests with `native`; a factory throws when it
-   * cannot provide its device (QQ already on through `onebot.enabled`, say). Injected by the daemon.
+   * Device factories compiled into homed, by name (`onebot`), for manifests with `native`; a factory gives no device
+   * when homed runs it already (QQ on through `onebot.enabled`) and throws when it cannot provide one. Injected by the
+   * daemon.
    */
-  natives?: Readonly<Record<string, () => Device>>;
+  natives?: Readonly<Record<string, NativeFactory>>;
   /** Exec tools: allowed at all (`plugins.allow_exec`), which programs (`plugins.exec_allowlist`), their environment. */
   exec?: { allowed: boolean; allowlist: readonly string[]; env: (plugin: string) => Record<string, string> };
 }

@@ -14,6 +14,7 @@ import type { ServiceHost } from "../service/service_host.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { platformOf } from "./gating.ts";
 import { PluginService } from "./plugin_service.ts";
+import type { NativeFactory } from "./plugin_vm.ts";
 
 /** Options of {@link startPlugins}. */
 export interface PluginSetupOptions {
@@ -33,7 +34,7 @@ export interface PluginSetupOptions {
   /** The device table (the IO manager) that manifest plugins' devices join. */
   devices: { setDevices(group: DeviceGroup, devices: readonly Device[]): Promise<void> };
   /** Device factories compiled into homed, by name, for manifests with `native`. */
-  natives: Readonly<Record<string, () => Device>>;
+  natives: Readonly<Record<string, NativeFactory>>;
 }
 
 /** The value at a dotted path of the config (`onebot.enabled`), for skills' `requires.config`. */

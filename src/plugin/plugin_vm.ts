@@ -31,6 +31,8 @@ export interface LoadedPlugin {
   graceOver?: boolean;
   /** The device a native factory built (kept across reloads while the plugin stays). */
   native?: Device;
+  /** The native factory said homed runs its device already (QQ on through `onebot.enabled`): none was built. */
+  nativeServed?: true;
   /** Its own device, made once (a reload that keeps the plugin keeps the device, which is not restarted). */
   device?: PluginDevice;
   /** The started device's context, for the script's `channel.emit`. */
@@ -52,9 +54,16 @@ export interface PluginVmOptions {
   /** Folder for the plugins' key-value stores. */
   dataDir?: string | undefined;
   /** Device factories compiled into homed, by name. */
-  natives?: Readonly<Record<string, () => Device>> | undefined;
+  natives?: Readonly<Record<string, NativeFactory>> | undefined;
   exec?: ExecSettings | undefined;
 }
+
+/**
+ * A device factory compiled into homed, for manifests with `native`: the device, or `undefined` when homed runs that
+ * device already from its own config (the plugin then adds its instructions and no device); it throws when it cannot
+ * provide one.
+ */
+export type NativeFactory = () => Device | undefined;
 
 /** A Lua function a manifest names, with what names it (for the error when the script lacks it). */
 type Handler = [what: string, fn: string];
@@ -158,6 +167,7 @@ export async function openPlugin(
     throw new Error(refusal);
   }
   let native: Device | undefined;
+  let served = false;
   if (manifest.native !== undefined) {
     const factory = options.natives?.[manifest.native];
     if (!factory) {
@@ -167,12 +177,23 @@ export async function openPlugin(
     }
     try {
       native = previous?.manifest.native === manifest.native && previous.native ? previous.native : factory();
+      served = native === undefined;
     } catch (error) {
       vm?.close();
       throw new Error(`native ${manifest.native}: ${(error as Error).message}`);
     }
   }
-  return { manifest, dir, source, vm, inFlight: 0, retired: false, channel, ...(native ? { native } : {}) };
+  return {
+    manifest,
+    dir,
+    source,
+    vm,
+    inFlight: 0,
+    retired: false,
+    channel,
+    ...(native ? { native } : {}),
+    ...(served ? { nativeServed: true as const } : {}),
+  };
 }
 
 /**

@@ -45,3 +45,31 @@ Deno.test("every plugin shipped in plugins/ loads without a problem: manifests v
     await plugins.stop();
   }
 });
+
+Deno.test("the shipped QQ plugin with QQ on through onebot.enabled: no problem, no device of its own, the reason said", async () => {
+  const groups: string[][] = [];
+  const plugins = testPlugins(SHIPPED, {
+    devices: {
+      setDevices(_group: string, devices: readonly Device[]) {
+        groups.push(devices.map((device) => device.name));
+        return Promise.resolve();
+      },
+    },
+    // As qq_setup.ts's factory while the core device is on: homed's own QQ serves, nothing is built.
+    natives: { onebot: () => undefined },
+  });
+  await plugins.start();
+  try {
+    assert.deepEqual(plugins.problems(), [], "no warning on every start");
+    assert.deepEqual(
+      plugins.list().map((plugin) => [plugin.name, plugin.kind, plugin.eligible, plugin.reasons, plugin.errors]),
+      [
+        ["qq", "skill", true, ["no requirements"], []],
+        ["qq", "native", true, ["its onebot device is already on in homed's config"], []],
+      ],
+    );
+    assert.deepEqual(groups, [[]], "neither a second qq device nor a tool-less plugin-qq");
+  } finally {
+    await plugins.stop();
+  }
+});

@@ -12,15 +12,19 @@ import consoleJs from "./assets/console.js" with { type: "text" };
 import domJs from "./assets/dom.js" with { type: "text" };
 import i18nJs from "./assets/i18n.js" with { type: "text" };
 import indexHtml from "./assets/index.html" with { type: "text" };
+import labelsJs from "./assets/labels.js" with { type: "text" };
+import markdownJs from "./assets/markdown.js" with { type: "text" };
 import modelBannerJs from "./assets/model_banner.js" with { type: "text" };
 import pagesActionsJs from "./assets/pages/actions.js" with { type: "text" };
 import pagesChatJs from "./assets/pages/chat.js" with { type: "text" };
 import pagesKnowledgeJs from "./assets/pages/knowledge.js" with { type: "text" };
 import pagesMemoryJs from "./assets/pages/memory.js" with { type: "text" };
+import pagesPluginsJs from "./assets/pages/plugins.js" with { type: "text" };
 import pagesSchedulesJs from "./assets/pages/schedules.js" with { type: "text" };
 import pagesStatusJs from "./assets/pages/status.js" with { type: "text" };
 import pagesSystemJs from "./assets/pages/system.js" with { type: "text" };
 import pagesTurnsJs from "./assets/pages/turns.js" with { type: "text" };
+import picturesJs from "./assets/pictures.js" with { type: "text" };
 import sseJs from "./assets/sse.js" with { type: "text" };
 
 /** Each file by its path under `assets/`. */
@@ -32,14 +36,18 @@ export const CONSOLE_FILES: Readonly<Record<string, string>> = {
   "dom.js": domJs,
   "i18n.js": i18nJs,
   "index.html": indexHtml,
+  "labels.js": labelsJs,
+  "markdown.js": markdownJs,
   "model_banner.js": modelBannerJs,
   "pages/actions.js": pagesActionsJs,
   "pages/chat.js": pagesChatJs,
   "pages/knowledge.js": pagesKnowledgeJs,
   "pages/memory.js": pagesMemoryJs,
+  "pages/plugins.js": pagesPluginsJs,
   "pages/schedules.js": pagesSchedulesJs,
   "pages/status.js": pagesStatusJs,
   "pages/system.js": pagesSystemJs,
   "pages/turns.js": pagesTurnsJs,
+  "pictures.js": picturesJs,
   "sse.js": sseJs,
 };

@@ -96,6 +96,8 @@ export class OneBotConnection {
   heartbeatIntervalMs: number | undefined;
   /** `status.online` of the last heartbeat: QQ itself may be offline while the socket is fine. */
   online: boolean | undefined;
+  /** When the last event other than a heartbeat or lifecycle came (a message, a notice, a request). */
+  lastEventAt: number | undefined;
   droppedFrames = 0;
 
   /**
@@ -180,6 +182,7 @@ export class OneBotConnection {
     if (frame.kind === "response") return this.#response(frame.response);
     const { event } = frame;
     if (event.post_type === "meta_event" && event.meta_event_type === "heartbeat") this.#heartbeat(event);
+    else if (event.post_type !== "meta_event") this.lastEventAt = this.lastFrameAt;
     try {
       this.#options.onEvent(event, this);
     } catch (error) {
@@ -317,6 +320,7 @@ export class OneBotConnection {
       connected_at: iso(this.connectedAt),
       last_frame_at: iso(this.lastFrameAt),
       last_heartbeat_at: iso(this.lastHeartbeatAt),
+      last_event_at: iso(this.lastEventAt),
       heartbeat_interval_ms: this.heartbeatIntervalMs ?? null,
       qq_online: this.online ?? null,
       actions_in_flight: this.#pending.size,

@@ -29,6 +29,7 @@ import { RecentMap } from "../chat/recent.ts";
 import { SeenMessages } from "../chat/seen_messages.ts";
 import { splitText } from "../chat/split_text.ts";
 import { type OneBotEvent, readMessageEvent } from "./frames.ts";
+import { OneBotRefusals } from "./refusals.ts";
 
 /** The `onebot.*` settings the device uses. */
 export interface QqSettings {
@@ -59,7 +60,23 @@ export interface QqDeviceOptions {
   logger: Logger;
   /** Without it, no image, voice or file can be sent (QQ sends only media homed holds). */
   media?: QqMedia;
+  /**
+   * Where refused reverse connections are counted and logged; shared by every QQ device of a daemon (a plugin's is
+   * made again at a reload) so the counts live as long as homed. By default one of its own.
+   */
+  refusals?: OneBotRefusals;
 }
+
+/** A connection that ended, for status: who, which role, from when to when. */
+interface Ended {
+  self_id: string;
+  role: Role;
+  connected_at: string;
+  closed_at: string;
+}
+
+/** Ended connections kept for status. */
+const ENDED_KEPT = 5;
 
 interface Bot {
   selfId: string;
@@ -124,6 +141,9 @@ export class QqDevice implements Device {
   #limiter: LogLimiter;
   #allow: AllowList;
   #pacer: Pacer;
+  #ended: Ended[] = [];
+  /** The reverse endpoint's refused handshakes (`reverse_ws.ts`): counted, logged once a minute per reason. */
+  readonly refusals: OneBotRefusals;
 
   /**
    * @example
@@ -156,6 +176,7 @@ export class QqDevice implements Device {
     this.#allow = new AllowList({ owner, users: allowUsers, groups: allowGroups });
     this.#pacer = new Pacer(options.clock, minSendIntervalMs);
     this.#seen = new SeenMessages({ clock: options.clock });
+    this.refusals = options.refusals ?? new OneBotRefusals({ clock: options.clock, logger: options.logger });
   }
 
   /** `onebot.max_frame_bytes`: the forward client refuses a larger frame at its header. */
@@ -214,6 +235,7 @@ export class QqDevice implements Device {
     }
     this.#bots.clear();
     this.#limiter.flush();
+    this.refusals.flush();
     this.#context = undefined;
     return Promise.resolve();
   }
@@ -230,14 +252,21 @@ export class QqDevice implements Device {
     }
   }
 
+  /**
+   * For `/api/status`: each bot with its connections (role, since when, last frame, event and heartbeat, where it
+   * connects from), the connections that ended lately, and the refused handshakes by reason.
+   */
   status(): Record<string, unknown> {
     return {
       bots: [...this.#bots.values()].map((bot) => ({
         self_id: bot.selfId,
         nickname: bot.info.nickname ?? null,
         app: bot.info.app_name ? `${bot.info.app_name} ${bot.info.app_version ?? ""}`.trim() : null,
+        address: bot.address ?? null,
         connections: [...bot.connections.values()].map((connection) => connection.status()),
       })),
+      ended: [...this.#ended].reverse(),
+      refused: this.refusals.status(),
       queued_replies: this.#context?.waiting() ?? 0,
       inputs: this.#counts.inputs,
       ignored: this.#counts.ignored,
@@ -267,6 +296,13 @@ export class QqDevice implements Device {
       limiter: this.#limiter,
       onEvent: (event, from) => this.#onEvent(event, from),
       onClose: (closed) => {
+        this.#ended.push({
+          self_id: selfId,
+          role: closed.role,
+          connected_at: new Date(closed.connectedAt).toISOString(),
+          closed_at: new Date(clock.now()).toISOString(),
+        });
+        if (this.#ended.length > ENDED_KEPT) this.#ended.shift();
         if (bot.connections.get(closed.role) === closed) bot.connections.delete(closed.role);
         if (bot.connections.size === 0 && this.#bots.get(selfId) === bot) this.#bots.delete(selfId);
         this.#log.info("QQ {selfId} ({role}) disconnected", { selfId, role: closed.role });

@@ -13,6 +13,7 @@ import type { ChannelInfo } from "../../io/io_manager.ts";
 import type { ServiceHost } from "../../service/service_host.ts";
 import { ForwardClient } from "./forward_client.ts";
 import { QqDevice, type QqMedia } from "./qq_device.ts";
+import { OneBotRefusals } from "./refusals.ts";
 
 /** Options of {@link setupQq}. */
 export interface QqSetupOptions {
@@ -31,8 +32,11 @@ export interface QqSetupOptions {
 export interface QqSetup {
   /** The core QQ device, with `onebot.enabled`; otherwise undefined. */
   device: QqDevice | undefined;
-  /** The device factories a plugin's `native` may name: `onebot` (refused while the core device is on). */
-  natives: Readonly<Record<string, () => Device>>;
+  /**
+   * The device factories a plugin's `native` may name: `onebot`, which gives no device while the core one is on (the
+   * plugin, plugins/qq, then adds its instructions to homed's own QQ).
+   */
+  natives: Readonly<Record<string, () => Device | undefined>>;
   /** The device the reverse WebSocket serves now: the core one, or the plugin's while it is in the device table. */
   serving(table: { channels(): readonly ChannelInfo[] }): QqDevice | undefined;
   /** Starts the `onebot-forward` client when the core device is on and `onebot.forward_url` is set. */
@@ -55,6 +59,8 @@ export interface QqSetup {
  */
 export function setupQq(options: QqSetupOptions): QqSetup {
   const { config: onebot, clock, logger } = options;
+  // One count of refused connections for the daemon's life: a plugin's device is made again at each reload.
+  const refusals = new OneBotRefusals({ clock, logger });
   const makeQq = () =>
     new QqDevice({
       settings: {
@@ -71,6 +77,7 @@ export function setupQq(options: QqSetupOptions): QqSetup {
       },
       clock,
       logger,
+      refusals,
       ...(options.media ? { media: options.media } : {}),
     });
   const qq = onebot.enabled ? makeQq() : undefined;
@@ -80,9 +87,9 @@ export function setupQq(options: QqSetupOptions): QqSetup {
     device: qq,
     natives: {
       onebot: () => {
-        if (qq) {
-          throw new Error("QQ is already on through onebot.enabled; set it to false to let this plugin provide it");
-        }
+        // QQ is on through onebot.enabled: homed's own device serves, and the plugin (plugins/qq, shipped) is not
+        // refused for it on every start.
+        if (qq) return undefined;
         pluginQq = makeQq();
         return pluginQq;
       },

@@ -60,7 +60,8 @@ export async function request(path, options = {}) {
 
 async function errorOf(response) {
   let code = `http_${response.status}`;
-  let message = `${response.status} ${response.statusText}`.trim();
+  // Not an answer of homed's API (a proxy's page, say): the console words it; the API's own messages stay as sent.
+  let message = t("httpError", { status: response.status, text: response.statusText || "" }).trim();
   try {
     const body = await response.json();
     if (body?.error?.message) {

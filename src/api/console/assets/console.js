@@ -14,13 +14,14 @@ const PAGES = {
   knowledge: () => import("./pages/knowledge.js"),
   schedules: () => import("./pages/schedules.js"),
   system: () => import("./pages/system.js"),
+  plugins: () => import("./pages/plugins.js"),
   status: () => import("./pages/status.js"),
   turns: () => import("./pages/turns.js"),
   actions: () => import("./pages/actions.js"),
 };
 /** Who the stored token was last time: the app shows at once while /api/whoami confirms it (the API decides anyway). */
 const WHO_KEY = "homed.who";
-const HOUSEHOLD = ["chat", "memory", "knowledge", "schedules", "system", "status", "actions"];
+const HOUSEHOLD = ["chat", "memory", "knowledge", "schedules", "system", "plugins", "status", "actions"];
 const VISIBLE = { guest: ["chat"], household: HOUSEHOLD, owner: [...HOUSEHOLD, "turns"] };
 
 let who = null;
@@ -72,14 +73,20 @@ function route() {
   for (const link of document.querySelectorAll("#nav a")) {
     const active = link.getAttribute("data-page") === name;
     link.classList.toggle("active", active);
-    if (active) link.setAttribute("aria-current", "page");
-    else link.removeAttribute("aria-current");
+    if (active) {
+      link.setAttribute("aria-current", "page");
+      // On a phone the nav is one row that scrolls sideways: the page's link is brought into it.
+      const nav = link.parentElement;
+      if (nav.scrollWidth > nav.clientWidth) {
+        nav.scrollLeft = link.offsetLeft - (nav.clientWidth - link.offsetWidth) / 2;
+      }
+    } else link.removeAttribute("aria-current");
   }
   document.title = `${t(`nav_${name}`)} · homed`;
   const root = h("section", { id: `page-${name}`, class: "page", "data-ready": "false" });
   $("#app").replaceChildren(root);
   const failed = (error) => {
-    root.append(h("p", { class: "status error" }, error?.message ?? String(error)));
+    root.append(h("p", { class: "status error" }, t("pageFailed", { message: error?.message ?? String(error) })));
     root.setAttribute("data-ready", "true");
     markReady();
   };
@@ -214,7 +221,8 @@ addEventListener("hashchange", route);
 
 translate();
 const stored = getToken();
-if (stored === null) showLogin();
+// No token stored: with none configured (homed on loopback only) /api/whoami answers without one — straight in.
+if (stored === null) request("/api/whoami", { quiet: true }).then(showApp, () => showLogin());
 else {
   // The last identity of this token shows the app now; whoami, asked at the same time, corrects or ends it.
   const remembered = parseJson(localStorage.getItem(WHO_KEY) ?? "null", null);

@@ -1,7 +1,8 @@
 // Chat: the one conversation, a streamed reply per message, pushed messages (reminders) as they arrive.
 import { api, mediaUrl, request } from "../api.js";
-import { fill, fmtTime, h, load, markReady, parseJson, pretty, show, statusLine } from "../dom.js";
+import { $, fill, fmtTime, h, load, markReady, parseJson, pretty, show, statusLine } from "../dom.js";
 import { t } from "../i18n.js";
+import { markdown } from "../markdown.js";
 import { readSse } from "../sse.js";
 
 let guestLog = null; // a guest has no stored conversation to reload: their log lives for the session
@@ -56,8 +57,33 @@ function mediaElement(item) {
   return el;
 }
 
+/** homed's markers, as `text/untrusted.ts` escapes them in what people and the model wrote (`\\[via …`). */
+const ESCAPED_MARKER = /(?<!\\)((?:\\\\)*)\\([[［])(?=\s*(?:via\s|homed\b|end of homed\b|said\s+by\s))/giu;
+const REFERENCE = /^\[homed reference[^\n]*\][\s\S]*?\n\[end of homed reference\]\n*/;
+const TAG = /^\[via [^\]\n]*?, from [^\]\n]*?, trust (?:owner|household|guest)\] ?/;
+
+/**
+ * What someone wrote, as a stored message shows it: without the reference block and the `[via …, from …, trust …]` tag
+ * homed put in front of it for the model, and with the markers it escaped in the text shown as written.
+ *
+ * @example shownText("[via http, from owner, trust owner] Lights \\[via x] off") // "Lights [via x] off"
+ */
+export function shownText(text) {
+  return String(text ?? "").replace(REFERENCE, "").replace(TAG, "").replace(ESCAPED_MARKER, "$1$2");
+}
+
+/** Fills a message's text: the butler's words as Markdown (safe: nodes, never HTML), anyone else's as written. */
+function setText(el, role, text) {
+  const rich = role === "assistant" || role === "event";
+  el.classList.toggle("md", rich);
+  if (rich && text) el.replaceChildren(markdown(text, { headingOffset: 3 }));
+  else el.textContent = text ?? "";
+}
+
 /** One message element: `.msg[data-role]` with a `.msg-channel`. */
 function message({ role, text, channel, sender, time, media = [] }) {
+  const body = h("div", { class: "msg-text" });
+  setText(body, role, text);
   return h(
     "article",
     { class: `msg msg-${role}`, "data-role": role },
@@ -69,7 +95,7 @@ function message({ role, text, channel, sender, time, media = [] }) {
       time ? h("time", {}, fmtTime(time)) : null,
     ),
     h("div", { class: "msg-tools" }),
-    h("div", { class: "msg-text" }, text ?? ""),
+    body,
     media.length ? h("div", { class: "msg-attachments" }, media.map(mediaElement)) : null,
   );
 }
@@ -111,7 +137,7 @@ function entryElements(entries, pushedTexts) {
       );
       return el;
     }
-    const el = message({ ...base, text: entry.text });
+    const el = message({ ...base, text: entry.role === "tool" ? entry.text : shownText(entry.text) });
     const calls = Array.isArray(entry.tool_calls) ? entry.tool_calls : [];
     for (const call of calls) callNames.set(call.id, call.name);
     if (calls.length) el.querySelector(".msg-tools").append(toolCallsOf(calls));
@@ -145,6 +171,33 @@ export function pushed(data) {
     unread += 1;
     onUnread(unread);
   }
+}
+
+/**
+ * Makes the log as tall as the screen allows with the form below it in view (on a phone too, where the header, the
+ * banners and the keyboard take their share): the log's height follows the visible viewport while the page is shown.
+ */
+function fitToScreen(log, form) {
+  const view = globalThis.visualViewport;
+  const fit = () => {
+    if (!log.isConnected) {
+      stop();
+      return;
+    }
+    const height = view?.height ?? innerHeight;
+    const top = log.getBoundingClientRect().top + scrollY;
+    const room = Math.floor(height - top - form.offsetHeight - 12);
+    log.style.height = `${Math.max(160, room)}px`;
+  };
+  const watched = [document.querySelector(".top"), $("#model-banner"), $("#confirmations"), form];
+  const observer = new ResizeObserver(() => requestAnimationFrame(fit));
+  for (const el of watched) if (el) observer.observe(el);
+  (view ?? globalThis).addEventListener("resize", fit);
+  function stop() {
+    observer.disconnect();
+    (view ?? globalThis).removeEventListener("resize", fit);
+  }
+  requestAnimationFrame(fit);
 }
 
 function readFile(file) {
@@ -210,8 +263,8 @@ export default function chat(root, ctx) {
       }
       try {
         pending.push({ name: picked.name, data: await readFile(picked), kind, localUrl: URL.createObjectURL(picked) });
-      } catch (error) {
-        show(status, error.message, "error");
+      } catch {
+        show(status, t("fileReadFailed", { name: picked.name }), "error");
       }
     }
     file.value = "";
@@ -241,6 +294,19 @@ export default function chat(root, ctx) {
     scrollDown(log);
     const replyText = reply.querySelector(".msg-text");
     const fail = (why) => replyText.append(h("p", { class: "msg-error" }, why));
+    // The reply so far, drawn as Markdown at most once a frame while it streams.
+    let sofar = "";
+    let drawing = 0;
+    const draw = () => {
+      drawing = 0;
+      setText(replyText, "assistant", sofar);
+      scrollDown(log);
+    };
+    const settle = () => {
+      if (!drawing) return;
+      cancelAnimationFrame(drawing);
+      draw();
+    };
     try {
       const response = await request("/api/chat/stream", {
         method: "POST",
@@ -253,8 +319,10 @@ export default function chat(root, ctx) {
       let ended = false;
       await readSse(response, ({ event, data }) => {
         const body = parseJson(data);
-        if (event === "delta") replyText.textContent += body.text ?? "";
-        else if (event === "tool") {
+        if (event === "delta") {
+          sofar += body.text ?? "";
+          drawing ||= requestAnimationFrame(draw);
+        } else if (event === "tool") {
           const line = message({ role: "tool", sender: t("tool"), channel: "", text: "" });
           line.querySelector(".msg-text").append(
             h(
@@ -267,18 +335,24 @@ export default function chat(root, ctx) {
           log.insertBefore(line, reply);
         } else if (event === "done") {
           ended = true;
-          if (typeof body.reply === "string") replyText.textContent = body.reply;
+          cancelAnimationFrame(drawing);
+          drawing = 0;
+          if (typeof body.reply === "string") sofar = body.reply;
+          setText(replyText, "assistant", sofar);
           reply.querySelector(".msg-channel").textContent = body.channel ?? "";
           reply.querySelector(".msg-meta").append(h("time", {}, fmtTime(Date.now())));
         } else if (event === "error") {
           ended = true;
+          settle();
           reply.classList.add("failed");
           fail(body.message ?? body.code ?? t("failed"));
         }
         scrollDown(log);
       });
+      settle();
       if (!ended) fail(t("streamEnded"));
     } catch (error) {
+      settle();
       reply.classList.add("failed");
       fail(error.message);
     } finally {
@@ -315,7 +389,8 @@ export default function chat(root, ctx) {
       send,
     ),
   );
-  root.append(h("h2", {}, t("nav_chat")), status, log, form);
+  root.append(h("h2", { class: "chat-title" }, t("nav_chat")), status, log, form);
+  fitToScreen(log, form);
 
   if (guest) {
     currentLog = log;

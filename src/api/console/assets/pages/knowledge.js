@@ -2,100 +2,10 @@
 import { api, query, seg } from "../api.js";
 import { badge, fill, fmtNum, fmtTime, h, load, section, show, statusLine } from "../dom.js";
 import { t } from "../i18n.js";
+import { markdown } from "../markdown.js";
 
-const INLINE = /(`[^`]+`)|(\*\*[^*]+\*\*|__[^_]+__)|(\*[^*\s][^*]*\*|_[^_\s][^_]*_)|(\[[^\]]+\]\([^)\s]+\))/;
-
-/** Inline Markdown (code, bold, emphasis, links) as nodes; links only to http(s). */
-function inline(text) {
-  const out = [];
-  let rest = text;
-  for (let match = INLINE.exec(rest); match; match = INLINE.exec(rest)) {
-    if (match.index > 0) out.push(rest.slice(0, match.index));
-    const [all, code, strong, em, link] = match;
-    if (code) out.push(h("code", {}, code.slice(1, -1)));
-    else if (strong) out.push(h("strong", {}, inline(strong.slice(2, -2))));
-    else if (em) out.push(h("em", {}, inline(em.slice(1, -1))));
-    else if (link) {
-      const [, label, href] = /^\[([^\]]+)\]\(([^)\s]+)\)$/.exec(link);
-      out.push(
-        /^https?:\/\//i.test(href)
-          ? h("a", { href, target: "_blank", rel: "noopener noreferrer" }, inline(label))
-          : h("span", {}, label),
-      );
-    }
-    rest = rest.slice(match.index + all.length);
-  }
-  if (rest) out.push(rest);
-  return out;
-}
-
-/**
- * A safe, minimal Markdown: headings, paragraphs, lists, block quotes, rules, fenced code. Sections whose heading is
- * in `learned` are marked (the butler wrote them).
- */
-export function markdown(text, learned = new Set()) {
-  const out = h("div", { class: "markdown" });
-  const lines = String(text ?? "").replace(/\r\n?/g, "\n").split("\n");
-  let inLearned = false;
-  const add = (el) => {
-    if (inLearned) el.classList.add("learned-section");
-    out.append(el);
-  };
-  for (let i = 0; i < lines.length;) {
-    const line = lines[i];
-    const fence = /^\s*(```|~~~)/.exec(line);
-    if (fence) {
-      const code = [];
-      for (i += 1; i < lines.length && !lines[i].trim().startsWith(fence[1]); i += 1) code.push(lines[i]);
-      i += 1;
-      add(h("pre", {}, h("code", {}, code.join("\n"))));
-      continue;
-    }
-    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
-    if (heading) {
-      inLearned = learned.has(heading[2]);
-      const level = Math.min(heading[1].length + 2, 6); // the page's own headings come first
-      add(h(`h${level}`, {}, inline(heading[2]), inLearned ? badge(t("learned"), "learned-badge") : null));
-      i += 1;
-      continue;
-    }
-    if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) {
-      add(h("hr", {}));
-      i += 1;
-      continue;
-    }
-    const item = /^\s*([-*+]|\d+[.)])\s+/;
-    if (item.test(line)) {
-      const ordered = /^\s*\d/.test(line);
-      const list = h(ordered ? "ol" : "ul", {});
-      for (; i < lines.length && item.test(lines[i]); i += 1) {
-        list.append(h("li", {}, inline(lines[i].replace(item, ""))));
-      }
-      add(list);
-      continue;
-    }
-    if (/^\s*>/.test(line)) {
-      const quote = [];
-      for (; i < lines.length && /^\s*>/.test(lines[i]); i += 1) quote.push(lines[i].replace(/^\s*>\s?/, ""));
-      add(h("blockquote", {}, inline(quote.join(" "))));
-      continue;
-    }
-    if (line.trim() === "") {
-      i += 1;
-      continue;
-    }
-    const para = [];
-    for (
-      ;
-      i < lines.length && lines[i].trim() !== "" && !/^(#{1,6}\s|\s*(```|~~~|>)|\s*([-*+]|\d+[.)])\s)/.test(lines[i]);
-      i += 1
-    ) {
-      para.push(lines[i].trim());
-    }
-    add(h("p", {}, inline(para.join(" "))));
-  }
-  return out;
-}
+/** A snippet without HTML comments (the `learned by homed` markers), a cut one at its end included. */
+const withoutComments = (text) => String(text).replace(/<!--[\s\S]*?(-->|$)/g, "").trim();
 
 /** The knowledge page. */
 export default function knowledge(root, ctx) {
@@ -172,7 +82,7 @@ export default function knowledge(root, ctx) {
         view,
         h("h3", {}, current),
         h("p", { class: "muted" }, t("updatedAt", { time: fmtTime(body.updated) })),
-        markdown(body.markdown, learned),
+        markdown(body.markdown, { learned }),
       );
       if (owner) {
         name.value = current;
@@ -200,7 +110,7 @@ export default function knowledge(root, ctx) {
             { class: "hit", "data-topic": hit.topic, tabindex: 0, role: "button", onclick: () => open(hit.topic) },
             h("strong", {}, hit.topic),
             hit.heading ? ` › ${hit.heading}` : "",
-            hit.snippet ? h("p", { class: "snippet" }, hit.snippet) : null,
+            hit.snippet ? h("p", { class: "snippet" }, withoutComments(hit.snippet)) : null,
           )
         ),
       );

@@ -1,7 +1,9 @@
-// Schedules: grouped by the day of their next run, each cancellable by its creator or the owner.
+// Schedules: the week ahead as a timeline, then every schedule grouped by the day of its next run, each cancellable by
+// its creator or the owner.
 import { api, seg } from "../api.js";
-import { badge, fill, fmtNum, fmtTime, h, load, show, statusLine } from "../dom.js";
+import { badge, fill, fmtNum, fmtTime, h, load, section, show, statusLine } from "../dom.js";
 import { locale, t } from "../i18n.js";
+import { weekTimeline } from "../pictures.js";
 
 /** The day a schedule runs next, as [sort key, header]. */
 function dayOf(schedule) {
@@ -23,6 +25,15 @@ function dayOf(schedule) {
 export default function schedules(root, ctx) {
   const status = statusLine();
   const list = h("div", { class: "calendar" });
+  const week = h("div", { class: "week" });
+  /** Picking a reminder on the timeline shows it in the list below. */
+  const reveal = (schedule) => {
+    const item = list.querySelector(`.schedule[data-id="${CSS.escape(String(schedule.id))}"]`);
+    if (!item) return;
+    item.scrollIntoView({ block: "center", behavior: "smooth" });
+    item.classList.add("flash");
+    setTimeout(() => item.classList.remove("flash"), 1500);
+  };
 
   const reload = () =>
     load(root, status, async () => {
@@ -30,6 +41,7 @@ export default function schedules(root, ctx) {
       const all = [...(body.schedules ?? [])].sort((a, b) =>
         String(a.next_run ?? "\uffff").localeCompare(String(b.next_run ?? "\uffff"))
       );
+      fill(week, weekTimeline(all, { open: reveal }));
       const days = new Map();
       for (const schedule of all) {
         const [key, header] = dayOf(schedule);
@@ -90,6 +102,11 @@ export default function schedules(root, ctx) {
     );
   }
 
-  root.append(h("h2", {}, t("nav_schedules")), status, list);
+  root.append(
+    h("h2", {}, t("nav_schedules")),
+    status,
+    section(t("weekAhead"), week),
+    section(t("allSchedulesTitle"), list),
+  );
   reload();
 }

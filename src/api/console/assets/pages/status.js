@@ -1,120 +1,605 @@
-// Status: version, uptime, services, devices; usage and cost per day; the owner's log.
+// Status as a dashboard read at a glance: what needs attention first (a model down or over its budget, a device or
+// QQ connection down or refused, a failed service or job, memory that could not open), then the model and today's
+// cost against the budget, channels and devices, memory, the next reminders, homed itself; the usage of the last 30
+// days as a chart; the owner's log; and the whole of /api/status one click away.
 import { api } from "../api.js";
-import { fill, fmtCost, fmtDuration, fmtNum, fmtTime, h, kv, load, section, statusLine, table } from "../dom.js";
+import { badge, fill, fmtCost, fmtDuration, fmtNum, fmtTime, h, load, pretty, statusLine, table } from "../dom.js";
 import { t } from "../i18n.js";
+import { deviceDescription, stateBadge, stateKind } from "../labels.js";
+import { homedToday, soonTime, usageChart, usageLegend } from "../pictures.js";
 
 const share = (value) => {
   if (typeof value !== "number" || !Number.isFinite(value)) return "—";
   return `${fmtNum(value <= 1 ? value * 100 : value, 1)} %`;
 };
 
-/** The status page. */
-export default function status(root, ctx) {
-  const summaryStatus = statusLine();
-  const usageStatus = statusLine();
-  const summary = h("div", {});
-  const services = h("div", { id: "services", class: "grid" });
-  const devices = h("ul", { class: "list" });
-  const usage = h("div", { class: "usage" });
-  root.append(
-    h("h2", {}, t("nav_status")),
-    summaryStatus,
-    section(t("overview"), summary),
-    section(t("services"), services),
-    section(t("devices"), devices),
-    section(t("usage"), usageStatus, usage),
-  );
+const BUDGET_KINDS = ["daily", "monthly", "daily_tokens", "monthly_tokens"];
 
-  load(root, summaryStatus, async () => {
-    const body = await api.get("/api/status");
-    fill(
-      summary,
-      kv({
-        [t("version")]: body.version,
-        [t("uptime")]: fmtDuration(body.uptime_ms),
-        [t("startedAt")]: fmtTime(body.started_at),
-        [t("config")]: body.config,
-        [t("model")]: body.llm?.model,
-        [t("apiKey")]: body.llm ? (body.llm.api_key_set ? t("yes") : t("no")) : undefined,
-        [t("toolsCount")]: body.tools,
-        [t("usageSinceStart")]: body.llm?.usage,
-        [t("agent")]: body.agent,
-        [t("memoryLabel")]: body.memory,
-        [t("knowledgeLabel")]: body.knowledge,
-        [t("nav_schedules")]: body.schedules,
-      }),
-    );
-    const entries = Object.entries(body.services ?? {});
-    fill(
-      services,
-      ...entries.map(([name, state]) =>
-        h("div", { class: "service card", "data-name": name }, h("h4", {}, name), kv(state))
-      ),
-    );
-    if (entries.length === 0) services.append(h("p", { class: "muted" }, t("none")));
-    const list = body.devices ?? [];
-    fill(
-      devices,
-      ...list.map((device) =>
+const budgetAmount = (value, currency) =>
+  currency === "tokens" ? t("tokensN", { n: fmtNum(value) }) : fmtCost(value, currency);
+
+/** The ways a QQ connection can be refused, as the device counts them (`devices/qq/refusals.ts`). */
+const refusalWord = (reason) => {
+  const key = `refusal_${reason}`;
+  const word = t(key);
+  return word === key ? reason : word;
+};
+
+/** One refusal count as "wrong token ×3 (last 10:02 from 127.0.0.1)". */
+function refusalLine(reason, count, last) {
+  return t("refusalLine", {
+    reason: refusalWord(reason),
+    n: fmtNum(count),
+    time: last ? fmtTime(last.at, true) : "—",
+    from: last?.from ?? "?",
+  });
+}
+
+/**
+ * What needs attention in `/api/status` (and `/api/usage`), worst first: [{ level: "error" | "warn", text }].
+ */
+export function problemsOf(body, usage) {
+  const found = [];
+  const add = (level, text) => found.push({ level, text });
+  const llm = body.llm ?? {};
+  for (const provider of llm.providers ?? []) {
+    const primary = provider.role === "primary";
+    if (provider.state === "over_budget") {
+      add("error", t("problemOverBudget", { name: provider.name }));
+    } else if (provider.state !== "up") {
+      add(
+        primary ? "error" : "warn",
+        t("problemModelDown", {
+          name: provider.name,
+          since: fmtTime(provider.since),
+          why: provider.last_error ?? t("modelDown"),
+        }),
+      );
+    }
+  }
+  const budget = llm.budget ?? usage?.budget ?? null;
+  for (const kind of BUDGET_KINDS) {
+    const line = budget?.[kind];
+    if (!line || !(line.limit > 0)) continue;
+    const values = {
+      kind: t(`budget_${kind}`),
+      spent: budgetAmount(line.spent, line.currency),
+      limit: budgetAmount(line.limit, line.currency),
+    };
+    if (line.left <= 0) add("error", t("problemBudgetReached", values));
+    else if (line.spent / line.limit >= 0.8) add("warn", t("problemBudgetNear", values));
+  }
+  for (const [name, service] of Object.entries(body.services ?? {})) {
+    if (service.state === "failed") add("error", t("problemServiceFailed", { name }));
+    else if (service.state !== "running") add("warn", t("problemServiceState", { name, state: service.state }));
+    if (service.status_error) add("warn", t("problemServiceStatus", { name, why: service.status_error }));
+    for (const [job, state] of Object.entries(service.jobs ?? {})) {
+      if (state?.consecutive_failures > 0) {
+        add(
+          "warn",
+          t("problemJobFailing", { job, n: fmtNum(state.consecutive_failures), why: state.last_error ?? "" }),
+        );
+      }
+    }
+  }
+  const memory = body.services?.memory;
+  if (memory?.stores === "failed") add("error", t("problemMemoryFailed", { why: memory.error ?? "" }));
+  for (const [name, device] of Object.entries(body.services?.io?.devices ?? {})) {
+    if (typeof device?.state === "string" && stateKind(device.state) !== "ok") {
+      add(
+        stateKind(device.state),
+        t("problemDeviceState", {
+          name,
+          state: device.state,
+          why: device.last_error ? `: ${device.last_error}` : "",
+        }),
+      );
+    }
+    for (const [port, state] of Object.entries(device?.ports ?? {})) {
+      if (state?.state !== "open") {
+        add(
+          "warn",
+          t("problemPortState", { name: `${name} ${port}`, state: state?.state ?? "?", why: state?.last_error ?? "" }),
+        );
+      }
+    }
+    if (device?.type === "onebot") {
+      const bots = device.bots ?? [];
+      if (bots.length === 0) add("warn", t("problemQqNone"));
+      for (const bot of bots) {
+        for (const connection of bot.connections ?? []) {
+          if (connection.qq_online === false) add("warn", t("problemQqOffline", { self: bot.self_id }));
+        }
+      }
+      const refused = device.refused;
+      if (refused?.total > 0) {
+        const last = new Map((refused.last ?? []).map((view) => [view.reason, view]));
+        const lines = Object.entries(refused.by_reason ?? {}).map(([reason, count]) =>
+          refusalLine(reason, count, last.get(reason))
+        );
+        add(
+          bots.length ? "warn" : "error",
+          t("problemQqRefused", { n: fmtNum(refused.total), what: lines.join("; ") }),
+        );
+      }
+      if (device.queued_replies > 0) add("warn", t("problemQqQueued", { n: fmtNum(device.queued_replies) }));
+    }
+  }
+  const forward = body.services?.["onebot-forward"];
+  if (forward && forward.connected === false) add("warn", t("problemForward", { url: forward.url ?? "" }));
+  for (const [name, server] of Object.entries(body.services?.mcp?.servers ?? {})) {
+    if (stateKind(server.state) !== "ok") {
+      add(
+        "warn",
+        t("problemMcp", { name, state: server.state, why: server.last_error ? `: ${server.last_error}` : "" }),
+      );
+    }
+  }
+  return found.sort((a, b) => (a.level === b.level ? 0 : a.level === "error" ? -1 : 1));
+}
+
+const fact = (label, value, cls) => [h("dt", {}, label), h("dd", cls ? { class: cls } : {}, value ?? "—")];
+
+const card = (id, title, ...children) => h("section", { id, class: "dash-card card" }, h("h3", {}, title), ...children);
+
+/** The model card: each provider's state, today's requests, tokens and cost, the budget's lines as meters. */
+function modelCard(body, usage) {
+  const llm = body.llm ?? {};
+  const currency = usage?.currency ?? undefined;
+  const todayKey = homedToday(usage?.days);
+  const today = (usage?.days ?? []).find((day) => day.day === todayKey) ?? (usage?.days ?? [])[0];
+  const isToday = today?.day === todayKey;
+  const budget = llm.budget ?? usage?.budget ?? null;
+  const lines = BUDGET_KINDS.filter((kind) => budget?.[kind]?.limit > 0);
+  return card(
+    "dash-model",
+    t("model"),
+    h(
+      "ul",
+      { class: "providers" },
+      (llm.providers ?? []).map((provider) =>
         h(
           "li",
-          { class: "device card", "data-name": device.name },
-          h("strong", {}, device.name),
-          ` · ${device.type ?? ""}`,
-          device.description ? h("p", { class: "meta" }, device.description) : null,
+          { class: "provider", "data-state": provider.state },
+          stateBadge(provider.state),
+          " ",
+          h("strong", {}, provider.model ?? provider.name),
+          " ",
+          h("span", { class: "muted" }, t(provider.role === "primary" ? "primary" : "fallback")),
+          h(
+            "span",
+            { class: "meta block-line" },
+            t("sinceTime", { time: fmtTime(provider.since) }),
+            provider.state !== "up" && provider.last_error ? ` · ${provider.last_error}` : "",
+            provider.next_probe ? ` · ${t("nextProbe", { time: fmtTime(provider.next_probe) })}` : "",
+          ),
         )
       ),
-    );
-    if (list.length === 0) devices.append(h("li", { class: "muted" }, t("noDevices")));
-  });
-
-  load(root, usageStatus, async () => {
-    const body = await api.get("/api/usage");
-    const currency = body.currency;
-    const days = table(
-      [
-        [t("day"), (day) => day.day],
-        [t("requests"), (day) => fmtNum(day.requests)],
-        [t("tokensIn"), (day) => fmtNum(day.prompt_tokens)],
-        [t("tokensOut"), (day) => fmtNum(day.completion_tokens)],
-        [t("cacheHitShare"), (day) => share(day.cache_hit_share)],
-        [t("cost"), (day) => fmtCost(day.cost, currency)],
-      ],
-      body.days ?? [],
-      () => ({ class: "usage-day" }),
-      "usage",
-    );
-    fill(
-      usage,
-      days,
-      (body.days ?? []).length === 0 ? h("p", { class: "muted" }, t("noUsage")) : null,
-      h(
-        "p",
-        { class: "meta" },
-        body.prices
-          ? t("prices", {
-            input: body.prices.input,
-            hit: body.prices.input_cache_hit,
-            output: body.prices.output,
-            currency: currency ?? "",
+    ),
+    h(
+      "dl",
+      { class: "kv" },
+      fact(
+        t(isToday ? "today" : "lastDay"),
+        today
+          ? t("todayFigures", {
+            requests: fmtNum(today.requests),
+            tokens: fmtNum((today.prompt_tokens ?? 0) + (today.completion_tokens ?? 0)),
           })
-          : t("noPrices"),
+          : t("noUsage"),
       ),
+      fact(t("cost"), today && currency ? fmtCost(today.cost, currency) : t("noPricesShort")),
+    ),
+    lines.length
+      ? h(
+        "div",
+        { class: "budgets" },
+        lines.map((kind) => {
+          const line = budget[kind];
+          const ratio = Math.min(1, line.spent / line.limit);
+          return h(
+            "div",
+            { class: `budget${line.left <= 0 ? " reached" : ratio >= 0.8 ? " near" : ""}`, "data-kind": kind },
+            h(
+              "label",
+              {},
+              h("span", {}, t(`budget_${kind}`)),
+              " ",
+              h(
+                "span",
+                { class: "muted" },
+                `${budgetAmount(line.spent, line.currency)} / ${budgetAmount(line.limit, line.currency)}`,
+              ),
+              h("meter", { min: 0, max: 1, low: 0.6, high: 0.8, optimum: 0, value: ratio }),
+            ),
+          );
+        }),
+      )
+      : h("p", { class: "meta" }, t("noBudget")),
+  );
+}
+
+/** A QQ device: each connection (account, role, since when, last event), what ended lately, the refusals. */
+function qqView(device) {
+  const bots = device.bots ?? [];
+  const refused = device.refused ?? { total: 0, by_reason: {}, last: [] };
+  const last = new Map((refused.last ?? []).map((view) => [view.reason, view]));
+  return [
+    bots.length
+      ? h(
+        "ul",
+        { class: "qq-connections" },
+        bots.flatMap((bot) =>
+          (bot.connections ?? []).map((connection) =>
+            h(
+              "li",
+              { class: "qq-connection", "data-self-id": bot.self_id, "data-role": connection.role },
+              badge(
+                connection.open === false ? t("state_closed") : t("state_connected"),
+                connection.open === false ? "error" : "ok",
+              ),
+              " ",
+              h("strong", {}, `QQ ${bot.self_id}`),
+              bot.nickname ? ` (${bot.nickname})` : "",
+              " · ",
+              t(`role_${connection.role}`),
+              connection.qq_online === false ? [" ", badge(t("qqOffline"), "warn")] : null,
+              h(
+                "span",
+                { class: "meta block-line" },
+                t("qqConnectionMeta", {
+                  since: fmtTime(connection.connected_at),
+                  event: connection.last_event_at ? fmtTime(connection.last_event_at, true) : t("noneYet"),
+                  beat: connection.last_heartbeat_at ? fmtTime(connection.last_heartbeat_at, true) : t("noneYet"),
+                }),
+                bot.address ? ` · ${t("fromAddress", { address: bot.address })}` : "",
+                bot.app ? ` · ${bot.app}` : "",
+              ),
+            )
+          )
+        ),
+      )
+      : h("p", { class: "qq-none status error" }, t("qqNoConnection")),
+    refused.total > 0
+      ? h(
+        "ul",
+        { class: "qq-refused" },
+        Object.entries(refused.by_reason ?? {}).map(([reason, count]) =>
+          h(
+            "li",
+            { "data-reason": reason },
+            badge(t("refused"), "warn"),
+            " ",
+            refusalLine(reason, count, last.get(reason)),
+            last.get(reason)?.path
+              ? h(
+                "span",
+                { class: "meta block-line" },
+                h("code", {}, last.get(reason).path),
+                " ",
+                last.get(reason).message,
+              )
+              : null,
+          )
+        ),
+      )
+      : null,
+    (device.ended ?? []).length
+      ? h(
+        "details",
+        { class: "qq-ended" },
+        h("summary", {}, t("qqEnded", { n: device.ended.length })),
+        h(
+          "ul",
+          {},
+          device.ended.map((ended) =>
+            h(
+              "li",
+              {},
+              t("qqEndedLine", {
+                self: ended.self_id,
+                role: t(`role_${ended.role}`),
+                from: fmtTime(ended.connected_at, true),
+                to: fmtTime(ended.closed_at, true),
+              }),
+            )
+          ),
+        ),
+      )
+      : null,
+  ];
+}
+
+/** One device's state in a line or two. */
+function deviceState(name, device) {
+  if (device.type === "onebot") return qqView(device);
+  const parts = [];
+  if (typeof device.state === "string") {
+    parts.push(
       h(
         "p",
-        { class: "meta" },
-        t("visionSpeech", {
-          vision: fmtNum(body.vision?.calls ?? 0),
-          visionErrors: fmtNum(body.vision?.errors ?? 0),
-          stt: fmtNum(body.speech?.stt_calls ?? 0),
-          tts: fmtNum(body.speech?.tts_calls ?? 0),
-          speechErrors: fmtNum(body.speech?.errors ?? 0),
+        {},
+        stateBadge(device.state),
+        device.connected_at ? ` ${t("sinceTime", { time: fmtTime(device.connected_at) })}` : "",
+        device.last_error && stateKind(device.state) !== "ok"
+          ? h("span", { class: "meta block-line" }, device.last_error)
+          : null,
+        device.next_retry_at
+          ? h("span", { class: "meta block-line" }, t("nextRetry", { time: fmtTime(device.next_retry_at) }))
+          : null,
+      ),
+    );
+  }
+  for (const [port, state] of Object.entries(device.ports ?? {})) {
+    parts.push(h("p", {}, stateBadge(state.state), ` ${port} `, h("code", {}, state.path ?? "")));
+  }
+  if (name === "http" && typeof device.event_clients === "number") {
+    parts.push(h("p", { class: "meta" }, t("eventClients", { n: fmtNum(device.event_clients) })));
+  }
+  if (device.type === "timer") {
+    parts.push(h("p", { class: "meta" }, t("activeSchedules", { n: fmtNum(device.active ?? 0) })));
+  }
+  const queued = device.outbox?.queued ?? 0;
+  if (queued > 0) parts.push(h("p", { class: "meta" }, t("waitingToSend", { n: fmtNum(queued) })));
+  return parts;
+}
+
+/** The channels and devices card; plugin devices are counted, their page has them. */
+function devicesCard(body) {
+  const states = body.services?.io?.devices ?? {};
+  const listed = body.devices ?? [];
+  const own = listed.filter((device) => device.type !== "plugin");
+  const plugins = listed.length - own.length;
+  return card(
+    "dash-devices",
+    t("devices"),
+    h(
+      "ul",
+      { class: "dash-devices" },
+      own.map((device) =>
+        h(
+          "li",
+          { class: "dash-device", "data-name": device.name },
+          h(
+            "p",
+            { class: "device-head" },
+            h("strong", {}, device.name),
+            " ",
+            h("span", { class: "muted" }, deviceDescription(device)),
+          ),
+          deviceState(device.name, states[device.name] ?? {}),
+        )
+      ),
+    ),
+    plugins > 0 ? h("p", { class: "meta" }, h("a", { href: "#plugins" }, t("pluginDevices", { n: plugins }))) : null,
+  );
+}
+
+function memoryCard(body) {
+  const memory = body.services?.memory ?? {};
+  const distill = memory.jobs?.["memory.distill"];
+  return card(
+    "dash-memory",
+    t("memoryLabel"),
+    h("p", {}, t("memoryStores"), " ", stateBadge(memory.stores)),
+    memory.error ? h("p", { class: "status error" }, memory.error) : null,
+    h(
+      "dl",
+      { class: "kv" },
+      fact(
+        t("memorySize"),
+        t("memorySizeValue", {
+          entities: fmtNum(memory.entities),
+          facts: fmtNum(memory.facts),
+          documents: fmtNum(memory.documents),
         }),
       ),
-    );
-  });
+      fact(
+        t("memoryJournal"),
+        t("memoryJournalValue", {
+          candidates: fmtNum(memory.candidates),
+          distilled: fmtNum(memory.distilled),
+        }),
+      ),
+      fact(
+        t("lastDistill"),
+        distill?.last_run_at
+          ? [fmtTime(distill.last_run_at), distill.last_error ? [" ", badge(t("failed"), "error")] : null]
+          : t("notYet"),
+      ),
+      fact(t("nextDistill"), fmtTime(distill?.next_run_at)),
+      fact(
+        t("conversationContext"),
+        t("contextValue", {
+          entries: fmtNum(body.memory?.context_entries),
+          size: fmtNum(body.memory?.context_size),
+        }),
+      ),
+    ),
+  );
+}
 
-  if (ctx.who.trust === "owner") {
+function schedulesCard(schedules) {
+  const upcoming = [...(schedules ?? [])].filter((item) => item.next_run)
+    .sort((a, b) => Date.parse(a.next_run) - Date.parse(b.next_run)).slice(0, 4);
+  return card(
+    "dash-schedules",
+    t("nextReminders"),
+    upcoming.length
+      ? h(
+        "ul",
+        { class: "dash-schedules" },
+        upcoming.map((item) =>
+          h(
+            "li",
+            { "data-id": item.id },
+            h("time", {}, soonTime(item.next_run, item.timezone)),
+            " ",
+            h("span", {}, item.text ?? ""),
+            item.cron ? [" ", h("span", { class: "badge", title: item.cron }, "↻")] : null,
+          )
+        ),
+      )
+      : h("p", { class: "muted" }, t("noSchedules")),
+    h("p", { class: "meta" }, h("a", { href: "#schedules" }, t("allSchedules"))),
+  );
+}
+
+function homedCard(body) {
+  const agent = body.agent ?? {};
+  return card(
+    "dash-homed",
+    "homed",
+    h(
+      "dl",
+      { class: "kv" },
+      fact(t("version"), body.version),
+      fact(t("uptime"), `${fmtDuration(body.uptime_ms)} (${t("sinceTime", { time: fmtTime(body.started_at) })})`),
+      fact(t("turnsLabel"), t("turnsValue", { turns: fmtNum(agent.turns), failed: fmtNum(agent.failed_turns) })),
+      fact(t("toolsCount"), fmtNum(body.tools)),
+      fact(
+        t("knowledgeLabel"),
+        t("knowledgeValue", { topics: fmtNum(body.knowledge?.topics), sections: fmtNum(body.knowledge?.sections) }),
+      ),
+      fact(t("config"), h("code", {}, body.config ?? "")),
+    ),
+    h(
+      "ul",
+      { class: "services-line" },
+      Object.entries(body.services ?? {}).map(([name, service]) =>
+        h("li", { class: "service", "data-name": name }, stateBadge(service.state), " ", name)
+      ),
+    ),
+  );
+}
+
+/** The usage section: the chart, the totals, the days as a table behind a click, prices and media calls. */
+function usageView(usage) {
+  const currency = usage.currency ?? undefined;
+  const days = usage.days ?? [];
+  const sum = (key) => days.reduce((total, day) => total + (day[key] ?? 0), 0);
+  const cost = currency ? fmtCost(days.reduce((total, day) => total + (day.cost ?? 0), 0), currency) : null;
+  const rows = table(
+    [
+      [t("day"), (day) => day.day],
+      [t("requests"), (day) => fmtNum(day.requests)],
+      [t("tokensIn"), (day) => fmtNum(day.prompt_tokens)],
+      [t("tokensOut"), (day) => fmtNum(day.completion_tokens)],
+      [t("cacheHitShare"), (day) => share(day.cache_hit_share)],
+      [t("cost"), (day) => fmtCost(day.cost, currency)],
+    ],
+    days,
+    () => ({ class: "usage-day" }),
+    "usage",
+  );
+  return [
+    h(
+      "p",
+      { class: "usage-total" },
+      t("usageTotals", {
+        requests: fmtNum(sum("requests")),
+        tokens: fmtNum(sum("prompt_tokens") + sum("completion_tokens")),
+      }),
+      cost ? ` · ${t("cost")} ${cost}` : "",
+    ),
+    h("div", { class: "chart-box" }, usageChart(days, { currency })),
+    usageLegend(),
+    h(
+      "details",
+      { class: "usage-days" },
+      h("summary", {}, t("usageByDay")),
+      rows,
+      days.length ? null : h("p", { class: "muted" }, t("noUsage")),
+    ),
+    h(
+      "p",
+      { class: "meta" },
+      usage.prices
+        ? t("prices", {
+          input: usage.prices.input,
+          hit: usage.prices.input_cache_hit,
+          output: usage.prices.output,
+          currency: currency ?? "",
+        })
+        : t("noPrices"),
+    ),
+    h(
+      "p",
+      { class: "meta" },
+      t("visionSpeech", {
+        vision: fmtNum(usage.vision?.calls ?? 0),
+        visionErrors: fmtNum(usage.vision?.failures ?? 0),
+        stt: fmtNum(usage.speech?.stt?.calls ?? 0),
+        tts: fmtNum(usage.speech?.tts?.calls ?? 0),
+        speechErrors: fmtNum((usage.speech?.stt?.failures ?? 0) + (usage.speech?.tts?.failures ?? 0)),
+      }),
+    ),
+  ];
+}
+
+/** The status page. */
+export default function status(root, ctx) {
+  const owner = ctx.who.trust === "owner";
+  const line = statusLine();
+  const asOf = h("span", { class: "muted as-of" });
+  const problems = h("section", { id: "problems", class: "problems", "aria-live": "polite" });
+  const grid = h("div", { class: "dash-grid" });
+  const usage = h("div", { class: "usage" });
+  const raw = h("pre", { class: "raw-json" });
+  const rawBox = h("details", { id: "status-raw", class: "raw" }, h("summary", {}, t("rawStatus")), raw);
+
+  const refresh = () =>
+    load(root, line, async () => {
+      const [body, usageBody, schedules] = await Promise.all([
+        api.get("/api/status"),
+        api.get("/api/usage").catch((error) => ({ error })),
+        api.get("/api/schedules").catch(() => ({ schedules: [] })),
+      ]);
+      const found = problemsOf(body, usageBody.error ? null : usageBody);
+      fill(
+        problems,
+        found.length
+          ? [
+            h("h3", {}, t("needsAttention", { n: found.length })),
+            h(
+              "ul",
+              { class: "problem-list" },
+              found.map((problem) =>
+                h("li", { class: `problem ${problem.level}`, "data-level": problem.level }, problem.text)
+              ),
+            ),
+          ]
+          : h("p", { class: "all-well" }, t("allWell")),
+      );
+      problems.classList.toggle("has-problems", found.length > 0);
+      fill(
+        grid,
+        modelCard(body, usageBody.error ? null : usageBody),
+        devicesCard(body),
+        memoryCard(body),
+        schedulesCard(schedules.schedules),
+        homedCard(body),
+      );
+      fill(usage, usageBody.error ? h("p", { class: "status error" }, usageBody.error.message) : usageView(usageBody));
+      raw.textContent = pretty(body);
+      asOf.textContent = t("asOf", { time: fmtTime(Date.now(), true) });
+    });
+
+  root.append(
+    h(
+      "div",
+      { class: "page-head" },
+      h("h2", {}, t("nav_status")),
+      asOf,
+      h("button", { type: "button", id: "status-refresh", class: "secondary", onclick: refresh }, t("refresh")),
+    ),
+    line,
+    problems,
+    grid,
+    h("section", { id: "dash-usage", class: "block" }, h("h3", {}, t("usage")), usage),
+  );
+
+  if (owner) {
     const logStatus = statusLine();
     const logs = h("ol", { id: "logs", class: "logs" });
     const reloadLogs = () =>
@@ -123,29 +608,31 @@ export default function status(root, ctx) {
         const lines = body.lines ?? [];
         fill(
           logs,
-          ...lines.map((line) =>
+          ...lines.map((entry) =>
             h(
               "li",
-              { class: `log-line level-${String(line.level ?? "info").toLowerCase()}` },
-              h("time", {}, fmtTime(line.time, true)),
+              { class: `log-line level-${String(entry.level ?? "info").toLowerCase()}` },
+              h("time", {}, fmtTime(entry.time, true)),
               " ",
-              h("span", { class: "log-level" }, line.level ?? ""),
+              h("span", { class: "log-level" }, entry.level ?? ""),
               " ",
               h(
                 "span",
                 { class: "log-category" },
-                Array.isArray(line.category) ? line.category.join("·") : line.category ?? "",
+                Array.isArray(entry.category) ? entry.category.join("·") : entry.category ?? "",
               ),
               " ",
-              h("span", { class: "log-message" }, line.message ?? ""),
+              h("span", { class: "log-message" }, entry.message ?? ""),
             )
           ),
         );
         if (lines.length === 0) logs.append(h("li", { class: "muted" }, t("noLogs")));
       });
     root.append(
-      section(
-        t("logs"),
+      h(
+        "details",
+        { id: "logs-box", class: "block" },
+        h("summary", {}, t("logs")),
         h("button", { type: "button", class: "secondary", onclick: reloadLogs }, t("refresh")),
         logStatus,
         logs,
@@ -153,4 +640,6 @@ export default function status(root, ctx) {
     );
     reloadLogs();
   }
+  root.append(rawBox);
+  refresh();
 }

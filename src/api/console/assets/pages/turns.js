@@ -160,17 +160,17 @@ export default function turns(root) {
     const rows = body.turns ?? [];
     const view = table(
       [
-        [t("time"), (turn) => fmtTime(turn.time, true)],
-        [t("source"), (turn) => `${turn.source ?? ""} · ${turn.sender ?? ""}`],
+        [t("time"), (turn) => fmtTime(turn.time, true), "turn-time"],
+        [t("source"), (turn) => `${turn.source ?? ""} · ${turn.sender ?? ""}`, "turn-source"],
         [t("text"), (turn) => [
           clip(turn.text, 120),
           turn.error ? [" ", badge(t("failed"), "warn")] : null,
           turn.local_intent ? [" ", badge(t("local"), "ok")] : null,
-        ]],
-        [t("rounds"), (turn) => fmtNum(turn.rounds)],
-        [t("latency"), (turn) => fmtDuration(turn.latency_ms)],
-        [t("tokensInOut"), tokens],
-        [t("cost"), (turn) => fmtCost(turn.cost, unit)],
+        ], "turn-text-cell"],
+        [t("rounds"), (turn) => fmtNum(turn.rounds), "num"],
+        [t("latency"), (turn) => fmtDuration(turn.latency_ms), "num"],
+        [t("tokensInOut"), tokens, "num"],
+        [t("cost"), (turn) => fmtCost(turn.cost, unit), "num"],
       ],
       rows,
       (turn) => ({
@@ -180,6 +180,7 @@ export default function turns(root) {
         onclick: () => open(turn.id),
         onkeydown: (event) => event.key === "Enter" && open(turn.id),
       }),
+      "turns-table",
     );
     fill(list, rows.length ? view : h("p", { class: "muted" }, t("noTurns")));
   });
