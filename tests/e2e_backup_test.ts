@@ -192,3 +192,58 @@ Deno.test("homed backup - writes the whole archive to standard output and exits 
     await Deno.remove(ws.dir, { recursive: true });
   }
 });
+
+/** `deno task backup|restore <args>` as the task runs it: the flags `src/flags.ts <command>` prints, then main.ts. */
+async function taskCommand(command: "backup" | "restore", args: string[], env: Record<string, string>) {
+  const flags = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/flags.ts", command], { env });
+  assert.equal(flags.code, 0, flags.stderr);
+  return await deno(["run", ...flags.stdout.trim().split(" "), "src/main.ts", command, ...args], { env });
+}
+
+Deno.test("deno task backup and restore with an archive in another folder (/mnt/usb): FILE and --file both work", async () => {
+  const ws = await workspace({ llm: { base_url: "http://127.0.0.1:9/v1", api_key: TEST_KEY } });
+  const usb = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-usb-" });
+  try {
+    const note = join(ws.dir, "knowledge", "tea", "content.md");
+    await Deno.mkdir(join(ws.dir, "knowledge", "tea"), { recursive: true });
+    await Deno.writeTextFile(note, "# Tea\n");
+    const archive = join(usb, "homed-2026-01-01.tar.gz");
+    // The task's flags are computed before the archive is known: it runs again with the rights for this one.
+    const backup = await taskCommand("backup", [archive], ws.env);
+    assert.equal(backup.code, 0, backup.stderr);
+    assert.match(backup.stdout, new RegExp(`to ${archive.replaceAll(".", "\\.")} \\(`));
+    assert.match(backup.stdout, new RegExp(`Restore with \\(homed stopped\\): .*task restore ${archive}\\n$`));
+
+    await Deno.writeTextFile(note, "changed");
+    const restore = await taskCommand("restore", ["--file", archive], ws.env);
+    assert.equal(restore.code, 0, restore.stderr);
+    assert.match(restore.stdout, new RegExp(`^Restored \\d+ files from ${archive.replaceAll(".", "\\.")} `));
+    assert.equal(await Deno.readTextFile(note), "# Tea\n");
+    await Deno.writeTextFile(note, "changed again");
+    const positional = await taskCommand("restore", [archive], ws.env);
+    assert.equal(positional.code, 0, positional.stderr);
+    assert.equal(await Deno.readTextFile(note), "# Tea\n");
+
+    // What homed flags prints for the archive works as well; two different archives are refused by name.
+    const printed = await archiveCommand("restore", archive, ws.env);
+    assert.equal(printed.code, 0, printed.stderr);
+    const two = await taskCommand("restore", [archive, "--file", join(usb, "other.tar.gz")], ws.env);
+    assert.equal(two.code, 2);
+    assert.match(
+      two.stderr,
+      /restore: two archives named \(".*homed-2026-01-01\.tar\.gz" and --file ".*other\.tar\.gz"\)/,
+    );
+    // Without the right to run again (flags made by hand for no archive), the refusal names the archive's flags.
+    const flags = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/flags.ts", "restore"], {
+      env: ws.env,
+    });
+    const narrow = flags.stdout.trim().split(" ").filter((flag) => !flag.startsWith("--allow-run"));
+    const refused = await deno(["run", ...narrow, "src/main.ts", "restore", archive], { env: ws.env });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, new RegExp(`read access to ${archive.replaceAll(".", "\\.")}`));
+    assert.match(refused.stderr, /homed flags --mode restore --file ARCHIVE/);
+  } finally {
+    await Deno.remove(ws.dir, { recursive: true });
+    await Deno.remove(usb, { recursive: true });
+  }
+});

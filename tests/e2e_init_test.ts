@@ -11,14 +11,24 @@ import { FakeLlm } from "./support/fake_llm.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { deno, freePort, REPO } from "./support/homed_process.ts";
 
-async function init(home: string, stdin: string, extra: string[] = []) {
-  const env = { HOMED_CONFIG: join(home, "etc", "homed.yaml") };
+/** This machine's zone as init's child sees it: `TZ`, which the tests set so the default is known. */
+const SYSTEM_ZONE = "Asia/Tokyo";
+
+/**
+ * `homed init` with the flags `deno task init` gives it, answers on stdin; `doctor: false` leaves out the right to run
+ * Deno, so init does not run doctor (which would reach the LLM's host).
+ */
+async function init(home: string, stdin: string, extra: string[] = [], options: { doctor?: boolean } = {}) {
+  const env = { HOMED_CONFIG: join(home, "etc", "homed.yaml"), TZ: SYSTEM_ZONE };
   const flags = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", join(REPO, "src/flags.ts"), "init"], {
     env,
     cwd: home,
   });
   assert.equal(flags.code, 0, flags.stderr);
-  return await deno(["run", ...flags.stdout.trim().split(" "), join(REPO, "src/main.ts"), "init", ...extra], {
+  const given = flags.stdout.trim().split(" ").filter((flag) =>
+    options.doctor !== false || !flag.startsWith("--allow-run")
+  );
+  return await deno(["run", ...given, join(REPO, "src/main.ts"), "init", ...extra], {
     env,
     cwd: home,
     stdin,
@@ -43,10 +53,14 @@ Deno.test("scripted init: an OpenAI-compatible URL, model and key give a config 
     assert.match(result.stdout, /ok +llm +http:\/\/127\.0\.0\.1:\d+\/v1 reachable, key accepted/);
     assert.doesNotMatch(result.stdout, /Check config, rights and the LLM/, "doctor passed: no need to run it again");
     const config = parse(await Deno.readTextFile(join(home, "etc", "homed.yaml")));
+    // thinking: the starter's false — what DeepSeek-compatible servers need and local servers ignore. No answer to
+    // the time zone question (the input ended): this machine's.
     assert.deepEqual(
       [config.llm.base_url, config.llm.model, config.llm.api_key, config.llm.thinking, config.daemon.listen_addr],
-      [fake.baseUrl, "fake-model", "${LLM_API_KEY}", "omit", `127.0.0.1:${port}`],
+      [fake.baseUrl, "fake-model", "${LLM_API_KEY}", false, `127.0.0.1:${port}`],
     );
+    assert.equal(config.daemon.timezone, SYSTEM_ZONE);
+    assert.match(result.stderr, /Time zone of the household \[Asia\/Tokyo\]: /, "the question names the default");
 
     // The LAN: tokens made and kept in homed.env, the key line kept, the config listening on every interface.
     const lan = await init(home, "", [
@@ -91,7 +105,58 @@ Deno.test("scripted init stops on a bad answer, naming the question and what was
     const port = await init(home, "", ["--port", "99999"]);
     assert.equal(port.code, 2);
     assert.match(port.stderr, /port: "99999" is not a port number/);
+    const zone = await init(home, "ollama\n\nno\nMars/Olympus\n");
+    assert.equal(zone.code, 2);
+    assert.match(
+      zone.stderr,
+      /timezone: "Mars\/Olympus" is not an IANA time zone such as Asia\/Shanghai, Europe\/Berlin or UTC/,
+    );
+    const offset = await init(home, "", ["--provider", "ollama", "--model", "m", "--timezone", "+08:00"]);
+    assert.equal(offset.code, 2);
+    assert.match(offset.stderr, /timezone: "\+08:00" is not an IANA time zone/, "an offset knows no summer time");
     await assert.rejects(Deno.stat(join(home, "etc", "homed.yaml")), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("init asks the household's time zone: a typed zone is written as the database spells it", async () => {
+  const home = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-init-zone-" });
+  try {
+    const typed = await init(home, "ollama\n\nno\neurope/berlin\n", [], { doctor: false });
+    assert.equal(typed.code, 0, typed.stderr);
+    const written = await Deno.readTextFile(join(home, "etc", "homed.yaml"));
+    assert.equal(parse(written).daemon.timezone, "Europe/Berlin");
+    assert.match(written, /\n {2}# [^\n]+\n {2}timezone: "?Europe\/Berlin"?\n/, "the key's comment is kept");
+    const flagged = await init(home, "", ["--force", "--provider", "ollama", "--model", "m", "--timezone", "UTC"], {
+      doctor: false,
+    });
+    assert.equal(flagged.code, 0, flagged.stderr);
+    assert.equal(parse(await Deno.readTextFile(join(home, "etc", "homed.yaml"))).daemon.timezone, "UTC");
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("init's thinking: false for DeepSeek-compatible and local servers, omit for Ollama and APIs that refuse the field", async () => {
+  const home = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-init-thinking-" });
+  try {
+    const thinkingOf = async (provider: string) => {
+      const result = await init(home, "", ["--force", "--provider", provider, "--model", "m", "--timezone", "UTC"], {
+        doctor: false,
+      });
+      assert.equal(result.code, 0, result.stderr);
+      return parse(await Deno.readTextFile(join(home, "etc", "homed.yaml"))).llm.thinking;
+    };
+    // A DeepSeek-compatible server thinks when the field is left out, then refuses tool-call turns without its
+    // reasoning: the starter's false is written (kept) for it and for any server that ignores unknown fields.
+    assert.equal(await thinkingOf("https://api.deepseek.com/v1"), false);
+    assert.equal(await thinkingOf("https://llm.example.com/v1"), false);
+    assert.equal(await thinkingOf("http://127.0.0.1:8000/v1"), false);
+    assert.equal(await thinkingOf("https://api.openai.com/v1"), "omit");
+    assert.equal(await thinkingOf("https://generativelanguage.googleapis.com/v1beta/openai"), "omit");
+    assert.equal(await thinkingOf("ollama"), "omit");
+    assert.equal(await thinkingOf("deepseek"), false);
   } finally {
     await Deno.remove(home, { recursive: true });
   }

@@ -14,7 +14,7 @@ import { AsyncQueue } from "../io/async_queue.ts";
 import { LaneFullError } from "../io/fair_queue.ts";
 import { ApiError, statusForTurnError } from "./api_error.ts";
 import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
-import { requestGuard, type RequestGuardOptions } from "./request_guard.ts";
+import { bodyRuleAfterAuth, requestGuard, type RequestGuardOptions } from "./request_guard.ts";
 import { readChatRequest, type UploadLimits } from "./chat_body.ts";
 import type { MessageAttachment } from "../io/message_payload.ts";
 import type { Identity } from "../identity/identity.ts";
@@ -101,7 +101,9 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
   app.get("/healthz", (c) => c.json({ ok: true }));
 
   const auth = bearerAuth(options.tokens);
-  app.use("/api/*", auth);
+  // A body that is not JSON, from a caller with a token: refused once who they are (and their route's trust) is known.
+  const bodyRule = bodyRuleAfterAuth();
+  app.use("/api/*", auth, bodyRule);
   const limitTo = (maxSize: number, what: string) =>
     bodyLimit({
       maxSize,
@@ -125,13 +127,13 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
 
   if (options.openAi) {
     // OpenAI's clients expect a wrong key to be a 401 `invalid_api_key` (they show it as "check your API key").
-    app.use("/v1/*", bearerAuth(options.tokens, { status: 401, code: "invalid_api_key" }), bodyLimited);
+    app.use("/v1/*", bearerAuth(options.tokens, { status: 401, code: "invalid_api_key" }), bodyRule, bodyLimited);
     openAiDoor(options.openAi, options.now ?? Date.now)(app);
   }
 
   const mcp = options.mcp;
   if (mcp) {
-    app.use("/mcp", auth, bodyLimited);
+    app.use("/mcp", auth, bodyRule, bodyLimited);
     app.all("/mcp", (c) => mcp(c.req.raw, c.get("identity")));
   }
 

@@ -2,7 +2,9 @@
  * What a browser or a rebinding DNS name can do to a daemon on loopback: send a "simple" cross-site POST (text/plain,
  * a form; no preflight), or reach homed under an attacker's host name and read the answers. The guard refuses both, and
  * oversize requests, before any route runs — and before any token is looked at, so the rules hold with tokens or
- * without.
+ * without. A request that carries a token is no simple request (a page cannot add the header without a preflight):
+ * its body rule waits for who the token says it is and for its route's trust ({@link bodyRuleAfterAuth}), so a guest
+ * is told a route is the owner's before being told how to send a body.
  *
  * @module
  */
@@ -10,6 +12,8 @@
 import type { MiddlewareHandler } from "hono";
 import { isLoopback } from "../config/listen_addr.ts";
 import { ApiError } from "./api_error.ts";
+import type { ApiVariables } from "./auth.ts";
+import { deferUntilTrusted } from "./require_trust.ts";
 
 /** Longest request target (path and query) accepted, in characters. */
 export const MAX_URL_CHARS = 8_192;
@@ -86,7 +90,9 @@ export function crossSiteRules(method: string, path: string): { origin: boolean;
 /**
  * The guard, for every route: 414/431 for oversize requests, 421 for a Host homed is not known as, then the
  * {@link crossSiteRules}: 403 for an `Origin` other than homed's own or one of `daemon.allowed_origins`, 415 for a body
- * that is not JSON. Requests without an `Origin` (curl, `homed chat`, the `openai` client) and homed's own pages pass.
+ * that is not JSON (on `/api/*`, `/v1/*` and `/mcp` with an `Authorization` header: after the token and the route's
+ * trust, {@link bodyRuleAfterAuth}). Requests without an `Origin` (curl, `homed chat`, the `openai` client) and homed's
+ * own pages pass.
  *
  * @example
  * ```ts
@@ -141,7 +147,7 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler {
       const upload = type === "multipart/form-data" && c.req.path.startsWith("/api/chat") &&
         c.req.header("authorization") !== undefined;
       if (type !== "application/json" && !upload) {
-        throw new ApiError(
+        const refusal = new ApiError(
           415,
           "unsupported_media_type",
           `The body must be sent as Content-Type: application/json, got ${shown(type || "no Content-Type")}` +
@@ -149,7 +155,48 @@ export function requestGuard(options: RequestGuardOptions): MiddlewareHandler {
               ? " (multipart/form-data is taken by /api/chat with an Authorization: Bearer header)"
               : ""),
         );
+        // A request with a token is no web page's simple request (that header needs a preflight): who it is and
+        // what its route needs come first (bodyRuleAfterAuth). Without one, refused here, before any token is read.
+        if (!API_PATH.test(c.req.path) || c.req.header("authorization") === undefined) throw refusal;
+        pendingBody.set(c, refusal);
       }
+    }
+    await next();
+  };
+}
+
+/** Body refusals of requests with a token, waiting for who the token says the caller is. */
+const pendingBody = new WeakMap<object, ApiError>();
+
+/**
+ * Routes anyone with a token may use (chat, the OpenAI door, MCP): their body refusal comes right after the token.
+ * Every other route of `/api/*` checks its trust with `requireTrust` before acting, and the refusal waits for that.
+ */
+const OPEN_ROUTES = /^\/(?:api\/chat(?:\/|$)|v1\/|mcp(?:\/|$))/;
+
+/**
+ * The body rule for requests that carry a token, after the API's auth (`/api/*`, `/v1/*`, `/mcp`): who before what.
+ * The owner, and anyone on a route open to every token holder, gets the 415 now; anyone else at the route's trust
+ * check, which refuses them with its 403 first when they are below it (`deferUntilTrusted`, `require_trust.ts`).
+ *
+ * @example
+ * ```ts
+ * import { Hono } from "hono";
+ * import { type ApiVariables, bearerAuth } from "./auth.ts";
+ *
+ * const app = new Hono<{ Variables: ApiVariables }>();
+ * app.use("*", requestGuard({ port: () => 8080, publicHosts: [], allowedOrigins: [] }));
+ * app.use("/api/*", bearerAuth({ ownerToken: "owner-token-0123456789", people: {} }), bodyRuleAfterAuth());
+ * ```
+ */
+export function bodyRuleAfterAuth(): MiddlewareHandler<{ Variables: ApiVariables }> {
+  return async (c, next) => {
+    const refusal = pendingBody.get(c);
+    if (refusal) {
+      pendingBody.delete(c);
+      const identity = c.get("identity");
+      if (identity.trust === "owner" || OPEN_ROUTES.test(c.req.path)) throw refusal;
+      c.set("identity", deferUntilTrusted(identity, refusal));
     }
     await next();
   };

@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ApiError } from "./api_error.ts";
+import { getLogger } from "@logtape/logtape";
+import { HttpDevice } from "../devices/http/http_device.ts";
+import { createApi } from "./app.ts";
+import { pluginRoutes } from "./plugin_routes.ts";
 import { hostAllowed, requestGuard } from "./request_guard.ts";
+import { requireTrust } from "./require_trust.ts";
+import { scheduleRoutes } from "./schedule_routes.ts";
 
 Deno.test("hosts: loopback names and IP addresses on homed's port, and listed names", () => {
   const publicHosts = ["home.example", "nas.lan:8443"];
@@ -131,4 +137,94 @@ Deno.test("a request that may change state is guarded on any path; page GETs are
   const onebot = await app.request("http://127.0.0.1:8080/onebot/v11/ws", { headers: { origin: "http://x.example" } });
   assert.equal(onebot.status, 200);
   await onebot.body?.cancel();
+});
+
+/** The whole API (guard, tokens, trust) with an owner's route, a household route and the open chat route. */
+function withTokens() {
+  const reloads: string[] = [];
+  const cancelled: string[] = [];
+  const app = createApi({
+    device: new HttpDevice(),
+    tokens: {
+      ownerToken: OWNER,
+      people: { alice: { token: ALICE, trust: "household" }, gus: { token: GUS, trust: "guest" } },
+    },
+    guard: { port: () => 8080, publicHosts: [], allowedOrigins: [] },
+    maxBodyBytes: 4096,
+    logger: getLogger(["test"]),
+    status: () => ({ ok: true }),
+    channels: () => ({ channels: [] }),
+    routes: [
+      pluginRoutes({ list: () => [], problems: () => [], reload: () => Promise.resolve(reloads.push("x")) } as never),
+      scheduleRoutes({ list: () => [], cancel: (id: string) => void cancelled.push(id) } as never),
+      (api) =>
+        api.post("/api/knowledge/reindex", (c) => {
+          requireTrust(c.get("identity"), "owner", "Rebuilding the knowledge index");
+          reloads.push("reindex");
+          return c.json({ ok: true });
+        }),
+    ],
+  });
+  const send = async (method: string, path: string, token: string | undefined, type?: string) =>
+    await answer(
+      await app.request(`http://127.0.0.1:8080${path}`, {
+        method,
+        headers: {
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          ...(type === undefined ? {} : { "content-type": type }),
+        },
+        body: "text=hi",
+      }),
+    );
+  return { send, reloads, cancelled };
+}
+
+const OWNER = "owner-token-0123456789";
+const ALICE = "alice-token-0123456789";
+const GUS = "guest-token-0123456789";
+
+Deno.test("who before what: a guest's non-JSON POST to an owner's route is 403 naming the trust, not 415", async () => {
+  const { send, reloads, cancelled } = withTokens();
+  for (const type of [undefined, "text/plain", "application/x-www-form-urlencoded"]) {
+    const reindex = await send("POST", "/api/knowledge/reindex", GUS, type);
+    assert.deepEqual(reindex, {
+      status: 403,
+      message: 'Rebuilding the knowledge index needs trust owner; this request came from "gus" (trust guest)',
+    }, `guest, ${type ?? "no Content-Type"}`);
+    assert.equal(
+      (await send("POST", "/api/knowledge/reindex", ALICE, type)).status,
+      403,
+      "household on an owner route",
+    );
+    const plugins = await send("POST", "/api/plugins/reload", GUS, type);
+    assert.deepEqual(plugins, { status: 403, message: "Only the owner may reload plugins" });
+    const schedule = await send("DELETE", "/api/schedules/s1", GUS, type);
+    assert.equal(schedule.status, 403);
+    assert.match(schedule.message, /^Cancelling a schedule needs trust household or owner; .*"gus" \(trust guest\)$/);
+  }
+  // Who passes: then what they sent is refused, naming the Content-Type given — and nothing ran.
+  const json = /^The body must be sent as Content-Type: application\/json, got "text\/plain"$/;
+  for (
+    const [method, path, token] of [
+      ["POST", "/api/knowledge/reindex", OWNER],
+      ["POST", "/api/plugins/reload", OWNER],
+      ["DELETE", "/api/schedules/s1", ALICE],
+      ["POST", "/api/chat", GUS],
+    ] as const
+  ) {
+    const refused = await send(method, path, token, "text/plain");
+    assert.equal(refused.status, 415, `${method} ${path}`);
+    assert.match(refused.message, json);
+  }
+  assert.deepEqual([reloads, cancelled], [[], []], "no refused request acted");
+  // A wrong token is told so before anything about its body; no token at all is still refused before any token is
+  // looked at (what a web page could send).
+  const wrong = await send("POST", "/api/plugins/reload", "not-a-homed-token-000", "text/plain");
+  assert.deepEqual(wrong, {
+    status: 403,
+    message: "The bearer token is not one of homed's tokens (daemon.api_token, daemon.api_tokens)",
+  });
+  const none = await send("POST", "/api/plugins/reload", undefined, "text/plain");
+  assert.equal(none.status, 415);
+  assert.match(none.message, json);
 });

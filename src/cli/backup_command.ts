@@ -1,23 +1,28 @@
 /**
- * The `backup` and `restore` commands: where the archive goes or comes from (a file, `-` for standard output or
- * input, or by default `data/backups/homed-<time>.tar.gz`), a refusal to restore under a running daemon, and what to
- * print.
+ * The `backup` and `restore` commands: where the archive goes or comes from (a file — `FILE` or `--file FILE` — `-`
+ * for standard output or input, or by default `data/backups/homed-<time>.tar.gz`), a refusal to restore under a
+ * running daemon, and what to print. Run by `deno task backup|restore FILE`, whose flags are computed before the
+ * archive is known, the command runs again as a child with exactly the rights for the archive named (those of
+ * `homed flags --mode restore --file FILE`), so an archive in another folder (`/mnt/usb`) works by that route too.
  *
  * @module
  */
 
 import { join, resolve } from "node:path";
-import { connectHost } from "../config/listen_addr.ts";
+import { fileURLToPath } from "node:url";
 import type { LoadedConfig } from "../config/load.ts";
 import { createBackup } from "../backup/backup.ts";
 import { restoreBackup } from "../backup/restore.ts";
+import { commandFlags } from "../config/command_flags.ts";
 import { requiredPermissions } from "../config/permissions.ts";
+import { runsOnDeno } from "../config/runs_on_deno.ts";
 import { VERSION } from "../version.ts";
 import type { CommandLine } from "./command_line.ts";
 import { loadCommandConfig } from "./command_config.ts";
 import { taskCommand } from "./commands.ts";
 import { print, reportFailure } from "./output.ts";
 import { checkRights } from "./rights_check.ts";
+import { runningHomed } from "./homed_probe.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** Options of {@link runBackup} and {@link runRestore}. */
@@ -79,28 +84,11 @@ export async function runBackup(options: ArchiveCommandOptions): Promise<string>
     const parts = Object.entries(summary.perRoot).map(([root, count]) => `${root} ${count}`).join(", ");
     return notBackedUp(summary.skipped).map((line) => `${line}\n`).join("") +
       `Backed up ${summary.files} files (${parts || "nothing yet"}; ${sizeText(summary.bytes)}) to ${target} ` +
-      `(${sizeText(size)}, mode 0600: it holds the config and memory).\nRestore with (homed stopped): ${
-        options.file === undefined
-          ? `${taskCommand("restore", loaded.location.path)} ${target}`
-          : `homed restore ${target} (flags: homed flags --mode restore --file ${target})`
-      }\n`;
+      `(${sizeText(size)}, mode 0600: it holds the config and memory).\nRestore with (homed stopped): ` +
+      `${taskCommand("restore", loaded.location.path)} ${target}\n`;
   } catch (error) {
     await Deno.remove(partial).catch(() => {});
     throw error;
-  }
-}
-
-/** Whether a homed answers at the config's listen address now. */
-async function daemonRunning(loaded: LoadedConfig): Promise<string | undefined> {
-  const listen = loaded.config.daemon.listen_addr;
-  if (listen.port === 0) return undefined;
-  const url = `http://${connectHost(listen)}:${listen.port}`;
-  try {
-    const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
-    await response.body?.cancel();
-    return url;
-  } catch {
-    return undefined;
   }
 }
 
@@ -120,7 +108,7 @@ export async function runRestore(options: ArchiveCommandOptions): Promise<string
   if (options.file === undefined) {
     throw new UsageError("restore: name the archive (homed restore FILE, or - to read standard input)");
   }
-  const running = await daemonRunning(loaded);
+  const running = await runningHomed(loaded);
   if (running) {
     throw new Error(`homed is running at ${running}; stop it first (systemctl stop homed), then restore`);
   }
@@ -145,8 +133,64 @@ export async function runRestore(options: ArchiveCommandOptions): Promise<string
 }
 
 /**
- * `homed backup [FILE|-]` and `homed restore FILE|-`: checks homed's rights for the archive named, then runs the
- * command and prints what it says.
+ * The archive a command line names: `FILE` (or `-`) after the command, or `--file FILE`; both must agree.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "./command_line.ts";
+ *
+ * archiveOf(parseCommandLine(["restore", "--file", "/mnt/usb/homed.tar.gz"]), "restore"); // "/mnt/usb/homed.tar.gz"
+ * archiveOf(parseCommandLine(["backup"]), "backup"); // undefined: data/backups/
+ * ```
+ */
+export function archiveOf(line: CommandLine, command: "backup" | "restore"): string | undefined {
+  const named = line.action === "" ? undefined : line.action;
+  const flag = line.options.file;
+  if (named !== undefined && flag !== undefined && resolve(named) !== resolve(flag)) {
+    throw new UsageError(
+      `${command}: two archives named (${JSON.stringify(named)} and --file ${JSON.stringify(flag)}); name one`,
+    );
+  }
+  return named ?? flag;
+}
+
+/**
+ * When this process may start its own Deno (`deno task backup|restore`, whose flags are computed before the archive
+ * is known): runs the command again as a child with exactly the rights for `file` — what `homed flags --mode <command>
+ * --file <file>` prints — and resolves to its exit code. The archive is then read (or written) only by a process that
+ * may start nothing. `undefined` when this process may not (its flags already name the archive, or it is compiled).
+ */
+async function againWithRights(
+  line: CommandLine,
+  loaded: LoadedConfig,
+  command: "backup" | "restore",
+  file: string,
+): Promise<number | undefined> {
+  const program = Deno.execPath();
+  if (!runsOnDeno(program) || Deno.permissions.querySync({ name: "run", command: program }).state !== "granted") {
+    return undefined;
+  }
+  const archive = file === "-" ? file : resolve(file);
+  const tail = [
+    ...(line.layout === "standard" ? ["--standard-layout"] : []),
+    command,
+    archive,
+    ...(line.options.config !== undefined ? ["--config", line.options.config] : []),
+  ];
+  const flags = commandFlags(loaded, command, undefined, { file: archive });
+  const child = new Deno.Command(program, {
+    args: ["run", ...flags, fileURLToPath(Deno.mainModule), ...tail],
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  return (await child.status).code;
+}
+
+/**
+ * `homed backup [FILE|-|--file FILE]` and `homed restore FILE|-|--file FILE`: runs again with the rights for the
+ * archive when started by the task ({@link againWithRights}); otherwise checks homed's rights for the archive named,
+ * then runs the command and prints what it says.
  *
  * @example
  * ```ts
@@ -157,7 +201,11 @@ export async function runRestore(options: ArchiveCommandOptions): Promise<string
  */
 export async function archiveCli(line: CommandLine, command: "backup" | "restore"): Promise<void> {
   const { loaded, denied } = await loadCommandConfig(line.options.config, line.layout);
-  const file = line.action === "" ? undefined : line.action;
+  const file = await reportFailure(`${command}: `, () => Promise.resolve(archiveOf(line, command)));
+  if (file !== undefined) {
+    const code = await againWithRights(line, loaded, command, file);
+    if (code !== undefined) return Deno.exit(code);
+  }
   checkRights(loaded, command, denied, requiredPermissions(loaded, command, file === undefined ? {} : { file }));
   await reportFailure(`${command}: `, async () => {
     print(command === "backup" ? await runBackup({ loaded, file }) : await runRestore({ loaded, file }));

@@ -27,6 +27,7 @@ export interface CommandOptions {
   model?: string | undefined;
   lan?: boolean | undefined;
   port?: string | undefined;
+  timezone?: string | undefined;
   all?: boolean | undefined;
   help?: boolean | undefined;
   version?: boolean | undefined;
@@ -92,6 +93,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
         model: { type: "string" },
         lan: { type: "boolean" },
         port: { type: "string" },
+        timezone: { type: "string" },
         all: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },

@@ -1,6 +1,7 @@
 /**
- * `homed flags [--mode MODE] [--file ARCHIVE]`: prints the `deno run` permission flags a mode needs for this config
- * (for `init`, for where the config will be written), for a task or a unit to splice in.
+ * `homed flags [--mode MODE] [--file ARCHIVE] [--unit-dir DIR]`: prints the `deno run` permission flags a mode needs
+ * for this config (for `init`, for where the config will be written; for `service`, the unit folder named), for a task
+ * or a unit to splice in.
  *
  * @module
  */
@@ -38,5 +39,6 @@ export async function flagsCli(line: CommandLine, initTarget: InitTarget): Promi
     ? await pluginRights(loaded.config, safeEnvReader(new Set()))
     : undefined;
   const file = options.file === undefined ? {} : { file: options.file };
-  print(`${commandFlags(loaded, mode, extra, file).join(" ")}\n`);
+  const unitDir = options["unit-dir"] === undefined ? {} : { unitDir: options["unit-dir"] };
+  print(`${commandFlags(loaded, mode, extra, { ...file, ...unitDir }).join(" ")}\n`);
 }

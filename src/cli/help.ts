@@ -17,15 +17,16 @@ Commands:
   chat     Chat with a running daemon            [--config FILE] [--user NAME] [--message TEXT] [--url URL]
   mcp serve  homed as an MCP server on stdin/stdout  [--config FILE] [--url URL]
   doctor   Check config, rights, data dir, LLM   [--config FILE]
-  init     Ask for the LLM, key and LAN; write the config, persona and homed.env; run doctor
-           [--config FILE (default config/homed.yaml)] [--force] [--provider deepseek|ollama|URL] [--model M] [--lan] [--port N]
-  flags    Print the deno permission flags       [--config FILE] [--mode MODE] [--file ARCHIVE]
+  init     Ask for the LLM, key, LAN and time zone; write the config, persona and homed.env; run doctor
+           [--config FILE (default config/homed.yaml)] [--force] [--provider deepseek|ollama|URL] [--model M] [--lan]
+           [--port N] [--timezone ZONE]
+  flags    Print the deno permission flags       [--config FILE] [--mode MODE] [--file ARCHIVE] [--unit-dir DIR]
   version  Print the version, commit and Deno version
   supervise  Run the daemon and restart it when it crashes (no systemd)  [--config FILE] [--pid-file FILE]
   service  install|uninstall|status|unit — the systemd unit     [--config FILE] [--unit-dir DIR]
-  backup   [FILE|-] — data, knowledge, plugins, config and persona in one .tar.gz (default data/backups/)
+  backup   [FILE|-|--file FILE] — data, knowledge, plugins, config and persona in one .tar.gz (default data/backups/)
   tracker  status|diff|commit|revert [PATH…] [--all] — what changed in knowledge, plugins, config, persona
-  restore  FILE|- — check a backup whole, then put it in place (homed stopped; the old files are kept)
+  restore  FILE|-|--file FILE — check a backup whole, then put it in place (homed stopped; the old files are kept)
 
 Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
 /etc/homed/homed.yaml and data in /var/lib/homed), then the embedded defaults.`;

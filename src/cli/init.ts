@@ -1,6 +1,7 @@
 /**
  * `homed init`: writes a starter config (every key documented) pointing at this checkout's persona, knowledge and
- * plugins, and the default persona if there is none yet.
+ * plugins, with the answers to its questions (the LLM, its key, the LAN, the household's time zone), and the default
+ * persona if there is none yet.
  *
  * @module
  */
@@ -161,7 +162,13 @@ export async function initCli(line: CommandLine, initTarget: InitTarget): Promis
   reportMissing(missingPermissions({ ...initRights, env: [], run: [] }), "init", []);
   await reportFailure("", async () => {
     const { ask, interactive } = terminalAsk();
-    const flags = { provider: options.provider, model: options.model, lan: options.lan, port: options.port };
+    const flags = {
+      provider: options.provider,
+      model: options.model,
+      lan: options.lan,
+      port: options.port,
+      timezone: options.timezone,
+    };
     const given = Object.values(flags).some((value) => value !== undefined);
     if (!options.force && pathExists(configPath)) {
       throw new Error(`${configPath} already exists; pass --force to overwrite it`);

@@ -1,12 +1,14 @@
 /**
  * The questions `homed init` asks — the LLM (DeepSeek, a local Ollama, or any OpenAI-compatible URL), its model and
- * key, and whether to listen on the LAN — answered by flags, at a terminal (the key typed unseen), or by lines piped
- * on standard input (scripted set-up); and what the answers change in the starter config and `homed.env`.
+ * key, whether to listen on the LAN, and the household's time zone — answered by flags, at a terminal (the key typed
+ * unseen), or by lines piped on standard input (scripted set-up); and what the answers change in the starter config
+ * and `homed.env`.
  *
  * @module
  */
 
 import { parseDocument } from "yaml";
+import { validTimeZone } from "../config/schema.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** The providers init knows by name; anything else is an OpenAI-compatible URL. */
@@ -23,6 +25,8 @@ export interface InitAnswers {
   lan: boolean;
   /** The port to listen on (8080 unless `--port` says). */
   port: number;
+  /** The household's IANA time zone (`daemon.timezone`): reminders, "today", the usage budget's days. */
+  timezone: string;
 }
 
 /** Answers given as flags; the rest are asked. */
@@ -31,6 +35,7 @@ export interface InitFlags {
   model?: string | undefined;
   lan?: boolean | undefined;
   port?: string | undefined;
+  timezone?: string | undefined;
 }
 
 /** Asks one question; resolves to the answer, or `undefined` when there is no more input. */
@@ -42,6 +47,40 @@ export const OLLAMA = { baseUrl: "http://127.0.0.1:11434/v1", model: "qwen3:8b" 
 /** The environment variable that holds the key of `provider`. */
 export function keyVariable(provider: ProviderChoice): string {
   return provider === "deepseek" ? "DEEPSEEK_API_KEY" : "LLM_API_KEY";
+}
+
+/**
+ * This machine's time zone as the runtime knows it (`TZ`, else `/etc/localtime`), the answer's default.
+ *
+ * @example
+ * ```ts
+ * systemTimeZone(); // "Asia/Shanghai" on a machine set to China's time
+ * ```
+ */
+export function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+/**
+ * Reads a time zone answer: an IANA name (`Asia/Shanghai`, `Europe/Berlin`, `UTC`), spelled as the time zone database
+ * does; empty is `fallback`. A `UsageError` names a zone that is not one — an offset such as `+08:00` included, since
+ * it knows no summer time.
+ *
+ * @example
+ * ```ts
+ * timeZoneOf("asia/shanghai", "UTC"); // "Asia/Shanghai"
+ * timeZoneOf("", "Europe/Berlin"); // "Europe/Berlin"
+ * // timeZoneOf("Mars/Olympus", "UTC") → UsageError 'timezone: "Mars/Olympus" is not an IANA time zone …'
+ * ```
+ */
+export function timeZoneOf(answer: string, fallback: string): string {
+  const zone = answer.trim() || fallback;
+  if (!/^[A-Za-z]/.test(zone) || !validTimeZone(zone)) {
+    throw new UsageError(
+      `timezone: ${JSON.stringify(answer.trim())} is not an IANA time zone such as Asia/Shanghai, Europe/Berlin or UTC`,
+    );
+  }
+  return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
 }
 
 /** Reads the provider answer: a name or a URL; a `UsageError` names a bad one. */
@@ -126,7 +165,37 @@ export async function gatherAnswers(
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new UsageError(`port: ${JSON.stringify(flags.port)} is not a port number (1 to 65535)`);
   }
-  return { provider, baseUrl, model, key, lan, port };
+  const system = systemTimeZone();
+  const timezone = flags.timezone !== undefined
+    ? timeZoneOf(flags.timezone, system)
+    : await retrying(`Time zone of the household [${system}]: `, (answer) => timeZoneOf(answer, system));
+  return { provider, baseUrl, model, key, lan, port, timezone };
+}
+
+/**
+ * Hosted APIs that refuse a request field they do not know (OpenAI: "Unrecognized request argument supplied"; Google's
+ * and Groq's OpenAI-compatible APIs, Mistral, Azure OpenAI): `llm.thinking: omit` for them.
+ */
+const STRICT_HOSTS =
+  /(?:^|\.)(?:api\.openai\.com|generativelanguage\.googleapis\.com|api\.groq\.com|api\.mistral\.ai|openai\.azure\.com)$/;
+
+/**
+ * What `llm.thinking` init writes for an OpenAI-compatible URL, or `undefined` to keep the starter's `false` (sent as
+ * `"thinking": {"type": "disabled"}`). DeepSeek and DeepSeek-compatible servers think by default when the field is
+ * left out, and then want their reasoning back in every later request of a tool-call exchange, which homed sends only
+ * with `thinking: true` — so leaving it out (`omit`) makes them refuse requests; `false` is what works there, and the
+ * local servers (vLLM, llama.cpp, LocalAI, LM Studio, Ollama's `/v1`) ignore a field they do not know. Only the hosted
+ * APIs that refuse unknown fields get `omit`; Ollama (`provider: ollama`) too, as before.
+ *
+ * @example
+ * ```ts
+ * thinkingFor("https://api.openai.com/v1"); // "omit"
+ * thinkingFor("https://api.deepseek.com/v1"); // undefined (false)
+ * thinkingFor("http://127.0.0.1:8000/v1"); // undefined (false)
+ * ```
+ */
+export function thinkingFor(baseUrl: string): "omit" | undefined {
+  return STRICT_HOSTS.test(new URL(baseUrl).hostname) ? "omit" : undefined;
 }
 
 /**
@@ -141,9 +210,11 @@ export async function gatherAnswers(
  *   key: "",
  *   lan: false,
  *   port: 8080,
+ *   timezone: "Asia/Shanghai",
  * };
  * applyAnswers("llm:\n  model: deepseek-v4-flash # kept\n", answers);
- * // "llm:\n  model: qwen3:8b # kept\n  base_url: http://127.0.0.1:11434/v1\n  api_key: ollama\n  thinking: omit\n"
+ * // "llm:\n  model: qwen3:8b # kept\n  base_url: http://127.0.0.1:11434/v1\n  api_key: ollama\n  thinking: omit\n
+ * //  daemon:\n  timezone: Asia/Shanghai\n"
  * ```
  */
 export function applyAnswers(text: string, answers: InitAnswers): string {
@@ -152,8 +223,14 @@ export function applyAnswers(text: string, answers: InitAnswers): string {
   doc.setIn(["llm", "model"], answers.model);
   // Ollama takes any non-empty key; the others read theirs from homed.env.
   doc.setIn(["llm", "api_key"], answers.provider === "ollama" ? "ollama" : `\${${keyVariable(answers.provider)}}`);
-  // Only DeepSeek knows the "thinking" field; other servers may refuse unknown ones.
-  if (answers.provider !== "deepseek") doc.setIn(["llm", "thinking"], "omit");
+  // DeepSeek and servers like it need `false` (the starter's); Ollama and hosted APIs that refuse unknown fields omit it.
+  const thinking = answers.provider === "ollama"
+    ? "omit"
+    : answers.provider === "openai"
+    ? thinkingFor(answers.baseUrl)
+    : undefined;
+  if (thinking !== undefined) doc.setIn(["llm", "thinking"], thinking);
+  doc.setIn(["daemon", "timezone"], answers.timezone);
   if (answers.lan || answers.port !== 8080) {
     doc.setIn(["daemon", "listen_addr"], `${answers.lan ? "" : "127.0.0.1"}:${answers.port}`);
   }
@@ -165,7 +242,14 @@ export function applyAnswers(text: string, answers: InitAnswers): string {
  *
  * @example
  * ```ts
- * const answers: InitAnswers = { ...DEEPSEEK, provider: "deepseek", key: "sk-abc", lan: true, port: 8080 };
+ * const answers: InitAnswers = {
+ *   ...DEEPSEEK,
+ *   provider: "deepseek",
+ *   key: "sk-abc",
+ *   lan: true,
+ *   port: 8080,
+ *   timezone: "Asia/Shanghai",
+ * };
  * envEntries(answers, () => "t0k3n");
  * // { DEEPSEEK_API_KEY: "sk-abc", HOMED_API_TOKEN: "t0k3n", ONEBOT_ACCESS_TOKEN: "t0k3n" }
  * ```

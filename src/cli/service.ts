@@ -2,22 +2,29 @@
  * `homed service install|uninstall|status|unit`: a systemd unit that runs the daemon directly with its computed flags
  * (never through `npx` or `deno task`, which do not pass signals on), hardened (`NoNewPrivileges`,
  * `ProtectSystem=strict`, `ReadWritePaths=` only what the daemon writes, `PrivateTmp`), its secrets in an
- * `EnvironmentFile` of mode 0600, logs to journald, restarted on failure.
+ * `EnvironmentFile` of mode 0600, logs to journald, restarted on failure. The unit follows the config: without local
+ * devices `PrivateDevices=yes`; with them exactly their device nodes (`DevicePolicy=closed`, one `DeviceAllow=` each)
+ * and the groups that own them; with MCP servers started by a package runner (`npx`, `uvx` …) a writable home of
+ * their own for its cache.
  *
  * @module
  */
 
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { commandFlags } from "../config/command_flags.ts";
 import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
-import { requiredPermissions } from "../config/permissions.ts";
+import { mcpServers } from "../config/mcp_servers.ts";
+import { missingPermissions, requiredPermissions } from "../config/permissions.ts";
+import type { Config } from "../config/schema.ts";
 import { envFileLine, envFileOf } from "../config/env_file.ts";
 import { runsOnDeno } from "../config/runs_on_deno.ts";
 import { pluginRights } from "../plugin/rights.ts";
 import type { CommandLine } from "./command_line.ts";
+import { DENO_COMMAND } from "./commands.ts";
 import { loadCommandConfig } from "./command_config.ts";
-import { print, reportFailure } from "./output.ts";
+import { runningHomed } from "./homed_probe.ts";
+import { EXIT_REFUSED, fail, print, reportFailure } from "./output.ts";
 import { checkRights } from "./rights_check.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -46,6 +53,28 @@ export function systemdQuote(arg: string): string {
   return `"${escaped.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`;
 }
 
+/**
+ * The local devices' grants: `DeviceAllow=` entries (a device node or a class, with its access) and the groups that
+ * own those nodes on Debian and Raspberry Pi OS.
+ */
+export interface DeviceGrants {
+  allow: string[];
+  groups: string[];
+}
+
+/** Where a package runner keeps its cache under the unit: `CacheDirectory=` (below /var/cache) and `HOME` there. */
+export interface RunnerHome {
+  /** The `CacheDirectory=` name, `homed`: systemd makes `/var/cache/homed`, writable whatever ProtectSystem says. */
+  cacheDirectory: string;
+  /** The MCP servers' `HOME` (homed passes its own on): `/var/cache/homed`. */
+  home: string;
+  /**
+   * Deno's cache as it is without `HOME` (root's, `/root/.cache/deno`), so the daemon keeps finding its modules;
+   * undefined for a compiled homed, which carries them.
+   */
+  denoDir?: string;
+}
+
 /** What the unit needs. */
 export interface UnitOptions {
   execStart: string[];
@@ -59,6 +88,108 @@ export interface UnitOptions {
   notify?: boolean;
   /** How long systemd waits after SIGTERM (the daemon's shutdown grace and some). */
   stopTimeoutSec: number;
+  /** The configured local devices' nodes and groups; none: `PrivateDevices=yes`. */
+  devices?: DeviceGrants;
+  /** MCP servers run by `npx`, `uvx` and the like: a writable home for their caches. */
+  runnerHome?: RunnerHome;
+}
+
+/** The groups that own each kind of device node (dialout: serial ports; gpio: GPIO chips; audio; video). */
+const DEVICE_GROUPS = { serial: "dialout", gpio: "gpio", sound: "audio", camera: "video" } as const;
+
+/** Whether a group of this name exists here (`/etc/group`); a unit naming one that does not fails to start. */
+function systemGroup(): (name: string) => boolean {
+  let names: Set<string>;
+  try {
+    names = new Set(Deno.readTextFileSync("/etc/group").split("\n").map((line) => line.split(":")[0]!));
+  } catch {
+    names = new Set();
+  }
+  return (name) => names.has(name);
+}
+
+/** A device path as `DeviceAllow=` takes it: no white space (it has no quoting), `%` doubled. */
+function devicePath(path: string, setting: string): string {
+  if (/\s/.test(path)) {
+    throw new UsageError(`${setting}: ${JSON.stringify(path)} has white space, which a systemd unit cannot grant`);
+  }
+  return path.replaceAll("%", "%%");
+}
+
+/**
+ * Exactly what the configured devices need under systemd: a serial port its path, a GPIO chip `/dev/<chip>`, the
+ * microphone and the speaker ALSA's devices (`char-alsa`), the camera the `/dev/…` nodes its command names (else
+ * every video device, `char-video4linux`); each read-write. Groups only those `hasGroup` knows (a missing one would
+ * stop the unit from starting; the unit runs as root, so they matter only once it gets a `User=`).
+ *
+ * @example
+ * ```ts
+ * import { parseConfig } from "../config/load.ts";
+ *
+ * const { config } = parseConfig({
+ *   text: "devices: { serial: { sensors: { path: /dev/ttyUSB0 } }, gpio: { bell: { line: 17, direction: in } } }",
+ *   location: { path: undefined, origin: "embedded defaults" },
+ *   readEnv: () => undefined,
+ *   cwd: "/",
+ * });
+ * deviceGrants(config.devices, () => true);
+ * // { allow: ["/dev/ttyUSB0 rw", "/dev/gpiochip0 rw"], groups: ["dialout", "gpio"] }
+ * ```
+ */
+export function deviceGrants(devices: Config["devices"], hasGroup: (name: string) => boolean): DeviceGrants {
+  const allow: string[] = [];
+  const groups: string[] = [];
+  const grant = (entry: string, group: string) => {
+    if (!allow.includes(entry)) allow.push(entry);
+    if (!groups.includes(group)) groups.push(group);
+  };
+  for (const [name, port] of Object.entries(devices.serial)) {
+    grant(`${devicePath(port.path, `devices.serial.${name}.path`)} rw`, DEVICE_GROUPS.serial);
+  }
+  for (const line of Object.values(devices.gpio)) grant(`/dev/${line.chip} rw`, DEVICE_GROUPS.gpio);
+  if (devices.microphone || devices.speaker) grant("char-alsa rw", DEVICE_GROUPS.sound);
+  if (devices.camera) {
+    const nodes = devices.camera.command.filter((arg) => /^\/dev\/\S+$/.test(arg));
+    for (const node of nodes) grant(`${devicePath(node, "devices.camera.command")} rw`, DEVICE_GROUPS.camera);
+    if (!nodes.length) grant("char-video4linux rw", DEVICE_GROUPS.camera);
+  }
+  return { allow, groups: groups.filter(hasGroup) };
+}
+
+/**
+ * Programs that fetch and cache what they run (`npx`, `npm`, `pnpm`, `yarn`, `bun`, `node`, `deno`, `uvx`, `uv`,
+ * `pipx`): under `ProtectHome=read-only` their cache in root's home is read-only, so `npx -y server` fails to start.
+ */
+const PACKAGE_RUNNERS = new Set([
+  "npx",
+  "npm",
+  "pnpm",
+  "pnpx",
+  "yarn",
+  "bun",
+  "bunx",
+  "node",
+  "deno",
+  "uv",
+  "uvx",
+  "pipx",
+]);
+
+/**
+ * The enabled stdio MCP servers whose command is a package runner (`npx`, `uvx` …), by name.
+ *
+ * @example
+ * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
+ * runnerServers(loaded); // ["filesystem"] for `filesystem: { command: npx, args: [-y, @modelcontextprotocol/server-filesystem, /srv] }`
+ * ```
+ */
+export function runnerServers(loaded: LoadedConfig): string[] {
+  return mcpServers(loaded.config, loaded.location.path)
+    .filter((server) => server.enabled && server.command && PACKAGE_RUNNERS.has(basename(server.command)))
+    .map((server) => server.name);
 }
 
 /**
@@ -100,12 +231,31 @@ export function serviceUnit(options: UnitOptions): string {
     "ProtectSystem=strict",
     "ProtectHome=read-only",
     "PrivateTmp=yes",
-    "PrivateDevices=yes",
+    // No devices: a /dev of pseudo devices only. Devices: the whole /dev visible, but only theirs opened (cgroup).
+    ...(options.devices?.allow.length
+      ? [
+        "PrivateDevices=no",
+        "DevicePolicy=closed",
+        ...options.devices.allow.map((entry) => `DeviceAllow=${entry}`),
+        ...(options.devices.groups.length ? [`SupplementaryGroups=${options.devices.groups.join(" ")}`] : []),
+      ]
+      : ["PrivateDevices=yes"]),
     "ProtectKernelTunables=yes",
     "ProtectControlGroups=yes",
     "RestrictSUIDSGID=yes",
     // "-": a folder that does not exist yet (plugins before the first install) must not stop the unit from starting.
     `ReadWritePaths=${options.readWritePaths.map((path) => systemdQuote(`-${path}`)).join(" ")}`,
+    // A package runner's cache (npx: $HOME/.npm, uvx: $HOME/.cache/uv) in a home of the servers' own, made by
+    // systemd below /var/cache; root's home stays read-only (npx's cache there may hold the Deno this unit runs).
+    ...(options.runnerHome
+      ? [
+        `CacheDirectory=${options.runnerHome.cacheDirectory}`,
+        `Environment=${systemdQuote(`HOME=${options.runnerHome.home}`)}`,
+        ...(options.runnerHome.denoDir
+          ? [`Environment=${systemdQuote(`DENO_DIR=${options.runnerHome.denoDir}`)}`]
+          : []),
+      ]
+      : []),
     "StandardOutput=journal",
     "StandardError=journal",
     "SyslogIdentifier=homed",
@@ -153,8 +303,32 @@ export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<str
     envFile: envFileOf(loaded),
     readWritePaths: requiredPermissions(loaded, "run").write,
     stopTimeoutSec: Math.ceil(loaded.config.daemon.shutdown_grace / 1000) + 5,
+    devices: deviceGrants(loaded.config.devices, systemGroup()),
+    ...(runnerServers(loaded).length
+      ? {
+        runnerHome: {
+          cacheDirectory: RUNNER_CACHE,
+          home: `/var/cache/${RUNNER_CACHE}`,
+          // The unit runs as root without HOME: Deno's cache is root's, and stays so.
+          ...(compiled ? {} : { denoDir: "/root/.cache/deno" }),
+        },
+      }
+      : {}),
   });
 }
+
+/** Whether `path` is there, a link to nothing included (`systemctl enable` leaves a link in a `.wants` folder). */
+function linkExists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The `CacheDirectory=` of MCP servers started by a package runner: `/var/cache/homed`, their `HOME`. */
+const RUNNER_CACHE = "homed";
 
 /** The secrets the config reads from the environment, as they are set now: the env file's text. */
 function envFileText(loaded: LoadedConfig): { text: string; names: string[] } {
@@ -184,7 +358,7 @@ function envFileText(loaded: LoadedConfig): { text: string; names: string[] } {
  */
 export async function serviceAction(
   action: string,
-  options: { loaded: LoadedConfig; layout: Layout; unitDir: string },
+  options: { loaded: LoadedConfig; layout: Layout; unitDir: string; force?: boolean },
 ): Promise<string> {
   const unitPath = join(options.unitDir, "homed.service");
   const envFile = envFileOf(options.loaded);
@@ -205,8 +379,23 @@ export async function serviceAction(
       // After the env file: the unit's flags name it (--env-file) as `homed flags` does.
       await Deno.writeTextFile(unitPath, await unitFor(options.loaded, options.layout), { mode: 0o644 });
       const program = Deno.execPath();
+      const devices = deviceGrants(options.loaded.config.devices, systemGroup());
+      const runners = runnerServers(options.loaded);
       return [
         `Wrote ${unitPath}; ${envNote}.`,
+        ...(devices.allow.length
+          ? [
+            `Devices it may open: ${devices.allow.map((entry) => entry.replace(/ rw$/, "")).join(", ")}${
+              devices.groups.length ? ` (groups ${devices.groups.join(", ")})` : ""
+            }; no other device.`,
+          ]
+          : []),
+        ...(runners.length
+          ? [
+            `MCP servers ${runners.join(", ")} (a package runner) get HOME=/var/cache/${RUNNER_CACHE} for their ` +
+            "cache; the home folders stay read-only.",
+          ]
+          : []),
         // npx keeps Deno in a cache that `npm cache clean` or a Node upgrade removes; the unit would then fail to start.
         ...(/[/\\]_npx[/\\]/.test(program)
           ? [
@@ -220,12 +409,26 @@ export async function serviceAction(
     }
     case "uninstall": {
       try {
-        await Deno.remove(unitPath);
+        await Deno.lstat(unitPath);
       } catch (error) {
         if (!(error instanceof Deno.errors.NotFound)) throw error;
         return `No unit at ${unitPath}; nothing to remove.`;
       }
-      return `Removed ${unitPath} (kept ${envFile}). Run: sudo systemctl disable --now homed; sudo systemctl daemon-reload`;
+      // systemctl needs the unit file to stop and disable homed: it goes only once homed is disabled and stopped.
+      if (!options.force) {
+        const enabled = linkExists(join(options.unitDir, "multi-user.target.wants", "homed.service"));
+        const running = await runningHomed(options.loaded);
+        if (enabled || running) {
+          const state = [enabled ? "enabled" : "", running ? `running (it answers at ${running})` : ""]
+            .filter(Boolean).join(" and ");
+          throw new Error(
+            `homed is ${state}; nothing was removed. First run: sudo systemctl disable --now homed — then ` +
+              `homed service uninstall again (--force removes ${unitPath} anyway)`,
+          );
+        }
+      }
+      await Deno.remove(unitPath);
+      return `Removed ${unitPath} (kept ${envFile}). Run: sudo systemctl daemon-reload`;
     }
     case "status": {
       const lines: string[] = [];
@@ -257,8 +460,9 @@ export async function serviceAction(
 }
 
 /**
- * `homed service [install|uninstall|status|unit]` (default `status`): every action but `unit` first checks homed's
- * rights for it, `--unit-dir` included.
+ * `homed service [install|uninstall|status|unit] [--unit-dir DIR] [--force]` (default `status`): every action but
+ * `unit` first checks homed's rights for it, `--unit-dir` included (its flags: `homed flags --mode service --unit-dir
+ * DIR`); `uninstall` refuses while homed is enabled or running unless `--force`.
  *
  * @example
  * ```ts
@@ -272,9 +476,31 @@ export async function serviceCli(line: CommandLine): Promise<void> {
   const { loaded, denied } = await loadCommandConfig(options.config, layout);
   const unitDir = options["unit-dir"] ?? UNIT_DIR;
   if (action !== "unit") {
-    checkRights(loaded, "service", denied, requiredPermissions(loaded, "service", { unitDir }));
+    const rights = requiredPermissions(loaded, "service", { unitDir });
+    if (unitDir !== UNIT_DIR) unitDirRights(line, unitDir, missingPermissions(rights));
+    checkRights(loaded, "service", denied, rights);
   }
   await reportFailure("service: ", async () => {
-    print(`${await serviceAction(action || "status", { loaded, layout, unitDir })}\n`);
+    print(`${await serviceAction(action || "status", { loaded, layout, unitDir, force: options.force ?? false })}\n`);
   });
+}
+
+/**
+ * `--unit-dir DIR` needs flags that name DIR, which `deno task service` (computed for /etc/systemd/system) cannot
+ * give: when they are missing, ends homed, refused, with the one command that has them.
+ */
+function unitDirRights(line: CommandLine, unitDir: string, missing: string[]): void {
+  const lacking = missing.filter((right) => right.endsWith(` ${unitDir}`));
+  if (!lacking.length) return;
+  const main = fileURLToPath(Deno.mainModule);
+  const config = line.options.config === undefined ? "" : ` --config ${line.options.config}`;
+  const layout = line.layout === "standard" ? " --standard-layout" : "";
+  const flags = `${DENO_COMMAND} run --no-prompt --allow-read --allow-env ${main}${layout} flags --mode service ` +
+    `--unit-dir ${unitDir}${config}`;
+  fail(
+    `homed lacks rights for --unit-dir: ${lacking.join("; ")}. The flags of deno task service name ` +
+      `${UNIT_DIR}; run it with flags that name ${unitDir}:\n  ${DENO_COMMAND} run $(${flags}) ${main}${layout} ` +
+      `service ${line.action || "status"} --unit-dir ${unitDir}${config}`,
+    EXIT_REFUSED,
+  );
 }

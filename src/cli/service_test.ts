@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { envFileLine } from "../config/env_file.ts";
-import { serviceUnit, systemdQuote } from "./service.ts";
+import { parseConfig } from "../config/load.ts";
+import { deviceGrants, serviceUnit, systemdQuote } from "./service.ts";
 
 Deno.test("systemdQuote keeps plain words, quotes spaces and quotes, and doubles % specifiers", () => {
   assert.equal(systemdQuote("/usr/bin/deno"), "/usr/bin/deno");
@@ -29,4 +30,65 @@ Deno.test("the unit doubles $ in ExecStart only, and marks every writable path o
   assert.match(unit, /^Environment=HOMED_CONFIG=\/etc\/ho\$med\/homed\.yaml$/m);
   assert.match(unit, /^ReadWritePaths=-\/var\/lib\/homed "-\/srv\/with space"$/m);
   assert.doesNotMatch(unit, /^Documentation=/m, "no docs line unless a URL is given");
+});
+
+const devicesOf = (text: string) =>
+  parseConfig({ text, location: { path: undefined, origin: "embedded defaults" }, readEnv: () => undefined, cwd: "/" })
+    .config.devices;
+
+Deno.test("device grants: each configured node once, its group only where the machine has it; none, none", () => {
+  assert.deepEqual(deviceGrants(devicesOf(""), () => true), { allow: [], groups: [] });
+  const devices = devicesOf([
+    "devices:",
+    "  serial: { a: { path: /dev/ttyACM0 }, b: { path: /dev/serial/by-id/usb-FTDI-if00 } }",
+    "  gpio: { bell: { line: 17, direction: in }, door: { chip: gpiochip2, line: 3, direction: out } }",
+    "  speaker: {}",
+    "  camera: {}",
+  ].join("\n"));
+  assert.deepEqual(deviceGrants(devices, (group) => group !== "gpio"), {
+    allow: [
+      "/dev/ttyACM0 rw",
+      "/dev/serial/by-id/usb-FTDI-if00 rw",
+      "/dev/gpiochip0 rw",
+      "/dev/gpiochip2 rw",
+      "char-alsa rw",
+      "/dev/video0 rw",
+    ],
+    groups: ["dialout", "audio", "video"],
+  });
+  assert.throws(
+    () => deviceGrants(devicesOf('devices: { serial: { a: { path: "/dev/my port" } } }'), () => true),
+    {
+      name: "UsageError",
+      message: 'devices.serial.a.path: "/dev/my port" has white space, which a systemd unit cannot grant',
+    },
+  );
+});
+
+Deno.test("the unit: PrivateDevices=yes without devices; with them closed but for theirs; a runner's home", () => {
+  const base = {
+    execStart: ["/opt/deno", "run"],
+    environment: {},
+    envFile: "/etc/homed/homed.env",
+    readWritePaths: ["/var/lib/homed"],
+    stopTimeoutSec: 15,
+  };
+  const bare = serviceUnit(base);
+  assert.match(bare, /^PrivateDevices=yes$/m);
+  assert.doesNotMatch(bare, /^(?:DevicePolicy|DeviceAllow|SupplementaryGroups|CacheDirectory)=/m);
+  const devices = serviceUnit({
+    ...base,
+    devices: { allow: ["/dev/ttyUSB0 rw", "char-alsa rw"], groups: ["dialout", "audio"] },
+    runnerHome: { cacheDirectory: "homed", home: "/var/cache/homed", denoDir: "/root/.cache/deno" },
+  });
+  assert.doesNotMatch(devices, /^PrivateDevices=yes$/m);
+  assert.match(
+    devices,
+    /^PrivateDevices=no\nDevicePolicy=closed\nDeviceAllow=\/dev\/ttyUSB0 rw\nDeviceAllow=char-alsa rw\nSupplementaryGroups=dialout audio\n/m,
+  );
+  assert.match(
+    devices,
+    /^CacheDirectory=homed\nEnvironment=HOME=\/var\/cache\/homed\nEnvironment=DENO_DIR=\/root\/\.cache\/deno$/m,
+  );
+  assert.match(devices, /^ProtectHome=read-only$/m);
 });

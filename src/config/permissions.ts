@@ -152,31 +152,38 @@ export function requiredPermissions(
         unitDir,
         configDir,
         ...resolverFile,
+        // Which of the groups the configured devices need (dialout, gpio, audio, video) this machine has.
+        "/etc/group",
       ]),
       write: unique([unitDir, configDir]),
-      net: [],
+      // uninstall asks the listen address whether homed still runs (it is stopped and disabled before removal).
+      net: listen.port === 0 ? [] : [`${connectHost(listen)}:${listen.port}`],
       env: unique([...env, "PATH"]),
     };
   }
   if (mode === "backup" || mode === "restore") {
     // Backup reads every part and writes its staging folder and default archives in the data dir (plus the folder of
     // an archive named with --file); restore also writes every part back and asks the listen address whether homed
-    // still runs there.
+    // still runs there. Without --file (`deno task backup|restore FILE`, whose flags are computed before the archive
+    // is known): the right to run this Deno, to run the command again with the rights for the archive it is given.
     const parts = [config.daemon.data_dir, config.paths.knowledge, config.paths.plugins];
     const file = options.file && options.file !== "-" ? resolve(options.file) : undefined;
     const own = unique([...configFile, config.paths.personal, ...parts]);
+    const again = options.file === undefined && runsOnDeno() ? { run: [Deno.execPath()] } : {};
     return mode === "backup"
       ? {
         read: unique([...own, ...(file ? [dirname(file)] : [])]),
         write: unique([config.daemon.data_dir, ...(file ? [dirname(file)] : [])]),
         net: [],
         env,
+        ...again,
       }
       : {
         read: unique([...own, ...(file ? [file] : [])]),
         write: own,
         net: [`${connectHost(listen)}:${listen.port}`],
         env,
+        ...again,
       };
   }
   if (mode === "supervise") {
@@ -242,6 +249,8 @@ export function requiredPermissions(
       ...(config.smart_home.home_assistant ? [llmHost(config.smart_home.home_assistant.url)] : []),
       ...(config.smart_home.mqtt ? [mqttHost(config.smart_home.mqtt.url)] : []),
       ...(mode === "run" ? notifyNet : []),
+      // doctor asks whatever holds the listen address whether it is homed (GET /healthz).
+      ...(mode === "doctor" && listen.port !== 0 ? [`${connectHost(listen)}:${listen.port}`] : []),
     ]),
     // A stdio MCP server gets PATH and HOME of homed's environment, and nothing else of it.
     env: servers.some((server) => server.command) ? unique([...env, "PATH", "HOME"]) : env,

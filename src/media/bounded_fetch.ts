@@ -10,6 +10,7 @@
 
 import type { Clock } from "../clock.ts";
 import { escapeControl } from "../text/untrusted.ts";
+import { classifyAddress } from "./address_policy.ts";
 
 /** Why a fetch failed: the file was too big, time ran out, the server answered badly, the network failed, or the policy refused a URL. */
 export type MediaFetchErrorCode = "too_big" | "timeout" | "http" | "network" | "refused";
@@ -205,12 +206,9 @@ export async function fetchBounded(url: URL, options: BoundedFetchOptions): Prom
       );
     }
     if (error instanceof Deno.errors.NotCapable) {
-      // Deno's words advise "run again with --allow-net"; homed's rights come from its config (homed flags).
-      const right = escapeControl(/net access to "[^"]*"/.exec(error.message)?.[0] ?? error.message);
       throw new MediaFetchError(
         "refused",
-        `The file at ${shown(current)} was not fetched: homed has no network right for it (${right}); media come ` +
-          "only from the hosts of media.fetch_hosts and media.allow_hosts",
+        `The file at ${shown(current)} was not fetched: ${noNetRight(error, current)}`,
       );
     }
     const detail = error instanceof Error ? error.message : String(error);
@@ -224,6 +222,44 @@ export async function fetchBounded(url: URL, options: BoundedFetchOptions): Prom
     // Whatever is still open (a body cut short, a connection) goes with the controller.
     controller.abort();
   }
+}
+
+/**
+ * What to do when Deno refused the connection: Deno's own words ("run again with the --allow-net flag") are wrong for
+ * homed, whose rights come from its config through `homed flags`. Names the host and port, the setting to list it in
+ * (`media.allow_hosts` for this machine and the LAN — where a OneBot implementation that connected to homed serves its
+ * media — `media.fetch_hosts` for a public media host), and that the right comes with a restart on the new flags
+ * (the daemon's rights are fixed when it starts).
+ *
+ * @example
+ * ```ts
+ * const denied = new Deno.errors.NotCapable('Requires net access to "127.0.0.1:3000", run again with the --allow-net flag');
+ * noNetRight(denied, new URL("http://127.0.0.1:3000/image/a.png"));
+ * // 'homed may not connect to 127.0.0.1:3000: add "127.0.0.1:3000" to media.allow_hosts and restart homed …'
+ * ```
+ */
+export function noNetRight(error: Error, url: URL): string {
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const named = /net access to "([^"]*)"/.exec(error.message)?.[1];
+  const host = escapeControl(named ?? `${url.hostname}:${port}`);
+  const bare = url.hostname.replace(/^\[|\]$/g, "");
+  let local: boolean | undefined;
+  if (bare === "localhost" || bare.endsWith(".localhost")) local = true;
+  else {
+    try {
+      local = classifyAddress(bare) !== "public";
+    } catch {
+      local = undefined; // a host name: this machine, the LAN or the internet
+    }
+  }
+  const setting = local === true
+    ? "media.allow_hosts"
+    : local === false
+    ? "media.fetch_hosts"
+    : "media.allow_hosts (this machine, the LAN) or media.fetch_hosts (the internet)";
+  // Short enough for the turn's note (300 characters with the URL before it).
+  return `homed may not connect to ${host}: add ${JSON.stringify(host)} to ${setting} and restart homed with the ` +
+    "flags `homed flags` prints (homed service install under systemd)";
 }
 
 /** Applies the policy; any rejection of it is a refusal, worded by the policy (a stop of the fetch passes through). */

@@ -293,19 +293,77 @@ Deno.test("bounded fetch: a size limit that is no whole number of bytes is a Ran
   });
 });
 
-Deno.test("bounded fetch: a host homed has no net right for is refused, naming the host and the settings that grant it", async () => {
-  const denied = () =>
-    Promise.reject(
-      new Deno.errors.NotCapable('Requires net access to "203.0.113.9:80", run again with the --allow-net flag'),
-    );
-  const url = new URL("http://203.0.113.9/cat.png");
-  const error = await failure(
-    fetchBounded(url, optionsWith({ check: (next) => Promise.resolve(next), fetch: denied })),
-    "refused",
-  );
+Deno.test("bounded fetch: a host homed has no net right for is refused, naming the host, the setting and the restart", async () => {
+  const deniedFor = (host: string) => () =>
+    Promise.reject(new Deno.errors.NotCapable(`Requires net access to "${host}", run again with the --allow-net flag`));
+  const refused = async (url: string, host: string) =>
+    (await failure(
+      fetchBounded(new URL(url), optionsWith({ check: (next) => Promise.resolve(next), fetch: deniedFor(host) })),
+      "refused",
+    )).message;
+  // A OneBot implementation on this machine serving its media (reverse WebSocket: its address is not in the flags).
   assert.equal(
-    error.message,
-    "The file at http://203.0.113.9/cat.png was not fetched: homed has no network right for it (net access to " +
-      '"203.0.113.9:80"); media come only from the hosts of media.fetch_hosts and media.allow_hosts',
+    await refused("http://127.0.0.1:3000/image/abc.png", "127.0.0.1:3000"),
+    "The file at http://127.0.0.1:3000/image/abc.png was not fetched: homed may not connect to 127.0.0.1:3000: add " +
+      '"127.0.0.1:3000" to media.allow_hosts and restart homed with the flags `homed flags` prints (homed service ' +
+      "install under systemd)",
   );
+  assert.match(
+    await refused("http://localhost:6099/a.png", "localhost:6099"),
+    /add "localhost:6099" to media\.allow_hosts and/,
+  );
+  assert.match(
+    await refused("http://192.168.1.5/a.png", "192.168.1.5:80"),
+    /add "192\.168\.1\.5:80" to media\.allow_hosts and/,
+  );
+  // A public address is a media host of the internet; a name may be either.
+  assert.match(
+    await refused("http://93.184.215.14/a.png", "93.184.215.14:80"),
+    /add "93\.184\.215\.14:80" to media\.fetch_hosts and/,
+  );
+  assert.match(
+    await refused("https://napcat.lan:6099/a.png", "napcat.lan:6099"),
+    /add "napcat\.lan:6099" to media\.allow_hosts \(this machine, the LAN\) or media\.fetch_hosts \(the internet\) and restart/,
+  );
+  for (const url of ["http://127.0.0.1:3000/image/abc.png", "https://napcat.lan:6099/a.png"]) {
+    const message = await refused(url, new URL(url).host);
+    assert.doesNotMatch(message, /--allow-net/, "never Deno's advice, which does not apply to homed");
+    assert.ok(message.length <= 300, `fits the turn's note whole: ${message.length} characters`);
+  }
+});
+
+Deno.test("bounded fetch under homed's real rights: Deno's refusal of 127.0.0.1:3000 becomes what to list and restart", async () => {
+  // A process granted only another port, as the daemon is when a OneBot implementation connected to it (reverse
+  // WebSocket) serves its media from this machine: its address is in no flags.
+  const dir = await Deno.makeTempDir({ prefix: "homed-media-rights-" });
+  try {
+    const script = `${dir}/fetch.ts`;
+    await Deno.writeTextFile(
+      script,
+      [
+        `import { systemClock } from ${JSON.stringify(new URL("../clock.ts", import.meta.url).href)};`,
+        `import { fetchBounded } from ${JSON.stringify(new URL("./bounded_fetch.ts", import.meta.url).href)};`,
+        "await fetchBounded(new URL('http://127.0.0.1:3000/image/abc.png'), {",
+        "  maxBytes: 1024, limitName: 'media.max_image_bytes', timeoutMs: 5000, clock: systemClock,",
+        "  check: (url) => Promise.resolve(url),",
+        "}).catch((error) => console.log(`${error.name} ${error.code}: ${error.message}`));",
+      ].join("\n"),
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--no-prompt", `--allow-read=${dir},.`, "--allow-net=127.0.0.1:1", script],
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const said = new TextDecoder().decode(output.stdout).trim();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    assert.equal(
+      said,
+      "MediaFetchError refused: The file at http://127.0.0.1:3000/image/abc.png was not fetched: homed may not " +
+        'connect to 127.0.0.1:3000: add "127.0.0.1:3000" to media.allow_hosts and restart homed with the flags ' +
+        "`homed flags` prints (homed service install under systemd)",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

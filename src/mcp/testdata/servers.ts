@@ -17,9 +17,11 @@ import { McpService, type McpServiceOptions } from "../mcp_service.ts";
 /** The repository's root folder. */
 export const ROOT: string = fileURLToPath(new URL("../../../", import.meta.url));
 /** server-everything's entry point. */
-export const EVERYTHING: string = `${ROOT}tests/tools/node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
+export const EVERYTHING: string =
+  `${ROOT}tests/tools/node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
 /** server-filesystem's entry point. */
-export const FILESYSTEM: string = `${ROOT}tests/tools/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`;
+export const FILESYSTEM: string =
+  `${ROOT}tests/tools/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`;
 /** The fixture server. */
 export const FIXTURE: string = fileURLToPath(new URL("./fixture_server.ts", import.meta.url));
 
