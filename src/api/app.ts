@@ -127,7 +127,13 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
 
   if (options.openAi) {
     // OpenAI's clients expect a wrong key to be a 401 `invalid_api_key` (they show it as "check your API key").
-    app.use("/v1/*", bearerAuth(options.tokens, { status: 401, code: "invalid_api_key" }), bodyRule, bodyLimited);
+    // A chat completion may carry image parts (data: URLs), as /api/chat carries an attachment.
+    app.use(
+      "/v1/*",
+      bearerAuth(options.tokens, { status: 401, code: "invalid_api_key" }),
+      bodyRule,
+      (c, next) => (c.req.path === "/v1/chat/completions" ? chatLimited : bodyLimited)(c, next),
+    );
     openAiDoor(options.openAi, options.now ?? Date.now)(app);
   }
 
