@@ -15,7 +15,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
-import { readSse } from "../src/net/sse.ts";
 import {
   type Command,
   COMMANDS,
@@ -29,6 +28,7 @@ import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeHomeAssistant, type RecordedCall } from "./support/fake_home_assistant.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { deno, freePort, type HomedProcess, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
+import { listenToEvents } from "./support/events.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -328,25 +328,8 @@ function describe(outcome: Outcome): string {
 }
 
 /** Collects what `/api/events` pushes (messages for the http channel no request waits for, reminders among them). */
-function listen(homed: HomedProcess): { messages: Array<{ text?: string }>; stop(): Promise<void> } {
-  const messages: Array<{ text?: string }> = [];
-  const controller = new AbortController();
-  const done = (async () => {
-    try {
-      const response = await fetch(`${homed.url}/api/events`, { headers: AUTH, signal: controller.signal });
-      if (!response.body) return;
-      for await (const event of readSse(response.body)) {
-        if (event.event === "message") messages.push(JSON.parse(event.data));
-      }
-    } catch { /* aborted */ }
-  })();
-  return {
-    messages,
-    stop: async () => {
-      controller.abort();
-      await done;
-    },
-  };
+function listen(homed: HomedProcess) {
+  return listenToEvents(homed.url, AUTH);
 }
 
 Deno.test("the command set is well formed: 220+ commands, half of them Chinese, every expected call on the house", () => {
@@ -458,8 +441,8 @@ Deno.test({
           }
           await waitFor(
             () =>
-              events.messages.some((message) => mentions(message.text ?? "", "check the oven")) &&
-              events.messages.some((message) => (message.text ?? "").includes("关火")),
+              events.messages.some((message) => mentions(String(message.text ?? ""), "check the oven")) &&
+              events.messages.some((message) => String(message.text ?? "").includes("关火")),
             "both reminders on /api/events, each with its own text",
             { limitMs: 20_000 },
           );

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { postJson, startHomed, workspace } from "./support/homed_process.ts";
-import { readSse } from "../src/net/sse.ts";
 import { OneBotSim } from "./support/onebot_sim.ts";
+import { listenToEvents } from "./support/events.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -20,25 +20,7 @@ function inShanghai(ms: number): string {
 }
 
 /** Collects what `/api/events` pushes until `stop`. */
-function listen(url: string): { messages: Array<Record<string, unknown>>; stop(): Promise<void> } {
-  const messages: Array<Record<string, unknown>> = [];
-  const controller = new AbortController();
-  const done = (async () => {
-    try {
-      const response = await fetch(`${url}/api/events`, { signal: controller.signal });
-      for await (const event of readSse(response.body!)) {
-        if (event.event === "message") messages.push(JSON.parse(event.data));
-      }
-    } catch { /* aborted */ }
-  })();
-  return {
-    messages,
-    stop: async () => {
-      controller.abort();
-      await done;
-    },
-  };
-}
+const listen = (url: string) => listenToEvents(url);
 
 Deno.test("a reminder set over HTTP fires 3 s later and its reply reaches /api/events; after SIGKILL it fires once, late", async () => {
   const fake = FakeLlm.start(DEFAULT_CONTRACT);
