@@ -1,5 +1,7 @@
 /**
- * Assembles the subsystems of a running homed: persona, IO layer, tools, provider, agent, HTTP API.
+ * Assembles the subsystems of a running homed: persona, local intents, the tool registry and its policy, knowledge,
+ * the provider chain and its usage ledger, memory and the context window, the devices (HTTP, OpenAI door, timer,
+ * QQ, local devices, smart home), media, MCP, the IO layer, plugins, the tracker, the agent and the HTTP API.
  *
  * Kept apart from the CLI so tests and benchmarks can start a daemon in-process with the same wiring.
  *

@@ -5,7 +5,8 @@
  */
 
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { TurnErrorCode } from "../io/turn_error.ts";
+import type { HomedTurnErrorCode, TurnErrorCode } from "../io/turn_error.ts";
+import type { LlmFailureCode } from "../provider/provider_error.ts";
 
 /** An HTTP error with a stable code and a message for the user. */
 export class ApiError extends Error {
@@ -31,9 +32,9 @@ export class ApiError extends Error {
   }
 }
 
-/** HTTP status for a failed turn's error code. */
+/** HTTP status for a failed turn's error code: an LLM failure's or homed's own; any other code is a 502. */
 export function statusForTurnError(code: TurnErrorCode): ContentfulStatusCode {
-  switch (code) {
+  switch (code as LlmFailureCode | HomedTurnErrorCode) {
     case "bad_input":
       return 400;
     case "no_api_key":

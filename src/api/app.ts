@@ -1,6 +1,8 @@
 /**
- * The HTTP API on hono: health, chat (JSON and SSE), status and channels. Every error is an {@link ApiError}
- * turned into `{"error": {"code", "message"}}` in one place.
+ * The HTTP API on hono: health, chat (JSON and SSE), the event stream, status and channels, and when configured the
+ * OpenAI-compatible door at `/v1` and the MCP server at `/mcp`; every other endpoint (knowledge, memory, plugins,
+ * the console, …) is mounted from `routes` (`api_setup.ts`). Every error is an {@link ApiError} turned into
+ * `{"error": {"code", "message"}}` in one place (OpenAI's error shape under `/v1`).
  *
  * @module
  */
@@ -46,7 +48,7 @@ export interface ApiOptions {
   now?: () => number;
   /** homed as an MCP server at `/mcp` (`mcp.serve_http`), with the caller's identity from the same tokens. */
   mcp?: (request: Request, identity: Identity) => Promise<Response>;
-  /** More endpoints, mounted behind the same auth and body limit (knowledge, later memory and plugins). */
+  /** More endpoints, mounted behind the same auth and body limit (knowledge, memory, plugins, …). */
   routes?: ReadonlyArray<(app: Hono<{ Variables: ApiVariables }>) => void>;
 }
 

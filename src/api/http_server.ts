@@ -1,6 +1,6 @@
 /**
- * The daemon's one listener (HTTP API now; the web console and the OneBot reverse WebSocket later) as a
- * {@link Service}.
+ * The daemon's one listener (the HTTP API, the web console and the OneBot reverse WebSocket, all on
+ * `daemon.listen_addr`) as a {@link Service}.
  *
  * @module
  */

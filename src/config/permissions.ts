@@ -8,11 +8,11 @@
  */
 
 import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { envFilePath } from "./env_file.ts";
 import { DEFAULT_ENV_NAMES, type LoadedConfig, safeEnvReader } from "./load.ts";
 import { notifyClientPath, notifySocket } from "../service/sd_notify.ts";
 import { bindHost, connectHost } from "./listen_addr.ts";
-import { luaWasmPath } from "../lua/wasm_path.ts";
 import { silkWasmPath } from "../audio/silk_wasm_path.ts";
 import { runsOnDeno } from "./runs_on_deno.ts";
 import type { Config } from "./schema.ts";
@@ -104,6 +104,19 @@ function mediaHosts(config: Config, resolvConf: () => string): string[] {
     ...(fetches && config.onebot.forward_url !== "" ? [new URL(config.onebot.forward_url).hostname] : []),
     ...(resolvesMediaNames(config) ? nameServerRights(resolvConf()) : []),
   ];
+}
+
+/**
+ * Where wasmoon's `glue.wasm` is, the one file outside homed's own folders the Lua VM reads: beside the package's entry
+ * module, or beside the bundled homed.js (`deno task bundle` puts it there). The same file `src/lua/wasm_path.ts` hands
+ * the VM (config sits below lua/ and names the file itself; the tests hold the two to the same path).
+ */
+function luaGlueWasm(): string {
+  try {
+    return fileURLToPath(new URL("./glue.wasm", import.meta.resolve("wasmoon")));
+  } catch {
+    return fileURLToPath(new URL("./glue.wasm", Deno.mainModule));
+  }
 }
 
 /**
@@ -217,7 +230,7 @@ export function requiredPermissions(
   const llms = llmProviders(config);
   const adapters = llms.filter((llm) => llm.provider === "lua" && !llm.adapter.startsWith("builtin:"));
   // A compiled homed reads its embedded npm packages (wasmoon's glue.wasm among them) without a read right.
-  const lua = [...adapters.map((llm) => llm.adapter), ...(runsOnDeno() ? [luaWasmPath()] : [])];
+  const lua = [...adapters.map((llm) => llm.adapter), ...(runsOnDeno() ? [luaGlueWasm()] : [])];
   // QQ voice (SILK) is decoded for speech-to-text and encoded for spoken replies; the codec reads its .wasm.
   const speaks = config.speech.stt !== null || config.speech.tts !== null;
   const servers = mcpServersFor(loaded, mode);

@@ -1,5 +1,5 @@
 /**
- * Reading files in folders homed shares with people (knowledge, the data dir, later plugins) without being led out
+ * Reading files in folders homed shares with people (knowledge, the data dir, plugins) without being led out
  * of them: a symbolic link or an extra hard link is refused — reported, never followed, never replaced by a copy of
  * what it points to.
  *

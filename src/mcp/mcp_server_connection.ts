@@ -12,6 +12,7 @@
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { deadline, sleepWith } from "../clock.ts";
+import { Backoff, exponentialBackoff } from "../service/backoff.ts";
 import type { McpServerConfig } from "../config/mcp_servers.ts";
 import {
   isSessionGone,
@@ -365,17 +366,16 @@ export class McpServerConnection {
     })();
   }
 
-  #jitter(ms: number): number {
-    return Math.round(ms * (0.8 + 0.4 * (this.#options.random ?? Math.random)()));
-  }
-
   async #run(): Promise<void> {
     const { clock, logger } = this.#options;
     const timings = this.#timings;
     const label = this.#label;
     const stopping = this.#stopping.signal;
     const stopped = new Promise<undefined>((resolve) => stopping.addEventListener("abort", () => resolve(undefined)));
-    let backoff = timings.firstBackoffMs;
+    const random = this.#options.random ?? Math.random;
+    const backoff = new Backoff({ minMs: timings.firstBackoffMs, maxMs: timings.maxBackoffMs, jitter: 0.2 }, random);
+    // While paused: the same wait each time, with the same spread.
+    const pausedPolicy = { minMs: timings.pausedRetryMs, maxMs: timings.pausedRetryMs, jitter: 0.2 };
     let first = true;
     while (!stopping.aborted) {
       if (!first) this.#restarts++;
@@ -418,14 +418,14 @@ export class McpServerConnection {
         this.#lastError = `${label} went away: ${reason}`;
         if (clock.monotonic() - readyAt >= timings.healthyMs) {
           this.#failedStarts = 0;
-          backoff = timings.firstBackoffMs;
+          backoff.reset();
         } else {
           this.#failedStarts++;
         }
       }
       let wait: number;
       if (this.#failedStarts >= timings.pauseAfter) {
-        wait = this.#jitter(timings.pausedRetryMs);
+        wait = exponentialBackoff(0, pausedPolicy, random);
         this.#state = "paused";
         if (!this.#paused) {
           this.#paused = true;
@@ -443,8 +443,7 @@ export class McpServerConnection {
           logger.debug("{label} is still failing: {error}", { label, error: this.#lastError });
         }
       } else {
-        wait = this.#jitter(backoff);
-        backoff = Math.min(backoff * 2, timings.maxBackoffMs);
+        wait = backoff.next();
         this.#state = "reconnecting";
         logger.warning("{error}; trying again in {wait} ms", { error: this.#lastError, wait });
       }

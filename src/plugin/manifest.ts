@@ -2,8 +2,9 @@
  * `skill.json`, HomeAgent's plugin manifest (schema in DESIGN.md, "skill.json"), checked by the same JSON Schema
  * validator as tool arguments: identity (name, version, author, description), the Lua script that holds the tools'
  * handlers and what it is granted (hosts for `http.request`, a key-value store), and the tools, each with a JSON Schema
- * and a handler — a Lua function for now; exec templates, an IO device and native factories come with later steps
- * and are refused clearly until then. Every path stays inside the plugin's folder.
+ * and a handler (a Lua function, or an exec template: a program run with the call's arguments, no shell); a channel
+ * of its own (`io`: what it shows, the Lua functions that show output and poll for input), or a device built by a
+ * factory compiled into homed (`native`). Every path stays inside the plugin's folder.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The contract between the agent and whatever adds to its prompt or learns from its turns (knowledge, memory, later
- * skills). Neutral ground: contributors import this, never the agent.
+ * The contract between the agent and whatever adds to its prompt or learns from its turns (knowledge, memory, the
+ * plugins' skills, the owner's pending confirmations). Neutral ground: contributors import this, never the agent.
  *
  * What changes rarely goes in the one system message, after the persona; providers cache identical prompt prefixes,
  * so it must stay byte-identical from turn to turn. What belongs to one message goes in that message's reference

@@ -4,7 +4,23 @@
  * @module
  */
 
-import type { LlmFailureCode } from "../io/turn_error.ts";
+/**
+ * Why an LLM call failed (`ProviderError.code`). The provider owns this list; a failed turn carries it as its code
+ * (io's `TurnErrorCode` passes it through) and the HTTP API maps it to a status.
+ */
+export type LlmFailureCode =
+  | "no_api_key"
+  | "auth"
+  | "rate_limited"
+  | "server"
+  | "network"
+  | "timeout"
+  | "bad_request"
+  | "bad_response"
+  | "adapter"
+  | "cancelled"
+  /** No configured provider can answer: each is down or over its budget (`ProviderChain`; the message names why). */
+  | "unavailable";
 
 /** What kind of failure it was. */
 export type ProviderErrorCode = LlmFailureCode;

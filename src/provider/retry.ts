@@ -6,6 +6,7 @@
  */
 
 import type { Clock } from "../clock.ts";
+import { exponentialBackoff } from "../service/backoff.ts";
 import { ProviderError } from "./provider_error.ts";
 
 /** Longest wait homed accepts from `Retry-After`; a server asking more is treated as a failure now. */
@@ -60,8 +61,7 @@ export function backoffDelay(
   maxDelayMs: number,
 ): number {
   if (retryAfterMs !== undefined) return retryAfterMs;
-  const exponential = Math.min(maxDelayMs, baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(exponential * (0.5 + random()));
+  return exponentialBackoff(attempt - 1, { minMs: baseDelayMs, maxMs: maxDelayMs, jitter: 0.5 }, random);
 }
 
 /**

@@ -8,6 +8,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
+import { exponentialBackoff } from "./backoff.ts";
 
 /** Options of {@link Job}. */
 export interface JobOptions {
@@ -48,7 +49,7 @@ export interface JobStatus {
  */
 export function retryDelay(everyMs: number, consecutiveFailures: number, baseMs: number, maxMs: number): number {
   if (consecutiveFailures === 0) return everyMs;
-  return Math.min(Math.max(maxMs, everyMs), baseMs * 2 ** (consecutiveFailures - 1));
+  return exponentialBackoff(consecutiveFailures - 1, { minMs: baseMs, maxMs: Math.max(maxMs, everyMs) });
 }
 
 /** A scheduled, isolated, non-overlapping periodic job. */

@@ -25,7 +25,7 @@ import type { ToolContext } from "../../tools/tool.ts";
 import type { Persona } from "../personal.ts";
 import type { ChatMessage, ChatResponse, Provider, ResponseFormat, ToolCall, Usage } from "../../provider/provider.ts";
 import type { ToolSpec } from "../../tools/tool.ts";
-import { ProviderError } from "../../provider/provider_error.ts";
+import { type LlmFailureCode, ProviderError } from "../../provider/provider_error.ts";
 import { type ContextEntry, type ContextWindow, SHRINK_TO } from "../../context/context_window.ts";
 import { type Viewer, visibleTo } from "../../identity/visibility.ts";
 import { EventLog } from "./event_log.ts";
@@ -34,7 +34,7 @@ import { chooseTools, DEFAULT_MAX_TOOLS } from "../../tools/tool_offer.ts";
 import { buildSystemPrompt, lowestTrustSeen, tagMessage, withReference } from "./prompt.ts";
 import { cutToTokens, messagesTokens, messageTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
-import type { LlmFailureCode, TurnErrorCode } from "../../io/turn_error.ts";
+import type { HomedTurnErrorCode } from "../../io/turn_error.ts";
 import type { MediaService } from "../../media/media_service.ts";
 import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
 import type { TurnRecorder, TurnTraces } from "./turn_traces.ts";
@@ -84,6 +84,9 @@ export interface AgentOptions {
   /** The household's time zone (`daemon.timezone`, else the system's), for the reference block's "Now". */
   timezone?: () => string;
 }
+
+/** How a turn the agent ran failed: the provider's code for the LLM's failures, else io's own (`internal`, ...). */
+type FailureCode = LlmFailureCode | HomedTurnErrorCode;
 
 /** Provider failures that mean "no model answers" (not "this request was wrong"): local intents step in. */
 const MODEL_GONE = new Set<LlmFailureCode>([
@@ -425,7 +428,7 @@ export class Agent implements Service {
   /** The result of a turn that threw: the provider's code and words, or `internal`, or `shutting_down`. */
   #failed(event: InputEvent, channel: string, error: unknown): TurnResult {
     const { logger } = this.#options;
-    let code: TurnErrorCode = error instanceof ProviderError ? error.code : "internal";
+    let code: FailureCode = error instanceof ProviderError ? error.code : "internal";
     let message = error instanceof ProviderError
       ? error.message
       : `Internal error in homed: ${(error as Error)?.message ?? String(error)}`;
@@ -486,7 +489,7 @@ export class Agent implements Service {
     }
   }
 
-  #failure(event: InputEvent, channel: string, code: TurnErrorCode, message: string): TurnResult {
+  #failure(event: InputEvent, channel: string, code: FailureCode, message: string): TurnResult {
     this.#counts.failedTurns++;
     if (code === "timeout") this.#counts.turnTimeouts++;
     return { eventId: event.id, reply: "", channel, rounds: 0, error: { code, message } };
@@ -511,7 +514,11 @@ export class Agent implements Service {
       (channel) => done({ ...result, channel }),
       (error) => {
         logger.warning("The reply to {id} could not be delivered: {error}", { id: event.id, error: error.message });
-        done({ ...result, error: result.error ?? { code: "undelivered", message: (error as Error).message } });
+        done({
+          ...result,
+          error: result.error ??
+            { code: "undelivered" satisfies HomedTurnErrorCode, message: (error as Error).message },
+        });
       },
     );
   }

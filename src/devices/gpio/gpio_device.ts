@@ -47,7 +47,8 @@ import type { Device, DeviceContext, DeviceTool } from "../../io/device.ts";
 import type { OutputEvent } from "../../io/event.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
 import { CommandError, runCommand } from "../process/run_command.ts";
-import { WatchedCommand, type WatchedCommandStatus } from "../process/watched_command.ts";
+import { RESTART_BACKOFF, WatchedCommand, type WatchedCommandStatus } from "../process/watched_command.ts";
+import { Backoff } from "../../service/backoff.ts";
 
 /**
  * One configured line (`devices.gpio.<name>`), as the config gives it.
@@ -173,8 +174,6 @@ const COMMAND_TIMEOUT_MS = 5_000;
 const MAX_OUTPUT_BYTES = 4_096;
 /** An event line is under 100 characters; a longer run without a line break is not gpiomon's. */
 const MAX_LINE_CHARS = 1_024;
-const FIRST_BACKOFF_MS = 1_000;
-const MAX_BACKOFF_MS = 60_000;
 
 /**
  * The syntax of a libgpiod tool from its `--version` output (`gpiomon (libgpiod) v1.6.3`); undefined when it is not
@@ -720,9 +719,9 @@ export class GpioDevice implements Device {
   /** After a failed detection at start: tries again with backoff until the tools are there, then watches. */
   async #retryDetection(signal: AbortSignal): Promise<void> {
     const { clock, logger } = this.#options;
-    let backoff = FIRST_BACKOFF_MS;
+    const backoff = new Backoff(RESTART_BACKOFF, this.#options.random ?? Math.random);
     while (!signal.aborted && !this.#version) {
-      const wait = Math.round(backoff * (0.8 + 0.4 * (this.#options.random ?? Math.random)()));
+      const wait = backoff.next();
       logger.warning("{setting}: {error}; trying again in {wait} ms", {
         setting: SETTING,
         error: this.#detectError,
@@ -737,7 +736,6 @@ export class GpioDevice implements Device {
         this.#retryAt = null;
       }
       await this.#detect().catch(() => {});
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     }
     await this.#startMonitors(signal);
   }

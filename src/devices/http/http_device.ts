@@ -11,7 +11,7 @@ import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../io/devi
 import type { Identity } from "../../identity/identity.ts";
 import { Capability, type InputEvent, type InputRef, type OutputEvent } from "../../io/event.ts";
 import { encodeSse, type SseMessage, SseStream } from "../../net/sse_writer.ts";
-import { ShuttingDown } from "../../io/turn_error.ts";
+import { type HomedTurnErrorCode, ShuttingDown } from "../../io/turn_error.ts";
 
 interface Pending {
   resolve(result: TurnResult): void;
@@ -138,7 +138,10 @@ export class HttpDevice implements Device {
           reply: "",
           channel: this.name,
           rounds: 0,
-          error: { code: "shutting_down", message: "homed is shutting down; the message was not answered" },
+          error: {
+            code: "shutting_down" satisfies HomedTurnErrorCode,
+            message: "homed is shutting down; the message was not answered",
+          },
         },
       });
     }

@@ -9,6 +9,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import { type Clock, sleepWith } from "../../clock.ts";
+import { Backoff, type BackoffPolicy } from "../../service/backoff.ts";
 import { readTail, spawnError } from "./run_command.ts";
 
 /** Options of {@link WatchedCommand}. */
@@ -39,8 +40,8 @@ export interface WatchedCommandStatus {
   restart_in_ms: number | null;
 }
 
-const FIRST_BACKOFF_MS = 1_000;
-const MAX_BACKOFF_MS = 60_000;
+/** How a program that exited is started again (and `gpiomon`'s tools looked for again): 1 s doubling to 1 min, ±20 %. */
+export const RESTART_BACKOFF: BackoffPolicy = Object.freeze({ minMs: 1_000, maxMs: 60_000, jitter: 0.2 });
 /** A run this long counts as healthy: the next failure starts the backoff over. */
 const HEALTHY_MS = 30_000;
 const KILL_AFTER_MS = 2_000;
@@ -117,7 +118,7 @@ export class WatchedCommand {
     const { argv, setting, clock, logger } = this.#options;
     const [executable, ...args] = argv;
     const program = this.#options.name ?? executable;
-    let backoff = FIRST_BACKOFF_MS;
+    const backoff = new Backoff(RESTART_BACKOFF, this.#options.random ?? Math.random);
     while (!this.#stopping.signal.aborted) {
       const started = clock.monotonic();
       try {
@@ -136,8 +137,8 @@ export class WatchedCommand {
         this.#options.onEnd?.();
       }
       if (this.#stopping.signal.aborted) return;
-      if (clock.monotonic() - started >= HEALTHY_MS) backoff = FIRST_BACKOFF_MS;
-      const wait = Math.round(backoff * (0.8 + 0.4 * (this.#options.random ?? Math.random)()));
+      if (clock.monotonic() - started >= HEALTHY_MS) backoff.reset();
+      const wait = backoff.next();
       logger.warning("{setting}: {error}; starting it again in {wait} ms", { setting, error: this.#lastError, wait });
       this.#restartAt = clock.monotonic() + wait;
       try {
@@ -147,7 +148,6 @@ export class WatchedCommand {
       } finally {
         this.#restartAt = null;
       }
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
     }
   }
 }

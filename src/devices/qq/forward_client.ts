@@ -10,6 +10,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
+import { exponentialBackoff } from "../../service/backoff.ts";
 import type { Service } from "../../service/service.ts";
 import { frameTooBig, type OneBotConnection } from "./connection.ts";
 import type { QqDevice } from "./qq_device.ts";
@@ -39,7 +40,7 @@ export interface ForwardClientOptions {
  * ```
  */
 export function redialDelay(failures: number, random: () => number, baseMs: number, maxMs: number): number {
-  return Math.round(Math.min(maxMs, baseMs * 2 ** failures) * (0.5 + random()));
+  return exponentialBackoff(failures, { minMs: baseMs, maxMs, jitter: 0.5 }, random);
 }
 
 /** The `onebot-forward` service. */

@@ -25,6 +25,7 @@ import { Capability, type OutputEvent } from "../../io/event.ts";
 import { LaneFullError } from "../../io/fair_queue.ts";
 import { waitForRoom } from "../../io/lane_room.ts";
 import { ShuttingDown } from "../../io/turn_error.ts";
+import { Backoff, dial } from "../../service/backoff.ts";
 import { LineSplitter, type SplitLine } from "./line_splitter.ts";
 import { type OpenPort, openTty, type SerialLink, TTY_SPEEDS } from "./tty_link.ts";
 
@@ -214,23 +215,22 @@ export class SerialDevice implements Device {
   async start(context: DeviceContext): Promise<void> {
     this.#context = context;
     this.#abort = new AbortController();
-    const tried: Promise<void>[] = [];
-    for (const port of this.#ports.values()) {
-      tried.push(
-        new Promise<void>((resolve) => {
-          port.run = this.#run(port, resolve, this.#abort.signal).catch((error) => {
-            this.#options.logger.error("Serial port {name} stopped working: {error}", { name: port.name, error });
-          }).finally(resolve);
-        }),
-      );
-    }
+    const signal = this.#abort.signal;
+    const started: Promise<void>[] = [];
     // A port whose opening hangs (a driver that does not answer) must not hold up homed's start.
-    const limit = deadline(this.#options.clock, START_WAIT_MS);
-    try {
-      await limit.race(Promise.all(tried));
-    } finally {
-      limit.cancel();
+    for (const port of this.#ports.values()) {
+      const dialling = dial({
+        clock: this.#options.clock,
+        waitMs: START_WAIT_MS,
+        loop: (tried) => this.#run(port, tried, signal),
+        onError: (error) => {
+          this.#options.logger.error("Serial port {name} stopped working: {error}", { name: port.name, error });
+        },
+      });
+      port.run = dialling.run;
+      started.push(dialling.started);
     }
+    await Promise.all(started);
   }
 
   /** Closes every port; never waits longer than a few seconds. */
@@ -364,7 +364,10 @@ export class SerialDevice implements Device {
   async #run(port: Port, tried: () => void, signal: AbortSignal): Promise<void> {
     const { clock, logger } = this.#options;
     const { path } = port.settings;
-    let delay: number = SERIAL_BACKOFF.initialMs;
+    const backoff = new Backoff(
+      { minMs: SERIAL_BACKOFF.initialMs, maxMs: SERIAL_BACKOFF.maxMs, jitter: 0.25 },
+      this.#random,
+    );
     let outage = false;
     while (!signal.aborted) {
       port.state = "opening";
@@ -386,8 +389,7 @@ export class SerialDevice implements Device {
           });
         }
         tried();
-        if (!(await this.#backoff(port, delay, signal))) break;
-        delay = Math.min(delay * 2, SERIAL_BACKOFF.maxMs);
+        if (!(await this.#backoff(port, backoff.next(), signal))) break;
         continue;
       }
       if (signal.aborted) {
@@ -424,9 +426,8 @@ export class SerialDevice implements Device {
         path,
         error: why,
       });
-      if (clock.monotonic() - since >= SERIAL_BACKOFF.stableMs) delay = SERIAL_BACKOFF.initialMs;
-      if (!(await this.#backoff(port, delay, signal))) break;
-      delay = Math.min(delay * 2, SERIAL_BACKOFF.maxMs);
+      if (clock.monotonic() - since >= SERIAL_BACKOFF.stableMs) backoff.reset();
+      if (!(await this.#backoff(port, backoff.next(), signal))) break;
     }
     port.state = "closed";
     port.nextRetryAt = null;
@@ -511,10 +512,9 @@ export class SerialDevice implements Device {
     );
   }
 
-  /** Waits before the next attempt (the delay, ±25 %, at most the maximum); false when the device stopped. */
-  async #backoff(port: Port, delay: number, signal: AbortSignal): Promise<boolean> {
+  /** Waits `wait` ms before the next attempt; false when the device stopped. */
+  async #backoff(port: Port, wait: number, signal: AbortSignal): Promise<boolean> {
     const { clock } = this.#options;
-    const wait = Math.round(Math.min(SERIAL_BACKOFF.maxMs, delay * (0.75 + 0.5 * this.#random())));
     port.nextRetryAt = clock.now() + wait;
     try {
       await clock.sleep(wait, signal);

@@ -2,7 +2,8 @@
  * Layer 2: documents — exchanges that left the context, kept whole with an extractive summary, their times, hit count
  * and provenance (input event ids), searchable through the TF-IDF store. Rows live in `memory.db` (see
  * `openMemoryDb`), the index in its own {@link VectorStore}. A document found by recall counts a hit and is
- * "accessed", which keeps it warm (the cold rule that sends documents to the graph comes with layer 3).
+ * "accessed", which keeps it warm; the memory job archives the cold ones (not accessed for `memory.cold_after`, few
+ * hits: their facts are in the graph), which stay searchable ({@link DocumentStore.archiveCold}).
  *
  * @module
  */

@@ -22,6 +22,7 @@
 import type { Logger } from "@logtape/logtape";
 import { type Clock, deadline, sleepWith } from "../../clock.ts";
 import { WsClient } from "../../net/ws_client.ts";
+import { Backoff, dial } from "../../service/backoff.ts";
 
 /** The reconnect backoff: the first wait, the longest, and how long a connection must stay up for it to start over. */
 export const HA_BACKOFF = { initialMs: 1_000, maxMs: 60_000, stableMs: 30_000 } as const;
@@ -517,17 +518,17 @@ export class HaConnection {
   async start(): Promise<void> {
     if (this.#run) return;
     this.#abort = new AbortController();
-    let tried = () => {};
-    const first = new Promise<void>((resolve) => (tried = resolve));
-    this.#run = this.#loop(this.#abort.signal, tried).catch((error) => {
-      this.#options.logger.error("The Home Assistant connection stopped working: {error}", { error });
-    }).finally(tried);
-    const limit = deadline(this.#options.clock, HA_START_WAIT_MS);
-    try {
-      await limit.race(first);
-    } finally {
-      limit.cancel();
-    }
+    const signal = this.#abort.signal;
+    const dialling = dial({
+      clock: this.#options.clock,
+      waitMs: HA_START_WAIT_MS,
+      loop: (tried) => this.#loop(signal, tried),
+      onError: (error) => {
+        this.#options.logger.error("The Home Assistant connection stopped working: {error}", { error });
+      },
+    });
+    this.#run = dialling.run;
+    await dialling.started;
   }
 
   /** Closes the connection and stops reconnecting; waits for the socket to close (a few seconds at most). */
@@ -553,8 +554,8 @@ export class HaConnection {
 
   async #loop(signal: AbortSignal, tried: () => void): Promise<void> {
     const { clock, logger } = this.#options;
-    let delay: number = HA_BACKOFF.initialMs;
-    let authDelay: number = HA_AUTH_BACKOFF.initialMs;
+    const backoff = new Backoff({ minMs: HA_BACKOFF.initialMs, maxMs: HA_BACKOFF.maxMs, jitter: 0.25 }, this.#random);
+    const authBackoff = new Backoff({ minMs: HA_AUTH_BACKOFF.initialMs, maxMs: HA_AUTH_BACKOFF.maxMs }, this.#random);
     let outage = false;
     while (!signal.aborted) {
       this.#state = "connecting";
@@ -570,7 +571,7 @@ export class HaConnection {
       try {
         this.#haVersion = await session.authenticated;
         if (signal.aborted) break;
-        authDelay = HA_AUTH_BACKOFF.initialMs;
+        authBackoff.reset();
         await this.#ready(session);
         if (signal.aborted) break;
         if (this.#everConnected) this.#reconnects++;
@@ -592,9 +593,8 @@ export class HaConnection {
         if (signal.aborted) break;
         this.#lastError = why;
         outage = true;
-        if (clock.monotonic() - session.openedAt >= HA_BACKOFF.stableMs) delay = HA_BACKOFF.initialMs;
-        wait = this.#jittered(delay);
-        delay = Math.min(delay * 2, HA_BACKOFF.maxMs);
+        if (clock.monotonic() - session.openedAt >= HA_BACKOFF.stableMs) backoff.reset();
+        wait = backoff.next();
         logger.warning("The Home Assistant connection closed: {why}; reconnecting in {seconds} s", {
           why,
           seconds: Math.round(wait / 100) / 10,
@@ -607,15 +607,13 @@ export class HaConnection {
         this.#lastError = message;
         if (error instanceof HaAuthError) {
           this.#state = "auth_failed";
-          wait = authDelay;
-          authDelay = Math.min(authDelay * 2, HA_AUTH_BACKOFF.maxMs);
+          wait = authBackoff.next();
           logger.error("{message}; homed tries again in {minutes} min", {
             message,
             minutes: Math.round(wait / 60_000),
           });
         } else {
-          wait = this.#jittered(delay);
-          delay = Math.min(delay * 2, HA_BACKOFF.maxMs);
+          wait = backoff.next();
           // One line per outage: a Home Assistant that is away for an hour must not fill the log.
           if (!outage) {
             logger.warning("Home Assistant is not connected: {message}; trying again with backoff", { message });
@@ -675,10 +673,6 @@ export class HaConnection {
         },
       );
     });
-  }
-
-  #jittered(delay: number): number {
-    return Math.round(Math.min(HA_BACKOFF.maxMs, delay * (0.75 + 0.5 * this.#random())));
   }
 
   /** Waits `wait` ms before the next attempt; false when the connection was stopped meanwhile. */

@@ -45,6 +45,7 @@ import type { OutputEvent } from "../../io/event.ts";
 import { LaneFullError } from "../../io/fair_queue.ts";
 import { waitForRoom } from "../../io/lane_room.ts";
 import { ShuttingDown } from "../../io/turn_error.ts";
+import { Backoff, dial } from "../../service/backoff.ts";
 import { escapeControl } from "../../text/untrusted.ts";
 import { type BrokerAddress, newMqttClient, parseBrokerUrl } from "./mqtt_client.ts";
 import type { DroppedPublish } from "./oversize_filter.ts";
@@ -294,21 +295,16 @@ export class MqttDevice implements Device {
     this.#context = context;
     this.#abort = new AbortController();
     const signal = this.#abort.signal;
-    let settled = () => {};
-    const first = new Promise<void>((resolve) => (settled = resolve));
-    this.#run = this.#loop(settled, signal).catch((error) => {
-      this.#options.logger.error("The MQTT connection stopped working: {error}", { error });
-    }).finally(() => {
-      this.#state = "closed";
-      settled();
-    });
     // A broker that does not answer must not hold up homed's start; the attempt goes on.
-    const limit = deadline(this.#options.clock, MQTT_START_WAIT_MS);
-    try {
-      await limit.race(first);
-    } finally {
-      limit.cancel();
-    }
+    const dialling = dial({
+      clock: this.#options.clock,
+      waitMs: MQTT_START_WAIT_MS,
+      loop: (settled) => this.#loop(settled, signal),
+      onError: (error) => this.#options.logger.error("The MQTT connection stopped working: {error}", { error }),
+      onEnd: () => (this.#state = "closed"),
+    });
+    this.#run = dialling.run;
+    await dialling.started;
   }
 
   /** Disconnects (politely, then by closing the socket) and stops reconnecting; never waits more than a few seconds. */
@@ -482,7 +478,8 @@ export class MqttDevice implements Device {
   async #loop(settled: () => void, signal: AbortSignal): Promise<void> {
     const { clock, logger } = this.#options;
     const url = this.#address.display;
-    let delay = this.#backoff.initialMs;
+    const { initialMs, maxMs, stableMs } = this.#backoff;
+    const backoff = new Backoff({ minMs: initialMs, maxMs, jitter: 0.25 }, this.#random);
     let outage = false;
     while (!signal.aborted) {
       this.#state = this.#everConnected ? "reconnecting" : "connecting";
@@ -490,7 +487,7 @@ export class MqttDevice implements Device {
       settled();
       if (signal.aborted) break;
       this.#state = "reconnecting";
-      if (session.connected && session.lastedMs >= this.#backoff.stableMs) delay = this.#backoff.initialMs;
+      if (session.connected && session.lastedMs >= stableMs) backoff.reset();
       // One warning per outage: when a connection is lost, not again for each attempt that fails after it.
       if (session.connected) outage = false;
       if (!outage) {
@@ -502,7 +499,7 @@ export class MqttDevice implements Device {
           { url, error: session.why },
         );
       }
-      const wait = Math.round(Math.min(this.#backoff.maxMs, delay * (0.75 + 0.5 * this.#random())));
+      const wait = backoff.next();
       this.#nextRetryAt = clock.now() + wait;
       try {
         await clock.sleep(wait, signal);
@@ -511,7 +508,6 @@ export class MqttDevice implements Device {
       } finally {
         this.#nextRetryAt = null;
       }
-      delay = Math.min(delay * 2, this.#backoff.maxMs);
     }
   }
 
