@@ -20,6 +20,8 @@ export interface BackoffPolicy {
   multiplier?: number;
   /** In [0, 1]: each wait is spread evenly over ±this fraction of it (0 unless said: no jitter). */
   jitter?: number;
+  /** `maxMs` bounds the wait after the jitter too (a connection's longest wait is its promise to come back). */
+  capAfterJitter?: boolean;
 }
 
 /**
@@ -32,12 +34,14 @@ export interface BackoffPolicy {
  * exponentialBackoff(0, policy, () => 0.5); // 1000
  * exponentialBackoff(3, policy, () => 0); // 6000
  * exponentialBackoff(10, policy, () => 0.5); // 60000
+ * exponentialBackoff(10, policy, () => 0.999); // 74970; with capAfterJitter: 60000
  * ```
  */
 export function exponentialBackoff(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
   const { minMs, maxMs, multiplier = 2, jitter = 0 } = policy;
   const nominal = Math.min(maxMs, minMs * multiplier ** attempt);
-  return Math.round(jitter === 0 ? nominal : nominal * (1 - jitter + 2 * jitter * random()));
+  const spread = jitter === 0 ? nominal : nominal * (1 - jitter + 2 * jitter * random());
+  return Math.round(policy.capAfterJitter ? Math.min(maxMs, spread) : spread);
 }
 
 /** A running backoff: each {@link Backoff.next} waits longer, up to the policy's longest, until a reset. */

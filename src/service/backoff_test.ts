@@ -17,6 +17,14 @@ Deno.test("the backoff doubles from the first wait to the longest, spread over Â
   assert.equal(exponentialBackoff(2, { ...policy, multiplier: 3 }, () => 0.5), 9_000);
 });
 
+Deno.test("capAfterJitter keeps the longest wait the longest, jitter or not (Home Assistant, MQTT, serial ports)", () => {
+  const policy = { minMs: 1_000, maxMs: 60_000, jitter: 0.25 };
+  assert.equal(exponentialBackoff(10, policy, () => 0.999), 74_970, "std's way: the cap before the spread");
+  assert.equal(exponentialBackoff(10, { ...policy, capAfterJitter: true }, () => 0.999), 60_000);
+  assert.equal(exponentialBackoff(10, { ...policy, capAfterJitter: true }, () => 0), 45_000, "below the cap: spread");
+  assert.equal(exponentialBackoff(1, { ...policy, capAfterJitter: true }, () => 0.999), 2_499);
+});
+
 Deno.test("without jitter the backoff is exact and reads no random number", () => {
   const random = () => assert.fail("no jitter, no random number");
   assert.deepEqual([0, 1, 9, 20].map((n) => exponentialBackoff(n, { minMs: 1_000, maxMs: 300_000 }, random)), [

@@ -365,7 +365,7 @@ export class SerialDevice implements Device {
     const { clock, logger } = this.#options;
     const { path } = port.settings;
     const backoff = new Backoff(
-      { minMs: SERIAL_BACKOFF.initialMs, maxMs: SERIAL_BACKOFF.maxMs, jitter: 0.25 },
+      { minMs: SERIAL_BACKOFF.initialMs, maxMs: SERIAL_BACKOFF.maxMs, jitter: 0.25, capAfterJitter: true },
       this.#random,
     );
     let outage = false;

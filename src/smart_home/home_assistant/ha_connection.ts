@@ -554,7 +554,10 @@ export class HaConnection {
 
   async #loop(signal: AbortSignal, tried: () => void): Promise<void> {
     const { clock, logger } = this.#options;
-    const backoff = new Backoff({ minMs: HA_BACKOFF.initialMs, maxMs: HA_BACKOFF.maxMs, jitter: 0.25 }, this.#random);
+    const backoff = new Backoff(
+      { minMs: HA_BACKOFF.initialMs, maxMs: HA_BACKOFF.maxMs, jitter: 0.25, capAfterJitter: true },
+      this.#random,
+    );
     const authBackoff = new Backoff({ minMs: HA_AUTH_BACKOFF.initialMs, maxMs: HA_AUTH_BACKOFF.maxMs }, this.#random);
     let outage = false;
     while (!signal.aborted) {

@@ -479,7 +479,7 @@ export class MqttDevice implements Device {
     const { clock, logger } = this.#options;
     const url = this.#address.display;
     const { initialMs, maxMs, stableMs } = this.#backoff;
-    const backoff = new Backoff({ minMs: initialMs, maxMs, jitter: 0.25 }, this.#random);
+    const backoff = new Backoff({ minMs: initialMs, maxMs, jitter: 0.25, capAfterJitter: true }, this.#random);
     let outage = false;
     while (!signal.aborted) {
       this.#state = this.#everConnected ? "reconnecting" : "connecting";
