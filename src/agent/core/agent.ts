@@ -35,7 +35,7 @@ import {
   type StatelessCall,
   statelessCall,
 } from "./model_call.ts";
-import { type LocalTurnParts, MODEL_GONE, type ModelGone, withoutModel } from "./without_model.ts";
+import { type LocalTurnParts, type ModelGone, modelGone, withoutModel } from "./without_model.ts";
 import { fitRequest } from "./fit.ts";
 import { acceptableArguments, promptInput, uniqueIds, viewerOf } from "./turn_helpers.ts";
 
@@ -548,7 +548,7 @@ export class Agent implements Service {
         // No model answers and nothing has been done yet this turn: the house still answers what it can.
         // (A turn that ran out of llm.turn_timeout had a model answering, slowly: it fails as it always did.)
         if (
-          round === 1 && error instanceof ProviderError && MODEL_GONE.has(error.code) && !signal.aborted &&
+          round === 1 && modelGone(error) && !signal.aborted &&
           !deadline.expired
         ) {
           const answered = await withoutModel({ code: error.code, why: error.message });

@@ -11,22 +11,20 @@ import type { MessagePayload } from "../../io/message_payload.ts";
 import type { LocalIntents, Understood } from "../../intents/local_intents.ts";
 import { phrases, replyLanguage } from "../../intents/replies.ts";
 import type { ChatMessage } from "../../provider/provider.ts";
+import { isAvailabilityFailure } from "../../provider/circuit_breaker.ts";
 import { type LlmFailureCode, ProviderError } from "../../provider/provider_error.ts";
 import { escapeMarkers } from "../../text/untrusted.ts";
 import type { ToolRegistry } from "../../tools/registry.ts";
 import type { Persona } from "../personal.ts";
 import type { TurnToolContext } from "./turn_types.ts";
 
-/** Provider failures that mean "no model answers" (not "this request was wrong"): local intents step in. */
-export const MODEL_GONE = new Set<LlmFailureCode>([
-  "no_api_key",
-  "auth",
-  "rate_limited",
-  "server",
-  "network",
-  "timeout",
-  "unavailable",
-]);
+/**
+ * Whether a provider failure means "no model answers" (not "this request was wrong"): the circuit breaker's own
+ * availability failures, or the chain's `unavailable` (every provider down or over budget). Local intents step in.
+ */
+export function modelGone(error: unknown): error is ProviderError {
+  return isAvailabilityFailure(error) || (error instanceof ProviderError && error.code === "unavailable");
+}
 
 /** No model answers: the failure's code (or `unavailable` when none was asked) and its words. */
 export interface ModelGone {
