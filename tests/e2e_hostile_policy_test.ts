@@ -83,11 +83,11 @@ const ALLOW: Record<string, Allow> = {
   memory_forget: "owner",
   qq_status: "anyone", // src/devices/qq/qq_device.ts
   qq_delete_message: "household",
-  schedule_create: "household", // src/devices/timer/timer.ts
+  schedule_create: "household", // src/timer/timer.ts
   schedule_list: "household",
   schedule_cancel: "household",
   serial_write: "household", // src/devices/serial/serial_device.ts
-  ha_states: "household", // src/smart_home/home_assistant/ha_device.ts
+  ha_states: "household", // src/devices/home_assistant/ha_device.ts
   ha_call_service: "household",
   skill_read: "household", // src/plugin/plugin_tools.ts
   plgreload: "owner",

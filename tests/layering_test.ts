@@ -10,10 +10,10 @@ import { dirname, join, normalize, relative } from "node:path";
 /** Lowest first: a part may import only parts on lower levels (and itself). DESIGN.md draws the same levels. */
 export const LEVELS: readonly (readonly string[])[] = [
   ["clock.ts", "version.ts", "build_info.ts", "text", "fs", "sqlite", "identity", "lua", "search", "audio"],
-  ["net", "log", "service", "tools", "prompt"],
-  ["config"],
+  ["net", "log", "service", "tools", "prompt", "chat_policy"],
+  ["config", "process"],
   ["io", "tracker", "policy"],
-  ["provider", "devices", "knowledge", "backup", "mcp", "smart_home"],
+  ["provider", "devices", "timer", "knowledge", "backup", "mcp"],
   ["context", "media", "intents"],
   ["memory", "agent", "plugin"],
   ["api", "supervise"],

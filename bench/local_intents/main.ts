@@ -24,7 +24,7 @@ import { IntentMatcher } from "../../src/intents/matcher.ts";
 import type { HomeTarget } from "../../src/io/home_target.ts";
 import { IOManager } from "../../src/io/io_manager.ts";
 import { RouteTable } from "../../src/io/route_table.ts";
-import { haTargets } from "../../src/smart_home/home_assistant/ha_targets.ts";
+import { haTargets } from "../../src/devices/home_assistant/ha_targets.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import type { ToolOutcome } from "../../src/tools/tool.ts";
 import { type Command, COMMANDS } from "../../tests/fixtures/local_intents/commands.ts";

@@ -15,7 +15,7 @@ import { systemClock } from "../../src/clock.ts";
 import { EventLog } from "../../src/agent/core/event_log.ts";
 import { IOManager } from "../../src/io/io_manager.ts";
 import { RouteTable } from "../../src/io/route_table.ts";
-import { HomeAssistantDevice } from "../../src/smart_home/home_assistant/ha_device.ts";
+import { HomeAssistantDevice } from "../../src/devices/home_assistant/ha_device.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { FakeHomeAssistant } from "../../tests/support/fake_home_assistant.ts";
 import { environment, writeResults } from "../support/report.ts";

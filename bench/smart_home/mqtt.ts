@@ -19,7 +19,7 @@ import { getLogger } from "@logtape/logtape";
 import { systemClock } from "../../src/clock.ts";
 import { IOManager } from "../../src/io/io_manager.ts";
 import { RouteTable } from "../../src/io/route_table.ts";
-import { MqttDevice, type MqttStatus } from "../../src/smart_home/mqtt/mqtt_device.ts";
+import { MqttDevice, type MqttStatus } from "../../src/devices/mqtt/mqtt_device.ts";
 import { ToolRegistry } from "../../src/tools/registry.ts";
 import { Mosquitto, TestMqttClient } from "../../tests/support/mosquitto.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";

@@ -7,9 +7,9 @@
 
 import type { Logger } from "@logtape/logtape";
 import type { Config } from "../config/schema.ts";
-import type { HttpDevice } from "../devices/http/http_device.ts";
+import type { HttpDevice } from "./http_device.ts";
 import { onebotRoutes, type ReverseWsOptions } from "../devices/qq/reverse_ws.ts";
-import type { TimerDevice } from "../devices/timer/timer.ts";
+import type { TimerDevice } from "../timer/timer.ts";
 import type { IOManager } from "../io/io_manager.ts";
 import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
 import type { MemoryService } from "../memory/memory_service.ts";

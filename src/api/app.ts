@@ -21,7 +21,7 @@ import { readChatRequest, type UploadLimits } from "./chat_body.ts";
 import type { MessageAttachment } from "../io/message_payload.ts";
 import type { Identity } from "../identity/identity.ts";
 import { openAiDoor, openAiError } from "./openai_door.ts";
-import type { HttpDevice, HttpMessage } from "../devices/http/http_device.ts";
+import type { HttpDevice, HttpMessage } from "./http_device.ts";
 import { ShuttingDown } from "../io/turn_error.ts";
 
 /** Options of {@link createApi}. */
@@ -67,7 +67,7 @@ function turnError(result: TurnResult): ApiError | undefined {
  *
  * @example
  * ```ts
- * import { HttpDevice } from "../devices/http/http_device.ts";
+ * import { HttpDevice } from "./http_device.ts";
  * import { log } from "../log/logging.ts";
  *
  * const app = createApi({

@@ -8,7 +8,7 @@ import { RouteTable } from "../io/route_table.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { createApi } from "./app.ts";
 import type { ApiVariables } from "./auth.ts";
-import { HttpDevice } from "../devices/http/http_device.ts";
+import { HttpDevice } from "./http_device.ts";
 import { readSse } from "../net/sse.ts";
 
 const TOKEN = "0123456789abcdef-token";

@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { HttpDevice } from "../devices/http/http_device.ts";
-import { scheduleView, type TimerDevice } from "../devices/timer/timer.ts";
+import type { HttpDevice } from "./http_device.ts";
+import { scheduleView, type TimerDevice } from "../timer/timer.ts";
 import type { Identity } from "../identity/identity.ts";
 import type { TurnEvent } from "../io/device.ts";
 import { LaneFullError } from "../io/fair_queue.ts";

@@ -23,7 +23,7 @@
 import type { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { AnsweredTurn } from "../agent/core/agent.ts";
-import type { HttpDevice, HttpMessage } from "../devices/http/http_device.ts";
+import type { HttpDevice, HttpMessage } from "./http_device.ts";
 import type { Identity } from "../identity/identity.ts";
 import type { TurnEvent, TurnResult } from "../io/device.ts";
 import { AsyncQueue } from "../io/async_queue.ts";
@@ -96,7 +96,7 @@ function turnError(result: TurnResult): ApiError | undefined {
  * @example
  * ```ts
  * import { Hono } from "hono";
- * import { HttpDevice } from "../devices/http/http_device.ts";
+ * import { HttpDevice } from "./http_device.ts";
  * import type { ApiVariables } from "./auth.ts";
  *
  * const app = new Hono<{ Variables: ApiVariables }>();

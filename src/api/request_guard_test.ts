@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { ApiError } from "./api_error.ts";
 import { getLogger } from "@logtape/logtape";
-import { HttpDevice } from "../devices/http/http_device.ts";
+import { HttpDevice } from "./http_device.ts";
 import { createApi } from "./app.ts";
 import { pluginRoutes } from "./plugin_routes.ts";
 import { hostAllowed, requestGuard } from "./request_guard.ts";

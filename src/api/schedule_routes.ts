@@ -7,7 +7,7 @@
  */
 
 import type { Hono } from "hono";
-import { ScheduleCancelRefused, scheduleView, type TimerDevice } from "../devices/timer/timer.ts";
+import { ScheduleCancelRefused, scheduleView, type TimerDevice } from "../timer/timer.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
 import { requireTrust } from "./require_trust.ts";
@@ -21,7 +21,7 @@ const MAX_ID_CHARS = 100;
  * @example
  * ```ts
  * import { type ApiOptions, createApi } from "./app.ts";
- * import type { TimerDevice } from "../devices/timer/timer.ts";
+ * import type { TimerDevice } from "../timer/timer.ts";
  *
  * declare const options: ApiOptions;
  * declare const timer: TimerDevice;

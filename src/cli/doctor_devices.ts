@@ -8,7 +8,7 @@
  */
 
 import type { Config } from "../config/schema.ts";
-import { type CommandError, runCommand } from "../devices/process/run_command.ts";
+import { type CommandError, runCommand } from "../process/run_command.ts";
 import { systemClock } from "../clock.ts";
 import type { Check } from "./doctor.ts";
 

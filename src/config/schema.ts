@@ -430,7 +430,7 @@ export const configSchema = z.strictObject({
         .default([]),
       publish: z.array(text("an MQTT topic filter such as home/+/set"), { error: "a list of topic filters" })
         .default([]),
-      // Longer incoming messages are dropped unread (src/smart_home/mqtt/broker_socket.ts); 1 KiB to 64 MiB.
+      // Longer incoming messages are dropped unread (src/devices/mqtt/broker_socket.ts); 1 KiB to 64 MiB.
       max_payload_bytes: number(1_024, 64 * 1024 * 1024, true).default(262_144),
     }).nullable().default(null),
   }).prefault({}),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { systemClock } from "../clock.ts";
-import { type HaEntityView, haTargets } from "../smart_home/home_assistant/ha_targets.ts";
+import { type HaEntityView, haTargets } from "../devices/home_assistant/ha_targets.ts";
 import type { ToolOutcome } from "../tools/tool.ts";
 import { EMBEDDED_INTENT_FILES } from "./embedded_intents.ts";
 import { LocalIntents, type LocalTurn } from "./local_intents.ts";

@@ -76,7 +76,7 @@ export class IOManager implements Service {
   /**
    * @example
    * ```ts
-   * import { HttpDevice } from "../devices/http/http_device.ts";
+   * import { HttpDevice } from "../api/http_device.ts";
    * import { systemClock } from "../clock.ts";
    * import { log } from "../log/logging.ts";
    * import { ToolRegistry } from "../tools/registry.ts";

@@ -10,7 +10,7 @@
 import type { Device, DeviceGroup } from "../io/device.ts";
 import { Capability, type OutputEvent } from "../io/event.ts";
 import { compareText } from "../text/compare_text.ts";
-import { PluginDevice, pluginDeviceName } from "../devices/plugin/plugin_device.ts";
+import { PluginDevice, pluginDeviceName } from "./plugin_device.ts";
 import { callLua, type ExecSettings, type LoadedPlugin, type PluginSwap, pluginTools } from "./plugin_vm.ts";
 import type { Skill } from "./skill.ts";
 

@@ -13,7 +13,7 @@ import type { Device, DeviceContext } from "../io/device.ts";
 import { type LuaLimits, LuaVm } from "../lua/vm.ts";
 import { untrustedLine } from "../text/untrusted.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
-import type { PluginDevice } from "../devices/plugin/plugin_device.ts";
+import type { PluginDevice } from "./plugin_device.ts";
 import type { FoundManifest } from "./discovery.ts";
 import { runExec } from "./exec_tool.ts";
 import type { Manifest } from "./manifest.ts";

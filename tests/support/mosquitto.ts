@@ -12,7 +12,7 @@
  */
 
 import type { MqttClient } from "mqtt";
-import { newMqttClient, parseBrokerUrl } from "../../src/smart_home/mqtt/mqtt_client.ts";
+import { newMqttClient, parseBrokerUrl } from "../../src/devices/mqtt/mqtt_client.ts";
 import { type OutsideNeed, outsideNeed } from "./outside_tool.ts";
 import { waitFor, within } from "./wait.ts";
 

@@ -20,7 +20,7 @@ import process from "node:process";
 import type { Logger } from "@logtape/logtape";
 import { systemClock } from "../../src/clock.ts";
 import type { DeviceContext, InputDraft } from "../../src/io/device.ts";
-import { MqttDevice } from "../../src/smart_home/mqtt/mqtt_device.ts";
+import { MqttDevice } from "../../src/devices/mqtt/mqtt_device.ts";
 
 const [url, limit] = Deno.args;
 if (!url) throw new Error("usage: mqtt_device_child.ts <broker url> [max_payload_bytes]");

@@ -10,7 +10,7 @@ import { getLogger } from "@logtape/logtape";
 import type { Hono } from "hono";
 import { type ApiOptions, createApi } from "../../src/api/app.ts";
 import type { ApiVariables, TokenOptions } from "../../src/api/auth.ts";
-import { HttpDevice } from "../../src/devices/http/http_device.ts";
+import { HttpDevice } from "../../src/api/http_device.ts";
 import type { Trust } from "../../src/identity/trust.ts";
 
 /** The owner's token (`daemon.api_token`). */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { getLogger } from "@logtape/logtape";
-import { HttpDevice } from "../../devices/http/http_device.ts";
+import { HttpDevice } from "../http_device.ts";
 import { createApi } from "../app.ts";
 import { CONSOLE_CSP, consoleRoutes } from "./console_routes.ts";
 import { CONSOLE_FILES } from "./console_assets.ts";

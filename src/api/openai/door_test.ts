@@ -3,7 +3,7 @@ import { getLogger } from "@logtape/logtape";
 import { systemClock } from "../../clock.ts";
 import { Agent } from "../../agent/core/agent.ts";
 import { ContextWindow } from "../../context/context_window.ts";
-import { HttpDevice } from "../../devices/http/http_device.ts";
+import { HttpDevice } from "../http_device.ts";
 import { IOManager } from "../../io/io_manager.ts";
 import { RouteTable } from "../../io/route_table.ts";
 import {

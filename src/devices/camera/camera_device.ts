@@ -13,7 +13,7 @@ import type { Clock } from "../../clock.ts";
 import type { Device, DeviceContext } from "../../io/device.ts";
 import type { OutputEvent } from "../../io/event.ts";
 import type { Tool } from "../../tools/tool.ts";
-import { runCommand } from "../process/run_command.ts";
+import { runCommand } from "../../process/run_command.ts";
 
 /** The `devices.camera` settings the device uses. */
 export interface CameraSettings {

@@ -46,8 +46,8 @@ import type { HomeTarget } from "../../io/home_target.ts";
 import type { Device, DeviceContext, DeviceTool } from "../../io/device.ts";
 import type { OutputEvent } from "../../io/event.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
-import { CommandError, runCommand } from "../process/run_command.ts";
-import { RESTART_BACKOFF, WatchedCommand, type WatchedCommandStatus } from "../process/watched_command.ts";
+import { CommandError, runCommand } from "../../process/run_command.ts";
+import { RESTART_BACKOFF, WatchedCommand, type WatchedCommandStatus } from "../../process/watched_command.ts";
 import { Backoff } from "../../service/backoff.ts";
 
 /**

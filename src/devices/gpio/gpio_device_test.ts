@@ -18,7 +18,7 @@ import { IOManager } from "../../io/io_manager.ts";
 import { RouteTable } from "../../io/route_table.ts";
 import { log, setupLogging, stopLogging } from "../../log/logging.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
-import { CommandError } from "../process/run_command.ts";
+import { CommandError } from "../../process/run_command.ts";
 import {
   GpioDevice,
   type GpioDeviceOptions,

@@ -19,7 +19,7 @@ import type { Clock } from "../../clock.ts";
 import type { Trust } from "../../identity/trust.ts";
 import type { Device, DeviceContext, DeviceTool } from "../../io/device.ts";
 import type { OutputEvent } from "../../io/event.ts";
-import { WatchedCommand, type WatchedCommandStatus } from "../process/watched_command.ts";
+import { WatchedCommand, type WatchedCommandStatus } from "../../process/watched_command.ts";
 import { type Utterance, VoiceActivityDetector } from "./vad.ts";
 
 /** The `devices.microphone` settings, durations in milliseconds. */

@@ -23,11 +23,11 @@ import { LogLimiter } from "../../log/rate_limit.ts";
 import type { Tool } from "../../tools/tool.ts";
 import { ActionError, OneBotConnection, type OneBotSocket, type Role } from "./connection.ts";
 import { normalizeMessage, readSegments, type Segment, textSegment } from "./segments.ts";
-import { AllowList, type Conversation } from "../chat/allow_list.ts";
-import { Pacer } from "../chat/pacer.ts";
-import { RecentMap } from "../chat/recent.ts";
-import { SeenMessages } from "../chat/seen_messages.ts";
-import { splitText } from "../chat/split_text.ts";
+import { AllowList, type Conversation } from "../../chat_policy/allow_list.ts";
+import { Pacer } from "../../chat_policy/pacer.ts";
+import { RecentMap } from "../../chat_policy/recent.ts";
+import { SeenMessages } from "../../chat_policy/seen_messages.ts";
+import { splitText } from "../../chat_policy/split_text.ts";
 import { type OneBotEvent, readMessageEvent } from "./frames.ts";
 import { OneBotRefusals } from "./refusals.ts";
 

@@ -11,7 +11,7 @@ import { type InputEvent, refOf } from "../../io/event.ts";
 import { IOManager } from "../../io/io_manager.ts";
 import { RouteTable } from "../../io/route_table.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
-import { splitText } from "../chat/split_text.ts";
+import { splitText } from "../../chat_policy/split_text.ts";
 import { QqDevice, type QqSettings } from "./qq_device.ts";
 
 const OWNER = "20002000";

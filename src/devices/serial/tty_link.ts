@@ -18,7 +18,7 @@
  */
 
 import { type Clock, deadline } from "../../clock.ts";
-import { readTail, runCommand, spawnError } from "../process/run_command.ts";
+import { readTail, runCommand, spawnError } from "../../process/run_command.ts";
 
 /** An open serial port, whatever carries it. */
 export interface SerialLink {

@@ -15,7 +15,7 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../../clock.ts";
 import type { Device, DeviceContext, DeviceTool } from "../../io/device.ts";
 import { Capability, type OutputEvent } from "../../io/event.ts";
-import { runCommand } from "../process/run_command.ts";
+import { runCommand } from "../../process/run_command.ts";
 
 /** The `devices.speaker` settings. */
 export interface SpeakerSettings {

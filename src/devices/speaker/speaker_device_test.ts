@@ -5,7 +5,7 @@ import { waitFor } from "../../../tests/support/wait.ts";
 import { encodeWav } from "../../audio/wav.ts";
 import { type Clock, systemClock } from "../../clock.ts";
 import { Capability, type OutputEvent } from "../../io/event.ts";
-import { CommandError } from "../process/run_command.ts";
+import { CommandError } from "../../process/run_command.ts";
 import { SpeakerDevice, type SpeakerSettings } from "./speaker_device.ts";
 
 /** A WAV of `ms` of a 440 Hz tone at 16 kHz, as a TTS server would give. */

@@ -6,7 +6,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../clock.ts";
 import { ScheduleStore } from "./schedule_store.ts";
 import { TimerDevice } from "./timer.ts";
 
@@ -35,8 +35,8 @@ export interface TimerSetup {
  *
  * @example
  * ```ts
- * import { systemClock } from "../../clock.ts";
- * import { log } from "../../log/logging.ts";
+ * import { systemClock } from "../clock.ts";
+ * import { log } from "../log/logging.ts";
  *
  * const { timer, close } = openTimer({
  *   dataDir: "/var/lib/homed",

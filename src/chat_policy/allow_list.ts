@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Trust } from "../../identity/trust.ts";
+import type { Trust } from "../identity/trust.ts";
 
 /** A chat: one person, or a group. */
 export interface Conversation {

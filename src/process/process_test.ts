@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
-import { FakeClock } from "../../../tests/support/fake_clock.ts";
-import { waitFor } from "../../../tests/support/wait.ts";
-import { systemClock } from "../../clock.ts";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { waitFor } from "../../tests/support/wait.ts";
+import { systemClock } from "../clock.ts";
 import { CommandError, runCommand } from "./run_command.ts";
 import { WatchedCommand } from "./watched_command.ts";
 

@@ -1,18 +1,18 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
-import { FakeClock } from "../../../tests/support/fake_clock.ts";
-import { callDeviceTool } from "../../../tests/support/recording_device.ts";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { callDeviceTool } from "../../tests/support/recording_device.ts";
 import { ScheduleStore } from "./schedule_store.ts";
-import type { ToolContext } from "../../tools/tool.ts";
-import type { InputDraft } from "../../io/device.ts";
-import type { InputEvent } from "../../io/event.ts";
-import type { Trust } from "../../identity/trust.ts";
+import type { ToolContext } from "../tools/tool.ts";
+import type { InputDraft } from "../io/device.ts";
+import type { InputEvent } from "../io/event.ts";
+import type { Trust } from "../identity/trust.ts";
 import { TimerDevice } from "./timer.ts";
-import { IOManager } from "../../io/io_manager.ts";
-import { RouteTable } from "../../io/route_table.ts";
-import { ToolRegistry } from "../../tools/registry.ts";
-import { ShuttingDown } from "../../io/turn_error.ts";
+import { IOManager } from "../io/io_manager.ts";
+import { RouteTable } from "../io/route_table.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import { ShuttingDown } from "../io/turn_error.ts";
 
 /** 2026-11-30 09:00 in Shanghai. */
 const START = Date.parse("2026-11-30T09:00:00+08:00");

@@ -13,12 +13,12 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../clock.ts";
 import { loadCron, localTime, nextCronRun, parseScheduleTime, previousCronRun } from "./schedule_spec.ts";
 import type { Schedule, ScheduleStore } from "./schedule_store.ts";
-import type { Tool, ToolContext } from "../../tools/tool.ts";
-import type { Device, DeviceContext, TurnEvent } from "../../io/device.ts";
-import type { OutputEvent } from "../../io/event.ts";
+import type { Tool, ToolContext } from "../tools/tool.ts";
+import type { Device, DeviceContext, TurnEvent } from "../io/device.ts";
+import type { OutputEvent } from "../io/event.ts";
 
 /** Options of {@link TimerDevice}. */
 export interface TimerOptions {

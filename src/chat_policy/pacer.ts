@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../clock.ts";
 
 /** Waits between sends to one conversation. */
 export class Pacer {
@@ -16,7 +16,7 @@ export class Pacer {
   /**
    * @example
    * ```ts
-   * import { systemClock } from "../../clock.ts";
+   * import { systemClock } from "../clock.ts";
    *
    * const pacer = new Pacer(systemClock, 1_500);
    * await pacer.wait("private:10001"); // at once: nothing was sent there yet

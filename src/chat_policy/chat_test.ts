@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { FakeClock } from "../../../tests/support/fake_clock.ts";
+import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { AllowList } from "./allow_list.ts";
 import { Pacer } from "./pacer.ts";
 import { RecentMap } from "./recent.ts";

@@ -8,8 +8,8 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import { type Clock, sleepWith } from "../../clock.ts";
-import { Backoff, type BackoffPolicy } from "../../service/backoff.ts";
+import { type Clock, sleepWith } from "../clock.ts";
+import { Backoff, type BackoffPolicy } from "../service/backoff.ts";
 import { readTail, spawnError } from "./run_command.ts";
 
 /** Options of {@link WatchedCommand}. */
@@ -60,7 +60,7 @@ export class WatchedCommand {
    * @example
    * ```ts
    * import { getLogger } from "@logtape/logtape";
-   * import { systemClock } from "../../clock.ts";
+   * import { systemClock } from "../clock.ts";
    *
    * const mic = new WatchedCommand({
    *   argv: ["arecord", "-q", "-f", "S16_LE", "-r", "16000", "-c", "1", "-t", "raw"],

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
-import { systemClock } from "../../clock.ts";
-import { IOManager } from "../../io/io_manager.ts";
-import { RouteTable } from "../../io/route_table.ts";
-import { log, setupLogging, stopLogging } from "../../log/logging.ts";
-import { ToolRegistry } from "../../tools/registry.ts";
-import { createApi } from "../../api/app.ts";
+import { systemClock } from "../clock.ts";
+import { IOManager } from "../io/io_manager.ts";
+import { RouteTable } from "../io/route_table.ts";
+import { log, setupLogging, stopLogging } from "../log/logging.ts";
+import { ToolRegistry } from "../tools/registry.ts";
+import { createApi } from "./app.ts";
 import { EVENTS_CLIENT_MAX_BYTES, HttpDevice, OUTBOX_LIMIT, OUTBOX_RECIPIENTS } from "./http_device.ts";
 
 const encoder = new TextEncoder();

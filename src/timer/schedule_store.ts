@@ -7,8 +7,8 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
-import type { Trust } from "../../identity/trust.ts";
-import { prepared } from "../../sqlite/prepared.ts";
+import type { Trust } from "../identity/trust.ts";
+import { prepared } from "../sqlite/prepared.ts";
 
 /** One schedule. */
 export interface Schedule {

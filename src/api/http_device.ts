@@ -4,14 +4,14 @@
  * @module
  */
 
-import type { MessageAttachment } from "../../io/message_payload.ts";
+import type { MessageAttachment } from "../io/message_payload.ts";
 import type { Logger } from "@logtape/logtape";
-import type { Clock } from "../../clock.ts";
-import type { Device, DeviceContext, TurnEvent, TurnResult } from "../../io/device.ts";
-import type { Identity } from "../../identity/identity.ts";
-import { Capability, type InputEvent, type InputRef, type OutputEvent } from "../../io/event.ts";
-import { encodeSse, type SseMessage, SseStream } from "../../net/sse_writer.ts";
-import { type HomedTurnErrorCode, ShuttingDown } from "../../io/turn_error.ts";
+import type { Clock } from "../clock.ts";
+import type { Device, DeviceContext, TurnEvent, TurnResult } from "../io/device.ts";
+import type { Identity } from "../identity/identity.ts";
+import { Capability, type InputEvent, type InputRef, type OutputEvent } from "../io/event.ts";
+import { encodeSse, type SseMessage, SseStream } from "../net/sse_writer.ts";
+import { type HomedTurnErrorCode, ShuttingDown } from "../io/turn_error.ts";
 
 interface Pending {
   resolve(result: TurnResult): void;
@@ -206,8 +206,8 @@ export class HttpDevice implements Device {
    *
    * @example
    * ```ts
-   * import { AsyncQueue } from "../../io/async_queue.ts";
-   * import type { OutputEvent } from "../../io/event.ts";
+   * import { AsyncQueue } from "../io/async_queue.ts";
+   * import type { OutputEvent } from "../io/event.ts";
    *
    * const device = new HttpDevice();
    * const queue = new AsyncQueue<OutputEvent>();
@@ -241,7 +241,7 @@ export class HttpDevice implements Device {
    *
    * @example
    * ```ts
-   * import { log } from "../../log/logging.ts";
+   * import { log } from "../log/logging.ts";
    *
    * const device = new HttpDevice();
    * const response = device.eventStream(log("api"));

@@ -7,9 +7,9 @@
  */
 
 import type { Cron } from "croner";
-import { validTimeZone } from "../../config/schema.ts";
-import { MONTH_NAMES } from "../../text/month_names.ts";
-import { isoWithOffset, zonedMoment } from "../../text/wall_time.ts";
+import { validTimeZone } from "../config/schema.ts";
+import { MONTH_NAMES } from "../text/month_names.ts";
+import { isoWithOffset, zonedMoment } from "../text/wall_time.ts";
 
 let CronClass: typeof Cron | undefined;
 

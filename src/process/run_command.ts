@@ -6,7 +6,7 @@
  * @module
  */
 
-import { type Clock, deadline } from "../../clock.ts";
+import { type Clock, deadline } from "../clock.ts";
 
 /** Why a program did not give what was asked. */
 export type CommandErrorCode = "missing" | "denied" | "timeout" | "failed" | "too_big";
@@ -58,7 +58,7 @@ export interface CommandOutput {
  *
  * @example
  * ```ts
- * import { systemClock } from "../../clock.ts";
+ * import { systemClock } from "../clock.ts";
  *
  * const { stdout } = await runCommand({
  *   argv: ["ffmpeg", "-loglevel", "error", "-f", "v4l2", "-i", "/dev/video0", "-frames:v", "1", "-f", "image2", "-"],

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { Tool } from "../../tools/tool.ts";
+import type { Tool } from "../tools/tool.ts";
 import { PluginDevice, pluginDeviceName } from "./plugin_device.ts";
 
 Deno.test("plugin devices: names a device table accepts; a plugin without a channel refuses output, naming itself", async () => {

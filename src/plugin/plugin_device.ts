@@ -7,10 +7,10 @@
  * @module
  */
 
-import type { Device, DeviceContext } from "../../io/device.ts";
-import type { OutputEvent } from "../../io/event.ts";
-import { untrustedLine } from "../../text/untrusted.ts";
-import type { Tool } from "../../tools/tool.ts";
+import type { Device, DeviceContext } from "../io/device.ts";
+import type { OutputEvent } from "../io/event.ts";
+import { untrustedLine } from "../text/untrusted.ts";
+import type { Tool } from "../tools/tool.ts";
 
 /**
  * The device name of a plugin: `plugin-` and its name, with what a device name cannot hold (a skill named by its
@@ -52,7 +52,7 @@ export class PluginDevice implements Device {
   /**
    * @example
    * ```ts
-   * import type { IOManager } from "../../io/io_manager.ts";
+   * import type { IOManager } from "../io/io_manager.ts";
    *
    * declare const io: IOManager;
    * const device = new PluginDevice("thermo", "Room temperatures", [{

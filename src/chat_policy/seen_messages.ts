@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { Clock } from "../../clock.ts";
+import type { Clock } from "../clock.ts";
 import { RecentMap } from "./recent.ts";
 
 /** Options of {@link SeenMessages}. */
@@ -30,7 +30,7 @@ export class SeenMessages {
   /**
    * @example
    * ```ts
-   * import { systemClock } from "../../clock.ts";
+   * import { systemClock } from "../clock.ts";
    *
    * const seen = new SeenMessages({ clock: systemClock });
    * seen.firstTime(["10001000", "private:10001", "42"], "hello"); // true
