@@ -15,16 +15,14 @@ import type { Agent } from "./agent/core/agent.ts";
 import { loadPersona, type Persona, personaNames } from "./agent/personal.ts";
 import { startApi } from "./api/api_setup.ts";
 import type { CallCountsBody } from "./api/usage_routes.ts";
-import type { StatusBody, UsageBody } from "./api/status_body.ts";
+import { type StatusBody, statusBody } from "./api/status_body.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { type LoadedConfig, safeEnvReader } from "./config/load.ts";
 import { HttpDevice } from "./api/http_device.ts";
-import { setupQq } from "./devices/qq/qq_setup.ts";
-import type { TimerDevice } from "./timer/timer.ts";
 import { openTimer } from "./timer/timer_setup.ts";
 import type { Device } from "./io/device.ts";
 import type { IOManager } from "./io/io_manager.ts";
-import { startIo } from "./io/io_setup.ts";
+import { openIo, startIo } from "./io/io_setup.ts";
 import type { KnowledgeBase } from "./knowledge/knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge/knowledge_prompt.ts";
 import { startKnowledge } from "./knowledge/knowledge_setup.ts";
@@ -33,24 +31,21 @@ import { alwaysOffered, DEFAULT_MAX_TOOLS } from "./tools/tool_offer.ts";
 import { log } from "./log/logging.ts";
 import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
-import { localDevices, localRoutes } from "./devices/local_setup.ts";
-import { setupSmartHome } from "./devices/smart_home_setup.ts";
+import { createKinds, ioRoutes } from "./devices/kinds.ts";
 import { ownerChannel, ownerConfirmations } from "./policy/owner_confirmations.ts";
 import { ToolPolicy } from "./policy/tool_policy.ts";
 import { startMcp } from "./mcp/mcp_setup.ts";
 import { mcpServers } from "./config/mcp_servers.ts";
 import { startPlugins } from "./plugin/plugin_setup.ts";
-import type { Provider, UsageTotals } from "./provider/provider.ts";
+import type { Provider } from "./provider/provider.ts";
 import { setupProvider } from "./provider/provider_setup.ts";
 import { ServiceHost } from "./service/service_host.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { lazyTracker, scheduleBaseline } from "./tracker/tracker_setup.ts";
-import { VERSION } from "./version.ts";
 import type { RecentLines } from "./log/recent_lines.ts";
 import { UsageLedger } from "./provider/usage_ledger.ts";
 import { llmProviders } from "./config/llm_providers.ts";
 import type { LlmAvailability } from "./provider/provider_chain.ts";
-import { usageView } from "./provider/usage_view.ts";
 import { TurnTraces } from "./agent/core/turn_traces.ts";
 import { loadIntents } from "./intents/intents_setup.ts";
 import { LocalIntents } from "./intents/local_intents.ts";
@@ -158,60 +153,6 @@ async function readPersona(loaded: LoadedConfig, logger: Logger): Promise<Person
   return persona;
 }
 
-/** Token usage as `/api/status` shows it. */
-function usageJson(usage: UsageTotals): UsageBody {
-  return { requests: usage.requests, retries: usage.retries, errors: usage.errors, ...usageView(usage) };
-}
-
-/** What `/api/status` reads. */
-interface StatusSources {
-  loaded: LoadedConfig;
-  clock: Clock;
-  startedAt: number;
-  persona: Persona;
-  agent: Agent;
-  io: IOManager;
-  tools: ToolRegistry;
-  provider: Provider;
-  llm: LlmAvailability;
-  knowledge: KnowledgeBase;
-  timer: TimerDevice;
-  services: ServiceHost;
-}
-
-/** The body of `GET /api/status`. */
-function statusBody(from: StatusSources): StatusBody {
-  const { config } = from.loaded;
-  const { agent, persona, provider, startedAt } = from;
-  return {
-    ok: true,
-    version: VERSION,
-    started_at: new Date(startedAt).toISOString(),
-    uptime_ms: Math.round(from.clock.now() - startedAt),
-    config: from.loaded.location.path ?? "embedded defaults",
-    persona: { source: persona.source, sha256: persona.sha256, chars: persona.text.length },
-    agent: agent.status(),
-    devices: from.io.channels(),
-    tools: from.tools.specs().length,
-    llm: {
-      model: provider.model,
-      base_url: config.llm.base_url,
-      thinking: config.llm.thinking,
-      api_key_set: config.llm.api_key !== "",
-      usage: usageJson(provider.usage()),
-      ...from.llm.status(),
-    },
-    memory: {
-      context_entries: agent.contextEntries,
-      context_size: config.memory.context_size,
-      context_tokens_budget: config.memory.context_tokens,
-    },
-    knowledge: from.knowledge.counts(),
-    schedules: from.timer.status(),
-    services: from.services.status(),
-  };
-}
-
 /** What {@link running} hands out and stops. */
 interface RunningParts extends Omit<Daemon, "reloadPlugins" | "stop"> {
   plugins: { reload: Daemon["reloadPlugins"] };
@@ -251,6 +192,20 @@ function running(parts: RunningParts): Daemon {
   };
 }
 
+/** What every step of start-up shares. */
+interface StartContext {
+  loaded: LoadedConfig;
+  options: DaemonOptions;
+  clock: Clock;
+  random: () => number;
+  logger: Logger;
+  services: ServiceHost;
+  dataDir: string;
+  graceMs: number;
+  /** Closed after the services stop, in order. */
+  closers: (() => void)[];
+}
+
 /**
  * Starts homed: each long-lived part is a service started in order (knowledge, memory, media, io, plugins, http, agent) and stopped in
  * reverse; their heartbeats and jobs run isolated once all are up.
@@ -267,183 +222,31 @@ function running(parts: RunningParts): Daemon {
  */
 export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions = {}): Promise<Daemon> {
   const { config } = loaded;
-  const { data_dir: dataDir } = config.daemon;
   const clock = options.clock ?? systemClock;
-  const random = options.random ?? Math.random;
   const logger = log();
   const startedAt = clock.now();
-  const graceMs = options.shutdownGraceMs ?? config.daemon.shutdown_grace;
-
-  await ensureDataDir(dataDir);
-  const persona = await readPersona(loaded, logger);
-  // A template file that cannot be used stops start-up here, naming its file and line.
-  const intents = await loadIntents(config.paths.intents).catch((error) => {
-    throw new StartupError(`Local intents: ${(error as Error).message}`, { cause: error });
-  });
-  const services = new ServiceHost({ clock, logger: log("service"), heartbeatMs: config.daemon.heartbeat_interval });
-  // Closed after the services stop: the provider, then the schedule store.
-  const closers: (() => void)[] = [];
-  const close = () => closers.forEach((closer) => closer());
+  const start: StartContext = {
+    loaded,
+    options,
+    clock,
+    random: options.random ?? Math.random,
+    logger,
+    services: new ServiceHost({ clock, logger: log("service"), heartbeatMs: config.daemon.heartbeat_interval }),
+    dataDir: config.daemon.data_dir,
+    graceMs: options.shutdownGraceMs ?? config.daemon.shutdown_grace,
+    closers: [],
+  };
+  const close = () => start.closers.forEach((closer) => closer());
   try {
-    // The IO manager is made after its devices; until then nothing can be sent (the timer asks it about a channel
-    // only when a schedule is made, the owner is asked only in a turn).
-    let ioManager: IOManager | undefined;
-    const sendText = (channel: string, text: string) =>
-      ioManager
-        ? ioManager.send({ target: channel, type: "message", payload: { text } })
-        : Promise.reject(new Error("homed is still starting"));
-    // The owner's yes: one mechanism for every call the policy holds (locks, alarms, `confirm` rules).
-    const confirmations = ownerConfirmations(config, clock, log("policy"), sendText);
-    const policy = new ToolPolicy({
-      rules: config.agent.tool_policy,
-      confirmations: confirmations.confirmations,
-      clock,
+    await ensureDataDir(start.dataDir);
+    const persona = await readPersona(loaded, logger);
+    // A template file that cannot be used stops start-up here, naming its file and line.
+    const intents = await loadIntents(config.paths.intents).catch((error) => {
+      throw new StartupError(`Local intents: ${(error as Error).message}`, { cause: error });
     });
-    const tools = new ToolRegistry({
-      clock,
-      defaultTimeoutMs: config.agent.tool_timeout,
-      gate: policy,
-    });
-    const shared = { clock, services, dataDir };
-    const knowledge = (await startKnowledge({
-      ...shared,
-      dir: config.paths.knowledge,
-      reindexEveryMs: config.memory.distill_interval,
-      logger: log("knowledge"),
-    })).base;
-    // Every request counted per day and provider (the console's cost figures, the primary's llm.budget).
-    const llms = llmProviders(config);
-    const ledger = UsageLedger.open({
-      path: join(dataDir, "usage.db"),
-      clock,
-      timezone: config.daemon.timezone,
-      prices: config.llm.prices,
-      provider: llms[0]!.name,
-      providerPrices: Object.fromEntries(llms.flatMap((llm) => llm.prices ? [[llm.name, llm.prices]] : [])),
-    });
-    // The chain (its probes, an adapter's VM) closes first, then the ledger it counts in.
-    let closeLlm = () => {};
-    closers.push(() => {
-      closeLlm();
-      ledger.close();
-    });
-    const ledgerLogger = log("llm");
-    const llm = await setupProvider({
-      config,
-      clock,
-      random,
-      logger: ledgerLogger,
-      notices: logger,
-      missingKeyHint: missingKeyHint(loaded),
-      provider: options.provider,
-      ledger,
-      onLedgerError: (error) => ledgerLogger.warning("Could not count an LLM request in usage.db: {error}", { error }),
-    });
-    closeLlm = llm.close;
-    const provider = llm.provider;
-    const distiller = llm.distiller;
-    const { memory, context } = await startMemory({
-      ...shared,
-      config: config.memory,
-      logger: log("memory"),
-      tools,
-      provider: distiller,
-      persona: persona.text,
-      selfNames: personaNames(persona.text),
-    });
-    for (const tool of knowledgeTools(knowledge)) tools.register(tool);
-    logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
-
-    const http = new HttpDevice();
-    // The OpenAI-compatible door is a channel of its own: its people come in as openai:<name>.
-    const openAi = config.daemon.openai_api ? new HttpDevice({ name: "openai" }) : undefined;
-    const checkChannel = (channel: string) =>
-      ioManager ? ioManager.checkChannel(channel, "message") : "homed is still starting";
-    const { timer, close: closeSchedules } = openTimer({
-      clock,
-      dataDir,
-      timezone: config.daemon.timezone,
-      logger: log("timer"),
-      checkChannel,
-    });
-    closers.push(closeSchedules);
-    // Media asks an input's channel (through the IO manager, made next) where an attachment without a URL is.
-    const media = await startMedia({
-      config,
-      dataDir,
-      clock,
-      services,
-      logger: log("media"),
-      locate: (input, attachment) => ioManager?.locate(input, attachment) ?? Promise.resolve(undefined),
-    });
-    const qq = setupQq({
-      config: config.onebot,
-      clock,
-      random,
-      logger: log("qq"),
-      media: { read: (id) => media.read(id), voice: (audio) => media.asSilk(audio) },
-    });
-    const local = localDevices({
-      config,
-      clock,
-      random,
-      logger: log,
-      media: {
-        hear: (wav, signal) => media.hear(wav, signal),
-        speak: async (text) => (await media.speak(text)).bytes,
-        read: (id) => media.read(id),
-        look: (image, signal) => media.look(image, signal),
-      },
-    });
-    // MCP servers connect in the background: homed listens before the slowest one is up.
-    const mcp = await startMcp({
-      servers: mcpServers(config, loaded.location.path),
-      tools,
-      services,
-      clock,
-      random,
-      logger: log("mcp"),
-      defaultTimeoutMs: config.agent.tool_timeout,
-      readEnv: safeEnvReader(new Set()),
-      describeImage: async (bytes) => (await media.look(bytes)).text,
-    });
-    const smartHome = setupSmartHome({
-      config,
-      clock,
-      random,
-      logger: log,
-      learnDevices: (entities) => memory.learnDevices(entities),
-    });
-    const devices = [
-      http,
-      ...(openAi ? [openAi] : []),
-      timer,
-      ...(qq.device ? [qq.device] : []),
-      ...local,
-      ...smartHome.devices,
-      ...(options.devices ?? []),
-    ];
-    const io = ioManager = await startIo({
-      ...shared,
-      config: { ...config.io, routes: localRoutes(config) },
-      logger: log("io"),
-      tools,
-      devices,
-      // output_send's url: fetched by homed under the inbound rules; the channel gets the bytes, never the URL.
-      fetchMedia: async (url, type, signal) => (await media.fetchOutgoing(url, type, signal)).id,
-    });
-    // A variable homed may not read counts as unset; `homed flags` grants the ones skills need.
-    const readEnv = safeEnvReader(new Set());
-    const plugins = await startPlugins({
-      config,
-      services,
-      readEnv,
-      logger: log("plugins"),
-      tools,
-      devices: io,
-      natives: qq.natives,
-    });
-    checkToolRoom(tools, config.llm.max_tools);
+    const core = await startCore(start, persona);
+    const devices = await startDevices(start, core);
+    const { io, tools, llm, confirmations } = { ...core, ...devices };
     const localIntents = new LocalIntents({
       matcher: intents,
       targets: () => io.homeTargets(),
@@ -455,83 +258,281 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     // Told once when the model is lost, once when it is back, once when the budget is used up.
     const stopNotices = tellOwnerOfModel({
       llm: llm.provider,
-      send: sendText,
+      send: (channel, text) => io.send({ target: channel, type: "message", payload: { text } }),
       ownerChannel: ownerChannel(config),
       persona: () => persona.text,
       logger: log("llm"),
     });
-    closers.unshift(stopNotices);
+    start.closers.unshift(stopNotices);
     const traces = new TurnTraces({ clock, prices: config.llm.prices });
     const agent = buildAgent({
       config,
       io,
-      provider,
+      provider: llm.provider,
       traces,
       tools,
       persona,
-      context,
+      context: core.context,
       clock,
       logger: log("agent"),
-      shutdownGraceMs: graceMs,
+      shutdownGraceMs: start.graceMs,
       // The owner's yes to a waiting action is taken before anything else sees the message.
-      promptContributors: [confirmations.confirmations, knowledgePrompt(knowledge), plugins, memory],
-      media,
+      promptContributors: [confirmations.confirmations, knowledgePrompt(core.knowledge), devices.plugins, core.memory],
+      media: devices.media,
       localIntents,
       // No model can answer now: a message is answered locally at once instead of costing a deadline.
       modelDown: () => modelDown(llm.provider),
       // The system's zone is looked up at the first turn, not at start (Intl's zone data costs ≈ 6 MB resident).
       timezone: () => config.daemon.timezone || Intl.DateTimeFormat().resolvedOptions().timeZone,
     });
-    const parts = { persona, io, agent, tools, http, knowledge, services, llm: llm.provider };
-    const status = { ...parts, loaded, clock, startedAt, provider, timer };
-    const server = await startApi({
-      config: config.daemon,
-      logger: log("api"),
-      listenerLogger: logger,
-      services,
-      device: http,
-      status: () => statusBody(status),
+    const parts = {
+      persona,
       io,
-      knowledge,
-      memory,
-      plugins,
-      tracker: lazyTracker(loaded, clock),
-      timer,
-      onebot: { path: config.onebot.path, accessToken: config.onebot.access_token, device: () => qq.serving(io) },
-      serveMcp: config.mcp.serve_http,
-      ...(openAi ? { openAi } : {}),
-      smartHomeAudit: () => ({ actions: smartHome.actions(), confirmations: confirmations.outcomes() }),
-      actions: (identity) => policy.actions(identity),
-      confirmations: confirmations.confirmations,
-      traces,
-      usage: {
-        ledger,
-        budget: () => llm.provider.status().budget,
-        media: () => mediaCounts(media.status()),
-        ...(options.recentLog ? { recent: options.recentLog } : {}),
-      },
-      conversation: () => context.records(),
-      media,
-      ...(mcp ? { mcp } : {}),
-      uploads: {
-        maxImageBytes: config.media.max_image_bytes,
-        maxAudioBytes: config.media.max_audio_bytes,
-        keep: (bytes, mime) => media.keep(bytes, mime),
-      },
-    });
-    await services.start(agent);
-    await qq.startForward(services);
+      agent,
+      tools,
+      http: devices.http,
+      knowledge: core.knowledge,
+      services: start.services,
+    };
+    const handle = { ...parts, llm: llm.provider };
+    const status = { ...handle, loaded, clock, startedAt, provider: llm.provider, timer: devices.timer };
+    const server = await serveApi(start, core, devices, { traces, status: () => statusBody(status) });
+    await start.services.start(agent);
+    // Clients that dial out and hand messages in (QQ's forward WebSocket) start once the agent takes them.
+    for (const service of devices.kinds.services) await start.services.start(service);
     // The heartbeat is local bookkeeping and never calls the LLM; each service's jobs run on their own clocks.
-    services.schedule();
+    start.services.schedule();
     await agent.heartbeat();
     const cancelBaseline = scheduleBaseline(loaded, clock, log("tracker"));
-    return running({ ...parts, plugins, url: server.url, graceMs, logger, cancelBaseline, close });
+    return running({
+      ...handle,
+      plugins: devices.plugins,
+      url: server.url,
+      graceMs: start.graceMs,
+      logger,
+      cancelBaseline,
+      close,
+    });
   } catch (error) {
-    await services.stop();
+    await start.services.stop();
     close();
     if (error instanceof StartupError) throw error;
     throw new StartupError((error as Error).message, { cause: error });
   }
+}
+
+/** The parts below the devices: the tool registry and its policy, knowledge, the LLM chain, memory. */
+interface Core {
+  tools: ToolRegistry;
+  policy: ToolPolicy;
+  confirmations: ReturnType<typeof ownerConfirmations>;
+  knowledge: KnowledgeBase;
+  ledger: UsageLedger;
+  llm: Awaited<ReturnType<typeof setupProvider>>;
+  memory: Awaited<ReturnType<typeof startMemory>>["memory"];
+  context: Awaited<ReturnType<typeof startMemory>>["context"];
+  /** The owner's confirmations ask on a channel through the IO manager, made later (see {@link startCore}). */
+  attachIo(io: IOManager): void;
+}
+
+/** The tool registry and its policy, knowledge, the LLM providers and their ledger, and memory. */
+async function startCore(start: StartContext, persona: Persona): Promise<Core> {
+  const { loaded: { config }, clock, services, dataDir } = start;
+  // The one edge that runs ahead: the owner's yes is asked on a channel of the IO manager, which registers the
+  // devices' tools in the registry this policy guards — so the confirmations get the IO manager once it is made.
+  let io: IOManager | undefined;
+  const sendText = (channel: string, text: string) =>
+    io
+      ? io.send({ target: channel, type: "message", payload: { text } })
+      : Promise.reject(new Error("homed is still starting"));
+  // The owner's yes: one mechanism for every call the policy holds (locks, alarms, `confirm` rules).
+  const confirmations = ownerConfirmations(config, clock, log("policy"), sendText);
+  const policy = new ToolPolicy({ rules: config.agent.tool_policy, confirmations: confirmations.confirmations, clock });
+  const tools = new ToolRegistry({ clock, defaultTimeoutMs: config.agent.tool_timeout, gate: policy });
+  const shared = { clock, services, dataDir };
+  const knowledge = (await startKnowledge({
+    ...shared,
+    dir: config.paths.knowledge,
+    reindexEveryMs: config.memory.distill_interval,
+    logger: log("knowledge"),
+  })).base;
+  const { ledger, llm } = await startLlm(start);
+  const { memory, context } = await startMemory({
+    ...shared,
+    config: config.memory,
+    logger: log("memory"),
+    tools,
+    provider: llm.distiller,
+    persona: persona.text,
+    selfNames: personaNames(persona.text),
+  });
+  for (const tool of knowledgeTools(knowledge)) tools.register(tool);
+  start.logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
+  return { tools, policy, confirmations, knowledge, ledger, llm, memory, context, attachIo: (made) => io = made };
+}
+
+/** The usage ledger and the provider chain over it (the primary and `llm.fallbacks`). */
+async function startLlm(start: StartContext) {
+  const { loaded, clock, random, logger, closers } = start;
+  const { config } = loaded;
+  // Every request counted per day and provider (the console's cost figures, the primary's llm.budget).
+  const llms = llmProviders(config);
+  const ledger = UsageLedger.open({
+    path: join(start.dataDir, "usage.db"),
+    clock,
+    timezone: config.daemon.timezone,
+    prices: config.llm.prices,
+    provider: llms[0]!.name,
+    providerPrices: Object.fromEntries(llms.flatMap((llm) => llm.prices ? [[llm.name, llm.prices]] : [])),
+  });
+  // The chain (its probes, an adapter's VM) closes first, then the ledger it counts in.
+  let closeLlm = () => {};
+  closers.push(() => {
+    closeLlm();
+    ledger.close();
+  });
+  const ledgerLogger = log("llm");
+  const llm = await setupProvider({
+    config,
+    clock,
+    random,
+    logger: ledgerLogger,
+    notices: logger,
+    missingKeyHint: missingKeyHint(loaded),
+    provider: start.options.provider,
+    ledger,
+    onLedgerError: (error) => ledgerLogger.warning("Could not count an LLM request in usage.db: {error}", { error }),
+  });
+  closeLlm = llm.close;
+  return { ledger, llm };
+}
+
+/** The IO manager and every device: HTTP, the OpenAI door, the timer, the configured kinds; media, MCP, plugins. */
+async function startDevices(start: StartContext, core: Core) {
+  const { loaded, clock, random, services, dataDir } = start;
+  const { config } = loaded;
+  const { tools } = core;
+  // The IO manager comes first: the timer, media and the kinds ask it about channels while they work.
+  const io = await openIo({
+    config: { ...config.io, routes: ioRoutes(config) },
+    dataDir,
+    clock,
+    logger: log("io"),
+    tools,
+  });
+  core.attachIo(io);
+  const http = new HttpDevice();
+  // The OpenAI-compatible door is a channel of its own: its people come in as openai:<name>.
+  const openAi = config.daemon.openai_api ? new HttpDevice({ name: "openai" }) : undefined;
+  const { timer, close: closeSchedules } = openTimer({
+    clock,
+    dataDir,
+    timezone: config.daemon.timezone,
+    logger: log("timer"),
+    checkChannel: (channel) => io.checkChannel(channel, "message"),
+  });
+  start.closers.push(closeSchedules);
+  // Media asks an input's channel where an attachment without a URL is.
+  const media = await startMedia({
+    config,
+    dataDir,
+    clock,
+    services,
+    logger: log("media"),
+    locate: (input, attachment) => io.locate(input, attachment),
+  });
+  const kinds = createKinds(config, {
+    clock,
+    random,
+    logger: log,
+    media: {
+      read: (id) => media.read(id),
+      hear: (wav, signal) => media.hear(wav, signal),
+      speak: async (text) => (await media.speak(text)).bytes,
+      look: (image, signal) => media.look(image, signal),
+      asSilk: (audio) => media.asSilk(audio),
+    },
+    learnDevices: (entities) => core.memory.learnDevices(entities),
+    channels: () => io.channels(),
+  });
+  // MCP servers connect in the background: homed listens before the slowest one is up.
+  const mcp = await startMcp({
+    servers: mcpServers(config, loaded.location.path),
+    tools,
+    services,
+    clock,
+    random,
+    logger: log("mcp"),
+    defaultTimeoutMs: config.agent.tool_timeout,
+    readEnv: safeEnvReader(new Set()),
+    describeImage: async (bytes) => (await media.look(bytes)).text,
+  });
+  await startIo(io, {
+    services,
+    devices: [http, ...(openAi ? [openAi] : []), timer, ...kinds.devices, ...(start.options.devices ?? [])],
+    tools,
+    logger: log("io"),
+    // output_send's url: fetched by homed under the inbound rules; the channel gets the bytes, never the URL.
+    fetchMedia: async (url, type, signal) => (await media.fetchOutgoing(url, type, signal)).id,
+  });
+  const plugins = await startPlugins({
+    config,
+    services,
+    // A variable homed may not read counts as unset; `homed flags` grants the ones skills need.
+    readEnv: safeEnvReader(new Set()),
+    logger: log("plugins"),
+    tools,
+    devices: io,
+    natives: kinds.natives,
+  });
+  checkToolRoom(tools, config.llm.max_tools);
+  return { io, http, openAi, timer, media, kinds, mcp, plugins };
+}
+
+/** The HTTP API over the devices, served on `daemon.listen_addr`. */
+function serveApi(
+  start: StartContext,
+  core: Core,
+  devices: Awaited<ReturnType<typeof startDevices>>,
+  served: { traces: TurnTraces; status: () => StatusBody },
+) {
+  const { config } = start.loaded;
+  const { io, media, kinds, confirmations } = { ...core, ...devices };
+  return startApi({
+    config: config.daemon,
+    logger: log("api"),
+    listenerLogger: start.logger,
+    services: start.services,
+    device: devices.http,
+    status: served.status,
+    io,
+    knowledge: core.knowledge,
+    memory: core.memory,
+    plugins: devices.plugins,
+    tracker: lazyTracker(start.loaded, start.clock),
+    timer: devices.timer,
+    deviceRoutes: kinds.http,
+    serveMcp: config.mcp.serve_http,
+    ...(devices.openAi ? { openAi: devices.openAi } : {}),
+    smartHomeAudit: () => ({ actions: kinds.actions(), confirmations: confirmations.outcomes() }),
+    actions: (identity) => core.policy.actions(identity),
+    confirmations: confirmations.confirmations,
+    traces: served.traces,
+    usage: {
+      ledger: core.ledger,
+      budget: () => core.llm.provider.status().budget,
+      media: () => mediaCounts(media.status()),
+      ...(start.options.recentLog ? { recent: start.options.recentLog } : {}),
+    },
+    conversation: () => core.context.records(),
+    media,
+    ...(devices.mcp ? { mcp: devices.mcp } : {}),
+    uploads: {
+      maxImageBytes: config.media.max_image_bytes,
+      maxAudioBytes: config.media.max_audio_bytes,
+      keep: (bytes, mime) => media.keep(bytes, mime),
+    },
+  });
 }
 
 /** Why no model can answer now (each provider's state), or undefined when one may. */

@@ -11,7 +11,7 @@
 import { resolve } from "node:path";
 import { referencedVariables } from "./config/expand.ts";
 import { DEFAULT_ENV_NAMES, loadConfig, locateConfig, safeEnvReader } from "./config/load.ts";
-import { commandFlags } from "./config/command_flags.ts";
+import { commandFlags } from "./rights/command_flags.ts";
 import { pluginRights } from "./plugin/rights.ts";
 import {
   initPermissions,
@@ -19,7 +19,7 @@ import {
   PERMISSION_MODES,
   type PermissionMode,
   toFlags,
-} from "./config/permissions.ts";
+} from "./rights/permissions.ts";
 
 /**
  * The config file `homed init` writes: `--config`, else `$HOMED_CONFIG`, else `config/homed.yaml` under `cwd`.

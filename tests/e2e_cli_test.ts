@@ -8,7 +8,7 @@ import { luaWasmPath } from "../src/lua/wasm_path.ts";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { DEFAULT_PERSONA_TEXT } from "../src/agent/personal.ts";
-import { DAEMON_V8_FLAGS } from "../src/config/command_flags.ts";
+import { DAEMON_V8_FLAGS } from "../src/rights/command_flags.ts";
 import { parseConfig } from "../src/config/load.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";

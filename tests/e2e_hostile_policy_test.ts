@@ -79,7 +79,7 @@ const ALLOW: Record<string, Allow> = {
   output_list_channels: "anyone", // src/io/output_tools.ts
   output_set_channel: "household",
   output_send: "household",
-  memory_recall: "anyone", // src/memory/memory_service.ts
+  memory_recall: "anyone", // src/memory/memory_tools.ts
   memory_forget: "owner",
   qq_status: "anyone", // src/devices/qq/qq_device.ts
   qq_delete_message: "household",
@@ -87,7 +87,7 @@ const ALLOW: Record<string, Allow> = {
   schedule_list: "household",
   schedule_cancel: "household",
   serial_write: "household", // src/devices/serial/serial_device.ts
-  ha_states: "household", // src/devices/home_assistant/ha_device.ts
+  ha_states: "household", // src/devices/home_assistant/ha_states_tool.ts
   ha_call_service: "household",
   skill_read: "household", // src/plugin/plugin_tools.ts
   plgreload: "owner",

@@ -6,7 +6,7 @@
  */
 
 import assert from "node:assert/strict";
-import { DAEMON_V8_FLAGS } from "../src/config/command_flags.ts";
+import { DAEMON_V8_FLAGS } from "../src/rights/command_flags.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { childEnv, REPO, startHomed, workspace } from "./support/homed_process.ts";

@@ -14,7 +14,7 @@ export const LEVELS: readonly (readonly string[])[] = [
   ["config", "process"],
   ["io", "tracker", "policy"],
   ["provider", "devices", "timer", "knowledge", "backup", "mcp"],
-  ["context", "media", "intents"],
+  ["context", "media", "intents", "rights"],
   ["memory", "agent", "plugin"],
   ["api", "supervise"],
   ["daemon.ts"],
@@ -24,7 +24,8 @@ export const LEVELS: readonly (readonly string[])[] = [
 
 /**
  * Imports the levels alone would allow but the design refuses: the provider owns its failure codes (io passes them
- * through without naming them), and config names the Lua VM's wasm itself rather than asking lua/.
+ * through without naming them), and config — below every part that runs Lua — never reaches into lua/ (the rights,
+ * above both, ask lua/ for the VM's wasm).
  */
 export const REFUSED: readonly (readonly [from: string, to: string])[] = [["provider", "io"], ["config", "lua"]];
 
@@ -100,5 +101,27 @@ Deno.test("the levels name each part once", () => {
 Deno.test("the refused imports name parts on a level, each a downward import the levels alone would allow", () => {
   for (const [from, to] of REFUSED) {
     assert.ok((levelOf.get(to) ?? Infinity) < (levelOf.get(from) ?? -Infinity), `${from} -> ${to}`);
+  }
+});
+
+Deno.test("a device kind's folder is reached only through the one list: no file outside it imports inside it", async () => {
+  const kinds = new Set<string>();
+  for await (const entry of Deno.readDir("src/devices")) if (entry.isDirectory) kinds.add(entry.name);
+  const offenders: string[] = [];
+  for (const path of await sources("src")) {
+    const home = relative("src/devices", path).split("/");
+    for (const specifier of importedSpecifiers(await Deno.readTextFile(path))) {
+      const target = relative("src/devices", normalize(join(dirname(path), specifier))).split("/");
+      // Inside a kind's folder, and not from that same folder nor from the list.
+      if (target.length < 2 || !kinds.has(target[0]!) || (home.length > 1 && home[0] === target[0])) continue;
+      if (relative(".", path) !== "src/devices/kinds.ts") offenders.push(`${relative(".", path)} imports ${specifier}`);
+    }
+  }
+  assert.deepEqual(offenders, []);
+  // Every kind's folder has its descriptor, and the list names it.
+  const list = await Deno.readTextFile("src/devices/kinds.ts");
+  for (const kind of kinds) {
+    assert.ok((await Deno.stat(`src/devices/${kind}/kind.ts`)).isFile, `src/devices/${kind}/kind.ts`);
+    assert.ok(list.includes(`from "./${kind}/kind.ts"`), `src/devices/kinds.ts does not list ${kind}`);
   }
 });

@@ -8,7 +8,7 @@
  * Run: deno task bench:http (writes bench/out/http/results.json; --record: bench/http/results.json).
  */
 
-import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
+import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { environment, percentile, rssMb, writeResults } from "../support/report.ts";
 
 async function timed(count: number, once: () => Promise<void>): Promise<{ p50: number; p99: number }> {

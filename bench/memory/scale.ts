@@ -46,7 +46,7 @@
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { ContextWindow } from "../../src/context/context_window.ts";
-import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
+import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import { openMemoryDb, writeMeta } from "../../src/memory/database.ts";
 import { GraphStore } from "../../src/memory/graph/graph_store.ts";

@@ -7,7 +7,7 @@
  * Run: deno task bench:oversize (writes bench/out/onebot/oversize.json; --record: bench/onebot/oversize.json).
  */
 
-import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
+import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { startHomed, workspace } from "../../tests/support/homed_process.ts";
 import { environment, rssMb, writeResults } from "../support/report.ts";
 

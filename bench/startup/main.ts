@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { stringify } from "yaml";
 import { systemClock } from "../../src/clock.ts";
-import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
+import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { openMemory } from "../../src/memory/memory.ts";
 import { childEnv, freePort, REPO, taskFlags } from "../../tests/support/homed_process.ts";
 import { buildScriptArgs } from "../../tests/support/build_script.ts";

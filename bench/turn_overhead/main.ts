@@ -24,7 +24,7 @@ import { getHeapSpaceStatistics } from "node:v8";
 import { getLogger } from "@logtape/logtape";
 import { OpenAIProvider } from "../../src/provider/openai_provider.ts";
 import { systemClock } from "../../src/clock.ts";
-import { DAEMON_V8_FLAGS } from "../../src/config/command_flags.ts";
+import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { parseConfig } from "../../src/config/load.ts";
 import { startDaemon } from "../../src/daemon.ts";
 import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";

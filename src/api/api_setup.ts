@@ -1,6 +1,6 @@
 /**
  * The daemon's API step: the HTTP API over the HTTP device, with its endpoints (knowledge, memory, plugins, tracker,
- * schedules, the OneBot reverse WebSocket), served by the `http` service on `daemon.listen_addr`.
+ * schedules, the device kinds' own: the OneBot reverse WebSocket), served by the `http` service on `daemon.listen_addr`.
  *
  * @module
  */
@@ -8,7 +8,9 @@
 import type { Logger } from "@logtape/logtape";
 import type { Config } from "../config/schema.ts";
 import type { HttpDevice } from "./http_device.ts";
-import { onebotRoutes, type ReverseWsOptions } from "../devices/qq/reverse_ws.ts";
+import type { Hono } from "hono";
+import type { KindRoute } from "../devices/kind.ts";
+import type { ApiVariables } from "./auth.ts";
 import type { TimerDevice } from "../timer/timer.ts";
 import type { IOManager } from "../io/io_manager.ts";
 import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
@@ -63,8 +65,8 @@ export interface ApiSetupOptions {
   /** The change tracker, loaded when first asked for. */
   tracker: () => Promise<Tracker>;
   timer: TimerDevice;
-  /** The OneBot reverse WebSocket: `onebot.path`, `onebot.access_token` and where the QQ device is now. */
-  onebot: ReverseWsOptions;
+  /** The device kinds' own routes (the OneBot reverse WebSocket). */
+  deviceRoutes: readonly KindRoute[];
   /** Images and audio in chat requests: their limits and the media cache that keeps them. */
   uploads?: ApiOptions["uploads"];
   /** `mcp.serve_http`: homed as an MCP server at `/mcp`. */
@@ -155,7 +157,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
       mediaRoutes(options.media),
       mcpRoutes(options.mcp),
       consoleRoutes(),
-      onebotRoutes(options.onebot),
+      ...options.deviceRoutes.map((route) => (app: Hono<{ Variables: ApiVariables }>) => route.mount(app)),
     ],
   });
   const server = await options.services.start(

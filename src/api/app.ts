@@ -8,21 +8,16 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { streamSSE } from "hono/streaming";
-import type { TurnEvent, TurnResult } from "../io/device.ts";
-import { AsyncQueue } from "../io/async_queue.ts";
-import { LaneFullError } from "../io/fair_queue.ts";
-import { ApiError, statusForTurnError } from "./api_error.ts";
+import { ApiError } from "./api_error.ts";
 import { type ApiVariables, bearerAuth, type TokenOptions } from "./auth.ts";
 import { bodyRuleAfterAuth, requestGuard, type RequestGuardOptions } from "./request_guard.ts";
-import { readChatRequest, type UploadLimits } from "./chat_body.ts";
-import type { MessageAttachment } from "../io/message_payload.ts";
+import type { UploadLimits } from "./chat_body.ts";
+import { chatRoutes } from "./chat_routes.ts";
 import type { Identity } from "../identity/identity.ts";
 import { openAiDoor, openAiError } from "./openai_door.ts";
-import type { HttpDevice, HttpMessage } from "./http_device.ts";
-import { ShuttingDown } from "../io/turn_error.ts";
+import type { HttpDevice } from "./http_device.ts";
 
 /** Options of {@link createApi}. */
 export interface ApiOptions {
@@ -50,16 +45,6 @@ export interface ApiOptions {
   mcp?: (request: Request, identity: Identity) => Promise<Response>;
   /** More endpoints, mounted behind the same auth and body limit (knowledge, memory, plugins, …). */
   routes?: ReadonlyArray<(app: Hono<{ Variables: ApiVariables }>) => void>;
-}
-
-function resultBody(result: TurnResult): { reply: string; channel: string; rounds: number } {
-  return { reply: result.reply, channel: result.channel, rounds: result.rounds };
-}
-
-function turnError(result: TurnResult): ApiError | undefined {
-  return result.error
-    ? new ApiError(statusForTurnError(result.error.code), result.error.code, result.error.message)
-    : undefined;
 }
 
 /**
@@ -149,84 +134,7 @@ export function createApi(options: ApiOptions): Hono<{ Variables: ApiVariables }
   app.get("/api/channels", (c) => c.json(options.channels(c.get("identity"))));
   for (const mount of options.routes ?? []) mount(app);
 
-  const submit: HttpDevice["submit"] = (message, onEvent) => {
-    try {
-      return device.submit(message, onEvent);
-    } catch (error) {
-      if (error instanceof LaneFullError) throw new ApiError(429, "too_many_waiting", error.message);
-      if (error instanceof ShuttingDown) {
-        throw new ApiError(503, "shutting_down", "homed is shutting down; try again shortly");
-      }
-      throw error;
-    }
-  };
-
-  /** The chat request as a message: its attachments' bytes kept in the media cache, the message naming them. */
-  const messageOf = async (c: Context<{ Variables: ApiVariables }>): Promise<HttpMessage> => {
-    const body = await readChatRequest(c.req.raw, uploads ?? { maxImageBytes: 0, maxAudioBytes: 0 });
-    const attachments: MessageAttachment[] = [];
-    for (const upload of body.uploads) {
-      const kept = await uploads!.keep(upload.bytes, upload.mime);
-      attachments.push({
-        kind: upload.kind,
-        media: kept.id,
-        size: upload.bytes.length,
-        mime: upload.mime,
-        ...(upload.name ? { name: upload.name } : {}),
-      });
-    }
-    return {
-      text: body.text,
-      identity: c.get("identity"),
-      display: body.display,
-      ...(attachments.length ? { attachments } : {}),
-    };
-  };
-
-  app.post("/api/chat", async (c) => {
-    const result = await submit(await messageOf(c)).done;
-    const error = turnError(result);
-    if (error) throw error;
-    return c.json(resultBody(result));
-  });
-
-  app.post("/api/chat/stream", async (c) => {
-    const message = await messageOf(c);
-    const events = new AsyncQueue<TurnEvent>();
-    const { event } = submit(message, (turnEvent) => {
-      events.push(turnEvent);
-      if (turnEvent.type === "done") events.close();
-    });
-    return streamSSE(c, async (stream) => {
-      await stream.writeSSE({ event: "start", data: JSON.stringify({ id: event.id }) });
-      for (let next = await events.next(); next; next = await events.next()) {
-        if (next.type === "delta") {
-          await stream.writeSSE({ event: "delta", data: JSON.stringify({ text: next.text }) });
-        } else if (next.type === "tool") {
-          await stream.writeSSE({ event: "tool", data: JSON.stringify({ name: next.name, ok: next.ok }) });
-        } else if (next.result.error) {
-          await stream.writeSSE({ event: "error", data: JSON.stringify(next.result.error) });
-        } else {
-          await stream.writeSSE({ event: "done", data: JSON.stringify(resultBody(next.result)) });
-        }
-      }
-    });
-  });
-
-  // Messages for the `http` channel that no request waits for (reminders, output_send): pushed as they are sent.
-  app.get("/api/events", (c) => {
-    if (c.get("identity").trust === "guest") {
-      throw new ApiError(403, "forbidden", "Guests do not receive the household's messages");
-    }
-    if (device.eventClients >= EVENTS_CLIENTS_MAX) {
-      throw new ApiError(503, "busy", `${EVENTS_CLIENTS_MAX} clients already listen on /api/events; try again later`);
-    }
-    // At most EVENTS_CLIENT_MAX_BYTES wait for one client; one that stops reading is let go, its connection closed.
-    return device.eventStream(logger, c.get("identity"));
-  });
+  chatRoutes({ device, uploads, logger })(app);
 
   return app;
 }
-
-/** Clients `/api/events` serves at once (a household has a few; each holds a connection and a queue). */
-export const EVENTS_CLIENTS_MAX = 32;

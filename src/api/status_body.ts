@@ -4,9 +4,20 @@
  * @module
  */
 
-import type { ChannelInfo } from "../io/io_manager.ts";
+import type { Agent } from "../agent/core/agent.ts";
+import type { Persona } from "../agent/personal.ts";
+import type { Clock } from "../clock.ts";
+import type { LoadedConfig } from "../config/load.ts";
+import type { ChannelInfo, IOManager } from "../io/io_manager.ts";
+import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
+import type { Provider, UsageTotals } from "../provider/provider.ts";
+import { usageView } from "../provider/usage_view.ts";
+import type { ServiceHost } from "../service/service_host.ts";
+import type { TimerDevice } from "../timer/timer.ts";
+import type { ToolRegistry } from "../tools/registry.ts";
+import { VERSION } from "../version.ts";
 import type { BudgetView } from "../provider/budget.ts";
-import type { ProviderStatus } from "../provider/provider_chain.ts";
+import type { LlmAvailability, ProviderStatus } from "../provider/provider_chain.ts";
 import type { UsageView } from "../provider/usage_view.ts";
 
 /** Token usage since start, as `/api/status` shows it under `llm.usage`. */
@@ -52,4 +63,66 @@ export interface StatusBody {
   schedules: Record<string, unknown>;
   /** Each service's status, by name. */
   services: Record<string, Record<string, unknown>>;
+}
+
+/** Token usage as `/api/status` shows it. */
+function usageJson(usage: UsageTotals): UsageBody {
+  return { requests: usage.requests, retries: usage.retries, errors: usage.errors, ...usageView(usage) };
+}
+
+/** What `/api/status` reads. */
+export interface StatusSources {
+  loaded: LoadedConfig;
+  clock: Clock;
+  startedAt: number;
+  persona: Persona;
+  agent: Agent;
+  io: IOManager;
+  tools: ToolRegistry;
+  provider: Provider;
+  llm: LlmAvailability;
+  knowledge: KnowledgeBase;
+  timer: TimerDevice;
+  services: ServiceHost;
+}
+
+/**
+ * The body of `GET /api/status`, read from the running parts.
+ *
+ * @example
+ * ```ts
+ * declare const sources: StatusSources;
+ * statusBody(sources).uptime_ms; // how long homed has run
+ * ```
+ */
+export function statusBody(from: StatusSources): StatusBody {
+  const { config } = from.loaded;
+  const { agent, persona, provider, startedAt } = from;
+  return {
+    ok: true,
+    version: VERSION,
+    started_at: new Date(startedAt).toISOString(),
+    uptime_ms: Math.round(from.clock.now() - startedAt),
+    config: from.loaded.location.path ?? "embedded defaults",
+    persona: { source: persona.source, sha256: persona.sha256, chars: persona.text.length },
+    agent: agent.status(),
+    devices: from.io.channels(),
+    tools: from.tools.specs().length,
+    llm: {
+      model: provider.model,
+      base_url: config.llm.base_url,
+      thinking: config.llm.thinking,
+      api_key_set: config.llm.api_key !== "",
+      usage: usageJson(provider.usage()),
+      ...from.llm.status(),
+    },
+    memory: {
+      context_entries: agent.contextEntries,
+      context_size: config.memory.context_size,
+      context_tokens_budget: config.memory.context_tokens,
+    },
+    knowledge: from.knowledge.counts(),
+    schedules: from.timer.status(),
+    services: from.services.status(),
+  };
 }

@@ -6,7 +6,7 @@
  */
 
 import { type Layout, loadConfig, safeEnvReader } from "../config/load.ts";
-import { selfCommand } from "../config/self_command.ts";
+import { selfCommand } from "../rights/self_command.ts";
 import { envFilePath, parseEnvFile } from "../config/env_file.ts";
 
 /** How long doctor may take (its LLM check alone waits up to 15 s). */

@@ -6,9 +6,9 @@
  * @module
  */
 
-import { commandFlags } from "../config/command_flags.ts";
+import { commandFlags } from "../rights/command_flags.ts";
 import { safeEnvReader } from "../config/load.ts";
-import { initPermissions, PERMISSION_MODES, type PermissionMode, toFlags } from "../config/permissions.ts";
+import { initPermissions, PERMISSION_MODES, type PermissionMode, toFlags } from "../rights/permissions.ts";
 import { pluginRights } from "../plugin/rights.ts";
 import type { CommandLine, InitTarget } from "./command_line.ts";
 import { loadCommandConfig } from "./command_config.ts";

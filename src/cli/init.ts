@@ -10,7 +10,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import exampleConfig from "../../config/homed.example.yaml" with { type: "text" };
 import { DEFAULT_PERSONA_TEXT } from "../agent/personal.ts";
 import { envFileLine, envFilePath } from "../config/env_file.ts";
-import { initPermissions, missingPermissions } from "../config/permissions.ts";
+import { initPermissions, missingPermissions } from "../rights/permissions.ts";
 import { pathExists } from "../fs/path_exists.ts";
 import type { CommandLine, InitTarget } from "./command_line.ts";
 import { taskCommand } from "./commands.ts";

@@ -11,7 +11,7 @@ import {
   type PermissionMode,
   requiredPermissions,
   unsplittablePaths,
-} from "../config/permissions.ts";
+} from "../rights/permissions.ts";
 import { nameServerRights, readResolvConf } from "../config/name_servers.ts";
 import { taskCommand } from "./commands.ts";
 import { EXIT_REFUSED, fail } from "./output.ts";

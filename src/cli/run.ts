@@ -10,6 +10,7 @@ import { log, setupLogging, stopLogging } from "../log/logging.ts";
 import { RecentLines } from "../log/recent_lines.ts";
 import { notifyClientPath, notifySocket, sdNotify } from "../service/sd_notify.ts";
 import { safeEnvReader } from "../config/load.ts";
+import { kindSecrets } from "../devices/kinds.ts";
 import type { CommandLine } from "./command_line.ts";
 import { loadCommandConfig } from "./command_config.ts";
 import { EXIT_FAILED, fail } from "./output.ts";
@@ -39,14 +40,13 @@ export async function runCli(line: CommandLine): Promise<void> {
       config.llm.api_key,
       ...config.llm.fallbacks.map((fallback) => fallback.api_key),
       config.daemon.api_token,
-      config.onebot.access_token,
       ...Object.values(config.daemon.api_tokens).map((person) => person.token),
       // The keys of the servers homed talks to on the household's behalf: never in a log line.
       config.vision?.api_key ?? "",
       config.speech.stt?.api_key ?? "",
       config.speech.tts?.api_key ?? "",
-      config.smart_home.home_assistant?.token ?? "",
-      config.smart_home.mqtt?.password ?? "",
+      // And every configured device kind's (tokens, passwords).
+      ...kindSecrets(config),
     ].filter((secret) => secret !== ""),
   });
   let daemon;

@@ -12,13 +12,14 @@
 
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { commandFlags } from "../config/command_flags.ts";
+import { commandFlags } from "../rights/command_flags.ts";
 import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
 import { mcpServers } from "../config/mcp_servers.ts";
-import { missingPermissions, requiredPermissions } from "../config/permissions.ts";
+import { missingPermissions, requiredPermissions } from "../rights/permissions.ts";
 import type { Config } from "../config/schema.ts";
 import { envFileLine, envFileOf } from "../config/env_file.ts";
 import { runsOnDeno } from "../config/runs_on_deno.ts";
+import { kindRights } from "../devices/kinds.ts";
 import { pluginRights } from "../plugin/rights.ts";
 import type { CommandLine } from "./command_line.ts";
 import { DENO_COMMAND } from "./commands.ts";
@@ -94,9 +95,6 @@ export interface UnitOptions {
   runnerHome?: RunnerHome;
 }
 
-/** The groups that own each kind of device node (dialout: serial ports; gpio: GPIO chips; audio; video). */
-const DEVICE_GROUPS = { serial: "dialout", gpio: "gpio", sound: "audio", camera: "video" } as const;
-
 /** Whether a group of this name exists here (`/etc/group`); a unit naming one that does not fails to start. */
 function systemGroup(): (name: string) => boolean {
   let names: Set<string>;
@@ -117,10 +115,10 @@ function devicePath(path: string, setting: string): string {
 }
 
 /**
- * Exactly what the configured devices need under systemd: a serial port its path, a GPIO chip `/dev/<chip>`, the
- * microphone and the speaker ALSA's devices (`char-alsa`), the camera the `/dev/…` nodes its command names (else
- * every video device, `char-video4linux`); each read-write. Groups only those `hasGroup` knows (a missing one would
- * stop the unit from starting; the unit runs as root, so they matter only once it gets a `User=`).
+ * Exactly what the configured device kinds need under systemd (their `nodes`): a serial port its path, a GPIO chip
+ * `/dev/<chip>`, the microphone and the speaker ALSA's devices (`char-alsa`), the camera the `/dev/…` nodes its command
+ * names (else every video device, `char-video4linux`); each read-write. Groups only those `hasGroup` knows (a missing
+ * one would stop the unit from starting; the unit runs as root, so they matter only once it gets a `User=`).
  *
  * @example
  * ```ts
@@ -132,26 +130,17 @@ function devicePath(path: string, setting: string): string {
  *   readEnv: () => undefined,
  *   cwd: "/",
  * });
- * deviceGrants(config.devices, () => true);
+ * deviceGrants(config, () => true);
  * // { allow: ["/dev/ttyUSB0 rw", "/dev/gpiochip0 rw"], groups: ["dialout", "gpio"] }
  * ```
  */
-export function deviceGrants(devices: Config["devices"], hasGroup: (name: string) => boolean): DeviceGrants {
+export function deviceGrants(config: Config, hasGroup: (name: string) => boolean): DeviceGrants {
   const allow: string[] = [];
   const groups: string[] = [];
-  const grant = (entry: string, group: string) => {
+  for (const { node, setting, group } of kindRights(config).nodes) {
+    const entry = `${setting === undefined ? node : devicePath(node, setting)} rw`;
     if (!allow.includes(entry)) allow.push(entry);
     if (!groups.includes(group)) groups.push(group);
-  };
-  for (const [name, port] of Object.entries(devices.serial)) {
-    grant(`${devicePath(port.path, `devices.serial.${name}.path`)} rw`, DEVICE_GROUPS.serial);
-  }
-  for (const line of Object.values(devices.gpio)) grant(`/dev/${line.chip} rw`, DEVICE_GROUPS.gpio);
-  if (devices.microphone || devices.speaker) grant("char-alsa rw", DEVICE_GROUPS.sound);
-  if (devices.camera) {
-    const nodes = devices.camera.command.filter((arg) => /^\/dev\/\S+$/.test(arg));
-    for (const node of nodes) grant(`${devicePath(node, "devices.camera.command")} rw`, DEVICE_GROUPS.camera);
-    if (!nodes.length) grant("char-video4linux rw", DEVICE_GROUPS.camera);
   }
   return { allow, groups: groups.filter(hasGroup) };
 }
@@ -303,7 +292,7 @@ export async function unitFor(loaded: LoadedConfig, layout: Layout): Promise<str
     envFile: envFileOf(loaded),
     readWritePaths: requiredPermissions(loaded, "run").write,
     stopTimeoutSec: Math.ceil(loaded.config.daemon.shutdown_grace / 1000) + 5,
-    devices: deviceGrants(loaded.config.devices, systemGroup()),
+    devices: deviceGrants(loaded.config, systemGroup()),
     ...(runnerServers(loaded).length
       ? {
         runnerHome: {
@@ -379,7 +368,7 @@ export async function serviceAction(
       // After the env file: the unit's flags name it (--env-file) as `homed flags` does.
       await Deno.writeTextFile(unitPath, await unitFor(options.loaded, options.layout), { mode: 0o644 });
       const program = Deno.execPath();
-      const devices = deviceGrants(options.loaded.config.devices, systemGroup());
+      const devices = deviceGrants(options.loaded.config, systemGroup());
       const runners = runnerServers(options.loaded);
       return [
         `Wrote ${unitPath}; ${envNote}.`,

@@ -34,7 +34,7 @@ Deno.test("the unit doubles $ in ExecStart only, and marks every writable path o
 
 const devicesOf = (text: string) =>
   parseConfig({ text, location: { path: undefined, origin: "embedded defaults" }, readEnv: () => undefined, cwd: "/" })
-    .config.devices;
+    .config;
 
 Deno.test("device grants: each configured node once, its group only where the machine has it; none, none", () => {
   assert.deepEqual(deviceGrants(devicesOf(""), () => true), { allow: [], groups: [] });

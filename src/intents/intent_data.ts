@@ -4,7 +4,7 @@
  * template syntax itself is checked later by `template.ts`.
  *
  * npm:yaml reads the environment variables LOG_TOKENS and LOG_STREAM on every parse, so whoever reads these files
- * needs `--allow-env=LOG_TOKENS,LOG_STREAM` (the daemon has it, see `LIBRARY_ENV_NAMES` in `config/permissions.ts`).
+ * needs `--allow-env=LOG_TOKENS,LOG_STREAM` (the daemon has it, see `LIBRARY_ENV_NAMES` in `rights/permissions.ts`).
  *
  * @module
  */

@@ -72,6 +72,7 @@ export class IOManager implements Service {
   #options: IOManagerOptions;
   #newId: () => string;
   #inputCount = 0;
+  #initial: readonly Device[] | undefined;
 
   /**
    * @example
@@ -122,7 +123,25 @@ export class IOManager implements Service {
 
   /** Starts the initial devices (the `core` group). */
   async start(): Promise<void> {
-    await this.setDevices("core", this.#options.devices ?? []);
+    await this.setDevices("core", this.#initial ?? this.#options.devices ?? []);
+  }
+
+  /**
+   * The devices {@link IOManager.start} starts, for a daemon that makes the IO manager before its devices (they may
+   * ask it about channels while they are made).
+   *
+   * @example
+   * ```ts
+   * import type { Device } from "./device.ts";
+   *
+   * declare const io: IOManager;
+   * declare const devices: Device[];
+   * io.startWith(devices);
+   * await io.start();
+   * ```
+   */
+  startWith(devices: readonly Device[]): void {
+    this.#initial = devices;
   }
 
   /**

@@ -13,6 +13,7 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { deadline, sleepWith } from "../clock.ts";
 import { Backoff, exponentialBackoff } from "../service/backoff.ts";
+import { LinkState } from "../service/link_state.ts";
 import type { McpServerConfig } from "../config/mcp_servers.ts";
 import {
   isSessionGone,
@@ -118,8 +119,8 @@ function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
 }
 
-/** One server, kept connected. */
-export class McpServerConnection {
+/** One server, kept connected. Its state, last error and next attempt are {@link LinkState}'s. */
+export class McpServerConnection extends LinkState<McpServerState> {
   readonly server: McpServerConfig;
   #options: McpServerConnectionOptions;
   #timings: McpConnectionTimings;
@@ -128,15 +129,12 @@ export class McpServerConnection {
   #loop: Promise<void> | undefined;
   #session: McpSession | undefined;
   #kind: McpTransportKind;
-  #state: McpServerState = "connecting";
   #tools: readonly McpListedTool[] = [];
   #calls = 0;
   #failures = 0;
   #restarts = 0;
   #failedStarts = 0;
   #paused = false;
-  #lastError: string | null = null;
-  #nextAttemptAt: number | null = null;
   #relisting: Promise<void> | undefined;
   #relistAgain = false;
 
@@ -170,16 +168,12 @@ export class McpServerConnection {
    * ```
    */
   constructor(options: McpServerConnectionOptions) {
+    super("connecting");
     this.server = options.server;
     this.#options = options;
     this.#timings = { ...DEFAULT_TIMINGS, ...options.timings };
     this.#label = labelOf(options.server);
     this.#kind = options.server.command !== undefined ? "stdio" : "http";
-  }
-
-  /** Where it is now. */
-  get state(): McpServerState {
-    return this.#state;
   }
 
   /** The stdio child's process id while a session runs (`null` otherwise). */
@@ -191,9 +185,9 @@ export class McpServerConnection {
   start(): void {
     this.#loop ??= this.#run().catch((error) => {
       // A bug, not a server's failure: said loudly, and the daemon goes on without this server.
-      this.#state = "stopped";
-      this.#lastError = `homed's MCP client failed: ${messageOf(error)}`;
-      this.#options.logger.error("{label}: {error}", { label: this.#label, error: this.#lastError });
+      this.moveTo("stopped");
+      this.linkFailed(`homed's MCP client failed: ${messageOf(error)}`);
+      this.#options.logger.error("{label}: {error}", { label: this.#label, error: this.lastError });
     });
   }
 
@@ -202,21 +196,21 @@ export class McpServerConnection {
     this.#stopping.abort(new Error(`${this.#label}: homed is stopping`));
     await this.#loop;
     await this.#relisting;
-    this.#state = "stopped";
+    this.moveTo("stopped");
   }
 
   /** For `/api/status`. */
   status(): McpConnectionStatus {
     return {
       transport: this.#kind,
-      state: this.#state,
+      state: this.state,
       tools: this.#tools.map((tool) => tool.name),
       calls: this.#calls,
       failures: this.#failures,
       restarts: this.#restarts,
       failed_starts: this.#failedStarts,
-      last_error: this.#lastError,
-      next_attempt_at: this.#nextAttemptAt === null ? null : new Date(this.#nextAttemptAt).toISOString(),
+      last_error: this.lastError,
+      next_attempt_at: this.nextRetryAt === null ? null : new Date(this.nextRetryAt).toISOString(),
       source: this.server.source,
       pid: this.pid,
     };
@@ -239,7 +233,7 @@ export class McpServerConnection {
    */
   async call(tool: string, args: Record<string, unknown>, options: McpCallOptions): Promise<McpCallResult> {
     const session = this.#session;
-    if (!session || this.#state !== "ready") throw new Error(this.#unavailable());
+    if (!session || this.state !== "ready") throw new Error(this.#unavailable());
     this.#calls++;
     // A signal of its own per call: the SDK never removes its abort listener, and the turn's signal outlives the call.
     const own = new AbortController();
@@ -306,11 +300,9 @@ export class McpServerConnection {
   /** Why a call cannot be made now, for the tool result. */
   #unavailable(): string {
     const label = this.#label;
-    const next = this.#nextAttemptAt === null
-      ? ""
-      : `; homed tries again at ${new Date(this.#nextAttemptAt).toISOString()}`;
-    const why = this.#lastError ? ` (last error: ${this.#lastError})` : "";
-    switch (this.#state) {
+    const next = this.nextRetryAt === null ? "" : `; homed tries again at ${new Date(this.nextRetryAt).toISOString()}`;
+    const why = this.lastError ? ` (last error: ${this.lastError})` : "";
+    switch (this.state) {
       case "paused":
         return `${label} is paused after ${this.#failedStarts} failed starts in a row${why}${next}`;
       case "stopped":
@@ -389,7 +381,7 @@ export class McpServerConnection {
         });
       } catch (error) {
         if (stopping.aborted) break;
-        this.#lastError = messageOf(error);
+        this.linkFailed(messageOf(error));
         this.#failedStarts++;
       }
       if (session) {
@@ -399,7 +391,7 @@ export class McpServerConnection {
         }
         this.#session = session;
         this.#kind = session.kind;
-        this.#state = "ready";
+        this.linkUp("ready", clock.now());
         this.#setTools(session.tools);
         logger.info(
           this.#paused
@@ -412,10 +404,11 @@ export class McpServerConnection {
         const readyAt = clock.monotonic();
         const reason = await Promise.race([session.ended, stopped]);
         this.#session = undefined;
+        this.linkDown();
         this.#setTools([]);
         await session.close();
         if (stopping.aborted || reason === undefined) break;
-        this.#lastError = `${label} went away: ${reason}`;
+        this.linkFailed(`${label} went away: ${reason}`);
         if (clock.monotonic() - readyAt >= timings.healthyMs) {
           this.#failedStarts = 0;
           backoff.reset();
@@ -426,7 +419,7 @@ export class McpServerConnection {
       let wait: number;
       if (this.#failedStarts >= timings.pauseAfter) {
         wait = exponentialBackoff(0, pausedPolicy, random);
-        this.#state = "paused";
+        this.moveTo("paused");
         if (!this.#paused) {
           this.#paused = true;
           logger.error(
@@ -435,27 +428,20 @@ export class McpServerConnection {
             {
               label,
               count: this.#failedStarts,
-              error: this.#lastError,
+              error: this.lastError,
               minutes: Math.round(timings.pausedRetryMs / 6_000) / 10,
             },
           );
         } else {
-          logger.debug("{label} is still failing: {error}", { label, error: this.#lastError });
+          logger.debug("{label} is still failing: {error}", { label, error: this.lastError });
         }
       } else {
         wait = backoff.next();
-        this.#state = "reconnecting";
-        logger.warning("{error}; trying again in {wait} ms", { error: this.#lastError, wait });
+        this.moveTo("reconnecting");
+        logger.warning("{error}; trying again in {wait} ms", { error: this.lastError, wait });
       }
-      this.#nextAttemptAt = clock.now() + wait;
-      try {
-        await sleepWith(clock, wait, stopping);
-      } catch {
-        break;
-      } finally {
-        this.#nextAttemptAt = null;
-      }
+      if (!(await this.waitToRetry(clock.now() + wait, () => sleepWith(clock, wait, stopping)))) break;
     }
-    this.#state = "stopped";
+    this.moveTo("stopped");
   }
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type AddressPolicy, checkMediaUrl, classifyAddress, MediaRefused } from "./address_policy.ts";
+import { type AddressPolicy, checkMediaUrl, MediaRefused } from "./address_policy.ts";
+import { classifyAddress } from "../net/ip_address.ts";
 
 /** A policy with a fixed resolver table; names it does not know fail to resolve, and every lookup is recorded. */
 function policyWith(

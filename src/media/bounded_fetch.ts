@@ -10,7 +10,7 @@
 
 import type { Clock } from "../clock.ts";
 import { escapeControl } from "../text/untrusted.ts";
-import { classifyAddress } from "./address_policy.ts";
+import { classifyAddress } from "../net/ip_address.ts";
 
 /** Why a fetch failed: the file was too big, time ran out, the server answered badly, the network failed, or the policy refused a URL. */
 export type MediaFetchErrorCode = "too_big" | "timeout" | "http" | "network" | "refused";

@@ -8,6 +8,10 @@
  * trust: a guest's turn gets only what that guest said (its own documents and recent entries, no facts); the owner's
  * and household members' turns get everything.
  *
+ * This module is the service; its parts have their own: the prompt (`memory_prompt.ts`), the tools
+ * (`memory_tools.ts`), the console's inspection and correction (`memory_inspection.ts`, `fact_views.ts`,
+ * `memory_export.ts`) and the smart home's devices (`device_learning.ts`).
+ *
  * @module
  */
 
@@ -21,107 +25,31 @@ import type { JobSpec, Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
 import { type Asker, type JobReport, type Memory, openMemory, type RecallItem } from "./memory.ts";
-import { REFERENCE_MIN_SCORE } from "../prompt/reference_floor.ts";
-import { COLD_AFTER_MS, coldness } from "./document/document_store.ts";
-import { type Fact, factVisibleTo } from "./graph/graph_store.ts";
+import { COLD_AFTER_MS } from "./document/document_store.ts";
 import type { Trust } from "../identity/trust.ts";
-import { type Viewer, visibleTo } from "../identity/visibility.ts";
+import type { Viewer } from "../identity/visibility.ts";
+import { learnDevices, type NamedDevice } from "./device_learning.ts";
+import type { FactView } from "./fact_views.ts";
+import { exportMemory, type MemoryExport } from "./memory_export.ts";
+import {
+  correctFact,
+  documentViews,
+  entityFacts,
+  type EntityView,
+  entityViews,
+  type ForgetCounts,
+  type NeighborhoodView,
+  neighborhoodView,
+} from "./memory_inspection.ts";
+import { MemoryPrompt } from "./memory_prompt.ts";
+import { memoryTools } from "./memory_tools.ts";
 
 export type { Asker, RecallItem } from "./memory.ts";
 export { FactConflict } from "./graph/graph_store.ts";
-
-/** Where one provenance entry of a fact came from: the message of that input event, or just its id when unknown. */
-export type SourceView = { event_id: string } | {
-  event_id: string;
-  /** ISO 8601. */
-  time: string;
-  sender: string;
-  /** The channel (`http`, `qq:private:…`). */
-  source: string;
-  trust: Trust;
-  /** What was said, at most {@link SOURCE_TEXT_MAX} characters (a longer text ends in "…"). */
-  text: string;
-};
-
-/** A fact as `/api/memory/graph` shows it. */
-export interface FactView {
-  /** The fact's row id (for correcting or forgetting it). */
-  id: number;
-  subject: string;
-  type: string;
-  predicate: string;
-  object: string;
-  holds: boolean;
-  /** ISO 8601. */
-  valid_from: string;
-  /** ISO 8601, or null while it holds. */
-  valid_to: string | null;
-  /** Input event ids (and `corrected by <who>` for a correction). */
-  provenance: string[];
-  /** Each provenance entry resolved to its message, in provenance order. */
-  /** Who said it, as the lines it cites name them ("" when not recorded), and their trust (the lowest of those lines). */
-  said_by: string;
-  trust: Trust;
-  sources: SourceView[];
-  /** Who corrected it by hand, on the fact a correction made. */
-  corrected_by?: string;
-}
-
-/** What `GET /api/memory/export` answers: the entities with their facts, and the documents. */
-export interface MemoryExport {
-  /** ISO 8601. */
-  exported_at: string;
-  /** The entity asked for, or null for everything. */
-  entity: string | null;
-  entities: Array<{ name: string; type: string; mentions: number; facts: FactView[] }>;
-  documents: Array<{
-    id: string;
-    text: string;
-    created: string;
-    provenance: string[];
-    sender: string;
-    trust: Trust;
-    hits: number;
-  }>;
-}
-
-/** An entity as `/api/memory/entities` lists it. */
-export interface EntityView {
-  name: string;
-  type: string;
-  /** Times a recorded fact named it as its subject (the graph counts them; a confirmation counts again). */
-  mentions: number;
-  /** Facts that hold about it now. */
-  facts: number;
-  /** ISO 8601. */
-  last_seen: string;
-}
-
-/** `/api/memory/neighbors`: an entity and the entities its facts connect it to, one step. */
-export interface NeighborhoodView {
-  center: string;
-  nodes: Array<{ name: string; type: string; mentions: number }>;
-  edges: Array<{ from: string; to: string; predicate: string; holds: boolean }>;
-}
-
-/** What a forget removed, per layer: context entries, journal lines, documents, facts. */
-export interface ForgetCounts {
-  context: number;
-  candidates: number;
-  documents: number;
-  facts: number;
-}
-
-/** Characters of a source message shown with a fact. */
-export const SOURCE_TEXT_MAX = 300;
-/** Nodes `/api/memory/neighbors` shows at most (the entity included). */
-export const NEIGHBORS_MAX = 40;
-
-/** `text` cut to `max` characters (code points), a cut one ending in "…". */
-function cut(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
-}
+// The console API's shapes, here since before they had modules of their own: importers keep finding them here.
+export { type FactView, SOURCE_TEXT_MAX, type SourceView } from "./fact_views.ts";
+export type { MemoryExport } from "./memory_export.ts";
+export { type EntityView, type ForgetCounts, type NeighborhoodView, NEIGHBORS_MAX } from "./memory_inspection.ts";
 
 /** Options of {@link MemoryService}. */
 export interface MemoryServiceOptions {
@@ -160,7 +88,8 @@ export class MemoryService implements Service, PromptContributor {
   #restored: ContextEntry[] = [];
   #context: ContextWindow | undefined;
   #contextChanged = false;
-  #graphIndex = "";
+  /** The system message's graph index and the reference block's documents. */
+  #prompt: MemoryPrompt;
   /** After-turn work in progress (the agent does not wait for it); stop does. */
   #observing: Promise<void> = Promise.resolve();
   #lastJob: JobReport | undefined;
@@ -186,6 +115,7 @@ export class MemoryService implements Service, PromptContributor {
   constructor(options: MemoryServiceOptions) {
     this.#options = options;
     this.#store = new ContextStore(join(options.dir, "context.json"), options.logger);
+    this.#prompt = new MemoryPrompt(() => this.#ready(), options.indexEntities);
   }
 
   /**
@@ -323,28 +253,14 @@ export class MemoryService implements Service, PromptContributor {
   async inspectDocuments(query: string, k: number, viewer?: Viewer): Promise<Array<Record<string, unknown>>> {
     const now = this.#options.clock.now();
     const coldAfter = this.#options.coldAfterMs ?? COLD_AFTER_MS;
-    // With a viewer (the API's caller), only what they may read (identity/visibility.ts).
-    return (await this.#ready()).documents().search(query, k, false, viewer).map(({ document, score }) => ({
-      id: document.id,
-      summary: document.summary,
-      text: document.text,
-      created: new Date(document.created).toISOString(),
-      last_accessed: new Date(document.lastAccessed).toISOString(),
-      hits: document.hits,
-      coldness: coldness(document, now, coldAfter),
-      provenance: document.provenance,
-      sender: document.sender,
-      trust: document.trust,
-      source: document.source,
-      score: Math.round(score * 1000) / 1000,
-    }));
+    return documentViews(await this.#ready(), query, k, now, coldAfter, viewer);
   }
 
   /**
    * The household's devices as the smart home names them (Home Assistant's entities): each becomes a graph entity of
    * type `device` whose `home_assistant_id` fact is its id, with its area, and each alias an entity of its own with the
-   * same id — so "客厅的灯" and "the living room light" both lead to `light.living_room`. One transaction; a renamed
-   * device's old facts are closed (the facts hold one value at a time).
+   * same id — so "客厅的灯" and "the living room light" both lead to `light.living_room`. A transaction per 500 facts; a
+   * renamed device's old facts are closed (the facts hold one value at a time).
    *
    * @example
    * ```ts
@@ -352,31 +268,9 @@ export class MemoryService implements Service, PromptContributor {
    * await memory.learnDevices([{ id: "light.living_room", name: "Living room light", area: "Living room", aliases: ["客厅的灯"] }]);
    * ```
    */
-  async learnDevices(
-    devices: ReadonlyArray<{ id: string; name: string; area: string | null; aliases: readonly string[] }>,
-  ): Promise<void> {
+  async learnDevices(devices: readonly NamedDevice[]): Promise<void> {
     const graph = (await this.#ready()).graph();
-    const time = this.#options.clock.now();
-    const fact = (name: string, predicate: string, object: string) => ({
-      subject: { name, type: "device" },
-      predicate,
-      object,
-      time,
-      provenance: ["home-assistant"],
-      single: true,
-    });
-    const drafts = devices.flatMap((device) => [
-      fact(device.name, "home_assistant_id", device.id),
-      ...(device.area ? [fact(device.name, "area", device.area)] : []),
-      ...device.aliases.filter((alias) => alias.trim() !== "").map((alias) =>
-        fact(alias, "home_assistant_id", device.id)
-      ),
-    ]).filter((draft) => draft.subject.name.trim() !== "");
-    // In slices: a large installation has thousands of entities; one transaction each keeps the event loop free.
-    for (let at = 0; at < drafts.length; at += 500) {
-      graph.recordBatch(drafts.slice(at, at + 500));
-      await new Promise((resolve) => setTimeout(resolve, 0));
-    }
+    await learnDevices(graph, devices, this.#options.clock.now());
   }
 
   /**
@@ -394,9 +288,7 @@ export class MemoryService implements Service, PromptContributor {
    * ```
    */
   async inspectGraph(name: string, viewer?: Viewer): Promise<FactView[]> {
-    const memory = await this.#ready();
-    const facts = memory.graph().facts(name);
-    return await this.#views(memory, viewer ? facts.filter((fact) => factVisibleTo(viewer, fact)) : facts, viewer);
+    return await entityFacts(await this.#ready(), name, viewer);
   }
 
   /**
@@ -413,75 +305,7 @@ export class MemoryService implements Service, PromptContributor {
    * ```
    */
   async export(entity?: string): Promise<MemoryExport> {
-    const memory = await this.#ready();
-    const graph = memory.graph();
-    const entities = entity === undefined
-      ? graph.entities("", Number.MAX_SAFE_INTEGER)
-      : graph.entities(entity, 1).filter((found) => found.name.toLowerCase() === entity.toLowerCase());
-    const documents = entity === undefined
-      ? memory.documents().list()
-      : memory.documents().search(entity, 50, false).map((hit) => hit.document);
-    const listed = [];
-    for (const found of entities) {
-      listed.push({
-        name: found.name,
-        type: found.type,
-        mentions: found.mentions,
-        facts: await this.#views(memory, graph.facts(found.name)),
-      });
-    }
-    return {
-      exported_at: new Date(this.#options.clock.now()).toISOString(),
-      entity: entity ?? null,
-      entities: listed,
-      documents: documents.map((document) => ({
-        id: document.id,
-        text: document.text,
-        created: new Date(document.created).toISOString(),
-        provenance: document.provenance,
-        sender: document.sender,
-        trust: document.trust,
-        hits: document.hits,
-      })),
-    };
-  }
-
-  /**
-   * Facts in the API's shape, their provenance resolved to messages with one read of the journal; for a `viewer`,
-   * the messages they may not read are left out (a fact learnt in a group and in the owner's private chat shows a
-   * household member the group's line only).
-   */
-  async #views(memory: Memory, facts: readonly Fact[], viewer?: Viewer): Promise<FactView[]> {
-    const all = await memory.messages([...new Set(facts.flatMap((fact) => fact.provenance))]);
-    const messages = viewer ? new Map([...all].filter(([, entry]) => visibleTo(viewer, entry))) : all;
-    const readable = (eventId: string) => !all.has(eventId) || messages.has(eventId);
-    return facts.map((fact) => ({
-      id: fact.id,
-      subject: fact.subject,
-      type: fact.subjectType,
-      predicate: fact.predicate,
-      object: fact.object,
-      holds: fact.validTo === null,
-      valid_from: new Date(fact.validFrom).toISOString(),
-      valid_to: fact.validTo === null ? null : new Date(fact.validTo).toISOString(),
-      provenance: fact.provenance.filter(readable),
-      said_by: fact.saidBy,
-      trust: fact.trust,
-      sources: fact.provenance.filter(readable).map((eventId): SourceView => {
-        const entry = messages.get(eventId);
-        if (!entry) return { event_id: eventId };
-        return {
-          event_id: eventId,
-          time: new Date(entry.time).toISOString(),
-          sender: entry.sender,
-          source: entry.source,
-          // A line journaled before trust was recorded is the household's.
-          trust: entry.trust ?? "household",
-          text: cut(entry.text, SOURCE_TEXT_MAX),
-        };
-      }),
-      ...(fact.correctedBy !== undefined ? { corrected_by: fact.correctedBy } : {}),
-    }));
+    return await exportMemory(await this.#ready(), this.#options.clock, entity);
   }
 
   /**
@@ -496,24 +320,7 @@ export class MemoryService implements Service, PromptContributor {
    * ```
    */
   async inspectEntities(query: string, k: number, viewer?: Viewer): Promise<EntityView[]> {
-    const graph = (await this.#ready()).graph();
-    const view = (entity: ReturnType<typeof graph.entities>[number], facts = entity.facts) => ({
-      name: entity.name,
-      type: entity.type,
-      mentions: entity.mentions,
-      facts,
-      last_seen: new Date(entity.lastSeen).toISOString(),
-    });
-    if (!viewer || viewer.trust === "owner") return graph.entities(query, k).map((entity) => view(entity));
-    // Only entities with a fact the viewer may read, counting those facts.
-    const shown: EntityView[] = [];
-    for (const entity of graph.entities(query, Math.max(k * 5, 200))) {
-      const facts = graph.facts(entity.name).filter((fact) => factVisibleTo(viewer, fact));
-      if (!facts.length) continue;
-      shown.push(view(entity, facts.filter((fact) => fact.validTo === null).length));
-      if (shown.length >= k) break;
-    }
-    return shown;
+    return entityViews((await this.#ready()).graph(), query, k, viewer);
   }
 
   /**
@@ -529,25 +336,7 @@ export class MemoryService implements Service, PromptContributor {
    * ```
    */
   async inspectNeighbors(name: string, viewer?: Viewer): Promise<NeighborhoodView> {
-    const graph = (await this.#ready()).graph();
-    const found = graph.neighbors(name, NEIGHBORS_MAX) ?? { center: name, nodes: [], edges: [] };
-    if (!viewer || viewer.trust === "owner" || !found.nodes.length) return found;
-    // Only the links a fact the viewer may read makes, and the entities they reach.
-    const readable = new Map<string, Fact[]>();
-    const factsOf = (entity: string) => {
-      let facts = readable.get(entity);
-      if (!facts) readable.set(entity, facts = graph.facts(entity).filter((fact) => factVisibleTo(viewer, fact)));
-      return facts;
-    };
-    const edges = found.edges.filter((edge) =>
-      factsOf(edge.from).some((fact) =>
-        fact.predicate === edge.predicate && fact.object.toLowerCase() === edge.to.toLowerCase()
-      )
-    );
-    const linked = new Set(edges.flatMap((edge) => [edge.from, edge.to]));
-    if (!linked.size && !factsOf(found.center).length) return { center: name, nodes: [], edges: [] };
-    const nodes = found.nodes.filter((node, i) => i === 0 || linked.has(node.name));
-    return { center: found.center, nodes, edges };
+    return neighborhoodView((await this.#ready()).graph(), name, viewer);
   }
 
   /**
@@ -568,10 +357,7 @@ export class MemoryService implements Service, PromptContributor {
     who: string,
   ): Promise<{ superseded: FactView; fact: FactView } | undefined> {
     const memory = await this.#ready();
-    const corrected = memory.graph().correct(id, object, who, this.#options.clock.now());
-    if (!corrected) return undefined;
-    const [superseded, fact] = await this.#views(memory, [corrected.superseded, corrected.fact]);
-    return { superseded: superseded!, fact: fact! };
+    return await correctFact(memory, id, object, who, this.#options.clock.now());
   }
 
   /**
@@ -648,95 +434,21 @@ export class MemoryService implements Service, PromptContributor {
 
   /** The tools: `memory_recall`, `memory_forget` (owner only). */
   tools(): Tool[] {
-    return [{
-      name: "memory_forget",
-      effect: "act",
-      description:
-        "Forget what the household said in given messages, in every layer of memory (context, journal, documents, facts). Find the messages first with memory_recall: pass the event ids from its provenance. Only when the owner asks.",
-      parameters: {
-        type: "object",
-        properties: {
-          event_ids: {
-            type: "array",
-            items: { type: "string", minLength: 1, maxLength: 100 },
-            minItems: 1,
-            maxItems: 100,
-          },
-        },
-        required: ["event_ids"],
-        additionalProperties: false,
-      },
-      allow: "owner",
-      execute: async (args) => {
-        const removed = await this.forget(args.event_ids as string[]);
-        return `Forgotten: ${removed.context} context entries, ${removed.candidates} journal lines, ` +
-          `${removed.documents} documents, ${removed.facts} facts`;
-      },
-    }, {
-      name: "memory_recall",
-      effect: "read",
-      description:
-        "Recall what happened in this household beyond the current conversation: facts learned from what people said, earlier exchanges (documents) and recent context, best first, with when and in which message. Use it when someone refers to something said before. For a guest it recalls only what that guest said.",
-      parameters: {
-        type: "object",
-        properties: {
-          query: { type: "string", minLength: 1, maxLength: 500 },
-          k: { type: "integer", minimum: 1, maximum: 20, description: "How many items (default 5)" },
-        },
-        required: ["query"],
-        additionalProperties: false,
-      },
-      // Anyone may ask: the asker's trust decides what the recall holds (a guest: only what that guest said).
-      allow: "anyone",
-      execute: async (args, context) => {
-        const asker = { sender: context.sender, trust: context.trust };
-        const items = await this.recall(args.query as string, (args.k as number | undefined) ?? 5, asker);
-        if (!items.length) return "Nothing in memory matches that.";
-        // When and from whom each item came: its messages' senders, channels and trust — those the asker may read.
-        const all = await (await this.#ready()).messages([...new Set(items.flatMap((item) => item.provenance))]);
-        const messages = new Map([...all].filter(([, entry]) => visibleTo(asker, entry)));
-        return items.map((item) => ({
-          ...item,
-          time: new Date(item.time).toISOString(),
-          from: item.provenance.flatMap((eventId) => {
-            const entry = messages.get(eventId);
-            return entry
-              ? [{
-                sender: entry.sender,
-                source: entry.source,
-                trust: entry.trust ?? "household",
-                time: new Date(entry.time).toISOString(),
-              }]
-              : [];
-          }),
-        }));
-      },
-    }];
+    return memoryTools({
+      recall: (query, k, asker) => this.recall(query, k, asker),
+      forget: (eventIds) => this.forget(eventIds),
+      messages: async (eventIds) => (await this.#ready()).messages(eventIds),
+    });
   }
 
   /** The graph index for the system message; it changes only when the memory job ran. */
   system(trust: Trust): PromptSection | undefined {
-    // A guest reads no graph facts, so not even their names.
-    if (this.#graphIndex === "" || trust === "guest") return undefined;
-    return {
-      title: "Household memory index (what memory_recall knows about; details on request)",
-      body: this.#graphIndex,
-    };
+    return this.#prompt.system(trust);
   }
 
   #refreshIndex(): void {
     if (!this.#memory) return;
-    // The system message is everyone's: it names only entities with a fact the whole household may read, said by a
-    // household member or the owner — never what was learnt only in someone's private chat, nor a guest's claim.
-    const graph = this.#memory.graph();
-    const limit = this.#options.indexEntities ?? 60;
-    const household = { sender: "", trust: "household" as const };
-    const entities = graph.index(limit * 4).filter((entity) =>
-      graph.facts(entity.name).some((fact) =>
-        fact.validTo === null && fact.trust !== "guest" && factVisibleTo(household, fact)
-      )
-    ).slice(0, limit);
-    this.#graphIndex = entities.map((e) => `${e.name} (${e.type}) ×${e.mentions}`).join("; ");
+    this.#prompt.refresh(this.#memory.graph());
   }
 
   /**
@@ -754,25 +466,8 @@ export class MemoryService implements Service, PromptContributor {
    * //    trust: "guest" }]
    * ```
    */
-  async reference(input: PromptInput, _history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
-    // A memory that could not be opened leaves the turn without references rather than failing it.
-    const memory = await this.#ready().catch(() => undefined);
-    if (!memory) return undefined;
-    // Only what the sender may read (identity/visibility.ts); a message without a trust is a guest's.
-    const viewer = { sender: input.sender, trust: input.trust ?? "guest" };
-    const hits = memory.documents().search(input.text, 3, false, viewer).filter((hit) =>
-      hit.score >= REFERENCE_MIN_SCORE
-    );
-    if (!hits.length) return undefined;
-    return {
-      title: "Earlier in this household (memory; memory_recall for more)",
-      body: "",
-      items: hits.map(({ document }) => ({
-        text: `${new Date(document.created).toISOString().slice(0, 16)} ${document.summary}`,
-        sender: document.sender,
-        trust: document.trust,
-      })),
-    };
+  async reference(input: PromptInput, history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
+    return await this.#prompt.reference(input, history);
   }
 
   jobs(): JobSpec[] {

@@ -8,7 +8,8 @@ import { ContextWindow } from "../context/context_window.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { MemoryService } from "./memory_service.ts";
-import { focused, openMemory } from "./memory.ts";
+import { openMemory } from "./memory.ts";
+import { focused } from "./recall/focused.ts";
 import { openMemoryDb, readMeta } from "./database.ts";
 import { join } from "node:path";
 

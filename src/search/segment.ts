@@ -16,6 +16,9 @@
  * bytes. A segment is written once (by {@link writeSegment}, through a temporary file) and never changed; deletions
  * since are kept in memory (and in the store's log).
  *
+ * The layout's offsets are computed in `segment_layout.ts`, the two byte orders in `segment_bytes.ts`, and the
+ * resident sections are read and checked at open in `segment_sections.ts`.
+ *
  * @module
  */
 
@@ -23,115 +26,20 @@ import { crc32 } from "./crc32.ts";
 import type { DocMeta } from "./inverted_index.ts";
 import type { IndexPart, Postings } from "./ranking.ts";
 import { FILTER_FIELD } from "./ranking.ts";
+import { compareBytes, hashBytes } from "./segment_bytes.ts";
+import { type Counts, type Layout, layoutOf, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment_layout.ts";
+import { readAt, readSections, type Sections } from "./segment_sections.ts";
 import { SnapshotError } from "./snapshot.ts";
 
-/** The first bytes of a segment file. */
-export const SEGMENT_MAGIC = [0x48, 0x56, 0x53, 0x33]; // "HVS3"
-/** The header's size: magic, CRC, six counts, zeros. */
-export const SEGMENT_HEADER_BYTES = 64;
+export { compareBytes, hashBytes, idHash } from "./segment_bytes.ts";
+export { SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment_layout.ts";
+
 const MAGIC = SEGMENT_MAGIC;
 const HEADER_BYTES = SEGMENT_HEADER_BYTES;
 const CHUNK = 1 << 20;
 const TILDE = 0x7e;
 const CARET = 0x5e;
 const EQUALS = FILTER_FIELD.charCodeAt(0);
-
-/** The counts in a segment's header. */
-interface Counts {
-  documents: number;
-  terms: number;
-  pairs: number;
-  termBytes: number;
-  idBytes: number;
-  metaBytes: number;
-}
-
-/** Where each section starts (byte offsets), and where the file ends. */
-interface Layout {
-  termBytes: number;
-  termStart: number;
-  df: number;
-  postStart: number;
-  idBytes: number;
-  idStart: number;
-  idOrder: number;
-  docStart: number;
-  metaStart: number;
-  norms: number;
-  postings: number;
-  docTerms: number;
-  metas: number;
-  end: number;
-}
-
-const pad = (bytes: number) => (bytes + 3) & ~3;
-
-function layoutOf(c: Counts): Layout {
-  let at = HEADER_BYTES;
-  const next = (bytes: number) => {
-    const start = at;
-    at += pad(bytes);
-    return start;
-  };
-  return {
-    termBytes: next(c.termBytes),
-    termStart: next(4 * (c.terms + 1)),
-    df: next(4 * c.terms),
-    postStart: next(4 * (c.terms + 1)),
-    idBytes: next(c.idBytes),
-    idStart: next(4 * (c.documents + 1)),
-    idOrder: next(4 * c.documents),
-    docStart: next(4 * (c.documents + 1)),
-    metaStart: next(4 * (c.documents + 1)),
-    norms: next(4 * c.documents),
-    postings: next(8 * c.pairs),
-    docTerms: next(8 * c.pairs),
-    metas: next(c.metaBytes),
-    get end() {
-      return at;
-    },
-  };
-}
-
-/** FNV-1a over `bytes[from, to)`: the hash ids are filed by (the writer sorts by it). */
-export function hashBytes(bytes: Uint8Array, from: number, to: number): number {
-  let h = 0x811c9dc5;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
-  return h >>> 0;
-}
-
-const idScratch = new Uint8Array(1024);
-
-/**
- * The hash a segment files an id by (FNV-1a over its UTF-8 bytes): what {@link SegmentIndex.idDigest} sums, so a
- * caller can sum the same over the ids it holds elsewhere (memory.db's rows) and compare.
- *
- * @example
- * ```ts
- * idHash("doc-1"); // a 32-bit unsigned integer
- * ```
- */
-export function idHash(id: string): number {
-  const bytes = id.length * 3 <= idScratch.length ? idScratch : new Uint8Array(id.length * 3);
-  return hashBytes(bytes, 0, encoder.encodeInto(id, bytes).written);
-}
-
-/** Compares `a[aFrom, aTo)` with `b[bFrom, bTo)` byte by byte: the order terms are sorted in. */
-export function compareBytes(
-  a: Uint8Array,
-  aFrom: number,
-  aTo: number,
-  b: Uint8Array,
-  bFrom: number,
-  bTo: number,
-): number {
-  const length = Math.min(aTo - aFrom, bTo - bFrom);
-  for (let i = 0; i < length; i++) {
-    const d = a[aFrom + i]! - b[bFrom + i]!;
-    if (d) return d;
-  }
-  return aTo - aFrom - (bTo - bFrom);
-}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -502,112 +410,6 @@ export class Segment implements IndexPart {
     this.#file?.close();
     this.#file = undefined;
   }
-}
-
-/** The sections kept in memory. */
-interface Sections {
-  termBytes: Uint8Array;
-  termStart: Uint32Array;
-  df: Int32Array;
-  postStart: Uint32Array;
-  idBytes: Uint8Array;
-  idStart: Uint32Array;
-  idOrder: Uint32Array;
-  idHash: Uint32Array;
-  docStart: Uint32Array;
-  metaStart: Uint32Array;
-  norms: Float32Array;
-}
-
-async function readAt(file: Deno.FsFile, position: number, length: number, buffer?: Uint8Array): Promise<Uint8Array> {
-  const into = buffer ? buffer.subarray(0, length) : new Uint8Array(length);
-  await file.seek(position, Deno.SeekMode.Start);
-  let done = 0;
-  while (done < length) {
-    const read = await file.read(into.subarray(done));
-    if (read === null || read === 0) break;
-    done += read;
-  }
-  return done === length ? into : into.subarray(0, done);
-}
-
-/** Reads and checks the resident sections. */
-async function readSections(
-  file: Deno.FsFile,
-  c: Counts,
-  layout: Layout,
-  pause: () => Promise<void>,
-): Promise<Sections> {
-  // The checks below walk every term and id: they yield every 16k of them (a compaction opens what it wrote).
-  const due = (i: number) => (i & 16383) === 16383;
-  const u32 = async (at: number, count: number) => new Uint32Array((await readAt(file, at, 4 * count)).buffer);
-  const termBytes = await readAt(file, layout.termBytes, c.termBytes);
-  const termStart = await u32(layout.termStart, c.terms + 1);
-  const df = new Int32Array((await readAt(file, layout.df, 4 * c.terms)).buffer);
-  const postStart = await u32(layout.postStart, c.terms + 1);
-  const idBytes = await readAt(file, layout.idBytes, c.idBytes);
-  const idStart = await u32(layout.idStart, c.documents + 1);
-  const idOrder = await u32(layout.idOrder, c.documents);
-  const docStart = await u32(layout.docStart, c.documents + 1);
-  const metaStart = await u32(layout.metaStart, c.documents + 1);
-  const norms = new Float32Array((await readAt(file, layout.norms, 4 * c.documents)).buffer);
-  const rising = async (array: Uint32Array, last: number, what: string, at: number) => {
-    if (array[0] !== 0 || array[array.length - 1] !== last) {
-      throw new SnapshotError(at, `the ${what} do not run from 0 to ${last}`);
-    }
-    for (let i = 1; i < array.length; i++) {
-      if (array[i]! < array[i - 1]!) throw new SnapshotError(at + 4 * i, `the ${what} go down at ${i}`);
-      if (due(i)) await pause();
-    }
-  };
-  await rising(termStart, c.termBytes, "term starts", layout.termStart);
-  await rising(postStart, c.pairs, "posting starts", layout.postStart);
-  await rising(idStart, c.idBytes, "id starts", layout.idStart);
-  await rising(docStart, c.pairs, "document starts", layout.docStart);
-  await rising(metaStart, c.metaBytes, "metadata starts", layout.metaStart);
-  for (let t = 0; t < c.terms; t++) {
-    if (due(t)) await pause();
-    if (postStart[t + 1]! - postStart[t]! !== df[t]) {
-      throw new SnapshotError(
-        layout.df + 4 * t,
-        `term ${t} has ${postStart[t + 1]! - postStart[t]!} postings, df ${df[t]}`,
-      );
-    }
-    if (
-      t > 0 &&
-      compareBytes(termBytes, termStart[t - 1]!, termStart[t]!, termBytes, termStart[t]!, termStart[t + 1]!) >= 0
-    ) {
-      throw new SnapshotError(layout.termBytes + termStart[t]!, `the terms are not in order at ${t}`);
-    }
-  }
-  const idHash = new Uint32Array(c.documents);
-  for (let slot = 0; slot < c.documents; slot++) {
-    idHash[slot] = hashBytes(idBytes, idStart[slot]!, idStart[slot + 1]!);
-    if (due(slot)) await pause();
-  }
-  const seen = new Uint8Array(c.documents);
-  const same = (a: number, b: number) =>
-    compareBytes(idBytes, idStart[a]!, idStart[a + 1]!, idBytes, idStart[b]!, idStart[b + 1]!) === 0;
-  for (let i = 0, runStart = 0; i < c.documents; i++) {
-    if (due(i)) await pause();
-    const slot = idOrder[i]!;
-    if (slot >= c.documents || seen[slot]) {
-      throw new SnapshotError(layout.idOrder + 4 * i, `the id order is not a permutation`);
-    }
-    seen[slot] = 1;
-    if (i > 0 && idHash[idOrder[i - 1]!]! > idHash[slot]!) {
-      throw new SnapshotError(layout.idOrder + 4 * i, `the id order is not sorted`);
-    }
-    if (i > 0 && idHash[idOrder[i - 1]!] !== idHash[slot]) runStart = i;
-    // Ids of one hash (a run, rarely longer than one) are compared with each other.
-    for (let j = runStart; j < i; j++) {
-      if (same(idOrder[j]!, slot)) {
-        const id = decoder.decode(idBytes.subarray(idStart[slot]!, idStart[slot + 1]!));
-        throw new SnapshotError(layout.idBytes + idStart[slot]!, `the segment holds the id "${id}" twice`);
-      }
-    }
-  }
-  return { termBytes, termStart, df, postStart, idBytes, idStart, idOrder, idHash, docStart, metaStart, norms };
 }
 
 /**

@@ -8,81 +8,21 @@
  */
 
 import { crc32 } from "./crc32.ts";
+import { Output, SLICE_BYTES } from "./segment_output.ts";
+import { type DeltaPostings, type MergedTerm, planSegment, type SegmentInput } from "./segment_plan.ts";
+import { SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment_layout.ts";
 import type { IndexSnapshot } from "./snapshot.ts";
-import { compareBytes, hashBytes, type Segment, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment.ts";
-import { CONTEXT_FIELD } from "./inverted_index.ts";
-import { FILTER_FIELD } from "./ranking.ts";
+
+export type { SegmentInput } from "./segment_plan.ts";
 
 const MAGIC = SEGMENT_MAGIC;
 const HEADER_BYTES = SEGMENT_HEADER_BYTES;
-/** Bytes written between two pauses (and read at a time from the old segment). */
-const SLICE_BYTES = 256 << 10;
-const MAX_U32 = 0xffffffff;
-/** Documents or terms handled between two pauses in the steps before writing (a power of two). */
-const SLICE_ITEMS = 8192;
-
-/** What a compaction writes: the segment in use with its state at the snapshot point, and the newer documents. */
-export interface SegmentInput {
-  base?: { segment: Segment; alive: Uint8Array; df: Int32Array } | undefined;
-  /** The documents written since `base`, as {@link InvertedIndex.snapshot} gives them (none of them in `base`). */
-  delta: IndexSnapshot;
-}
 
 /** What was written. */
 export interface SegmentWritten {
   documents: number;
   terms: number;
   bytes: number;
-}
-
-const encoder = new TextEncoder();
-
-const compare = (a: Uint8Array, b: Uint8Array) => compareBytes(a, 0, a.length, b, 0, b.length);
-const hash = (bytes: Uint8Array) => hashBytes(bytes, 0, bytes.length);
-
-/** A file written through a buffer, its CRC-32 kept as it goes. */
-class Output {
-  #file: Deno.FsFile;
-  #buffer = new Uint8Array(SLICE_BYTES);
-  #used = 0;
-  #pause: () => Promise<void>;
-  crc = 0;
-  written = 0;
-
-  constructor(file: Deno.FsFile, pause: () => Promise<void>) {
-    this.#file = file;
-    this.#pause = pause;
-  }
-
-  async bytes(bytes: Uint8Array): Promise<void> {
-    let from = 0;
-    while (from < bytes.length) {
-      const take = Math.min(bytes.length - from, this.#buffer.length - this.#used);
-      this.#buffer.set(bytes.subarray(from, from + take), this.#used);
-      this.#used += take;
-      from += take;
-      if (this.#used === this.#buffer.length) await this.flush();
-    }
-  }
-
-  async typed(array: Int32Array | Uint32Array | Float32Array): Promise<void> {
-    await this.bytes(new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
-  }
-
-  async padding(): Promise<void> {
-    const extra = ((this.written + this.#used + 3) & ~3) - (this.written + this.#used);
-    if (extra) await this.bytes(new Uint8Array(extra));
-  }
-
-  async flush(): Promise<void> {
-    const chunk = this.#buffer.subarray(0, this.#used);
-    this.crc = crc32(chunk, this.crc);
-    let done = 0;
-    while (done < chunk.length) done += await this.#file.write(chunk.subarray(done));
-    this.written += chunk.length;
-    this.#used = 0;
-    await this.#pause();
-  }
 }
 
 /**
@@ -103,168 +43,9 @@ export async function writeSegment(
   input: SegmentInput,
   pause: () => Promise<void>,
 ): Promise<SegmentWritten> {
-  const { base, delta } = input;
-  const baseSegment = base?.segment;
-  const baseCount = baseSegment?.documents ?? 0;
-  // Every loop over documents or terms yields every SLICE_ITEMS: at 100k documents the steps before the first
-  // write, run in one go, held the event loop for ≈ 0.2 s (a large delta: ≈ 0.9 s).
-  const due = (i: number) => (i & (SLICE_ITEMS - 1)) === SLICE_ITEMS - 1;
-  // Documents: the base's live ones in slot order, then the delta's.
-  const newSlotOfBase = new Int32Array(baseCount).fill(-1);
-  let documents = 0;
-  for (let slot = 0; slot < baseCount; slot++) if (base!.alive[slot]) newSlotOfBase[slot] = documents++;
-  const baseLive = documents;
-  documents += delta.ids.length;
-
-  // The delta's postings, term by term.
-  const deltaTerms = delta.terms.length;
-  const deltaDf = new Int32Array(deltaTerms);
-  for (const termId of delta.termIds) deltaDf[termId]!++;
-  const deltaPostStart = new Int32Array(deltaTerms + 1);
-  for (let t = 0; t < deltaTerms; t++) deltaPostStart[t + 1] = deltaPostStart[t]! + deltaDf[t]!;
-  const deltaSlots = new Int32Array(delta.termIds.length), deltaWeights = new Float32Array(delta.termIds.length);
-  {
-    const fill = deltaPostStart.slice(0, deltaTerms);
-    let at = 0;
-    for (let doc = 0; doc < delta.ids.length; doc++) {
-      for (let i = 0; i < delta.lengths[doc]!; i++, at++) {
-        const termId = delta.termIds[at]!;
-        const to = fill[termId]!++;
-        deltaSlots[to] = baseLive + doc;
-        deltaWeights[to] = delta.weights[at]!;
-      }
-      if (due(doc)) await pause();
-    }
-  }
-
-  // Terms: the base's (sorted) and the delta's (sorted here) merged; a term without live documents is dropped.
-  const deltaBytes: Uint8Array[] = [];
-  for (let t = 0; t < deltaTerms; t++) {
-    deltaBytes.push(encoder.encode(delta.terms[t]!));
-    if (due(t)) await pause();
-  }
-  const deltaOrder = await sortInSlices(
-    Uint32Array.from({ length: deltaTerms }, (_, i) => i),
-    (a, b) => compare(deltaBytes[a]!, deltaBytes[b]!) || a - b,
-    pause,
-  );
-  const baseTerms = baseSegment?.terms ?? 0;
-  const newTermOfBase = new Int32Array(baseTerms).fill(-1);
-  const newTermOfDelta = new Int32Array(deltaTerms).fill(-1);
-  const merged: Array<{ base: number; delta: number; bytes: Uint8Array; df: number }> = [];
-  for (let b = 0, d = 0, step = 0; b < baseTerms || d < deltaTerms; step++) {
-    if (due(step)) await pause();
-    const baseBytes = b < baseTerms ? baseSegment!.termBytes(b) : undefined;
-    const deltaTerm = d < deltaTerms ? deltaOrder[d]! : -1;
-    const order = baseBytes === undefined ? 1 : deltaTerm < 0 ? -1 : compare(baseBytes, deltaBytes[deltaTerm]!);
-    const fromBase = order <= 0 ? b++ : -1;
-    const fromDelta = order >= 0 ? (d++, deltaTerm) : -1;
-    const df = (fromBase >= 0 ? base!.df[fromBase]! : 0) + (fromDelta >= 0 ? deltaDf[fromDelta]! : 0);
-    if (df <= 0) continue;
-    const newTerm = merged.length;
-    if (fromBase >= 0) newTermOfBase[fromBase] = newTerm;
-    if (fromDelta >= 0) newTermOfDelta[fromDelta] = newTerm;
-    merged.push({ base: fromBase, delta: fromDelta, bytes: fromBase >= 0 ? baseBytes! : deltaBytes[fromDelta]!, df });
-  }
-
-  // The resident sections, built here (a few MB at 100k documents).
-  const terms = merged.length;
-  const termStart = new Uint32Array(terms + 1);
-  const df = new Int32Array(terms);
-  const postStart = new Uint32Array(terms + 1);
-  for (let t = 0; t < terms; t++) {
-    const term = merged[t]!;
-    termStart[t + 1] = termStart[t]! + term.bytes.length;
-    df[t] = term.df;
-    postStart[t + 1] = postStart[t]! + term.df;
-    if (due(t)) await pause();
-  }
-  const pairs = postStart[terms]!;
-  const idStart = new Uint32Array(documents + 1);
-  const docStart = new Uint32Array(documents + 1);
-  const metaStart = new Uint32Array(documents + 1);
-  const norms = new Float32Array(documents);
-  const deltaIdBytes: Uint8Array[] = [];
-  const deltaMetaBytes: Uint8Array[] = [];
-  for (let doc = 0; doc < delta.ids.length; doc++) {
-    deltaIdBytes.push(encoder.encode(delta.ids[doc]!));
-    deltaMetaBytes.push(encoder.encode(JSON.stringify(delta.metas[doc])));
-    if (due(doc)) await pause();
-  }
-  {
-    let slot = 0;
-    const add = (idLength: number, termCount: number, metaLength: number, norm: number) => {
-      idStart[slot + 1] = idStart[slot]! + idLength;
-      docStart[slot + 1] = docStart[slot]! + termCount;
-      metaStart[slot + 1] = metaStart[slot]! + metaLength;
-      norms[slot++] = norm;
-    };
-    const baseNorms = baseSegment?.norms();
-    for (let s = 0; s < baseCount; s++) {
-      if (due(s)) await pause();
-      if (newSlotOfBase[s]! < 0) continue;
-      add(baseSegment!.idBytes(s).length, baseSegment!.termCount(s), baseSegment!.metaBytes(s), baseNorms![s]!);
-    }
-    let at = 0;
-    const unnormed = delta.terms.map((term) => term.startsWith(CONTEXT_FIELD) || term.startsWith(FILTER_FIELD));
-    for (let doc = 0; doc < delta.ids.length; doc++) {
-      let squares = 0;
-      for (let i = 0; i < delta.lengths[doc]!; i++, at++) {
-        if (!unnormed[delta.termIds[at]!]) squares += delta.weights[at]! * delta.weights[at]!;
-      }
-      add(deltaIdBytes[doc]!.length, delta.lengths[doc]!, deltaMetaBytes[doc]!.length, Math.sqrt(squares) || 1);
-      if (due(doc)) await pause();
-    }
-  }
-  if (docStart[documents] !== pairs) {
-    throw new RangeError(`Segment ${path}: the documents hold ${docStart[documents]} terms, the postings ${pairs}`);
-  }
-  const idBytes = new Uint8Array(idStart[documents]!);
-  {
-    let slot = 0;
-    for (let s = 0; s < baseCount; s++) {
-      if (newSlotOfBase[s]! >= 0) idBytes.set(baseSegment!.idBytes(s), idStart[slot++]!);
-      if (due(s)) await pause();
-    }
-    for (const bytes of deltaIdBytes) idBytes.set(bytes, idStart[slot++]!);
-  }
-  // The id order: the base's, already sorted by hash (its live slots keep their order), merged with the delta's.
-  const deltaHash = new Uint32Array(delta.ids.length);
-  for (let doc = 0; doc < delta.ids.length; doc++) {
-    deltaHash[doc] = hash(deltaIdBytes[doc]!);
-    if (due(doc)) await pause();
-  }
-  const deltaIdOrder = await sortInSlices(
-    Uint32Array.from({ length: delta.ids.length }, (_, i) => i),
-    (a, b) => deltaHash[a]! - deltaHash[b]! || a - b,
-    pause,
-  );
-  const idOrder = new Uint32Array(documents);
-  {
-    const baseOrder = baseSegment?.idOrder();
-    let at = 0, d = 0;
-    for (let i = 0; i < (baseOrder?.order.length ?? 0); i++) {
-      const old = baseOrder!.order[i]!;
-      if (newSlotOfBase[old]! < 0) continue;
-      const h = baseOrder!.hash[old]!;
-      while (d < deltaIdOrder.length && deltaHash[deltaIdOrder[d]!]! < h) idOrder[at++] = baseLive + deltaIdOrder[d++]!;
-      idOrder[at++] = newSlotOfBase[old]!;
-      if (due(i)) await pause();
-    }
-    while (d < deltaIdOrder.length) idOrder[at++] = baseLive + deltaIdOrder[d++]!;
-  }
-  const termBytes = new Uint8Array(termStart[terms]!);
-  for (let t = 0; t < terms; t++) {
-    termBytes.set(merged[t]!.bytes, termStart[t]!);
-    if (due(t)) await pause();
-  }
-  const metaBytes = metaStart[documents]!;
-  for (const [what, value] of [["postings", pairs], ["metadata bytes", metaBytes], ["id bytes", idBytes.length]]) {
-    if ((value as number) * 8 > MAX_U32) {
-      throw new RangeError(`Segment ${path}: ${value} ${what} are too many for one file`);
-    }
-  }
-
+  const plan = await planSegment(path, input, pause);
+  const { documents, terms, pairs, metaBytes, newSlotOfBase, sections } = plan;
+  const [termBytes, , , , idBytes] = sections;
   const file = await Deno.open(path, { write: true, create: true, truncate: true });
   try {
     // The placeholder header is written as it is; its counts and zeros (bytes 8–63) count in the CRC, its magic
@@ -277,17 +58,15 @@ export async function writeSegment(
     for (let done = 0; done < placeholder.length;) done += await file.write(placeholder.subarray(done));
     const out = new Output(file, pause);
     out.crc = crc32(headerTail);
-    for (
-      const section of [termBytes, termStart, df, postStart, idBytes, idStart, idOrder, docStart, metaStart, norms]
-    ) {
+    for (const section of sections) {
       await (section instanceof Uint8Array ? out.bytes(section) : out.typed(section));
       await out.padding();
     }
-    await writePostings(out, merged, base, newSlotOfBase, deltaPostStart, deltaSlots, deltaWeights);
+    await writePostings(out, plan.merged, input.base, newSlotOfBase, plan.deltaPostings);
     await out.padding();
-    await writeDocTerms(out, base, newSlotOfBase, newTermOfBase, delta, newTermOfDelta);
+    await writeDocTerms(out, input.base, newSlotOfBase, plan.newTermOfBase, input.delta, plan.newTermOfDelta);
     await out.padding();
-    await writeMetas(out, base, newSlotOfBase, deltaMetaBytes);
+    await writeMetas(out, input.base, newSlotOfBase, plan.deltaMetaBytes);
     await out.padding();
     await out.flush();
     const header = new Uint8Array(HEADER_BYTES);
@@ -304,15 +83,15 @@ export async function writeSegment(
   }
 }
 
+/** The postings section: per term, the base's live postings (renumbered) then the delta's, slots then weights. */
 async function writePostings(
   out: Output,
-  merged: ReadonlyArray<{ base: number; delta: number; df: number }>,
+  merged: readonly MergedTerm[],
   base: SegmentInput["base"],
   newSlotOfBase: Int32Array,
-  deltaPostStart: Int32Array,
-  deltaSlots: Int32Array,
-  deltaWeights: Float32Array,
+  delta: DeltaPostings,
 ): Promise<void> {
+  const { postStart: deltaPostStart, slots: deltaSlots, weights: deltaWeights } = delta;
   // One buffer for every term's postings, as large as the longest list.
   let longest = 0;
   for (const term of merged) longest = Math.max(longest, term.df);
@@ -344,6 +123,7 @@ async function writePostings(
   }
 }
 
+/** The document terms section: per live document, its term ids (renumbered) then their weights. */
 async function writeDocTerms(
   out: Output,
   base: SegmentInput["base"],
@@ -379,6 +159,7 @@ async function writeDocTerms(
   }
 }
 
+/** The metadata section: each live document's JSON, the base's read in slices, then the delta's. */
 async function writeMetas(
   out: Output,
   base: SegmentInput["base"],
@@ -397,38 +178,4 @@ async function writeMetas(
     }
   }
   for (const bytes of deltaMetaBytes) await out.bytes(bytes);
-}
-
-/**
- * Sorts `items` by `compare` (a total order) with `pause()` awaited between slices: runs of 4,096 sorted in place,
- * then merged pairwise, about 32,768 items between pauses.
- */
-async function sortInSlices(
-  items: Uint32Array,
-  compare: (a: number, b: number) => number,
-  pause: () => Promise<void>,
-): Promise<Uint32Array> {
-  const RUN = 4096;
-  for (let i = 0; i < items.length; i += RUN) {
-    items.subarray(i, i + RUN).sort(compare);
-    if (items.length > RUN) await pause();
-  }
-  let from: Uint32Array = items, into: Uint32Array = new Uint32Array(items.length);
-  for (let width = RUN; width < items.length; width *= 2) {
-    let work = 0;
-    for (let low = 0; low < items.length; low += 2 * width) {
-      const middle = Math.min(low + width, items.length), high = Math.min(low + 2 * width, items.length);
-      let a = low, b = middle, at = low;
-      while (a < middle && b < high) into[at++] = compare(from[a]!, from[b]!) <= 0 ? from[a++]! : from[b++]!;
-      while (a < middle) into[at++] = from[a++]!;
-      while (b < high) into[at++] = from[b++]!;
-      work += high - low;
-      if (work >= 8 * RUN) {
-        work = 0;
-        await pause();
-      }
-    }
-    [from, into] = [into, from];
-  }
-  return from;
 }

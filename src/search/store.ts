@@ -15,45 +15,30 @@
  * off; a snapshot or log that is corrupt is set aside as `*.corrupt-<time>` and the store is rebuilt from the
  * previous generation — a bad file is never silently used.
  *
+ * Beside it: the folder's files by name (`store_files.ts`), the log's records (`store_records.ts`), the analyzer check
+ * (`store_analyzer.ts`), filter terms (`filter_terms.ts`), the older snapshot formats (`older_snapshot.ts`) and the
+ * default pause (`yield_every.ts`).
+ *
  * @module
  */
 
 import { join } from "node:path";
-import {
-  CONTEXT_FIELD,
-  type DocMeta,
-  type Hit,
-  InvertedIndex,
-  type ScoringOptions,
-  type SearchOptions,
-} from "./inverted_index.ts";
-import { filterTerm } from "./ranking.ts";
+import { CONTEXT_FIELD, type DocMeta, type Hit, type SearchOptions } from "./inverted_index.ts";
+import { withFilterTerms, withFilterTermsAll } from "./filter_terms.ts";
+import { decodeOlderSnapshot } from "./older_snapshot.ts";
 import { frameAll, readRecords } from "./record_file.ts";
 import { isSegment, Segment } from "./segment.ts";
 import { SegmentIndex } from "./segment_index.ts";
 import { writeSegment } from "./segment_writer.ts";
-import { decodeSnapshot, type IndexSnapshot, isBinarySnapshot, SnapshotError } from "./snapshot.ts";
+import { type IndexSnapshot, SnapshotError } from "./snapshot.ts";
+import { checkAnalyzer } from "./store_analyzer.ts";
+import { StoreFiles } from "./store_files.ts";
+import type { OpenReport, VectorStoreOptions } from "./store_options.ts";
+import type { PutRecord, StoreRecord } from "./store_records.ts";
 import { ANALYZER, HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
+import { yieldEvery } from "./yield_every.ts";
 
-/** The analyzer a store written before analyzers were named used. */
-const FIRST_ANALYZER = "engine-1";
-
-/** A put as stored: terms with frequencies, so recovery needs no tokenizer. */
-interface PutRecord {
-  op: "put";
-  id: string;
-  t: Array<[string, number]>;
-  m: DocMeta;
-}
-interface DeleteRecord {
-  op: "del";
-  id: string;
-}
-interface EndRecord {
-  op: "end";
-  count: number;
-}
-type StoreRecord = PutRecord | DeleteRecord | EndRecord;
+export type { OpenReport, VectorStoreOptions } from "./store_options.ts";
 
 /** How long the default pause lets work run before it yields to the event loop. */
 const YIELD_AFTER_MS = 8;
@@ -61,50 +46,12 @@ const YIELD_AFTER_MS = 8;
 /** {@link VectorStore.reindex} compacts once the log holds a record for every this many documents. */
 export const REINDEX_SHARE = 16;
 
-/** Options of {@link VectorStore.open}. */
-export interface VectorStoreOptions {
-  /** Text → term frequencies; the engine's tokenizer with the household lexicon by default. */
-  analyze?: (text: string) => Map<string, number>;
-  /**
-   * Names what `analyze` does (default: {@link ANALYZER}, with the default `analyze`). Stored terms come from the
-   * analyzer of their day: when the name differs from the one on disk the store opens empty (the old files are
-   * removed and the open report says so) and its owner indexes its documents again from their source.
-   */
-  analyzer?: string;
-  scoring?: ScoringOptions;
-  /**
-   * Metadata keys searches filter by with `filter: { key: value }`: each document's values of them are indexed as
-   * filter terms, so such a filter reads one posting list rather than every candidate's metadata from disk. Fixed
-   * for a store: changing them for existing files needs a new `analyzer` name (the store is then indexed again).
-   */
-  filterKeys?: readonly string[];
-  /** fsync after every write (survives power loss, slower); otherwise only at {@link VectorStore.sync}. */
-  fsyncEachWrite?: boolean;
-  /** Compact automatically when the log has this many records. */
-  compactEvery?: number;
-  now?: () => number;
-  /** Told about recovery actions (torn tail cut, corrupt file set aside, files written anew, a failed compaction). */
-  onRecovery?: (message: string) => void;
-  /**
-   * Between slices of a compaction or of opening a segment (default: one turn of the event loop — a zero-delay timer —
-   * once 8 ms have passed since the last).
-   */
-  pause?: () => Promise<void>;
-}
-
-/** What opening found. */
-export interface OpenReport {
-  generation: number;
-  documents: number;
-  /** One line per recovery action; empty on a clean open. */
-  recovered: string[];
-}
-
 const engineAnalyzer = (text: string) => termFrequencies(text, { lexicon: HOUSEHOLD });
 
 /** The store. */
 export class VectorStore {
   readonly dir: string;
+  #files: StoreFiles;
   #index: SegmentIndex;
   #options: VectorStoreOptions;
   #filterKeys: ReadonlySet<string>;
@@ -123,6 +70,7 @@ export class VectorStore {
 
   private constructor(dir: string, options: VectorStoreOptions) {
     this.dir = dir;
+    this.#files = new StoreFiles(dir);
     this.#options = options;
     this.#analyze = options.analyze ?? engineAnalyzer;
     this.#filterKeys = new Set(options.filterKeys ?? []);
@@ -168,10 +116,6 @@ export class VectorStore {
     return this.#generation;
   }
 
-  #path(kind: "snap" | "wal", generation: number): string {
-    return join(this.dir, `${kind}-${generation}.${kind === "snap" ? "bin" : "log"}`);
-  }
-
   #recovered(message: string): void {
     this.#report.recovered.push(message);
     this.#options.onRecovery?.(message);
@@ -183,37 +127,11 @@ export class VectorStore {
     this.#recovered(`${path} is ${why}; set aside as ${aside}`);
   }
 
-  async #generations(): Promise<number[]> {
-    const found = new Set<number>();
-    for await (const entry of Deno.readDir(this.dir)) {
-      const match = /^(?:snap|wal)-(\d+)\.(?:bin|log)$/.exec(entry.name);
-      if (match) found.add(Number(match[1]));
-    }
-    return [...found].sort((a, b) => b - a);
-  }
-
-  async #readFile(path: string): Promise<Uint8Array | undefined> {
-    try {
-      return await Deno.readFile(path);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return undefined;
-      throw error;
-    }
-  }
-
   #apply(record: StoreRecord, index = this.#index): void {
     if (record.op === "put") {
-      index.put(record.id, this.#withFilterTerms(new Map(record.t), record.m ?? {}), record.m ?? {});
+      // The filter terms are not logged: they follow from the metadata.
+      index.put(record.id, withFilterTerms(new Map(record.t), record.m ?? {}, this.#filterKeys), record.m ?? {});
     } else if (record.op === "del") index.delete(record.id);
-  }
-
-  /** A document's terms with its filter terms added (not logged: they follow from its metadata). */
-  #withFilterTerms(terms: Map<string, number>, meta: DocMeta): Map<string, number> {
-    for (const key of this.#filterKeys) {
-      const value = meta[key];
-      if (value !== undefined) terms.set(filterTerm(key, value), 1);
-    }
-    return terms;
   }
 
   /**
@@ -224,12 +142,12 @@ export class VectorStore {
    */
   async #loadSnapshot(generation: number): Promise<boolean> {
     if (generation === 0) return true;
-    const path = this.#path("snap", generation);
+    const path = this.#files.path("snap", generation);
     if (!(await isSegment(path))) {
       const older = await this.#readOlderSnapshot(path);
       if (!older) return false;
       const temporary = `${path}.tmp`;
-      await writeSegment(temporary, { delta: this.#withFilterTermsAll(older) }, this.#pause);
+      await writeSegment(temporary, { delta: withFilterTermsAll(older, this.#filterKeys) }, this.#pause);
       Deno.renameSync(temporary, path);
     }
     try {
@@ -244,94 +162,25 @@ export class VectorStore {
 
   /** An older snapshot's documents, or undefined (set aside) when it is corrupt or not whole, or missing. */
   async #readOlderSnapshot(path: string): Promise<IndexSnapshot | undefined> {
-    const bytes = await this.#readFile(path);
+    const bytes = await this.#files.read(path);
     if (!bytes) return undefined;
-    if (isBinarySnapshot(bytes)) {
-      try {
-        const snapshot = decodeSnapshot(bytes);
-        if (new Set(snapshot.ids).size !== snapshot.ids.length) {
-          const twice = snapshot.ids.find((id, i) => snapshot.ids.indexOf(id) !== i);
-          throw new RangeError(`The snapshot holds the id "${twice}" twice`);
-        }
-        return snapshot;
-      } catch (error) {
-        if (!(error instanceof SnapshotError || error instanceof RangeError)) throw error;
-        await this.#setAside(path, error instanceof SnapshotError ? error.message : `inconsistent (${error.message})`);
-        return undefined;
-      }
-    }
-    const { records, problem } = readRecords(bytes);
-    const end = records.at(-1) as StoreRecord | undefined;
-    const puts = records.slice(0, -1) as StoreRecord[];
-    if (problem || end?.op !== "end" || end.count !== puts.length || puts.some((r) => r.op !== "put")) {
-      await this.#setAside(
-        path,
-        problem ? `${problem.kind} at byte ${problem.offset} (${problem.detail})` : "incomplete",
-      );
-      return undefined;
-    }
-    const index = new InvertedIndex(this.#index.scoring);
-    for (const record of puts as PutRecord[]) index.put(record.id, new Map(record.t), record.m ?? {});
-    return index.snapshot();
-  }
-
-  /** An older snapshot's documents with their filter terms added (its format had none). */
-  #withFilterTermsAll(snapshot: IndexSnapshot): IndexSnapshot {
-    if (!this.#filterKeys.size) return snapshot;
-    const terms = [...snapshot.terms];
-    const termIndex = new Map<string, number>();
-    const filterTermIds = snapshot.metas.map((meta) =>
-      [...this.#withFilterTerms(new Map(), meta).keys()].map((term) => {
-        let id = termIndex.get(term);
-        if (id === undefined) termIndex.set(term, id = terms.push(term) - 1);
-        return id;
-      })
-    );
-    const extra = filterTermIds.reduce((sum, ids) => sum + ids.length, 0);
-    if (!extra) return snapshot;
-    const lengths = new Int32Array(snapshot.lengths.length);
-    const termIds = new Int32Array(snapshot.termIds.length + extra);
-    const weights = new Float32Array(snapshot.termIds.length + extra);
-    let from = 0, to = 0;
-    snapshot.lengths.forEach((length, doc) => {
-      termIds.set(snapshot.termIds.subarray(from, from + length), to);
-      weights.set(snapshot.weights.subarray(from, from + length), to);
-      from += length;
-      to += length;
-      for (const id of filterTermIds[doc]!) {
-        termIds[to] = id;
-        weights[to++] = 1; // 1 + ln 1
-      }
-      lengths[doc] = length + filterTermIds[doc]!.length;
-    });
-    return { ...snapshot, terms, lengths, termIds, weights };
+    const older = decodeOlderSnapshot(bytes, this.#index.scoring);
+    if ("snapshot" in older) return older.snapshot;
+    await this.#setAside(path, older.corrupt);
+    return undefined;
   }
 
   get #pause(): () => Promise<void> {
     return this.#options.pause ?? this.#yieldEvery;
   }
 
-  /**
-   * The default pause: a turn of the event loop (a zero-delay timer) once 8 ms have passed since the last one, else
-   * nothing — a timer per slice made opening a 100k store three times slower, and no slice is long.
-   */
-  #yieldEvery = (() => {
-    let last = performance.now();
-    return (): Promise<void> => {
-      if (performance.now() - last < YIELD_AFTER_MS) return Promise.resolve();
-      return new Promise<void>((resolve) =>
-        setTimeout(() => {
-          last = performance.now();
-          resolve();
-        }, 0)
-      );
-    };
-  })();
+  /** The default pause: see `yield_every.ts`. */
+  #yieldEvery = yieldEvery(YIELD_AFTER_MS);
 
   /** Replays a log; a torn tail is cut off, corruption before the end stops the replay and sets the log aside. */
   async #replay(generation: number): Promise<void> {
-    const path = this.#path("wal", generation);
-    const bytes = await this.#readFile(path);
+    const path = this.#files.path("wal", generation);
+    const bytes = await this.#files.read(path);
     if (!bytes) return;
     const { records, problem, validBytes } = readRecords(bytes);
     for (const record of records) this.#apply(record as StoreRecord);
@@ -353,7 +202,7 @@ export class VectorStore {
       if (entry.name.endsWith(".tmp")) await Deno.remove(join(this.dir, entry.name));
     }
     await this.#checkAnalyzer();
-    const generations = await this.#generations();
+    const generations = await this.#files.generations();
     let chosen = generations[0] ?? 0;
     for (const generation of generations.length ? generations : [0]) {
       chosen = generation;
@@ -372,7 +221,7 @@ export class VectorStore {
     }
     await this.#replay(chosen);
     this.#generation = chosen;
-    this.#wal = await Deno.open(this.#path("wal", chosen), { create: true, append: true });
+    this.#wal = await Deno.open(this.#files.path("wal", chosen), { create: true, append: true });
     this.#report = { generation: chosen, documents: this.#index.size, recovered: this.#report.recovered };
     const problems = this.#index.verify();
     if (problems.length) throw new Error(`Vector store ${this.dir} is inconsistent after loading: ${problems[0]}`);
@@ -386,32 +235,7 @@ export class VectorStore {
     const current = this.#options.analyzer ?? (this.#options.analyze ? undefined : ANALYZER);
     this.#analyzer = current;
     if (current === undefined) return;
-    const generations = await this.#generations();
-    let written: string | undefined;
-    try {
-      written = (await Deno.readTextFile(this.#analyzerFile)).trim();
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-    const stored = written ?? (generations.length ? FIRST_ANALYZER : current);
-    if (stored !== current) {
-      for (const generation of generations) {
-        for (const kind of ["snap", "wal"] as const) await Deno.remove(this.#path(kind, generation)).catch(() => {});
-      }
-      this.#recovered(
-        `the analyzer changed from ${stored} to ${current}: the index was emptied and is rebuilt from its documents`,
-      );
-    }
-    if (written !== current) await this.#writeAnalyzer(current);
-  }
-
-  get #analyzerFile(): string {
-    return join(this.dir, "analyzer");
-  }
-
-  async #writeAnalyzer(name: string): Promise<void> {
-    await Deno.writeTextFile(`${this.#analyzerFile}.tmp`, `${name}\n`);
-    await Deno.rename(`${this.#analyzerFile}.tmp`, this.#analyzerFile);
+    await checkAnalyzer(this.#files, current, (message) => this.#recovered(message));
   }
 
   #resetIndex(): void {
@@ -535,7 +359,7 @@ export class VectorStore {
     const input = this.#index.cut();
     this.#carried = [];
     const next = this.#generation + 1;
-    const temporary = `${this.#path("snap", next)}.tmp`;
+    const temporary = `${this.#files.path("snap", next)}.tmp`;
     let segment: Segment | undefined;
     try {
       await Deno.mkdir(this.dir, { recursive: true });
@@ -544,14 +368,14 @@ export class VectorStore {
       if (!this.#wal) throw new RangeError(`Vector store ${this.dir} was closed during compaction`);
       // From here on everything is synchronous, so no write can slip between the steps. The next log gets the
       // carried writes first (they are also in the current log); only then does the segment take over.
-      const nextWalPath = this.#path("wal", next);
+      const nextWalPath = this.#files.path("wal", next);
       const wal = Deno.openSync(nextWalPath, { create: true, write: true, truncate: true });
       try {
         const carried = frameAll(this.#carried);
         let written = 0;
         while (written < carried.length) written += wal.writeSync(carried.subarray(written));
         wal.syncDataSync();
-        Deno.renameSync(temporary, this.#path("snap", next));
+        Deno.renameSync(temporary, this.#files.path("snap", next));
       } catch (error) {
         wal.close();
         throw error;
@@ -567,14 +391,14 @@ export class VectorStore {
       this.#generation = next;
       this.#walRecords = this.#carried.length;
       // Keep generation `previous` as the fallback; drop the one before it.
-      for (const path of [this.#path("snap", previous - 1), this.#path("wal", previous - 1)]) {
+      for (const path of [this.#files.path("snap", previous - 1), this.#files.path("wal", previous - 1)]) {
         try {
           Deno.removeSync(path);
         } catch { /* already gone */ }
       }
       // A folder written anew (deleted under us) needs its analyzer file, or it would read as the first analyzer's.
-      if (this.#analyzer !== undefined && !(await Deno.stat(this.#analyzerFile).then(() => true, () => false))) {
-        await this.#writeAnalyzer(this.#analyzer);
+      if (this.#analyzer !== undefined && !(await Deno.stat(this.#files.analyzerFile).then(() => true, () => false))) {
+        await this.#files.writeAnalyzer(this.#analyzer);
       }
     } catch (error) {
       segment?.close();
@@ -600,10 +424,12 @@ export class VectorStore {
       if (this.#wal === wal) throw error;
     }
     try {
-      await Deno.stat(this.#path("wal", this.#generation));
+      await Deno.stat(this.#files.path("wal", this.#generation));
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
-      this.#recovered(`${this.#path("wal", this.#generation)} disappeared while homed ran; writing the store anew`);
+      this.#recovered(
+        `${this.#files.path("wal", this.#generation)} disappeared while homed ran; writing the store anew`,
+      );
       await this.compact();
     }
   }

@@ -9,7 +9,7 @@
 import { dirname } from "node:path";
 import { systemClock } from "../clock.ts";
 import { runsOnDeno } from "../config/runs_on_deno.ts";
-import { selfCommand } from "../config/self_command.ts";
+import { selfCommand } from "../rights/self_command.ts";
 import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
 import { log } from "../log/logging.ts";
 import { pluginRights } from "../plugin/rights.ts";

@@ -19,77 +19,10 @@ import { RouteTable } from "../../io/route_table.ts";
 import { log, setupLogging, stopLogging } from "../../log/logging.ts";
 import { ToolRegistry } from "../../tools/registry.ts";
 import { CommandError } from "../../process/run_command.ts";
-import {
-  GpioDevice,
-  type GpioDeviceOptions,
-  type GpioLineSettings,
-  type GpioTools,
-  parseGpioVersion,
-  parseMonitorLine,
-} from "./gpio_device.ts";
+import { GpioDevice, type GpioDeviceOptions, type GpioLineSettings, type GpioTools } from "./gpio_device.ts";
+import { v1Line, v2Line, writeStandIns } from "./testdata/libgpiod_stand_ins.ts";
 
 type Version = "v1" | "v2";
-
-/** What `<tool> --version` prints (`print_version()` of each branch's `tools/tools-common.c`). */
-function versionText(tool: string, version: Version): string {
-  return version === "v1"
-    ? `${tool} (libgpiod) v1.6.3\nCopyright (C) 2017-2018 Bartosz Golaszewski\nLicense: LGPLv2.1\n` +
-      "This is free software: you are free to change and redistribute it.\n" +
-      "There is NO WARRANTY, to the extent permitted by law.\n"
-    : `${tool} (libgpiod) v2.2.1\nCopyright (C) 2017-2023 Bartosz Golaszewski\nLicense: GPL-2.0-or-later\n` +
-      "This is free software: you are free to change and redistribute it.\n" +
-      "There is NO WARRANTY, to the extent permitted by law.\n";
-}
-
-/** v1 gpiomon: `printf("event: %s offset: %u timestamp: [%8ld.%09ld]\n", " RISING EDGE" | "FALLING EDGE", …)`. */
-function v1Line(edge: "rising" | "falling", offset: number, seconds: number, nanos: number): string {
-  const name = edge === "rising" ? " RISING EDGE" : "FALLING EDGE";
-  return `event: ${name} offset: ${offset} timestamp: [${String(seconds).padStart(8)}.${
-    String(nanos).padStart(9, "0")
-  }]`;
-}
-
-/** v2 gpiomon with `-c`: `<s>.<%09 ns>\t<edge>\t<chip> <offset>`, then ` "<name>"` for a line the kernel names. */
-function v2Line(edge: "rising" | "falling", offset: number, seconds: number, nanos: number, lineName?: string): string {
-  return `${seconds}.${String(nanos).padStart(9, "0")}\t${edge}\tgpiochip0 ${offset}${
-    lineName ? ` "${lineName}"` : ""
-  }`;
-}
-
-const version = (tool: string, v: Version) =>
-  `if [ "$1" = "--version" ]; then\ncat <<'EOF'\n${versionText(tool, v)}EOF\nexit 0\nfi\n`;
-
-/**
- * Writes stand-ins for gpiomon, gpioget and gpioset into `dir`. gpiomon appends its arguments to `mon.args`, prints
- * `mon.<chip>.<run>.out`, then exits like a failed gpiomon when `mon.<chip>.<run>.exit` exists, else waits to be
- * killed; gpioget appends to `get.args` and prints `get.<run>.out` (else a 0 per offset); gpioset appends to
- * `set.args`, and hangs when `set.hang` exists.
- */
-async function writeStandIns(dir: string, v: Version): Promise<GpioTools> {
-  const scripts = {
-    mon: `#!/bin/sh\n${version("gpiomon", v)}D='${dir}'\nprintf '%s\\n' "$*" >> "$D/mon.args"\n` +
-      `chip=""\nfor a in "$@"; do case "$a" in gpiochip*) chip="$a";; esac; done\n` +
-      `echo x >> "$D/mon.$chip.runs"\nrun=$(( $(wc -l < "$D/mon.$chip.runs") ))\n` +
-      `if [ -f "$D/mon.$chip.$run.out" ]; then cat "$D/mon.$chip.$run.out"; fi\n` +
-      `if [ -f "$D/mon.$chip.$run.exit" ]; then\n` +
-      `  echo "$0: error waiting for events: No such file or directory" >&2\n  exit 1\nfi\n` +
-      // exec: the stop's SIGTERM reaches the waiting program itself, which then closes the pipe.
-      `exec sleep 600\n`,
-    get: `#!/bin/sh\n${version("gpioget", v)}D='${dir}'\nprintf '%s\\n' "$*" >> "$D/get.args"\n` +
-      `run=$(( $(wc -l < "$D/get.args") ))\n` +
-      `if [ -f "$D/get.$run.out" ]; then cat "$D/get.$run.out"; exit 0; fi\n` +
-      `out=""\nfor a in "$@"; do case "$a" in *[!0-9]*|"") ;; *) out="$out 0";; esac; done\n` +
-      `printf '%s\\n' "\${out# }"\n`,
-    set: `#!/bin/sh\n${version("gpioset", v)}D='${dir}'\nprintf '%s\\n' "$*" >> "$D/set.args"\n` +
-      `if [ -f "$D/set.hang" ]; then echo $$ > "$D/set.pid"; exec sleep 30; fi\n`,
-  };
-  const tools = { mon: `${dir}/gpiomon`, get: `${dir}/gpioget`, set: `${dir}/gpioset` };
-  for (const key of ["mon", "get", "set"] as const) {
-    await Deno.writeTextFile(tools[key], scripts[key]);
-    await Deno.chmod(tools[key], 0o755);
-  }
-  return tools;
-}
 
 /** An input line on gpiochip0 with the config's defaults but no debounce. */
 function line(offset: number, settings: Partial<GpioLineSettings> = {}): GpioLineSettings {
@@ -191,30 +124,6 @@ const lineStatus = (gpio: GpioDevice, name: string) => (gpio.status().lines as R
 type MonitorStatus = { running: boolean; starts: number; last_error: string | null; restart_in_ms: number | null };
 const monitorStatus = (gpio: GpioDevice, chip = "gpiochip0") =>
   (gpio.status().monitor as Record<string, MonitorStatus>)[chip]!;
-
-Deno.test("both versions' gpiomon event lines are parsed, padded boot-time timestamps and named lines too", () => {
-  assert.deepEqual(parseMonitorLine(v1Line("rising", 17, 1_700_000_000, 123_456_789)), {
-    offset: 17,
-    edge: "rising",
-    timestampMs: 1_700_000_000_123.456789,
-  });
-  assert.equal(v1Line("falling", 4, 512, 1), "event: FALLING EDGE offset: 4 timestamp: [     512.000000001]");
-  assert.deepEqual(parseMonitorLine(v1Line("falling", 4, 512, 1)), {
-    offset: 4,
-    edge: "falling",
-    timestampMs: 512_000.000001,
-  });
-  assert.deepEqual(parseMonitorLine(v2Line("falling", 17, 5, 5_000_000, "GPIO17")), {
-    offset: 17,
-    edge: "falling",
-    timestampMs: 5_005,
-  });
-  assert.equal(parseMonitorLine("gpiomon: error waiting for events: Device or resource busy"), undefined);
-  assert.equal(parseMonitorLine("1700000000.5\trising\tgpiochip0 17"), undefined, "v2 prints 9 digits of ns");
-  assert.equal(parseGpioVersion(versionText("gpiomon", "v1")), "v1");
-  assert.equal(parseGpioVersion(versionText("gpiomon", "v2")), "v2");
-  assert.equal(parseGpioVersion("GNU sleep 9.1"), undefined);
-});
 
 Deno.test("libgpiod v1: `gpiomon -b <chip> <offsets>` per chip, its event lines become gpio.edge events", async () => {
   const t = await setup("v1", {

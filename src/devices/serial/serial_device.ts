@@ -143,6 +143,7 @@ export class SerialDevice implements Device {
   readonly #tools: readonly DeviceTool[];
   #context: DeviceContext | undefined;
   #abort = new AbortController();
+  #running = false;
 
   /**
    * @example
@@ -213,6 +214,9 @@ export class SerialDevice implements Device {
 
   /** Opens every port; resolves once each has been tried once (a port that is not there is retried meanwhile). */
   async start(context: DeviceContext): Promise<void> {
+    // Started already: the ports' loops run (a second start would open each port twice).
+    if (this.#running) return;
+    this.#running = true;
     this.#context = context;
     this.#abort = new AbortController();
     const signal = this.#abort.signal;
@@ -235,6 +239,7 @@ export class SerialDevice implements Device {
 
   /** Closes every port; never waits longer than a few seconds. */
   async stop(): Promise<void> {
+    this.#running = false;
     this.#abort.abort(new Error("The serial device stopped"));
     const runs: Promise<void>[] = [];
     for (const port of this.#ports.values()) {

@@ -1,0 +1,91 @@
+/**
+ * Memory's part of the prompt. In the system message, the graph index — the entities memory_recall knows about — kept
+ * as text and rebuilt only when told (after the memory job, a forget), so the message stays byte-identical between
+ * turns and providers can cache it. In a message's reference block, up to three documents that match it, only those
+ * its sender may read, each naming who said it then.
+ *
+ * @module
+ */
+
+import type { HistoryEntry, PromptContributor, PromptInput, PromptSection } from "../prompt/contributor.ts";
+import { REFERENCE_MIN_SCORE } from "../prompt/reference_floor.ts";
+import type { Trust } from "../identity/trust.ts";
+import type { GraphStore } from "./graph/graph_store.ts";
+import { factVisibleTo } from "./graph/heard.ts";
+import type { Memory } from "./memory.ts";
+
+/** The memory's prompt contributor; the {@link MemoryService} answers the agent through it. */
+export class MemoryPrompt implements PromptContributor {
+  #memory: () => Promise<Memory>;
+  #indexEntities: number;
+  #graphIndex = "";
+
+  /**
+   * `memory` gives the open memory (waiting for it to open; rejecting when it could not be); the index lists at most
+   * `indexEntities` entities.
+   *
+   * @example
+   * ```ts
+   * import type { Memory } from "./memory.ts";
+   *
+   * declare const memory: Memory;
+   * const prompt = new MemoryPrompt(() => Promise.resolve(memory), 60);
+   * prompt.refresh(memory.graph()); // after each memory job
+   * prompt.system("owner"); // { title: "Household memory index (…)", body: "spare key (thing) ×2; Leo (person) ×1" }
+   * ```
+   */
+  constructor(memory: () => Promise<Memory>, indexEntities = 60) {
+    this.#memory = memory;
+    this.#indexEntities = indexEntities;
+  }
+
+  /** Rebuilds the graph index from `graph`. */
+  refresh(graph: GraphStore): void {
+    // The system message is everyone's: it names only entities with a fact the whole household may read, said by a
+    // household member or the owner — never what was learnt only in someone's private chat, nor a guest's claim.
+    const limit = this.#indexEntities;
+    const household = { sender: "", trust: "household" as const };
+    const entities = graph.index(limit * 4).filter((entity) =>
+      graph.facts(entity.name).some((fact) =>
+        fact.validTo === null && fact.trust !== "guest" && factVisibleTo(household, fact)
+      )
+    ).slice(0, limit);
+    this.#graphIndex = entities.map((e) => `${e.name} (${e.type}) ×${e.mentions}`).join("; ");
+  }
+
+  /** The graph index for the system message; it changes only on {@link MemoryPrompt.refresh}. */
+  system(trust: Trust): PromptSection | undefined {
+    // A guest reads no graph facts, so not even their names.
+    if (this.#graphIndex === "" || trust === "guest") return undefined;
+    return {
+      title: "Household memory index (what memory_recall knows about; details on request)",
+      body: this.#graphIndex,
+    };
+  }
+
+  /**
+   * The reference block's memory part: up to three documents that match the message, by summary — for a guest's
+   * message (or one whose trust is not given), only documents of that guest's own turns. Each is an item naming who
+   * asked in that exchange and their trust then.
+   */
+  async reference(input: PromptInput, _history: readonly HistoryEntry[]): Promise<PromptSection | undefined> {
+    // A memory that could not be opened leaves the turn without references rather than failing it.
+    const memory = await this.#memory().catch(() => undefined);
+    if (!memory) return undefined;
+    // Only what the sender may read (identity/visibility.ts); a message without a trust is a guest's.
+    const viewer = { sender: input.sender, trust: input.trust ?? "guest" };
+    const hits = memory.documents().search(input.text, 3, false, viewer).filter((hit) =>
+      hit.score >= REFERENCE_MIN_SCORE
+    );
+    if (!hits.length) return undefined;
+    return {
+      title: "Earlier in this household (memory; memory_recall for more)",
+      body: "",
+      items: hits.map(({ document }) => ({
+        text: `${new Date(document.created).toISOString().slice(0, 16)} ${document.summary}`,
+        sender: document.sender,
+        trust: document.trust,
+      })),
+    };
+  }
+}
