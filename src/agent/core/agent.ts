@@ -9,7 +9,7 @@
 import type { TurnResult } from "../../io/device.ts";
 import type { InputEvent } from "../../io/event.ts";
 import { lowerTrust, type Trust } from "../../identity/trust.ts";
-import type { PromptSection, TurnRecord } from "../../prompt/contributor.ts";
+import type { Dispatch, PromptSection, TurnRecord } from "../../prompt/contributor.ts";
 import type { Service } from "../../service/service.ts";
 import type { ToolRegistry } from "../../tools/registry.ts";
 import type { ChatMessage, ResponseFormat, ToolCall } from "../../provider/provider.ts";
@@ -42,7 +42,7 @@ import { acceptableArguments, promptInput, uniqueIds, viewerOf } from "./turn_he
 import type { AgentOptions } from "./agent_options.ts";
 import { coalesce } from "./burst.ts";
 import { deliver } from "./delivery.ts";
-import { type PreparedTurn, prepareTurn } from "./turn_prompt.ts";
+import { type PerceivedTurn, perceiveTurn, type PreparedTurn, prepareTurn } from "./turn_prompt.ts";
 
 export type { AgentOptions } from "./agent_options.ts";
 export type { AnsweredTurn, TurnToolContext, TurnUsage } from "./turn_types.ts";
@@ -415,6 +415,7 @@ export class Agent implements Service {
   #prepare(
     event: InputEvent,
     message: MessagePayload,
+    perceived: PerceivedTurn,
     route: { current(): string; set(channel: string): void },
     signal: AbortSignal,
     format: ResponseFormat | undefined,
@@ -426,32 +427,32 @@ export class Agent implements Service {
       speak: (eventId: string) => this.#speakTo.add(eventId),
       noteTrustSeen: (event: InputEvent, reference: readonly PromptSection[]) => this.#noteTrustSeen(event, reference),
     };
-    return prepareTurn(deps, event, message, route, signal, format);
+    return prepareTurn(deps, event, message, perceived, route, signal, format);
   }
 
-  /** A command a contributor dispatches past the model: its reply (remembered), or undefined when none does. */
-  async #dispatched(
-    event: InputEvent,
-    message: MessagePayload,
-    tools: ToolView,
-    parts: { turn: ChatMessage[]; text: string; toolContext: TurnToolContext; signal: AbortSignal },
-  ): Promise<{ reply: string; rounds: number } | undefined> {
-    const { turn, text, toolContext, signal } = parts;
+  /** The first command a contributor dispatches past the model for what the person wrote, or undefined. */
+  #dispatchOf(event: InputEvent, message: MessagePayload): Dispatch | undefined {
     // What the person wrote, without what homed added: a picture's description decides nothing.
     const input = promptInput(event, message.text);
     for (const contributor of this.#options.promptContributors ?? []) {
       const dispatch = contributor.dispatch?.(input);
-      if (!dispatch) continue;
-      // A command that bypasses the model: its tool's result, or homed's own decision, is the reply.
-      const answer = "decision" in dispatch
-        ? await dispatch.decide(signal)
-        : (await tools.call(dispatch.tool, JSON.stringify(dispatch.args), toolContext)).content;
-      const reply = answer.trim() === "" ? "(The command gave no output.)" : answer;
-      turn.push({ role: "assistant", content: escapeMarkers(reply) });
-      this.#remember(event, turn, text, reply);
-      return { reply, rounds: 0 };
+      if (dispatch) return dispatch;
     }
     return undefined;
+  }
+
+  /** A command dispatched past the model: its answer (homed's own decision, or its tool's result) is the reply. */
+  async #dispatched(
+    event: InputEvent,
+    perceived: PerceivedTurn,
+    answered: () => Promise<string>,
+  ): Promise<{ reply: string; rounds: number }> {
+    const { turn, text } = perceived;
+    const answer = await answered();
+    const reply = answer.trim() === "" ? "(The command gave no output.)" : answer;
+    turn.push({ role: "assistant", content: escapeMarkers(reply) });
+    this.#remember(event, turn, text, reply);
+    return { reply, rounds: 0 };
   }
 
   /** Runs one answer's tool calls in order; each result joins the turn, cut to size and escaped. */
@@ -489,10 +490,28 @@ export class Agent implements Service {
     this.#turn = new AbortController();
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
-    const prepared = await this.#prepare(event, message, route, signal, format);
+    const dispatch = this.#dispatchOf(event, message);
+    const perceived = await perceiveTurn(
+      { ...this.#options, speak: (id) => this.#speakTo.add(id) },
+      event,
+      message,
+      signal,
+    );
+    // The owner's yes is decided at once, before any knowledge or memory search (which it never uses); a command
+    // that runs a tool waits for the turn's whole tool context (what the reference block carries taints it too).
+    if (dispatch && "decision" in dispatch) {
+      return await this.#dispatched(event, perceived, () => dispatch.decide(signal));
+    }
+    const prepared = await this.#prepare(event, message, perceived, route, signal, format);
     const { systemSections, persona, system, text, images, turn, reference, first, toolContext } = prepared;
-    const dispatched = await this.#dispatched(event, message, tools, { turn, text, toolContext, signal });
-    if (dispatched) return dispatched;
+    if (dispatch && "tool" in dispatch) {
+      const { tool, args } = dispatch;
+      return await this.#dispatched(
+        event,
+        perceived,
+        async () => (await tools.call(tool, JSON.stringify(args), toolContext)).content,
+      );
+    }
     const withoutModel = (down: ModelGone | undefined) =>
       this.#withoutModel({ event, message, turn, text, context: toolContext }, down);
     const why = this.#options.modelDown?.();

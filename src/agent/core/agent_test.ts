@@ -593,3 +593,45 @@ Deno.test("a spoken input is answered in voice with its text; when speaking fail
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("the owner's yes is decided before any reference search; a command that runs a tool still gets the turn's", async () => {
+  const searches: string[] = [];
+  const decided: string[] = [];
+  const { provider, tv, tools, close } = await setup({
+    contributors: [
+      {
+        dispatch: (input) =>
+          input.text === "yes"
+            ? {
+              decision: "confirmation abc",
+              decide: () => (decided.push(input.text), Promise.resolve("Done: unlocked.")),
+            }
+            : input.text === "/lamp"
+            ? { tool: "lamp_probe", args: {} }
+            : undefined,
+      },
+      {
+        reference: (input) => {
+          searches.push(input.text);
+          return Promise.resolve({ title: "Memory", body: "the front door is a lock" });
+        },
+      },
+    ],
+  });
+  tools.register({
+    name: "lamp_probe",
+    description: "probe",
+    parameters: { type: "object", properties: {} },
+    allow: "owner",
+    execute: (_args, context) => `lowest trust seen: ${context.lowestTrustSeen}`,
+  });
+  const yes = await turn(tv, "yes");
+  assert.equal(yes.reply, "Done: unlocked.");
+  assert.deepEqual(decided, ["yes"]);
+  assert.deepEqual(searches, [], "the owner's yes paid for a search it never uses");
+  const command = await turn(tv, "/lamp");
+  assert.equal(command.reply, "lowest trust seen: owner");
+  assert.deepEqual(searches, ["/lamp"], "a tool command's turn keeps its reference block (and what it taints)");
+  assert.equal(provider.requests.length, 0, "neither went to the model");
+  await close();
+});

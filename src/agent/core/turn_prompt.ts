@@ -132,34 +132,65 @@ export interface PreparedTurn {
   toolContext: TurnToolContext;
 }
 
+/** What the message says, with what its attachments show or say (see {@link perceiveTurn}). */
+export interface PerceivedTurn {
+  /** The words as the context keeps them (with what the attachments said). */
+  text: string;
+  images: MediaBytes[];
+  /** The message tagged with who sent it, as the history keeps it. */
+  tagged: string;
+  /** The turn's messages so far (the tagged user message). */
+  turn: ChatMessage[];
+  /** A picture was described: anything can be written on what is photographed. */
+  described: boolean;
+}
+
 /**
- * The turn's prompt up to the first request: the system message, what the attachments show or say, the tagged
- * message with its reference block, and the turn's tool context.
+ * The turn's message as the context keeps it: what the attachments show or say joins the words as text (never the
+ * bytes), tagged with who sent it; and whether the reply is spoken.
  */
-export async function prepareTurn(
-  deps: PrepareDeps,
+export async function perceiveTurn(
+  deps: Pick<PrepareDeps, "media" | "speak">,
   event: InputEvent,
   message: MessagePayload,
-  route: { current(): string; set(channel: string): void },
   signal: AbortSignal,
-  format: ResponseFormat | undefined,
-): Promise<PreparedTurn> {
-  const { clock, timezone, promptContributors } = deps;
-  const sections = await systemSections(promptContributors, event.trust);
-  const persona = deps.persona.text;
-  const system: ChatMessage = { role: "system", content: buildSystemPrompt(persona, sections) };
+): Promise<PerceivedTurn> {
   const { media } = deps;
-  // What the attachments show or say joins the words as text: the history and memory keep that, never the bytes.
   const perception = media && message.attachments.length
     ? await media.perceive(event, message.attachments, signal)
     : undefined;
   if (media?.wantsVoice(perception)) deps.speak(event.id);
   const text = perception?.notes.length ? `${message.text}\n${perception.notes.join("\n")}` : message.text;
-  const images = perception?.images ?? [];
   const { display } = message;
   const tagged = tagMessage({ source: event.source, sender: event.sender, trust: event.trust, display }, text);
+  return {
+    text,
+    images: perception?.images ?? [],
+    tagged,
+    turn: [{ role: "user", content: tagged }],
+    described: (perception?.notes.length ?? 0) > 0,
+  };
+}
+
+/**
+ * The turn's prompt up to the first request, around the perceived message: the system message, the tagged message
+ * with its reference block, and the turn's tool context.
+ */
+export async function prepareTurn(
+  deps: PrepareDeps,
+  event: InputEvent,
+  message: MessagePayload,
+  perceived: PerceivedTurn,
+  route: { current(): string; set(channel: string): void },
+  signal: AbortSignal,
+  format: ResponseFormat | undefined,
+): Promise<PreparedTurn> {
+  const { clock, timezone, promptContributors, media } = deps;
+  const sections = await systemSections(promptContributors, event.trust);
+  const persona = deps.persona.text;
+  const system: ChatMessage = { role: "system", content: buildSystemPrompt(persona, sections) };
+  const { text, images, turn, tagged } = perceived;
   // History keeps the plain tagged message; only this request carries the reference block.
-  const turn: ChatMessage[] = [{ role: "user", content: tagged }];
   const reference = await referenceSections(
     { clock, timezone, context: deps.context, promptContributors, media, events: deps.events },
     event,
@@ -179,7 +210,7 @@ export async function prepareTurn(
         entry.taint ?? entry.trust ?? "household"
       ),
       // A picture's description: anything can be written on what is photographed.
-      ...(perception?.notes.length ? ["guest" as const] : []),
+      ...(perceived.described ? ["guest" as const] : []),
     ].reduce(lowerTrust, deps.noteTrustSeen(event, reference)),
     signal,
     replyChannel: route.current,
