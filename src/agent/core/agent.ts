@@ -8,11 +8,11 @@
 
 import type { TurnResult } from "../../io/device.ts";
 import type { InputEvent } from "../../io/event.ts";
-import { lowerTrust, type Trust } from "../../identity/trust.ts";
-import type { Dispatch, PromptSection, TurnRecord } from "../../prompt/contributor.ts";
+import type { Trust } from "../../identity/trust.ts";
+import type { PromptSection, TurnRecord } from "../../prompt/contributor.ts";
 import type { Service } from "../../service/service.ts";
 import type { ToolRegistry } from "../../tools/registry.ts";
-import type { ChatMessage, ResponseFormat, ToolCall } from "../../provider/provider.ts";
+import type { ChatMessage, ResponseFormat } from "../../provider/provider.ts";
 import { type LlmFailureCode, ProviderError } from "../../provider/provider_error.ts";
 import type { ContextWindow } from "../../context/context_window.ts";
 import type { Viewer } from "../../identity/visibility.ts";
@@ -20,7 +20,6 @@ import { EventLog } from "./event_log.ts";
 import { escapeMarkers } from "../../text/untrusted.ts";
 import { chooseTools, DEFAULT_MAX_TOOLS } from "../../tools/tool_offer.ts";
 import { lowestTrustSeen } from "./prompt.ts";
-import { cutToTokens } from "../../context/tokens.ts";
 import { TurnDeadline } from "./turn_deadline.ts";
 import type { HomedTurnErrorCode } from "../../io/turn_error.ts";
 import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
@@ -37,7 +36,8 @@ import {
 } from "./model_call.ts";
 import { type LocalTurnParts, type ModelGone, modelGone, withoutModel } from "./without_model.ts";
 import { fitRequest } from "./fit.ts";
-import { acceptableArguments, promptInput, uniqueIds, viewerOf } from "./turn_helpers.ts";
+import { acceptableArguments, dispatchFor, finalReply, promptInput, uniqueIds, viewerOf } from "./turn_helpers.ts";
+import { runToolCalls } from "./tool_calls.ts";
 
 import type { AgentOptions } from "./agent_options.ts";
 import { coalesce } from "./burst.ts";
@@ -430,17 +430,6 @@ export class Agent implements Service {
     return prepareTurn(deps, event, message, perceived, route, signal, format);
   }
 
-  /** The first command a contributor dispatches past the model for what the person wrote, or undefined. */
-  #dispatchOf(event: InputEvent, message: MessagePayload): Dispatch | undefined {
-    // What the person wrote, without what homed added: a picture's description decides nothing.
-    const input = promptInput(event, message.text);
-    for (const contributor of this.#options.promptContributors ?? []) {
-      const dispatch = contributor.dispatch?.(input);
-      if (dispatch) return dispatch;
-    }
-    return undefined;
-  }
-
   /** A command dispatched past the model: its answer (homed's own decision, or its tool's result) is the reply. */
   async #dispatched(
     event: InputEvent,
@@ -455,28 +444,6 @@ export class Agent implements Service {
     return { reply, rounds: 0 };
   }
 
-  /** Runs one answer's tool calls in order; each result joins the turn, cut to size and escaped. */
-  async #runTools(
-    event: InputEvent,
-    calls: readonly ToolCall[],
-    tools: ToolView,
-    turn: ChatMessage[],
-    toolContext: TurnToolContext,
-  ): Promise<void> {
-    const { io } = this.#options;
-    for (const call of calls) {
-      const outcome = await tools.call(call.function.name, call.function.arguments, toolContext);
-      // Others' words in a result (an MCP server's, a web page's) taint the rest of the turn.
-      if (outcome.trust) toolContext.lowestTrustSeen = lowerTrust(toolContext.lowestTrustSeen, outcome.trust);
-      const cut = cutToTokens(outcome.content, this.#maxToolResultTokens);
-      if (cut !== outcome.content) this.#counts.cutToolResults++;
-      // A tool result carries what others wrote (a web page, a device's name, an MCP server's text): a tag in it
-      // stays text, never a message from someone.
-      turn.push({ role: "tool", tool_call_id: call.id, content: escapeMarkers(cut) });
-      io.report(event.source, { type: "tool", eventId: event.id, name: call.function.name, ok: outcome.ok });
-    }
-  }
-
   async #converse(
     event: InputEvent,
     message: MessagePayload,
@@ -484,13 +451,14 @@ export class Agent implements Service {
     trace: TurnRecorder | undefined,
     format?: ResponseFormat,
   ): Promise<{ reply: string; rounds: number; localIntent?: string; usage?: TurnUsage }> {
-    const { provider, io, maxToolRounds, keepReasoning, clock } = this.#options;
+    const { clock } = this.#options;
     // One view of the tools for the whole turn: a plugin reload meanwhile does not change this turn's tools.
     const tools = this.#options.tools.view();
     this.#turn = new AbortController();
     const signal = this.#turn.signal;
     const deadline = new TurnDeadline(clock, this.#options.turnTimeoutMs ?? 90_000);
-    const dispatch = this.#dispatchOf(event, message);
+    // What the person wrote, without what homed added: a picture's description decides nothing.
+    const dispatch = dispatchFor(this.#options.promptContributors, promptInput(event, message.text));
     const perceived = await perceiveTurn(
       { ...this.#options, speak: (id) => this.#speakTo.add(id) },
       event,
@@ -503,7 +471,7 @@ export class Agent implements Service {
       return await this.#dispatched(event, perceived, () => dispatch.decide(signal));
     }
     const prepared = await this.#prepare(event, message, perceived, route, signal, format);
-    const { systemSections, persona, system, text, images, turn, reference, first, toolContext } = prepared;
+    const { text, turn, toolContext } = prepared;
     if (dispatch && "tool" in dispatch) {
       const { tool, args } = dispatch;
       return await this.#dispatched(
@@ -517,6 +485,26 @@ export class Agent implements Service {
     const why = this.#options.modelDown?.();
     const local = await withoutModel(why === undefined ? undefined : { code: "unavailable", why });
     if (local) return local;
+    return await this.#rounds(event, message, prepared, { tools, deadline, signal, trace, format, withoutModel });
+  }
+
+  /** The turn's requests to the model and its tool calls, round by round, until it answers (or the rounds run out). */
+  async #rounds(
+    event: InputEvent,
+    message: MessagePayload,
+    prepared: PreparedTurn,
+    run: {
+      tools: ToolView;
+      deadline: TurnDeadline;
+      signal: AbortSignal;
+      trace: TurnRecorder | undefined;
+      format: ResponseFormat | undefined;
+      withoutModel: (down: ModelGone) => Promise<{ reply: string; rounds: number; localIntent?: string } | undefined>;
+    },
+  ): Promise<{ reply: string; rounds: number; localIntent?: string; usage?: TurnUsage }> {
+    const { provider, io, maxToolRounds, keepReasoning } = this.#options;
+    const { systemSections, persona, system, text, images, turn, reference, first, toolContext } = prepared;
+    const { tools, deadline, signal, trace, format, withoutModel } = run;
     // Streaming costs more per call than a plain answer, so it is asked for only when the input's device shows
     // the reply as it is produced (`payload.stream`, e.g. /api/chat/stream).
     const streaming = message.stream;
@@ -580,14 +568,8 @@ export class Agent implements Service {
       // Before any tool runs: a provider that could not send the shape fails the turn with nothing done.
       checkFormatSent(format, response);
       if (response.toolCalls.length === 0 || lastRound) {
-        let reply = response.content;
-        if (response.toolCalls.length) {
-          const note = `(Stopped after ${maxToolRounds} rounds of tool use; ${response.toolCalls.length} further ` +
-            `tool call${response.toolCalls.length === 1 ? " was" : "s were"} not run.)`;
-          reply = reply.trim() ? `${reply}\n\n${note}` : note;
-          if (streaming) onDelta(`\n\n${note}`);
-        }
-        if (reply.trim() === "") reply = "(The model returned an empty answer.)";
+        const { reply, note } = finalReply(response.content, response.toolCalls.length, maxToolRounds);
+        if (note && streaming) onDelta(`\n\n${note}`);
         // The model's words are untrusted text like any other: in history, what looks like a tag is escaped.
         turn.push({ role: "assistant", content: escapeMarkers(reply) });
         this.#remember(event, turn, text, reply, toolContext.lowestTrustSeen);
@@ -601,7 +583,11 @@ export class Agent implements Service {
         tool_calls: calls.map(acceptableArguments),
         ...(keepReasoning && response.reasoningContent ? { reasoning_content: response.reasoningContent } : {}),
       });
-      await this.#runTools(event, calls, tools, turn, toolContext);
+      await runToolCalls({
+        io,
+        maxResultTokens: this.#maxToolResultTokens,
+        onCut: () => this.#counts.cutToolResults++,
+      }, { event, calls, tools, turn, toolContext });
     }
     throw new RangeError("maxToolRounds must be at least 1");
   }

@@ -8,7 +8,7 @@
 import type { ContextEntry } from "../../context/context_window.ts";
 import type { InputEvent } from "../../io/event.ts";
 import { type Viewer, visibleTo } from "../../identity/visibility.ts";
-import type { HistoryEntry, PromptInput } from "../../prompt/contributor.ts";
+import type { Dispatch, HistoryEntry, PromptContributor, PromptInput } from "../../prompt/contributor.ts";
 import type { ToolCall } from "../../provider/provider.ts";
 
 /** The message as contributors see it: its words, where and when it came, who said it and their trust. */
@@ -59,4 +59,50 @@ export function uniqueIds(calls: readonly ToolCall[]): ToolCall[] {
     seen.add(id);
     return id === call.id ? call : { ...call, id };
   });
+}
+
+/**
+ * The reply of the round that ends the turn: the model's words, with a note when the rounds ran out before its
+ * tool calls (`note`, also streamed), or a visible placeholder when it said nothing.
+ *
+ * @example
+ * ```ts
+ * finalReply("", 2, 10).reply; // "(Stopped after 10 rounds of tool use; 2 further tool calls were not run.)"
+ * finalReply("  ", 0, 10).reply; // "(The model returned an empty answer.)"
+ * ```
+ */
+export function finalReply(
+  content: string,
+  unrunCalls: number,
+  maxToolRounds: number,
+): { reply: string; note?: string } {
+  if (unrunCalls) {
+    const note = `(Stopped after ${maxToolRounds} rounds of tool use; ${unrunCalls} further ` +
+      `tool call${unrunCalls === 1 ? " was" : "s were"} not run.)`;
+    const reply = content.trim() ? `${content}\n\n${note}` : note;
+    return { reply, note };
+  }
+  return { reply: content.trim() === "" ? "(The model returned an empty answer.)" : content };
+}
+
+/**
+ * The first command a contributor dispatches past the model for what the person wrote, or undefined.
+ *
+ * @example
+ * ```ts
+ * import type { PromptInput } from "../../prompt/contributor.ts";
+ *
+ * declare const input: PromptInput; // the owner's "yes" with one action waiting
+ * dispatchFor([], input); // undefined: no contributor, no dispatch
+ * ```
+ */
+export function dispatchFor(
+  contributors: readonly PromptContributor[] | undefined,
+  input: PromptInput,
+): Dispatch | undefined {
+  for (const contributor of contributors ?? []) {
+    const dispatch = contributor.dispatch?.(input);
+    if (dispatch) return dispatch;
+  }
+  return undefined;
 }
