@@ -14,10 +14,11 @@ import { buildAgent } from "./agent/agent_setup.ts";
 import type { Agent } from "./agent/core/agent.ts";
 import { loadPersona, type Persona, personaNames } from "./agent/personal.ts";
 import { startApi } from "./api/api_setup.ts";
-import type { CallCountsBody } from "./api/usage_routes.ts";
+import { mediaCounts } from "./api/usage_routes.ts";
 import { type StatusBody, statusBody } from "./api/status_body.ts";
 import { type Clock, systemClock } from "./clock.ts";
 import { type LoadedConfig, safeEnvReader } from "./config/load.ts";
+import { missingKeyHint } from "./config/missing_key_hint.ts";
 import { HttpDevice } from "./api/http_device.ts";
 import { openTimer } from "./timer/timer_setup.ts";
 import type { Device } from "./io/device.ts";
@@ -27,7 +28,7 @@ import type { KnowledgeBase } from "./knowledge/knowledge_base.ts";
 import { knowledgePrompt } from "./knowledge/knowledge_prompt.ts";
 import { startKnowledge } from "./knowledge/knowledge_setup.ts";
 import { knowledgeTools } from "./knowledge/knowledge_tools.ts";
-import { alwaysOffered, DEFAULT_MAX_TOOLS } from "./tools/tool_offer.ts";
+import { toolRoomProblem } from "./tools/tool_offer.ts";
 import { log } from "./log/logging.ts";
 import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
@@ -40,16 +41,27 @@ import { startPlugins } from "./plugin/plugin_setup.ts";
 import type { Provider } from "./provider/provider.ts";
 import { setupProvider } from "./provider/provider_setup.ts";
 import { ServiceHost } from "./service/service_host.ts";
+import { DiskWatch } from "./service/disk_watch.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { lazyTracker, scheduleBaseline } from "./tracker/tracker_setup.ts";
 import type { RecentLines } from "./log/recent_lines.ts";
 import { UsageLedger } from "./provider/usage_ledger.ts";
 import { llmProviders } from "./config/llm_providers.ts";
-import type { LlmAvailability } from "./provider/provider_chain.ts";
+import { type LlmAvailability, whyModelDown } from "./provider/provider_chain.ts";
 import { TurnTraces } from "./agent/core/turn_traces.ts";
 import { loadIntents } from "./intents/intents_setup.ts";
 import { LocalIntents } from "./intents/local_intents.ts";
-import { tellOwnerOfModel } from "./agent/model_notices.ts";
+import {
+  tellOwnerOfLowDisk,
+  tellOwnerOfModel,
+  tellOwnerOfSetAside,
+  tellOwnerOfStorageFault,
+} from "./agent/model_notices.ts";
+import { DamagedFiles } from "./fs/set_aside.ts";
+import { StoreHealth } from "./fs/store_health.ts";
+import { checkedOpen, SQLITE_DAMAGE } from "./sqlite/damage.ts";
+import { BackupService } from "./backup/backup_service.ts";
+import { VERSION } from "./version.ts";
 
 /** Options of {@link startDaemon}. */
 export interface DaemonOptions {
@@ -105,16 +117,6 @@ export class StartupError extends Error {
   }
 }
 
-/** What to tell the user when no LLM key is set. */
-export function missingKeyHint(loaded: LoadedConfig): string {
-  const where = loaded.location.path ?? "the embedded defaults";
-  const variable = /^\$\{([A-Za-z_][A-Za-z0-9_]*)/.exec(loaded.apiKeySource)?.[1];
-  const how = variable
-    ? `set the ${variable} environment variable for homed (llm.api_key is "${loaded.apiKeySource}" in ${where})`
-    : `set llm.api_key in ${where}`;
-  return `No LLM API key is set, so homed cannot answer yet: ${how}, then restart homed`;
-}
-
 async function ensureDataDir(path: string): Promise<void> {
   try {
     await Deno.mkdir(path, { recursive: true });
@@ -123,20 +125,6 @@ async function ensureDataDir(path: string): Promise<void> {
     await Deno.remove(probe);
   } catch (error) {
     throw new StartupError(`daemon.data_dir: ${path} is not writable: ${(error as Error).message}`, { cause: error });
-  }
-}
-
-/**
- * A configuration whose own tools cannot fit: homed's and the devices' tools are offered on every turn, so more of
- * them than `llm.max_tools` would fail every request — refused at start, naming the key and what it must be.
- */
-function checkToolRoom(tools: ToolRegistry, maxTools: number): void {
-  const always = tools.listing().filter(alwaysOffered).length;
-  if (always > maxTools) {
-    throw new StartupError(
-      `llm.max_tools: got ${maxTools}, but homed's own tools and the configured devices' come to ${always}, and ` +
-        `every turn offers them all; allowed: at least ${always} (DeepSeek and OpenAI accept up to ${DEFAULT_MAX_TOOLS})`,
-    );
   }
 }
 
@@ -204,6 +192,10 @@ interface StartContext {
   graceMs: number;
   /** Closed after the services stop, in order. */
   closers: (() => void)[];
+  /** The damaged files the stores set aside as they opened (`/api/status` `storage.set_aside`, the owner's notice). */
+  damaged: DamagedFiles;
+  /** The stores that cannot write now, a full or read-only disk (`/api/status` `storage.degraded`, the owner's notice). */
+  health: StoreHealth;
 }
 
 /**
@@ -235,17 +227,22 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     dataDir: config.daemon.data_dir,
     graceMs: options.shutdownGraceMs ?? config.daemon.shutdown_grace,
     closers: [],
+    damaged: new DamagedFiles(() => clock.now()),
+    health: new StoreHealth(() => clock.now()),
   };
   const close = () => start.closers.forEach((closer) => closer());
   try {
     await ensureDataDir(start.dataDir);
     const persona = await readPersona(loaded, logger);
+    // Storage faults never stop homed: damaged files set aside, a full or read-only disk, a nearly full one.
+    const storage = watchStorage(start, persona);
     // A template file that cannot be used stops start-up here, naming its file and line.
     const intents = await loadIntents(config.paths.intents).catch((error) => {
       throw new StartupError(`Local intents: ${(error as Error).message}`, { cause: error });
     });
     const core = await startCore(start, persona);
     const devices = await startDevices(start, core);
+    storage.ioMade(devices.io);
     const { io, tools, llm, confirmations } = { ...core, ...devices };
     const localIntents = new LocalIntents({
       matcher: intents,
@@ -281,7 +278,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       media: devices.media,
       localIntents,
       // No model can answer now: a message is answered locally at once instead of costing a deadline.
-      modelDown: () => modelDown(llm.provider),
+      modelDown: () => whyModelDown(llm.provider),
       // The system's zone is looked up at the first turn, not at start (Intl's zone data costs ≈ 6 MB resident).
       timezone: () => config.daemon.timezone || Intl.DateTimeFormat().resolvedOptions().timeZone,
     });
@@ -295,11 +292,25 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       services: start.services,
     };
     const handle = { ...parts, llm: llm.provider };
-    const status = { ...handle, loaded, clock, startedAt, provider: llm.provider, timer: devices.timer };
+    const status = {
+      ...handle,
+      loaded,
+      clock,
+      startedAt,
+      provider: llm.provider,
+      timer: devices.timer,
+      backups: storage.backups,
+      damaged: start.damaged,
+      health: start.health,
+      disk: storage.disk,
+    };
     const server = await serveApi(start, core, devices, { traces, status: () => statusBody(status) });
     await start.services.start(agent);
     // Clients that dial out and hand messages in (QQ's forward WebSocket) start once the agent takes them.
     for (const service of devices.kinds.services) await start.services.start(service);
+    // Automatic backups (backup.schedule) start last, after everything they copy; then the free-space watch.
+    await start.services.start(storage.backups);
+    await start.services.start(storage.disk);
     // The heartbeat is local bookkeeping and never calls the LLM; each service's jobs run on their own clocks.
     start.services.schedule();
     await agent.heartbeat();
@@ -319,6 +330,32 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     if (error instanceof StartupError) throw error;
     throw new StartupError((error as Error).message, { cause: error });
   }
+}
+
+/**
+ * The storage watch: the owner is told once, on their channel, of each damaged file a store set aside as it opened,
+ * of a full or read-only disk (once an episode) and of a nearly full one (below `daemon.low_disk`, at most once a
+ * day); the automatic backups. The notices wait for the IO manager (`ioMade`); the log has each at once.
+ */
+function watchStorage(start: StartContext, persona: Persona) {
+  const { loaded: { config }, clock } = start;
+  let ioMade: (io: IOManager) => void = () => {};
+  const ioReady = new Promise<IOManager>((resolve) => ioMade = resolve);
+  const owner = {
+    send: async (channel: string, text: string) =>
+      (await ioReady).send({ target: channel, type: "message", payload: { text } }),
+    ownerChannel: ownerChannel(config),
+    persona: () => persona.text,
+    logger: log("storage"),
+  };
+  const backups = new BackupService({ loaded: start.loaded, clock, logger: log("backup"), version: VERSION });
+  const disk = new DiskWatch({ dir: start.dataDir, lowBelow: config.daemon.low_disk, clock, logger: log("storage") });
+  start.closers.unshift(
+    tellOwnerOfSetAside({ ...owner, damaged: start.damaged }),
+    tellOwnerOfStorageFault({ ...owner, health: start.health }),
+    tellOwnerOfLowDisk({ ...owner, disk }),
+  );
+  return { backups, disk, ioMade };
 }
 
 /** The parts below the devices: the tool registry and its policy, knowledge, the LLM chain, memory. */
@@ -349,7 +386,7 @@ async function startCore(start: StartContext, persona: Persona): Promise<Core> {
   const confirmations = ownerConfirmations(config, clock, log("policy"), sendText);
   const policy = new ToolPolicy({ rules: config.agent.tool_policy, confirmations: confirmations.confirmations, clock });
   const tools = new ToolRegistry({ clock, defaultTimeoutMs: config.agent.tool_timeout, gate: policy });
-  const shared = { clock, services, dataDir };
+  const shared = { clock, services, dataDir, damaged: start.damaged };
   const knowledge = (await startKnowledge({
     ...shared,
     dir: config.paths.knowledge,
@@ -365,6 +402,7 @@ async function startCore(start: StartContext, persona: Persona): Promise<Core> {
     provider: llm.distiller,
     persona: persona.text,
     selfNames: personaNames(persona.text),
+    health: start.health,
   });
   for (const tool of knowledgeTools(knowledge)) tools.register(tool);
   start.logger.info("Knowledge: {topics} topics, {sections} sections", knowledge.counts());
@@ -377,14 +415,28 @@ async function startLlm(start: StartContext) {
   const { config } = loaded;
   // Every request counted per day and provider (the console's cost figures, the primary's llm.budget).
   const llms = llmProviders(config);
-  const ledger = UsageLedger.open({
-    path: join(start.dataDir, "usage.db"),
-    clock,
-    timezone: config.daemon.timezone,
-    prices: config.llm.prices,
-    provider: llms[0]!.name,
-    providerPrices: Object.fromEntries(llms.flatMap((llm) => llm.prices ? [[llm.name, llm.prices]] : [])),
-  });
+  // A damaged usage.db is set aside and counting starts again on a new one (the budget's spend with it).
+  const ledger = start.damaged.open(
+    join(start.dataDir, "usage.db"),
+    checkedOpen((path) =>
+      UsageLedger.open({
+        path,
+        clock,
+        timezone: config.daemon.timezone,
+        prices: config.llm.prices,
+        provider: llms[0]!.name,
+        providerPrices: Object.fromEntries(llms.flatMap((llm) => llm.prices ? [[llm.name, llm.prices]] : [])),
+        health: start.health,
+      })
+    ),
+    {
+      ...SQLITE_DAMAGE,
+      kept: {
+        en: "a new, empty usage.db: spending is counted again from now (llm.budget too)",
+        zh: "一个新的空 usage.db：花费从现在起重新计算（llm.budget 也是）",
+      },
+    },
+  );
   // The chain (its probes, an adapter's VM) closes first, then the ledger it counts in.
   let closeLlm = () => {};
   closers.push(() => {
@@ -419,6 +471,7 @@ async function startDevices(start: StartContext, core: Core) {
     clock,
     logger: log("io"),
     tools,
+    damaged: start.damaged,
   });
   core.attachIo(io);
   const http = new HttpDevice();
@@ -430,6 +483,8 @@ async function startDevices(start: StartContext, core: Core) {
     timezone: config.daemon.timezone,
     logger: log("timer"),
     checkChannel: (channel) => io.checkChannel(channel, "message"),
+    damaged: start.damaged,
+    health: start.health,
   });
   start.closers.push(closeSchedules);
   // Media asks an input's channel where an attachment without a URL is.
@@ -440,6 +495,7 @@ async function startDevices(start: StartContext, core: Core) {
     services,
     logger: log("media"),
     locate: (input, attachment) => io.locate(input, attachment),
+    health: start.health,
   });
   const kinds = createKinds(config, {
     clock,
@@ -485,7 +541,8 @@ async function startDevices(start: StartContext, core: Core) {
     devices: io,
     natives: kinds.natives,
   });
-  checkToolRoom(tools, config.llm.max_tools);
+  const crowded = toolRoomProblem(tools.listing(), config.llm.max_tools);
+  if (crowded) throw new StartupError(crowded);
   return { io, http, openAi, timer, media, kinds, mcp, plugins };
 }
 
@@ -533,21 +590,4 @@ function serveApi(
       keep: (bytes, mime) => media.keep(bytes, mime),
     },
   });
-}
-
-/** Why no model can answer now (each provider's state), or undefined when one may. */
-function modelDown(llm: LlmAvailability): string | undefined {
-  if (llm.available()) return undefined;
-  return llm.status().providers.map((provider) =>
-    `${provider.name}: ${provider.state === "over_budget" ? "over its budget" : provider.last_error ?? "down"}`
-  ).join("; ");
-}
-
-/** The media service's call counts as `/api/usage` shows them (its status nests them per model server). */
-function mediaCounts(status: Record<string, unknown>): Record<"vision" | "stt" | "tts", CallCountsBody> {
-  const counts = (key: string) => {
-    const part = status[key] as { calls?: number; failures?: number } | undefined;
-    return { calls: part?.calls ?? 0, failures: part?.failures ?? 0 };
-  };
-  return { vision: counts("vision"), stt: counts("stt"), tts: counts("tts") };
 }

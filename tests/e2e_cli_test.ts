@@ -133,6 +133,8 @@ Deno.test("flags are narrow: config and data anywhere, no -A, no run or ffi", as
     `--allow-write=${ws.dir}/knowledge,${ws.dir}/plugins,/tmp/homed-elsewhere-data`,
     `--allow-net=127.0.0.1:${ws.port},llm.example:8443`,
     "--allow-env=HOMED_CONFIG,HOMED_API_TOKEN,DEEPSEEK_API_KEY,ONEBOT_ACCESS_TOKEN,LOG_TOKENS,LOG_STREAM,NOTIFY_SOCKET",
+    // The data dir's free space (the low-disk warning): statfs only, never all of --allow-sys.
+    "--allow-sys=statfs",
     DAEMON_V8_FLAGS,
   ]);
   const printed = await deno(["task", "--quiet", "flags", "--config", ws.configPath], {

@@ -6,7 +6,8 @@
  * markup — `<img onerror>` and `<script>` in a reply, a memory fact, a knowledge topic and a plugin's name stay text,
  * with no element made and no dialog opened; the chat shows no `[via …]` tags and keeps its Send button on a phone's
  * screen; the status page is a dashboard with what needs attention first, each QQ connection and its refusals, and
- * the usage of 30 days as a chart; the schedules page shows the week ahead as a timeline; plugins have their own page,
+ * the usage of 30 days as a chart, the automatic backups (the last one, verified, the next, how many kept), the disk's
+ * free space and a damaged file set aside at start; the schedules page shows the week ahead as a timeline; plugins have their own page,
  * the skill and the native plugin labelled; the turn inspector's headers stay whole on a desktop; no page scrolls
  * sideways. Screenshots of every page at both widths in both languages go to /tmp/homed-console-shots/.
  */
@@ -18,6 +19,8 @@ import { log } from "../src/log/logging.ts";
 import { openMemory } from "../src/memory/memory.ts";
 import { UsageLedger } from "../src/provider/usage_ledger.ts";
 import { systemClock } from "../src/clock.ts";
+import { takeBackup } from "../src/backup/auto_backup.ts";
+import { loadConfig } from "../src/config/load.ts";
 import { browserNeed, openBrowser, type Page } from "./support/browser.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
@@ -123,6 +126,11 @@ async function preparedWorkspace(llmUrl: string) {
       JSON.stringify(`Keeps notes ${SCRIPT}`)
     }\n---\n\nNotes.\n`,
   );
+  // One automatic backup already taken (the list homed reads at start), and a routes.json cut in half, which homed
+  // sets aside at start (issue 38): the status page's backups and storage card shows both.
+  const loaded = await loadConfig({ flag: ws.configPath, readEnv: (name) => ws.env[name], cwd: ws.dir });
+  await takeBackup({ loaded, now: () => Date.now() - 3_600_000, version: "test", timezone: "Asia/Shanghai" });
+  await Deno.writeTextFile(join(data, "routes.json"), '{"http": "qq:pri');
   return ws;
 }
 
@@ -236,9 +244,32 @@ async function checkStatus(page: Page, phone: boolean, zh: boolean): Promise<voi
   assert.equal(await page.count("#dash-model meter"), 1, "the daily budget as a meter");
   assert.equal(await page.count("#usage-chart .bar"), 30);
   assert.ok((await page.count("#usage-chart .bar rect.bar-in")) >= 20, "a month of bars");
+  await checkStorageCard(page, zh);
   assert.equal(await page.count("#status-raw[open]"), 0, "the raw JSON is a click away");
   assert.match((await page.text("#status-raw pre")) ?? "", /"services"/);
   if (phone) assert.ok((await page.evaluate<number>("() => document.documentElement.scrollHeight")) > 0);
+}
+
+/** The backups and storage card: the last backup verified, the next, how many kept, free space, the file set aside. */
+async function checkStorageCard(page: Page, zh: boolean): Promise<void> {
+  await page.waitFor("#dash-storage");
+  const card = (await page.text("#dash-storage")) ?? "";
+  assert.match(card, zh ? /备份与存储/ : /Backups and storage/);
+  assert.match((await page.text("#dash-storage .backup-last")) ?? "", /\d+(\.\d)? (B|KB|MB)$/, card);
+  assert.match(card, zh ? /已校验/ : /verified/);
+  assert.match((await page.text("#dash-storage .backup-next")) ?? "", /\d/, "the next backup's time");
+  assert.match((await page.text("#dash-storage .backup-kept")) ?? "", zh ? /里的 1 份/ : /^1 archives in \//);
+  assert.match((await page.text("#dash-storage .disk-free")) ?? "", zh ? /^剩 .+，共 .+B$/ : /^.+B free of .+B$/);
+  assert.equal(await page.count("#dash-storage meter"), 1, "the disk's use as a meter");
+  const setAside = (await page.text('#dash-storage .set-aside-file[data-file$="routes.json"]')) ?? "";
+  assert.match(setAside, /routes\.json\.damaged-\d{4}-/);
+  assert.match(setAside, zh ? /配置文件里的路由/ : /the config's routes/, "what homed started with, in the language");
+  assert.match((await page.text("#dash-storage")) ?? "", /homed restore --latest/);
+  const problems = await page.texts("#problems .problem");
+  assert.ok(
+    problems.some((text) => text.includes("routes.json") && text.includes(zh ? "已损坏" : "damaged")),
+    `${problems}`,
+  );
 }
 
 /** The schedules page: the week ahead, today first, with the reminder in two days and the daily one each day. */

@@ -62,7 +62,17 @@ Deno.test("a never-answering LLM ends the turn at llm.turn_timeout with a clear 
     for (const time of [status.started_at, status.agent.last_heartbeat, status.services.agent.started_at]) {
       assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
-    assert.deepEqual(Object.keys(status.services), ["knowledge", "memory", "media", "io", "plugins", "http", "agent"]);
+    assert.deepEqual(Object.keys(status.services), [
+      "knowledge",
+      "memory",
+      "media",
+      "io",
+      "plugins",
+      "http",
+      "agent",
+      "backup",
+      "disk",
+    ]);
     assert.deepEqual(status.services.io.devices.http.outbox, { queued: 0, sent: 0, failed: 0, timed_out: 0 });
     assert.equal(status.services.knowledge.jobs["knowledge.reindex"].every_ms, 1_800_000);
   } finally {

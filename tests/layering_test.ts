@@ -9,8 +9,8 @@ import { dirname, join, normalize, relative } from "node:path";
 
 /** Lowest first: a part may import only parts on lower levels (and itself). DESIGN.md draws the same levels. */
 export const LEVELS: readonly (readonly string[])[] = [
-  ["clock.ts", "version.ts", "build_info.ts", "text", "fs", "sqlite", "identity", "lua", "search", "audio"],
-  ["net", "log", "service", "tools", "prompt", "chat_policy"],
+  ["clock.ts", "version.ts", "build_info.ts", "text", "fs", "sqlite", "identity", "lua", "audio"],
+  ["net", "log", "service", "tools", "prompt", "chat_policy", "search"],
   ["config", "process"],
   ["io", "tracker", "policy"],
   ["provider", "devices", "timer", "knowledge", "backup", "mcp"],

@@ -8,11 +8,15 @@ import type { Agent } from "../agent/core/agent.ts";
 import type { Persona } from "../agent/personal.ts";
 import type { Clock } from "../clock.ts";
 import type { LoadedConfig } from "../config/load.ts";
+import type { DamagedFiles, SetAsideFile } from "../fs/set_aside.ts";
+import type { DegradedStore, StoreHealth } from "../fs/store_health.ts";
 import type { ChannelInfo, IOManager } from "../io/io_manager.ts";
 import type { KnowledgeBase } from "../knowledge/knowledge_base.ts";
 import type { Provider, UsageTotals } from "../provider/provider.ts";
 import { usageView } from "../provider/usage_view.ts";
 import type { ServiceHost } from "../service/service_host.ts";
+import type { DiskSpaceBody } from "../service/disk_watch.ts";
+import type { BackupsStatus } from "../backup/backup_service.ts";
 import type { TimerDevice } from "../timer/timer.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { VERSION } from "../version.ts";
@@ -63,6 +67,16 @@ export interface StatusBody {
   schedules: Record<string, unknown>;
   /** Each service's status, by name. */
   services: Record<string, Record<string, unknown>>;
+  /** Automatic backups: where they go, the schedule, the last one, the next time, how many are kept, the last error. */
+  backups: BackupsStatus;
+  /**
+   * Damaged files homed set aside since it started (issue 38: `<file>.damaged-<ISO time>` beside each, and homed
+   * started with what was intact); empty when none was. `homed restore --latest` goes back to the last backup.
+   * And the data dir's disk (issue 38.6): free and total bytes, and `low` below `daemon.low_disk` (`low_below`).
+   * `degraded` (issue 38.2): the stores that cannot write now (a full or read-only disk), since when and why; empty
+   * when every store writes.
+   */
+  storage: { set_aside: SetAsideFile[]; degraded: DegradedStore[] } & DiskSpaceBody;
 }
 
 /** Token usage as `/api/status` shows it. */
@@ -84,6 +98,13 @@ export interface StatusSources {
   knowledge: KnowledgeBase;
   timer: TimerDevice;
   services: ServiceHost;
+  backups: { backups(): BackupsStatus };
+  /** The damaged files set aside (`fs/set_aside.ts`). */
+  damaged: Pick<DamagedFiles, "entries">;
+  /** The stores that cannot write now (`fs/store_health.ts`). */
+  health: Pick<StoreHealth, "degraded">;
+  /** The data dir's free space (`service/disk_watch.ts`). */
+  disk: { space(): DiskSpaceBody };
 }
 
 /**
@@ -124,5 +145,7 @@ export function statusBody(from: StatusSources): StatusBody {
     knowledge: from.knowledge.counts(),
     schedules: from.timer.status(),
     services: from.services.status(),
+    backups: from.backups.backups(),
+    storage: { set_aside: [...from.damaged.entries], degraded: from.health.degraded, ...from.disk.space() },
   };
 }

@@ -69,3 +69,19 @@ export function usageRoutes(options: UsageRoutesOptions): (app: Hono<{ Variables
     });
   };
 }
+
+/**
+ * The media service's call counts as `/api/usage` shows them (its status nests them per model server).
+ *
+ * @example
+ * ```ts
+ * mediaCounts({ vision: { calls: 3, failures: 1 } }).vision; // { calls: 3, failures: 1 }
+ * ```
+ */
+export function mediaCounts(status: Record<string, unknown>): Record<"vision" | "stt" | "tts", CallCountsBody> {
+  const counts = (key: string) => {
+    const part = status[key] as { calls?: number; failures?: number } | undefined;
+    return { calls: part?.calls ?? 0, failures: part?.failures ?? 0 };
+  };
+  return { vision: counts("vision"), stt: counts("stt"), tts: counts("tts") };
+}

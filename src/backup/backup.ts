@@ -25,6 +25,8 @@ export interface BackupSummary {
   perRoot: Record<string, number>;
   /** Files left out, each with its archive name, its path and why (a hard link from outside, a name not UTF-8). */
   skipped: string[];
+  /** Archive name → sha256 of each file as packed: what a check of the written archive compares against. */
+  sums: Map<string, string>;
 }
 
 /** Options of {@link createBackup}. */
@@ -184,10 +186,14 @@ export async function createBackup(options: BackupOptions): Promise<BackupSummar
   const { loaded } = options;
   const roots = homeParts(loaded);
   const staging = join(loaded.config.daemon.data_dir, `.backup-${crypto.randomUUID().slice(0, 8)}`);
-  const summary: BackupSummary = { files: 0, bytes: 0, perRoot: {}, skipped: [] };
+  const summary: BackupSummary = { files: 0, bytes: 0, perRoot: {}, skipped: [], sums: new Map() };
   const listed: Found[] = [];
   for (const root of roots) {
-    const others = roots.filter((other) => other !== root).map((other) => resolve(other.path));
+    // The automatic backups' folder is never archived, wherever it is (inside knowledge, say).
+    const others = [
+      ...roots.filter((other) => other !== root).map((other) => resolve(other.path)),
+      resolve(loaded.config.backup.dir),
+    ];
     listed.push(...await collect(root, others, summary.skipped));
   }
   const files = withoutOutsideLinks(listed, summary.skipped);
@@ -240,7 +246,9 @@ export async function createBackup(options: BackupOptions): Promise<BackupSummar
         throw new Error(`${file.path} is ${data.length} bytes; a backup holds files up to ${MAX_MEMBER_BYTES} bytes`);
       }
       await write({ path: file.name, type: "file", mode: file.mode, mtime: file.mtime, data });
-      sums.push(checksumLine(await sha256Hex(data), file.name));
+      const sum = await sha256Hex(data);
+      sums.push(checksumLine(sum, file.name));
+      summary.sums.set(file.name, sum);
       summary.files++;
       summary.bytes += data.length;
       summary.perRoot[file.root.name] = (summary.perRoot[file.root.name] ?? 0) + 1;

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import type { LoadedConfig } from "../config/load.ts";
 import { createBackup } from "../backup/backup.ts";
 import { restoreBackup } from "../backup/restore.ts";
+import { latestBackup } from "../backup/auto_backup.ts";
 import { commandFlags } from "../rights/command_flags.ts";
 import { requiredPermissions } from "../rights/permissions.ts";
 import { runsOnDeno } from "../config/runs_on_deno.ts";
@@ -155,6 +156,35 @@ export function archiveOf(line: CommandLine, command: "backup" | "restore"): str
 }
 
 /**
+ * `restore --latest`: the newest verified automatic backup in `backup.dir` (its list, `homed-backups.json`), which
+ * is then restored as if named. Refused with an archive named too, or for `backup`.
+ *
+ * @example
+ * ```ts
+ * import { loadConfig } from "../config/load.ts";
+ *
+ * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv: (name) => Deno.env.get(name), cwd: "/" });
+ * await latestArchive(loaded, "restore", undefined); // "/var/lib/homed/backups/homed-2026-12-01T19-30-00-000Z.tar.gz"
+ * ```
+ */
+export async function latestArchive(
+  loaded: LoadedConfig,
+  command: "backup" | "restore",
+  named: string | undefined,
+): Promise<string> {
+  if (command !== "restore") throw new UsageError("backup: --latest is for restore (homed restore --latest)");
+  if (named !== undefined) {
+    throw new UsageError(`restore: an archive (${JSON.stringify(named)}) and --latest both named; name one`);
+  }
+  const { dir } = loaded.config.backup;
+  const latest = await latestBackup(dir);
+  if (latest === undefined) {
+    throw new Error(`no verified automatic backup in ${dir} (backup.dir); name an archive: homed restore FILE`);
+  }
+  return latest;
+}
+
+/**
  * When this process may start its own Deno (`deno task backup|restore`, whose flags are computed before the archive
  * is known): runs the command again as a child with exactly the rights for `file` — what `homed flags --mode <command>
  * --file <file>` prints — and resolves to its exit code. The archive is then read (or written) only by a process that
@@ -201,7 +231,10 @@ async function againWithRights(
  */
 export async function archiveCli(line: CommandLine, command: "backup" | "restore"): Promise<void> {
   const { loaded, denied } = await loadCommandConfig(line.options.config, line.layout);
-  const file = await reportFailure(`${command}: `, () => Promise.resolve(archiveOf(line, command)));
+  const file = await reportFailure(`${command}: `, async () => {
+    const named = archiveOf(line, command);
+    return line.options.latest ? await latestArchive(loaded, command, named) : named;
+  });
   if (file !== undefined) {
     const code = await againWithRights(line, loaded, command, file);
     if (code !== undefined) return Deno.exit(code);

@@ -29,6 +29,8 @@ export interface CommandOptions {
   port?: string | undefined;
   timezone?: string | undefined;
   all?: boolean | undefined;
+  /** `restore --latest`: the newest verified automatic backup in `backup.dir`. */
+  latest?: boolean | undefined;
   help?: boolean | undefined;
   version?: boolean | undefined;
 }
@@ -95,6 +97,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
         port: { type: "string" },
         timezone: { type: "string" },
         all: { type: "boolean" },
+        latest: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
       },

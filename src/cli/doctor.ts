@@ -14,7 +14,7 @@ import { systemClock } from "../clock.ts";
 import { log } from "../log/logging.ts";
 import { envFilePath } from "../config/env_file.ts";
 import { missingPermissions, requiredPermissions } from "../rights/permissions.ts";
-import { missingKeyHint } from "../daemon.ts";
+import { missingKeyHint } from "../config/missing_key_hint.ts";
 import type { CommandLine } from "./command_line.ts";
 import { loadCommandConfig } from "./command_config.ts";
 import { print } from "./output.ts";
@@ -22,6 +22,7 @@ import { probeHomed } from "./homed_probe.ts";
 import { kindChecks } from "../devices/kinds.ts";
 import type { DoctorCheck } from "../devices/kind.ts";
 import { loadIntents } from "../intents/intents_setup.ts";
+import { formatBytes, type FreeSpace, freeSpace } from "../fs/free_space.ts";
 
 /** One check's outcome. */
 export type Check = DoctorCheck;
@@ -156,6 +157,31 @@ export async function checkListen(loaded: LoadedConfig, fetcher: typeof fetch = 
   };
 }
 
+/**
+ * The data dir's free space: fine above `daemon.low_disk`, a finding below it (homed's writes fail on a full disk),
+ * and a warning when it cannot be read.
+ *
+ * @example
+ * ```ts
+ * diskCheck("/var/lib/homed", 500 * 1024 ** 2, { free_bytes: 12 * 1024 ** 3, total_bytes: 32 * 1024 ** 3 });
+ * // { ok: true, name: "disk", detail: "/var/lib/homed: 12 GB free of 32 GB (warns below 500 MB: daemon.low_disk)" }
+ * ```
+ */
+export function diskCheck(dataDir: string, lowBelow: number, space: FreeSpace): Check {
+  if ("unknown" in space) return { ok: true, warn: true, name: "disk", detail: space.unknown };
+  const free = `${dataDir}: ${formatBytes(space.free_bytes)} free of ${formatBytes(space.total_bytes)}`;
+  if (lowBelow === 0) return { ok: true, name: "disk", detail: `${free} (daemon.low_disk: 0, never warns)` };
+  if (space.free_bytes < lowBelow) {
+    return {
+      ok: false,
+      name: "disk",
+      detail: `${free}, below daemon.low_disk (${formatBytes(lowBelow)}): homed cannot save anything once it is ` +
+        "full; delete files you do not need or move backup.dir to another disk",
+    };
+  }
+  return { ok: true, name: "disk", detail: `${free} (warns below ${formatBytes(lowBelow)}: daemon.low_disk)` };
+}
+
 /** `homed.env` beside the config: fine when absent; a finding when others may read the secrets in it. */
 async function checkSecretsFile(loaded: LoadedConfig): Promise<Check | undefined> {
   const path = envFilePath(loaded.location.path);
@@ -216,6 +242,7 @@ export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fe
   } catch (error) {
     checks.push({ ok: false, name: "data_dir", detail: `${dataDir} is not writable: ${(error as Error).message}` });
   }
+  checks.push(diskCheck(dataDir, loaded.config.daemon.low_disk, freeSpace(dataDir)));
   const secrets = await checkSecretsFile(loaded);
   if (secrets) checks.push(secrets);
   checks.push(await checkListen(loaded, fetcher));

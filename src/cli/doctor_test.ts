@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parseConfig } from "../config/load.ts";
-import { checkListen, toolRoom } from "./doctor.ts";
+import { checkListen, diskCheck, toolRoom } from "./doctor.ts";
 
 Deno.test("doctor says when the MCP servers' tools pass llm.max_tools, and what to do", () => {
   const fits = toolRoom(40, 128);
@@ -55,4 +55,19 @@ Deno.test("doctor: a listen port held by another program is a problem named with
     await other.shutdown();
     await homedLike.shutdown();
   }
+});
+
+Deno.test("doctor: the data dir's free space, a finding below daemon.low_disk, a warning when it cannot be read", () => {
+  const GB = 1024 ** 3;
+  assert.deepEqual(diskCheck("/var/lib/homed", GB / 2, { free_bytes: 12 * GB, total_bytes: 32 * GB }), {
+    ok: true,
+    name: "disk",
+    detail: "/var/lib/homed: 12 GB free of 32 GB (warns below 512 MB: daemon.low_disk)",
+  });
+  const low = diskCheck("/var/lib/homed", GB / 2, { free_bytes: GB / 4, total_bytes: 32 * GB });
+  assert.equal(low.ok, false);
+  assert.match(low.detail, /256 MB free of 32 GB, below daemon\.low_disk \(512 MB\)/);
+  const blind = diskCheck("/var/lib/homed", GB / 2, { unknown: "homed may not read … --allow-sys=statfs" });
+  assert.deepEqual([blind.ok, blind.warn], [true, true]);
+  assert.equal(diskCheck("/d", 0, { free_bytes: 0, total_bytes: GB }).ok, true, "0: never a finding");
 });

@@ -26,7 +26,8 @@ Commands:
   service  install|uninstall|status|unit — the systemd unit     [--config FILE] [--unit-dir DIR]
   backup   [FILE|-|--file FILE] — data, knowledge, plugins, config and persona in one .tar.gz (default data/backups/)
   tracker  status|diff|commit|revert [PATH…] [--all] — what changed in knowledge, plugins, config, persona
-  restore  FILE|-|--file FILE — check a backup whole, then put it in place (homed stopped; the old files are kept)
+  restore  FILE|-|--file FILE|--latest — check a backup whole, then put it in place (homed stopped; the old files are
+           kept); --latest: the newest verified automatic backup in backup.dir
 
 Config lookup: --config, then $HOMED_CONFIG, then config/homed.yaml (with --standard-layout:
 /etc/homed/homed.yaml and data in /var/lib/homed), then the embedded defaults.`;

@@ -62,6 +62,8 @@ export function placePaths(
     }
   }
   config.plugins.extra_dirs = config.plugins.extra_dirs.map(absolute);
+  // Automatic backups: in the data dir unless a folder (ideally on another disk) is named.
+  config.backup.dir = config.backup.dir === "" ? join(config.daemon.data_dir, "backups") : absolute(config.backup.dir);
   const overlay = config.tracker.overlay;
   if (overlay) {
     config.tracker.overlay = {

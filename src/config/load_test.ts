@@ -49,6 +49,7 @@ Deno.test("no config at all gives every default", () => {
     listen_addr: { host: "127.0.0.1", port: 8080 },
     data_dir: "/srv/homed/data",
     heartbeat_interval: 15_000,
+    low_disk: 500 * 1024 ** 2,
     api_token: "",
     api_tokens: {},
     public_hosts: [],
@@ -324,7 +325,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "daemon:\n  listen_adr: x\n",
-      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, timezone, data_dir, heartbeat_interval, api_token, api_tokens, public_hosts, allowed_origins, max_body_bytes, shutdown_grace, openai_api$/,
+      /^daemon\.listen_adr: unknown key; allowed keys here: listen_addr, timezone, data_dir, heartbeat_interval, low_disk, api_token, api_tokens, public_hosts, allowed_origins, max_body_bytes, shutdown_grace, openai_api$/,
     ],
     [
       "lm:\n  model: x\n",

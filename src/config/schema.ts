@@ -8,6 +8,8 @@
  */
 
 import { z } from "zod";
+import { BYTE_SIZE_FORMS, parseByteSize } from "./byte_size.ts";
+import { CRON_FORMS, cronProblem } from "./cron_text.ts";
 import { DURATION_FORMS, parseDuration } from "./duration.ts";
 import { parseListenAddr } from "./listen_addr.ts";
 
@@ -44,6 +46,22 @@ function duration(minMs: number, maxMs: number, range: string) {
     }
     return ms;
   });
+}
+
+/** A size such as "500MB" (see `byte_size.ts`), in bytes; `0` (also unquoted) is 0. */
+function byteSize(zero: string) {
+  const allowed = `${BYTE_SIZE_FORMS}, or 0 (${zero})`;
+  return z.preprocess(
+    (value) => typeof value === "number" ? String(value) : value,
+    z.string({ error: allowed }).transform((text, ctx) => {
+      const bytes = parseByteSize(text);
+      if (bytes === undefined) {
+        ctx.addIssue({ code: "custom", message: allowed, input: text });
+        return z.NEVER;
+      }
+      return bytes;
+    }),
+  );
 }
 
 function text(allowed: string, pattern?: RegExp) {
@@ -235,6 +253,8 @@ export const configSchema = z.strictObject({
     ).default(""),
     data_dir: path().default("./data"),
     heartbeat_interval: duration(1_000, 3_600_000, "1s to 1h").prefault("15s"),
+    // Warn the owner (at most once a day, on their channel) when the data dir's disk has less free than this.
+    low_disk: byteSize("never warn").prefault("500MB"),
     api_token: secret(16).default(""),
     api_tokens: z.record(
       text("a person's name: 1 to 64 letters, digits, _ . @ -", /^[\p{L}\p{N}_.@-]{1,64}$/u),
@@ -506,6 +526,19 @@ export const configSchema = z.strictObject({
   backup: z.strictObject({
     // The most `homed restore` unpacks, all members together (bytes); null: 4 × what the parts hold now, at least 1 GiB.
     max_restore_bytes: number(1_048_576, 2 ** 50, true).nullable().default(null),
+    // Automatic backups while homed runs: a 5-field cron in daemon.timezone; "" turns them off.
+    schedule: z.string({ error: `${CRON_FORMS}, or "" (off)` }).transform((line, ctx) => {
+      const problem = line.trim() === "" ? undefined : cronProblem(line);
+      if (problem) ctx.addIssue({ code: "custom", message: `${CRON_FORMS}, or "" (off): ${problem}`, input: line });
+      return line.trim();
+    }).default("30 3 * * *"),
+    // Where automatic backups go; "": <data_dir>/backups. Better another disk.
+    dir: z.string({ error: "a folder (empty: <data_dir>/backups)" }).default(""),
+    // Retention: the newest archive of each of the last `daily` days and of the last `weekly` ISO weeks.
+    keep: z.strictObject({
+      daily: number(1, 366, true).default(7),
+      weekly: number(0, 520, true).default(4),
+    }).prefault({}),
   }).prefault({}),
   paths: z.strictObject({
     personal: path().default("./personal.md"),

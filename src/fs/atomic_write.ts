@@ -1,5 +1,8 @@
 /**
- * Writes a file so that a crash leaves either the old or the new content, never a torn one.
+ * Writes a file so that a crash leaves either the old or the new content, never a torn one; and, for what homed
+ * acknowledges to a person (issue 38: a knowledge entry, a forgotten journal line), so that a power cut after the
+ * reply cannot undo it either (`durable`: the folder is fsync'd after the rename, which is what makes the rename
+ * itself survive). The one place this policy lives for files; `src/sqlite/durability.ts` is its SQLite half.
  *
  * @module
  */
@@ -17,6 +20,11 @@ export interface AtomicWriteOptions {
    * cancels the replacement (the temporary file is removed, the target untouched) and makes the call return false.
    */
   beforeReplace?: () => Promise<boolean> | boolean;
+  /**
+   * Also fsync the folder after the rename, so the new name survives a power cut (default false: the content is
+   * fsync'd either way, but the rename may be lost). For writes a person is told of.
+   */
+  durable?: boolean;
 }
 
 /**
@@ -67,8 +75,51 @@ export async function atomicWriteBytes(
     if (options.beforeReplace && !(await options.beforeReplace())) return false;
     await Deno.rename(temporary, path);
     replaced = true;
+    if (options.durable) await syncFolder(dirname(path));
     return true;
   } finally {
     if (!replaced) await Deno.remove(temporary).catch(() => {});
+  }
+}
+
+/**
+ * fsyncs the folder `dir`: the names made, renamed or removed in it reach the disk (a file's own fsync does not
+ * cover its name).
+ *
+ * @example
+ * ```ts
+ * const dir = await Deno.makeTempDir();
+ * await Deno.rename(await Deno.makeTempFile({ dir }), `${dir}/content.md`);
+ * await syncFolder(dir);
+ * ```
+ */
+export async function syncFolder(dir: string): Promise<void> {
+  const folder = await Deno.open(dir, { read: true });
+  try {
+    await folder.sync();
+  } finally {
+    folder.close();
+  }
+}
+
+/**
+ * Overwrites `path` in place (owner and mode stay, for a file homed may not give back its owner) and fsyncs it before
+ * returning. Not atomic: the fallback for when {@link atomicWriteText} may not be used.
+ *
+ * @example
+ * ```ts
+ * const path = await Deno.makeTempFile();
+ * await writeTextInPlace(path, "# Tea\n");
+ * ```
+ */
+export async function writeTextInPlace(path: string, text: string): Promise<void> {
+  const bytes = new TextEncoder().encode(text);
+  const file = await Deno.open(path, { write: true, truncate: true });
+  try {
+    let written = 0;
+    while (written < bytes.length) written += await file.write(bytes.subarray(written));
+    await file.sync();
+  } finally {
+    file.close();
   }
 }

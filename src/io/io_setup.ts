@@ -15,6 +15,7 @@ import type { Device } from "./device.ts";
 import { IOManager } from "./io_manager.ts";
 import { type FetchOutgoing, outputTools } from "./output_tools.ts";
 import { fileRouteStore, RouteTable } from "./route_table.ts";
+import type { DamagedFiles } from "../fs/set_aside.ts";
 
 /** Options of {@link openIo}. */
 export interface IoSetupOptions {
@@ -27,6 +28,8 @@ export interface IoSetupOptions {
   logger: Logger;
   /** Where the output tools (and the devices' tools) are registered. */
   tools: ToolRegistry;
+  /** Where a damaged `routes.json` is set aside and recorded (the daemon's list, for `/api/status`). */
+  damaged?: DamagedFiles;
 }
 
 /**
@@ -53,7 +56,7 @@ export async function openIo(options: IoSetupOptions): Promise<IOManager> {
   const { config, clock, logger, tools } = options;
   const routes = await RouteTable.open(
     config.routes,
-    fileRouteStore(join(options.dataDir, "routes.json"), logger, () => clock.now()),
+    fileRouteStore(join(options.dataDir, "routes.json"), logger, () => clock.now(), options.damaged),
   );
   return new IOManager({
     clock,

@@ -9,6 +9,7 @@
 import type { Logger } from "@logtape/logtape";
 import { dirname } from "node:path";
 import { atomicWriteText } from "../fs/atomic_write.ts";
+import { DamagedFiles } from "../fs/set_aside.ts";
 import { LinkError, readContainedText } from "../fs/contained.ts";
 import { compareText } from "../text/compare_text.ts";
 
@@ -113,18 +114,25 @@ function channelsOf(object: Record<string, unknown>, what: string): Record<strin
 }
 
 /**
- * A route store in one JSON file. A file that cannot be parsed, or is a link, is kept aside as `<file>.bad-<time>`
- * (never silently overwritten, never followed) and the table starts from the config's routes. An older homed's file
- * is read as the owner's routes ({@link parseRouteFile}).
+ * A route store in one JSON file. A file that cannot be parsed (cut in half, say), or is a link, is set aside as
+ * `<file>.damaged-<ISO time>` through `damaged` (`fs/set_aside.ts`: never silently overwritten, never followed, and
+ * recorded for `/api/status`) and the table starts from the config's routes. An older homed's file is read as the
+ * owner's routes ({@link parseRouteFile}).
  *
  * @example
  * ```ts
  * import { log } from "../log/logging.ts";
+ * import { DamagedFiles } from "../fs/set_aside.ts";
  *
- * const store = fileRouteStore("/var/lib/homed/routes.json", log("io"));
+ * const store = fileRouteStore("/var/lib/homed/routes.json", log("io"), Date.now, new DamagedFiles());
  * ```
  */
-export function fileRouteStore(path: string, logger: Logger, now: () => number = Date.now): RouteStore {
+export function fileRouteStore(
+  path: string,
+  logger: Logger,
+  now: () => number = Date.now,
+  damaged: DamagedFiles = new DamagedFiles(now),
+): RouteStore {
   return {
     async load() {
       try {
@@ -134,11 +142,16 @@ export function fileRouteStore(path: string, logger: Logger, now: () => number =
         return parseRouteFile(found.text);
       } catch (error) {
         if (!(error instanceof LinkError || error instanceof SyntaxError || error instanceof TypeError)) throw error;
-        const aside = `${path}.bad-${now()}`;
-        await Deno.rename(path, aside);
+        const reason = (error as Error).message;
+        const { moved_to: aside } = damaged.setAside(path, `it cannot be read as routes (${reason})`, {
+          kept: {
+            en: "the config's routes (the run-time ones are in the file set aside)",
+            zh: "配置文件里的路由（运行时改的路由在移走的文件里）",
+          },
+        });
         logger.warning("Route file {path} was unreadable ({reason}); kept it as {aside} and started from config", {
           path,
-          reason: (error as Error).message,
+          reason,
           aside,
         });
         return { routes: {}, senders: {} };

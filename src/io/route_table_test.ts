@@ -35,8 +35,8 @@ Deno.test("a corrupt route file is kept aside, never overwritten, and the table 
     await Deno.writeTextFile(path, bad);
     const table = await RouteTable.open({ a: "b" }, fileRouteStore(path, getLogger(["test"]), () => 42));
     assert.deepEqual(table.entries(), [{ source: "a", channel: "b", origin: "config" }]);
-    assert.equal(await Deno.readTextFile(`${path}.bad-42`), bad);
-    await Deno.remove(`${path}.bad-42`);
+    assert.equal(await Deno.readTextFile(`${path}.damaged-1970-01-01T00:00:00.042Z`), bad);
+    await Deno.remove(`${path}.damaged-1970-01-01T00:00:00.042Z`);
   }
   await Deno.remove(dir, { recursive: true });
 });
@@ -99,8 +99,8 @@ Deno.test("a route file of an unknown version or shape is kept aside like a corr
     await Deno.writeTextFile(path, text);
     const table = await RouteTable.open({}, fileRouteStore(path, getLogger(["test"]), () => 7));
     assert.deepEqual(table.entries(), [], text);
-    assert.equal(await Deno.readTextFile(`${path}.bad-7`), text);
-    await Deno.remove(`${path}.bad-7`);
+    assert.equal(await Deno.readTextFile(`${path}.damaged-1970-01-01T00:00:00.007Z`), text);
+    await Deno.remove(`${path}.damaged-1970-01-01T00:00:00.007Z`);
   }
   await Deno.remove(dir, { recursive: true });
 });

@@ -8,7 +8,7 @@
 import type { Logger } from "@logtape/logtape";
 import { join, resolve, sep } from "node:path";
 import type { Clock } from "../clock.ts";
-import { atomicWriteText } from "../fs/atomic_write.ts";
+import { atomicWriteText, syncFolder, writeTextInPlace } from "../fs/atomic_write.ts";
 import { checkContained, LinkError, readContainedText } from "../fs/contained.ts";
 import { oneLine, withoutControl } from "../text/untrusted.ts";
 import type { VectorStore } from "../search/store.ts";
@@ -343,6 +343,8 @@ export class KnowledgeBase {
     return await this.#serial(async () => {
       await Deno.mkdir(join(this.#dir, topic), { recursive: true });
       const created = await this.#appendEntry(topic, path, entry);
+      // A new topic's folder is a new name in the knowledge folder: on disk too before the tool reports the entry.
+      if (created) await syncFolder(this.#dir);
       const stat = await Deno.stat(path);
       await this.#indexTopic(topic, stat.mtime?.getTime() ?? 0);
       this.#options.logger.info("Learned {heading} in {topic}", { heading, topic });
@@ -374,13 +376,18 @@ export class KnowledgeBase {
       const owner = before ? { uid: before.info.uid, gid: before.info.gid } : undefined;
       let replaced: boolean;
       try {
-        replaced = await atomicWriteText(path, next, { mode, ...(owner ? { owner } : {}), beforeReplace: unchanged });
+        replaced = await atomicWriteText(path, next, {
+          mode,
+          ...(owner ? { owner } : {}),
+          beforeReplace: unchanged,
+          durable: true,
+        });
       } catch (error) {
         if (!(error instanceof Deno.errors.PermissionDenied) || !before) throw error;
         // homed may not give the file its owner back (it belongs to someone else): write it in place instead, which
         // keeps owner and mode, after the same check for a concurrent edit.
         if (!(await unchanged())) continue;
-        await Deno.writeTextFile(path, next);
+        await writeTextInPlace(path, next);
         replaced = true;
       }
       if (replaced) return before === undefined;
@@ -467,12 +474,13 @@ export class KnowledgeBase {
       const mode = before?.mode !== null && before?.mode !== undefined ? before.mode & 0o7777 : NEW_FILE_MODE;
       const owner = before ? { uid: before.uid, gid: before.gid } : undefined;
       try {
-        await atomicWriteText(path, markdown, { mode, ...(owner ? { owner } : {}) });
+        await atomicWriteText(path, markdown, { mode, ...(owner ? { owner } : {}), durable: true });
       } catch (error) {
         if (!(error instanceof Deno.errors.PermissionDenied) || !before) throw error;
         // As in create: homed may not give the file its owner back, so it is written in place, keeping both.
-        await Deno.writeTextFile(path, markdown);
+        await writeTextInPlace(path, markdown);
       }
+      if (before === undefined) await syncFolder(this.#dir);
       const stat = await Deno.stat(path);
       await this.#indexTopic(topic, stat.mtime?.getTime() ?? 0);
       const sections = this.#topics.get(topic)?.sections.length ?? 0;

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { DamagedFiles } from "../fs/set_aside.ts";
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import { checkContained } from "../fs/contained.ts";
@@ -24,6 +25,8 @@ export interface KnowledgeServiceOptions {
   logger: Logger;
   /** `memory.distill_interval`: how often the index is rebuilt and snapshotted. */
   reindexEveryMs: number;
+  /** Where a damaged index file is set aside and recorded (`fs/set_aside.ts`; the daemon's list). */
+  damaged?: DamagedFiles;
 }
 
 /** The `knowledge` service. */
@@ -72,6 +75,7 @@ export class KnowledgeService implements Service {
     const store = await VectorStore.open(this.#options.indexDir, {
       compactEvery: 5_000,
       now: () => clock.now(),
+      ...(this.#options.damaged ? { damaged: this.#options.damaged } : {}),
       onRecovery: (message) => logger.warning("Knowledge index: {message}", { message }),
     });
     try {

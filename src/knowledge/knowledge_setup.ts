@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { DamagedFiles } from "../fs/set_aside.ts";
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
@@ -25,6 +26,8 @@ export interface KnowledgeSetupOptions {
   logger: Logger;
   /** Where the service is started. */
   services: ServiceHost;
+  /** Where a damaged index file is set aside and recorded (the daemon's list, for `/api/status`). */
+  damaged?: DamagedFiles;
 }
 
 /** What {@link startKnowledge} gives the daemon. */
@@ -68,6 +71,7 @@ export async function startKnowledge(options: KnowledgeSetupOptions): Promise<Kn
       clock,
       logger,
       reindexEveryMs: options.reindexEveryMs,
+      ...(options.damaged ? { damaged: options.damaged } : {}),
     }),
   );
   return { service, base: service.base };

@@ -11,6 +11,7 @@
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
 import { atomicWriteBytes } from "../fs/atomic_write.ts";
+import { faultAdvice, storageFault, type StoreHealth } from "../fs/store_health.ts";
 import { sha256Hex } from "../text/sha256_hex.ts";
 import { escapeControl } from "../text/untrusted.ts";
 import { extensionFor } from "./sniff.ts";
@@ -33,6 +34,11 @@ export interface MediaCacheOptions {
   maxBytes: number;
   /** Gives the last-use times. */
   clock: Clock;
+  /**
+   * Where a write that fails for the disk is recorded (issue 38.2: `/api/status` `storage.degraded`). On a full disk
+   * the cache first gives space back — its oldest files first — and refuses the new file only when none is left.
+   */
+  health?: Pick<StoreHealth, "failed" | "succeeded"> | undefined;
 }
 
 /** What {@link MediaCache.status} reports. */
@@ -60,6 +66,7 @@ export class MediaCache {
   readonly #dir: string;
   readonly #maxBytes: number;
   readonly #clock: Clock;
+  readonly #health: Pick<StoreHealth, "failed" | "succeeded"> | undefined;
   /** Least recently used first: a use moves an entry to the end. */
   readonly #entries = new Map<string, Entry>();
   #bytes = 0;
@@ -68,6 +75,7 @@ export class MediaCache {
     this.#dir = options.dir;
     this.#maxBytes = options.maxBytes;
     this.#clock = options.clock;
+    this.#health = options.health;
   }
 
   /**
@@ -130,7 +138,7 @@ export class MediaCache {
     const id = `${await sha256Hex(bytes)}.${extensionFor(mime)}`;
     const path = join(this.#dir, id);
     if (!(this.#entries.has(id) && await this.#touch(id))) {
-      await atomicWriteBytes(path, bytes, { mode: 0o600 });
+      await this.#write(id, path, bytes);
       await this.#stamp(path);
       this.#remember(id, bytes.byteLength);
     }
@@ -202,6 +210,38 @@ export class MediaCache {
    */
   status(): MediaCacheStatus {
     return { files: this.#entries.size, bytes: this.#bytes, max_bytes: this.#maxBytes };
+  }
+
+  /**
+   * Writes a new file; on a full disk the least recently used files are deleted, one at a time, until it fits — and
+   * when none is left, the file is refused naming the disk (no half file is left: the write is atomic).
+   */
+  async #write(id: string, path: string, bytes: Uint8Array): Promise<void> {
+    for (;;) {
+      try {
+        await atomicWriteBytes(path, bytes, { mode: 0o600 });
+        this.#health?.succeeded("media cache");
+        return;
+      } catch (error) {
+        const fault = storageFault(error);
+        if (!fault) throw error;
+        const oldest = [...this.#entries.keys()].find((other) => other !== id);
+        if (fault.kind !== "disk_full" || oldest === undefined) {
+          this.#health?.failed("media cache", this.#dir, error);
+          throw new Error(
+            `The media cache cannot keep a file of ${bytes.byteLength} bytes in ${this.#dir} (${fault.message})` +
+              `${fault.kind === "disk_full" ? " and has no older file left to delete" : ""}: ${
+                faultAdvice(fault.kind)
+              }`,
+            { cause: error },
+          );
+        }
+        this.#forget(oldest);
+        await Deno.remove(join(this.#dir, oldest)).catch((error) => {
+          if (!isNotFound(error)) throw error;
+        });
+      }
+    }
   }
 
   #remember(id: string, size: number): void {

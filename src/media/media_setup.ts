@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { StoreHealth } from "../fs/store_health.ts";
 import { join } from "node:path";
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
@@ -32,6 +33,8 @@ export interface MediaSetupOptions {
   locate?: (input: InputRef, attachment: MessageAttachment) => Promise<string | Uint8Array | undefined>;
   /** Injected for tests. */
   fetch?: typeof fetch;
+  /** Where a write that fails for the disk is recorded (`/api/status` `storage.degraded`). */
+  health?: StoreHealth;
 }
 
 /**
@@ -47,7 +50,12 @@ export interface MediaSetupOptions {
 export async function startMedia(options: MediaSetupOptions): Promise<MediaService> {
   const { config, clock } = options;
   const { vision, speech, media, llm } = config;
-  const cache = await MediaCache.open({ dir: join(options.dataDir, "media"), maxBytes: media.cache_bytes, clock });
+  const cache = await MediaCache.open({
+    dir: join(options.dataDir, "media"),
+    maxBytes: media.cache_bytes,
+    clock,
+    health: options.health,
+  });
   // Only the chat-completions provider sends image parts; a Lua adapter gets the description instead.
   const direct = vision?.direct === true && llm.provider === "openai";
   if (vision?.direct && !direct) {

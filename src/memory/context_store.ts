@@ -10,6 +10,7 @@ import type { Logger } from "@logtape/logtape";
 import type { ContextEntry } from "../context/context_window.ts";
 import { atomicWriteText } from "../fs/atomic_write.ts";
 import { LinkError, readContainedText } from "../fs/contained.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
 import { dirname } from "node:path";
 
 /** Why a saved context cannot be used, or `undefined` when it is a valid sequence. */
@@ -45,6 +46,7 @@ export class ContextStore {
   #logger: Logger;
   #saving: Promise<void> = Promise.resolve();
   #saves = 0;
+  #health: Pick<StoreHealth, "failed" | "succeeded"> | undefined;
 
   /**
    * @example
@@ -58,9 +60,10 @@ export class ContextStore {
    * const context = new ContextWindow({ maxEntries: 30, entries: await store.load() });
    * ```
    */
-  constructor(path: string, logger: Logger) {
+  constructor(path: string, logger: Logger, health?: Pick<StoreHealth, "failed" | "succeeded">) {
     this.path = path;
     this.#logger = logger;
+    this.#health = health;
   }
 
   /** The saved entries, or none (a missing file, or an unusable one, set aside and reported). */
@@ -97,15 +100,25 @@ export class ContextStore {
     return entries as ContextEntry[];
   }
 
-  /** Saves `entries` after any save in progress; a failure is logged (the next turn saves again). */
-  save(entries: readonly ContextEntry[]): Promise<void> {
+  /**
+   * Saves `entries` after any save in progress; a failure is logged (the next turn saves again). `durable`: the new
+   * file's name is fsync'd too, for a save a person is told of (a forgetting). On a full or read-only disk the old
+   * file stays whole (the write goes through a temporary file, removed), the store is marked degraded in the health
+   * given to the constructor, and the next save tries again.
+   */
+  save(entries: readonly ContextEntry[], options: { durable?: boolean } = {}): Promise<void> {
     const text = `${JSON.stringify({ version: 1, entries })}\n`;
     this.#saving = this.#saving.then(async () => {
       try {
         await Deno.mkdir(dirname(this.path), { recursive: true });
-        await atomicWriteText(this.path, text);
+        await atomicWriteText(this.path, text, { durable: options.durable ?? false });
         this.#saves++;
+        this.#health?.succeeded("context.json");
       } catch (error) {
+        if (this.#health?.failed("context.json", this.path, error)) {
+          this.#logger.warning("Could not save the context to {path} (the disk): {error}", { path: this.path, error });
+          return;
+        }
         this.#logger.error("Saving the context to {path} failed: {error}", { path: this.path, error });
       }
     });

@@ -6,6 +6,7 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
+import { useWal } from "../sqlite/durability.ts";
 import { prepared } from "../sqlite/prepared.ts";
 import { fileNames } from "./graph/synonyms.ts";
 
@@ -170,8 +171,9 @@ export function checkpointMemoryDb(db: DatabaseSync): number {
  */
 export function openMemoryDb(path: string): DatabaseSync {
   const db = new DatabaseSync(path);
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = NORMAL");
+  // Derived rows and chat history mostly: NORMAL. The writes a person is told of (a correction, a forgetting) commit
+  // through durably() (src/sqlite/durability.ts), fsync'd before the reply.
+  useWal(db, "derived");
   db.exec("PRAGMA foreign_keys = ON");
   // Checkpoints on the heartbeat ({@link checkpointMemoryDb}), between turns: SQLite's own, every 1,000 WAL pages, ran
   // inside whichever turn's commit crossed the mark, copying pages and syncing the file — 30–40 ms of that turn, once

@@ -14,6 +14,9 @@ import type { DatabaseSync } from "node:sqlite";
 import { similarities } from "../search/relevance.ts";
 import { readersIncluded, visibleTo } from "../identity/visibility.ts";
 import { checkpointMemoryDb, openMemoryDb, readMeta, writeMeta } from "./database.ts";
+import { DamagedFiles } from "../fs/set_aside.ts";
+import { checkedOpen, SQLITE_DAMAGE } from "../sqlite/damage.ts";
+import { durably } from "../sqlite/durability.ts";
 import {
   COLD_AFTER_MS,
   COLD_MAX_HITS,
@@ -39,6 +42,10 @@ import type { ScoringOptions } from "../search/inverted_index.ts";
 import { VectorStore } from "../search/store.ts";
 import type { JobReport, Memory, OpenMemoryOptions, RecallItem, RecallOptions } from "./memory.ts";
 import { onlySaidBy } from "./recall/asker.ts";
+
+/** What memory starts with when `memory.db` is damaged (its rows are the facts' and documents' only copy). */
+const MEMORY_DB_KEPT = "a new, empty memory.db: facts are distilled again from the journal; the documents come back " +
+  "only with a backup";
 
 /** The memory.db meta key of the distiller's cursor: how many journal lines it has taken. */
 const CURSOR = "distilled_upto";
@@ -324,18 +331,21 @@ export class HouseholdMemory implements Memory {
     const ids = new Set(eventIds);
     await this.#running?.catch(() => {});
     const removed = await this.#journal.forget(ids);
-    // The distiller's cursor counts journal lines: lines removed before it move it back.
-    const cursor = Number(readMeta(this.#db, CURSOR) ?? 0);
-    const before = removed.filter((index) => index < cursor).length;
-    if (before) writeMeta(this.#db, CURSOR, String(cursor - before));
     for (const list of [this.#recent, this.#said]) {
       for (let i = list.length - 1; i >= 0; i--) if (ids.has(list[i]!.eventId)) list.splice(i, 1);
     }
-    const result = {
-      candidates: removed.length,
-      documents: this.#documents.forget(ids),
-      facts: this.#graph.forget(ids),
-    };
+    // A forgetting is told to a person: its rows are on disk (fsync'd) before this returns.
+    const result = durably(this.#db, () => {
+      // The distiller's cursor counts journal lines: lines removed before it move it back.
+      const cursor = Number(readMeta(this.#db, CURSOR) ?? 0);
+      const before = removed.filter((index) => index < cursor).length;
+      if (before) writeMeta(this.#db, CURSOR, String(cursor - before));
+      return {
+        candidates: removed.length,
+        documents: this.#documents.forget(ids),
+        facts: this.#graph.forget(ids),
+      };
+    });
     this.#options.logger.info(
       "Forgot {candidates} candidates, {documents} documents, {facts} facts of {events} events",
       {
@@ -402,7 +412,9 @@ export class HouseholdMemory implements Memory {
 }
 
 /** Opens the journal, both indexes and memory.db: all of them, or none (what opened is closed again). */
-async function openStores({ dir, clock, logger }: OpenMemoryOptions): Promise<Stores> {
+async function openStores({ dir, clock, logger, damaged: given }: OpenMemoryOptions): Promise<Stores> {
+  // A damaged file is set aside (fs/set_aside.ts) and memory starts with what is intact: never a crash loop.
+  const damaged = given ?? new DamagedFiles(() => clock.now());
   // What is open so far is closed again if a later part fails to open.
   const opened: Array<{ close(): void | Promise<void> }> = [];
   const openIndex = (name: string, label: string, scoring?: ScoringOptions, filterKeys?: readonly string[]) =>
@@ -411,14 +423,24 @@ async function openStores({ dir, clock, logger }: OpenMemoryOptions): Promise<St
       ...(filterKeys ? { filterKeys } : {}),
       compactEvery: 5_000,
       now: () => clock.now(),
+      damaged,
       onRecovery: (message) => logger.warning(`${label}: {message}`, { message }),
     });
   let journal: TextMemory, index: VectorStore, entityStore: VectorStore, db: DatabaseSync;
   try {
-    opened.push(journal = await TextMemory.open(join(dir, "candidates.jsonl"), logger));
+    const dbPath = join(dir, "memory.db");
+    opened.push(db = damaged.open(dbPath, checkedOpen(openMemoryDb), { ...SQLITE_DAMAGE, kept: MEMORY_DB_KEPT }));
+    if (damaged.entries.at(-1)?.file === dbPath) {
+      // Both indexes describe rows of the file set aside: they are derived, so they start empty and follow the new one.
+      for (const name of ["documents-index", "graph-index"]) {
+        await Deno.remove(join(dir, name), { recursive: true }).catch((error) => {
+          if (!(error instanceof Deno.errors.NotFound)) throw error;
+        });
+      }
+    }
+    opened.push(journal = await TextMemory.open(join(dir, "candidates.jsonl"), logger, damaged));
     opened.push(index = await openIndex("documents-index", "Document index", DOCUMENT_SCORING, DOCUMENT_FILTER_KEYS));
     opened.push(entityStore = await openIndex("graph-index", "Entity index"));
-    db = openMemoryDb(join(dir, "memory.db"));
   } catch (error) {
     for (const part of opened) await part.close();
     throw error;

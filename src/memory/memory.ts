@@ -16,6 +16,7 @@
 import type { Logger } from "@logtape/logtape";
 import type { Provider } from "../provider/provider.ts";
 import type { Clock } from "../clock.ts";
+import type { DamagedFiles } from "../fs/set_aside.ts";
 import type { DocumentDraft, DocumentStore } from "./document/document_store.ts";
 import type { GraphStore } from "./graph/graph_store.ts";
 import type { MemoryEntry } from "./text/text_memory.ts";
@@ -61,6 +62,11 @@ export interface OpenMemoryOptions {
   recentLimit?: number;
   /** The butler's own names (from the persona): facts about them are never recorded. */
   selfNames?: readonly string[];
+  /**
+   * Where a damaged `memory.db`, journal or index file is set aside and recorded (`fs/set_aside.ts`; the daemon's
+   * list, for `/api/status`); one of the memory's own (on `clock`) without it.
+   */
+  damaged?: DamagedFiles;
 }
 
 /** What one `runJobs` did. */

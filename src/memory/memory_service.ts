@@ -25,6 +25,8 @@ import type { JobSpec, Service } from "../service/service.ts";
 import type { Tool } from "../tools/tool.ts";
 import { ContextStore } from "./context_store.ts";
 import { type Asker, type JobReport, type Memory, openMemory, type RecallItem } from "./memory.ts";
+import type { DamagedFiles } from "../fs/set_aside.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
 import { COLD_AFTER_MS } from "./document/document_store.ts";
 import type { Trust } from "../identity/trust.ts";
 import type { Viewer } from "../identity/visibility.ts";
@@ -69,6 +71,13 @@ export interface MemoryServiceOptions {
   selfNames?: readonly string[];
   /** Entities the system message's graph index lists at most. */
   indexEntities?: number;
+  /** Where a damaged memory file is set aside and recorded (see `OpenMemoryOptions.damaged`). */
+  damaged?: DamagedFiles;
+  /**
+   * Where a write that fails for the disk (full, read-only) is recorded (issue 38.2): the journal, memory.db and
+   * context.json are then degraded — the turn still gets its answer — and each tries again on its next write.
+   */
+  health?: StoreHealth;
 }
 
 /** The user's words of a tagged message: the text after `[via …, trust …] `. */
@@ -114,7 +123,7 @@ export class MemoryService implements Service, PromptContributor {
    */
   constructor(options: MemoryServiceOptions) {
     this.#options = options;
-    this.#store = new ContextStore(join(options.dir, "context.json"), options.logger);
+    this.#store = new ContextStore(join(options.dir, "context.json"), options.logger, options.health);
     this.#prompt = new MemoryPrompt(() => this.#ready(), options.indexEntities);
   }
 
@@ -137,7 +146,7 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   #openInBackground(): void {
-    const { dir, clock, logger, provider, persona, coldAfterMs, selfNames } = this.#options;
+    const { dir, clock, logger, provider, persona, coldAfterMs, selfNames, damaged } = this.#options;
     const started = performance.now();
     this.#openError = undefined;
     this.#opening = openMemory({
@@ -148,6 +157,7 @@ export class MemoryService implements Service, PromptContributor {
       ...(selfNames ? { selfNames } : {}),
       ...(persona !== undefined ? { persona } : {}),
       ...(coldAfterMs !== undefined ? { coldAfterMs } : {}),
+      ...(damaged ? { damaged } : {}),
     }).then((memory) => {
       this.#memory = memory;
       this.#refreshIndex();
@@ -201,7 +211,7 @@ export class MemoryService implements Service, PromptContributor {
         source,
         ...(trust ? { trust } : {}),
       };
-      this.#ready().then((memory) => memory.keepDocument(draft))
+      this.#ready().then((memory) => this.#write("memory.db", "memory.db", () => memory.keepDocument(draft)))
         .catch((error) => this.#options.logger.error("Keeping an exchange as a document failed: {error}", { error }));
     }
   }
@@ -211,11 +221,15 @@ export class MemoryService implements Service, PromptContributor {
     const base = { eventId: turn.eventId, time: turn.time, source: turn.source, trust: turn.trust };
     const observed = this.#observing.then(async () => {
       const memory = await this.#ready();
-      await memory.observe({ ...base, role: "user", sender: turn.sender, text: turn.text });
-      // A turn the butler did not answer (it only listened) journals no empty reply.
-      if (turn.reply.trim() !== "") {
-        await memory.observe({ ...base, role: "assistant", sender: "butler", text: turn.reply });
-      }
+      // On a full or read-only disk the exchange is not journaled (the journal is marked degraded, and takes the
+      // next exchange once the disk writes again): the turn has its answer either way.
+      await this.#write("memory journal", "candidates.jsonl", async () => {
+        await memory.observe({ ...base, role: "user", sender: turn.sender, text: turn.text });
+        // A turn the butler did not answer (it only listened) journals no empty reply.
+        if (turn.reply.trim() !== "") {
+          await memory.observe({ ...base, role: "assistant", sender: "butler", text: turn.reply });
+        }
+      });
     });
     this.#observing = observed.catch(() => {});
     // Layer 1 is saved on the heartbeat, not per turn (an fsync per turn costs the turn's budget); the journal holds
@@ -427,7 +441,7 @@ export class MemoryService implements Service, PromptContributor {
     const ids = new Set(eventIds);
     const context = this.#context?.forget(ids) ?? 0;
     const removed = await (await this.#ready()).forget(eventIds);
-    if (this.#context) await this.#store.save(this.#context.records());
+    if (this.#context) await this.#store.save(this.#context.records(), { durable: true });
     this.#refreshIndex();
     return { context, ...removed };
   }
@@ -485,8 +499,26 @@ export class MemoryService implements Service, PromptContributor {
     }];
   }
 
+  /**
+   * Runs a write of the store `store` (its file `file` in the memory folder): a failure for the disk marks it degraded
+   * in the health (and is logged) instead of failing; any other failure is thrown.
+   */
+  async #write(store: string, file: string, write: () => Promise<void> | void): Promise<void> {
+    const path = join(this.#options.dir, file);
+    const health = this.#options.health;
+    try {
+      await write();
+      health?.succeeded(store);
+    } catch (error) {
+      if (!health?.failed(store, path, error)) throw error;
+      this.#options.logger.warning("Could not write {path} (the disk): {error}", { path, error });
+    }
+  }
+
   async heartbeat(): Promise<void> {
-    await this.#memory?.sync();
+    const memory = this.#memory;
+    // The journal's fsync and marks, the search index's and entities' segments: one store in the status.
+    if (memory) await this.#write("memory index", ".", () => memory.sync());
     if (this.#contextChanged && this.#context) {
       this.#contextChanged = false;
       await this.#store.save(this.#context.records());

@@ -1,3 +1,4 @@
+import { DatabaseSync } from "node:sqlite";
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
@@ -86,15 +87,20 @@ Deno.test("extractive summaries: each speaker's first sentence", () => {
 
 Deno.test("start returns before the stores are open; a failed open is reported, leaves turns without references, and the job opens again", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-" });
-  await Deno.writeTextFile(`${dir}/memory.db`, "this is not a SQLite database, it is a text file".repeat(100));
+  // A newer homed's memory.db is refused untouched (a damaged one would be set aside and memory start anew).
+  const newer = new DatabaseSync(`${dir}/memory.db`);
+  newer.exec(
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '999')",
+  );
+  newer.close();
   const clock = new FakeClock({ start: Date.UTC(2026, 10, 1, 9) });
   const memory = new MemoryService({ dir, clock, logger: getLogger(["test"]) });
   await memory.start();
   assert.equal((memory.status() as { stores: string }).stores, "loading", "start did not wait for the stores");
-  await assert.rejects(memory.recall("anything"), /^Error: Memory could not be opened: file is not a database/);
+  await assert.rejects(memory.recall("anything"), /^Error: Memory could not be opened: .*has memory schema 999/);
   const failed = memory.status() as { stores: string; error: string };
   assert.equal(failed.stores, "failed");
-  assert.match(failed.error, /file is not a database/);
+  assert.match(failed.error, /has memory schema 999; this homed knows up to \d+ — upgrade homed/);
   const input = { text: "spare key", source: "http", sender: "owner", time: clock.now() };
   assert.equal(await memory.reference(input, []), undefined, "the turn goes on without memory references");
 

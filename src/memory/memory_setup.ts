@@ -8,6 +8,8 @@
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
+import type { DamagedFiles } from "../fs/set_aside.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
 import type { Config } from "../config/schema.ts";
 import { ContextWindow } from "../context/context_window.ts";
 import type { Provider } from "../provider/provider.ts";
@@ -34,6 +36,10 @@ export interface MemorySetupOptions {
   persona: string;
   /** The butler's own names (facts about them are never recorded). */
   selfNames: readonly string[];
+  /** Where a damaged memory file is set aside and recorded (the daemon's list, for `/api/status`). */
+  damaged?: DamagedFiles;
+  /** Where a write that fails for the disk is recorded (the daemon's, for `/api/status` `storage.degraded`). */
+  health?: StoreHealth;
 }
 
 /** What {@link startMemory} gives the daemon. */
@@ -82,6 +88,8 @@ export async function startMemory(options: MemorySetupOptions): Promise<MemorySe
       provider: options.provider,
       persona: options.persona,
       selfNames: options.selfNames,
+      ...(options.damaged ? { damaged: options.damaged } : {}),
+      ...(options.health ? { health: options.health } : {}),
     }),
   );
   const context = new ContextWindow({

@@ -405,3 +405,19 @@ function probeOf(provider: Provider, signal: AbortSignal): Promise<void> {
   if (provider.probe) return provider.probe(signal);
   return provider.chat({ messages: [{ role: "user", content: "ping" }] }, { signal }).then(() => {});
 }
+
+/**
+ * Why no model can answer now (each provider's state), or undefined when one may.
+ *
+ * @example
+ * ```ts
+ * declare const llm: LlmAvailability;
+ * whyModelDown(llm); // e.g. "deepseek: connection refused; ollama: over its budget"
+ * ```
+ */
+export function whyModelDown(llm: LlmAvailability): string | undefined {
+  if (llm.available()) return undefined;
+  return llm.status().providers.map((provider) =>
+    `${provider.name}: ${provider.state === "over_budget" ? "over its budget" : provider.last_error ?? "down"}`
+  ).join("; ");
+}

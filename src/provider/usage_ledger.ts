@@ -7,6 +7,8 @@
 
 import { DatabaseSync } from "node:sqlite";
 import type { Clock } from "../clock.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
+import { useWal } from "../sqlite/durability.ts";
 import { prepared } from "../sqlite/prepared.ts";
 import type { Usage } from "./provider.ts";
 
@@ -106,6 +108,11 @@ export interface UsageLedgerOptions {
   provider?: string | undefined;
   /** The fallbacks' own prices (`llm.fallbacks[].prices`) by name; a fallback without counts as free. */
   providerPrices?: Readonly<Record<string, Prices>> | undefined;
+  /**
+   * Told of each write (issue 38.2): a full or read-only disk marks usage.db degraded and the counts stay in memory,
+   * written by the first flush after space returns; without it such a write throws like any other.
+   */
+  health?: Pick<StoreHealth, "failed" | "succeeded"> | undefined;
 }
 
 /** The usage.db schema this homed writes (`PRAGMA user_version`). */
@@ -155,8 +162,8 @@ export class UsageLedger {
   static open(options: UsageLedgerOptions): UsageLedger {
     const db = new DatabaseSync(options.path);
     try {
-      db.exec("PRAGMA journal_mode = WAL");
-      db.exec("PRAGMA synchronous = NORMAL");
+      // Counters of spent tokens: the last seconds may go in a power cut (src/sqlite/durability.ts).
+      useWal(db, "derived");
       migrate(db, options.path, options.provider ?? "primary");
     } catch (error) {
       db.close();
@@ -214,10 +221,13 @@ export class UsageLedger {
       }
       this.#db.exec("COMMIT");
     } catch (error) {
-      this.#db.exec("ROLLBACK");
+      // SQLite may have rolled back already (a full disk does): then there is no transaction left to end.
+      if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+      if (this.#options.health?.failed("usage.db", this.#options.path, error)) return;
       throw error;
     }
     this.#counted.clear();
+    this.#options.health?.succeeded("usage.db");
   }
 
   #pending(day: string, provider = this.#primary()): Counted {

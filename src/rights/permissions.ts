@@ -22,6 +22,8 @@ import type { Config } from "../config/schema.ts";
 import { mcpImportPath, type McpServerConfig, mcpServers } from "../config/mcp_servers.ts";
 import { llmProviders } from "../config/llm_providers.ts";
 import { nameServerRights, readResolvConf, RESOLV_CONF } from "../config/name_servers.ts";
+import { isInside } from "../fs/contained.ts";
+import { FREE_SPACE_RIGHT } from "../fs/free_space.ts";
 
 /** The rights one homed command needs. */
 export interface PermissionSet {
@@ -31,6 +33,11 @@ export interface PermissionSet {
   env: string[];
   /** Programs homed may start: only plugins' exec tools, when `plugins.allow_exec` is on. */
   run?: string[];
+  /**
+   * System information homed may ask for: only `statfs`, the data dir's free space (issue 38.6, `fs/free_space.ts`).
+   * Not checked at start: without it the free space shows as unknown, and doctor says so.
+   */
+  sys?: string[];
 }
 
 /** Variables that libraries read on their own: npm:yaml checks LOG_TOKENS and LOG_STREAM on every parse. */
@@ -173,7 +180,8 @@ export function requiredPermissions(
         ...again,
       }
       : {
-        read: unique([...own, ...(file ? [file] : [])]),
+        // backup.dir: `homed restore --latest` reads the list of automatic backups there.
+        read: unique([...own, ...(file ? [file] : []), ...beyond(own, [config.backup.dir])]),
         write: own,
         net: [`${connectHost(listen)}:${listen.port}`],
         env,
@@ -231,6 +239,11 @@ interface Common {
   resolvConf: () => string;
 }
 
+/** The `paths` not already inside (or equal to) one of `granted`: a right to a folder covers what is in it. */
+function beyond(granted: readonly string[], paths: readonly string[]): string[] {
+  return paths.filter((path) => !granted.some((root) => resolve(root) === resolve(path) || isInside(root, path)));
+}
+
 /** The daemon's rights (and doctor's, which checks them): everything a running homed reads, writes, dials and runs. */
 function daemonRights(loaded: LoadedConfig, mode: "run" | "doctor", common: Common): PermissionSet {
   const { config } = loaded;
@@ -247,6 +260,8 @@ function daemonRights(loaded: LoadedConfig, mode: "run" | "doctor", common: Comm
   const speaks = config.speech.stt !== null || config.speech.tts !== null;
   const servers = mcpServersFor(loaded, mode);
   const silk = speaks && runsOnDeno() ? [silkWasmPath()] : [];
+  // Automatic backups (backup.schedule) write their archives and list to backup.dir, ideally another disk.
+  const backups = config.backup.schedule === "" ? [] : beyond(dirs, [config.backup.dir]);
   return {
     // doctor also looks at homed.env's mode (a key file others can read is a finding).
     read: unique([
@@ -258,13 +273,14 @@ function daemonRights(loaded: LoadedConfig, mode: "run" | "doctor", common: Comm
       ...lua,
       ...silk,
       ...overlay,
+      ...backups,
       ...(mode === "doctor" ? [envFilePath(loaded.location.path)] : []),
       ...(servers.length && config.mcp.import !== "" ? [mcpImportPath(config, loaded.location.path)] : []),
       // The start-up check computes these rights again, name servers included.
       ...resolverFile,
     ]),
     // Sending to the notify socket needs write access to it as well as the unix: net right.
-    write: unique([...dirs, ...(mode === "run" && notify ? [notify] : [])]),
+    write: unique([...dirs, ...backups, ...(mode === "run" && notify ? [notify] : [])]),
     net: unique([
       listen.port === 0 ? listenHost : `${listenHost.includes(":") ? `[${listenHost}]` : listenHost}:${listen.port}`,
       ...llms.map((llm) => hostPort(llm.base_url)),
@@ -278,6 +294,8 @@ function daemonRights(loaded: LoadedConfig, mode: "run" | "doctor", common: Comm
     // A stdio MCP server gets PATH and HOME of homed's environment, and nothing else of it.
     env: servers.some((server) => server.command) ? unique([...env, "PATH", "HOME"]) : env,
     ...runRights(config, kinds, mode, servers),
+    // The data dir's free space (the low-disk warning, doctor's line): one statfs call, no program run.
+    sys: [FREE_SPACE_RIGHT],
   };
 }
 
@@ -340,7 +358,7 @@ function unique(items: string[]): string[] {
  */
 export function toFlags(rights: PermissionSet): string[] {
   const flags = ["--no-prompt"];
-  for (const name of ["read", "write", "net", "env", "run"] as const) {
+  for (const name of ["read", "write", "net", "env", "run", "sys"] as const) {
     const list = rights[name] ?? [];
     if (list.length) flags.push(`--allow-${name}=${list.join(",")}`);
   }

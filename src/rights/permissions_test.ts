@@ -28,7 +28,10 @@ Deno.test("run rights cover exactly the config, persona, templates, knowledge, p
   assert.ok(rights.env.includes("OLLAMA_KEY"));
   const flags = toFlags(rights);
   assert.equal(flags[0], "--no-prompt");
-  assert.ok(flags.every((flag) => !/^-A$|allow-all|allow-run|allow-ffi|allow-sys/.test(flag)), flags.join(" "));
+  assert.ok(flags.every((flag) => !/^-A$|allow-all|allow-run|allow-ffi/.test(flag)), flags.join(" "));
+  // System information: the data dir's free space (statfs) alone, never all of --allow-sys.
+  assert.deepEqual(flags.filter((flag) => flag.includes("allow-sys")), ["--allow-sys=statfs"]);
+  assert.deepEqual(requiredPermissions(loaded, "chat").sys, undefined);
 });
 
 Deno.test("chat rights are just the config and the daemon's address", () => {
@@ -271,4 +274,25 @@ Deno.test("QQ media from host names: the name servers Deno.resolveDns asks (ip:5
   }
   const blind = requiredPermissions(loaded, "run", { resolvConf });
   assert.ok(!blind.net.some((host) => host.endsWith(":53")), "no vision or speech: homed fetches no media");
+});
+
+Deno.test("automatic backups: the daemon writes backup.dir on another disk, restore reads it (--latest); off is off", () => {
+  const load = (backup: string) =>
+    parseConfig({
+      text: `daemon:\n  data_dir: /var/lib/homed\nbackup:\n${backup}`,
+      location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+      readEnv: () => undefined,
+      cwd: "/",
+    });
+  const usb = load("  dir: /mnt/usb/homed\n");
+  assert.ok(requiredPermissions(usb, "run").write.includes("/mnt/usb/homed"));
+  assert.ok(requiredPermissions(usb, "run").read.includes("/mnt/usb/homed"));
+  assert.ok(requiredPermissions(usb, "restore").read.includes("/mnt/usb/homed"));
+  assert.ok(!requiredPermissions(usb, "restore").write.includes("/mnt/usb/homed"), "restore only reads the archives");
+  const off = load("  dir: /mnt/usb/homed\n  schedule: ''\n");
+  assert.ok(!requiredPermissions(off, "run").write.includes("/mnt/usb/homed"));
+  // The default, <data_dir>/backups, is inside the data dir's rights already.
+  assert.ok(
+    !requiredPermissions(load("  keep: { daily: 2 }\n"), "run").write.some((path) => path.endsWith("/backups")),
+  );
 });

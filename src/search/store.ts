@@ -12,8 +12,8 @@
  * into the new index) before the new segment is renamed into place, so a crash at any point loses nothing
  * acknowledged. If the folder or the log is deleted under a running store, {@link VectorStore.sync} notices and
  * writes them anew (the open segment is still readable). On open, a torn last log record (never acknowledged) is cut
- * off; a snapshot or log that is corrupt is set aside as `*.corrupt-<time>` and the store is rebuilt from the
- * previous generation — a bad file is never silently used.
+ * off; a snapshot or log that is corrupt is set aside as `*.damaged-<ISO time>` (`fs/set_aside.ts`, recorded in the
+ * `damaged` option's list) and the store is rebuilt from the previous generation — a bad file is never silently used.
  *
  * Beside it: the folder's files by name (`store_files.ts`), the log's records (`store_records.ts`), the analyzer check
  * (`store_analyzer.ts`), filter terms (`filter_terms.ts`), the older snapshot formats (`older_snapshot.ts`) and the
@@ -23,6 +23,7 @@
  */
 
 import { join } from "node:path";
+import { DamagedFiles } from "../fs/set_aside.ts";
 import { CONTEXT_FIELD, type DocMeta, type Hit, type SearchOptions } from "./inverted_index.ts";
 import { withFilterTerms, withFilterTermsAll } from "./filter_terms.ts";
 import { decodeOlderSnapshot } from "./older_snapshot.ts";
@@ -121,10 +122,15 @@ export class VectorStore {
     this.#options.onRecovery?.(message);
   }
 
-  async #setAside(path: string, why: string): Promise<void> {
-    const aside = `${path}.corrupt-${(this.#options.now ?? Date.now)()}`;
-    await Deno.rename(path, aside);
-    this.#recovered(`${path} is ${why}; set aside as ${aside}`);
+  /** Moves a damaged file aside as `<file>.damaged-<ISO time>` (`fs/set_aside.ts`), recorded where homed shows it. */
+  #setAside(path: string, why: string): void {
+    const damaged = this.#options.damaged ?? new DamagedFiles(this.#options.now ?? Date.now);
+    const kept = path.endsWith(".log") ? { en: "the log's records before the damage", zh: "日志里损坏之前的记录" } : {
+      en: "the previous generation and the logs after it; what is missing is indexed again from its source",
+      zh: "上一版索引和它之后的日志；缺的部分会从原文重新建索引",
+    };
+    const { moved_to } = damaged.setAside(path, why, { kept });
+    this.#recovered(`${path} is ${why}; set aside as ${moved_to}`);
   }
 
   #apply(record: StoreRecord, index = this.#index): void {
@@ -155,7 +161,7 @@ export class VectorStore {
       return true;
     } catch (error) {
       if (!(error instanceof SnapshotError)) throw error;
-      await this.#setAside(path, error.message);
+      this.#setAside(path, error.message);
       return false;
     }
   }
@@ -166,7 +172,7 @@ export class VectorStore {
     if (!bytes) return undefined;
     const older = decodeOlderSnapshot(bytes, this.#index.scoring);
     if ("snapshot" in older) return older.snapshot;
-    await this.#setAside(path, older.corrupt);
+    this.#setAside(path, older.corrupt);
     return undefined;
   }
 
@@ -191,7 +197,7 @@ export class VectorStore {
       this.#recovered(`${path}: cut a torn last record at byte ${problem.offset} (never acknowledged)`);
     } else {
       const good = bytes.subarray(0, validBytes);
-      await this.#setAside(path, `corrupt at byte ${problem.offset} (${problem.detail})`);
+      this.#setAside(path, `corrupt at byte ${problem.offset} (${problem.detail})`);
       await Deno.writeFile(path, good);
     }
   }

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { DamagedFiles } from "../fs/set_aside.ts";
 import type { ScoringOptions } from "./inverted_index.ts";
 
 /** Options of {@link VectorStore.open}. */
@@ -29,6 +30,11 @@ export interface VectorStoreOptions {
   /** Compact automatically when the log has this many records. */
   compactEvery?: number;
   now?: () => number;
+  /**
+   * Where a damaged segment or log is set aside and recorded (the daemon's, for `/api/status`); a store of its own
+   * (on `now`) without one.
+   */
+  damaged?: DamagedFiles;
   /** Told about recovery actions (torn tail cut, corrupt file set aside, files written anew, a failed compaction). */
   onRecovery?: (message: string) => void;
   /**

@@ -121,9 +121,9 @@ Deno.test("a corrupt snapshot is set aside and the store rebuilt from the previo
   assert.equal(store.size, 21, "every document is back");
   assert.match(
     store.report.recovered[0]!,
-    /snap-1\.bin is corrupt at byte \d+ \(checksum mismatch\); set aside as .*snap-1\.bin\.corrupt-7/,
+    /snap-1\.bin is corrupt at byte \d+ \(checksum mismatch\); set aside as .*snap-1\.bin\.damaged-1970-01-01T00:00:00\.007Z/,
   );
-  assert.ok((await Deno.stat(`${snapshot}.corrupt-7`)).isFile);
+  assert.ok((await Deno.stat(`${snapshot}.damaged-1970-01-01T00:00:00.007Z`)).isFile);
   assert.deepEqual(store.index.verify(), []);
   await store.close();
   await Deno.remove(dir, { recursive: true });
@@ -145,7 +145,7 @@ Deno.test("corruption inside the log stops the replay there and keeps the bad fi
   assert.ok(store.has("a"));
   assert.ok(!store.has("b"));
   assert.match(store.report.recovered[0]!, /wal-0\.log is corrupt at byte \d+ \(checksum mismatch\); set aside/);
-  assert.ok((await Deno.stat(`${wal}.corrupt-9`)).isFile);
+  assert.ok((await Deno.stat(`${wal}.damaged-1970-01-01T00:00:00.009Z`)).isFile);
   await store.close();
   await Deno.remove(dir, { recursive: true });
 });

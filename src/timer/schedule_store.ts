@@ -1,5 +1,6 @@
 /**
- * Schedules on disk: `<data dir>/schedules.db` (SQLite, WAL). A firing is written before its input is queued, in the
+ * Schedules on disk: `<data dir>/schedules.db` (SQLite, WAL, `synchronous = FULL`: a schedule created or cancelled is
+ * fsync'd before the tool or the API says so — issue 38, `src/sqlite/durability.ts`). A firing is written before its input is queued, in the
  * same synchronous step, so a restart never fires a one-shot twice; what was due while homed was down is found by
  * its `next_run`.
  *
@@ -8,6 +9,7 @@
 
 import { DatabaseSync } from "node:sqlite";
 import type { Trust } from "../identity/trust.ts";
+import { type Durability, useWal } from "../sqlite/durability.ts";
 import { prepared } from "../sqlite/prepared.ts";
 
 /** One schedule. */
@@ -101,11 +103,13 @@ export class ScheduleStore {
     this.#db = db;
   }
 
-  /** Opens (creating) the database at `path`. */
-  static open(path: string): ScheduleStore {
+  /**
+   * Opens (creating) the database at `path`. `durability` is `acknowledged` (FULL) for homed; `derived` (NORMAL, what
+   * homed used before issue 38) only for `deno task bench:durable`'s comparison.
+   */
+  static open(path: string, durability: Durability = "acknowledged"): ScheduleStore {
     const db = new DatabaseSync(path);
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA synchronous = NORMAL");
+    useWal(db, durability);
     db.exec(`CREATE TABLE IF NOT EXISTS schedules (
       id TEXT PRIMARY KEY, text TEXT NOT NULL, kind TEXT NOT NULL, cron TEXT, timezone TEXT NOT NULL,
       channel TEXT NOT NULL, creator TEXT NOT NULL, trust TEXT NOT NULL, source TEXT NOT NULL,

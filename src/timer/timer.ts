@@ -16,6 +16,7 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import { loadCron, localTime, nextCronRun, parseScheduleTime, previousCronRun } from "./schedule_spec.ts";
 import type { Schedule, ScheduleStore } from "./schedule_store.ts";
+import { faultAdvice, storageFault, type StoreHealth } from "../fs/store_health.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import type { Device, DeviceContext, TurnEvent } from "../io/device.ts";
 import type { OutputEvent } from "../io/event.ts";
@@ -35,6 +36,11 @@ export interface TimerOptions {
   maxActive?: number;
   /** What one person other than the owner may hold (see {@link PERSON_LIMITS}). */
   personLimits?: Partial<PersonLimits>;
+  /**
+   * Where a schedule that cannot be stored for the disk (full, read-only) is recorded, with the store's file
+   * (issue 38.2): such a schedule is refused naming the disk, never acknowledged.
+   */
+  health?: { record: Pick<StoreHealth, "failed" | "succeeded">; path: string };
 }
 
 /** What one person other than the owner may schedule, so no one member can crowd out the household or the owner. */
@@ -258,7 +264,7 @@ export class TimerDevice implements Device {
       lastRun: null,
       runs: 0,
     };
-    store.insert(schedule);
+    this.#store(schedule);
     this.#options.logger.info("Schedule {id} by {creator}: {when}, to {channel}", {
       id: schedule.id,
       creator: schedule.creator,
@@ -267,6 +273,25 @@ export class TimerDevice implements Device {
     });
     this.#arm();
     return scheduleView(schedule);
+  }
+
+  /** Stores `schedule`, or refuses it naming the disk when the disk cannot take it (nothing is acknowledged then). */
+  #store(schedule: Schedule): void {
+    const { store, health } = this.#options;
+    try {
+      store.insert(schedule);
+      health?.record.succeeded("schedules.db");
+    } catch (error) {
+      const fault = storageFault(error);
+      if (!fault) throw error;
+      const path = health?.path ?? "schedules.db";
+      health?.record.failed("schedules.db", path, error);
+      throw new Error(
+        `The schedule was NOT stored: homed cannot write ${path} (${fault.message}); ${faultAdvice(fault.kind)}. ` +
+          "Nothing was scheduled: ask again once the disk has room.",
+        { cause: error },
+      );
+    }
   }
 
   /** Refuses a schedule of `sender` (not the owner) that would pass one of the {@link PersonLimits}. */

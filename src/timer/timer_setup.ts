@@ -1,5 +1,6 @@
 /**
- * The daemon's timer step: the schedule store opened in the data dir and the timer device over it.
+ * The daemon's timer step: the schedule store opened in the data dir (a damaged one set aside, `fs/set_aside.ts`) and
+ * the timer device over it.
  *
  * @module
  */
@@ -7,6 +8,9 @@
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
+import { DamagedFiles } from "../fs/set_aside.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
+import { checkedOpen, SQLITE_DAMAGE } from "../sqlite/damage.ts";
 import { ScheduleStore } from "./schedule_store.ts";
 import { TimerDevice } from "./timer.ts";
 
@@ -21,6 +25,13 @@ export interface TimerSetupOptions {
   logger: Logger;
   /** Why a channel cannot take a message, or undefined (the IO manager's check, asked when a schedule is made). */
   checkChannel(channel: string): string | undefined;
+  /**
+   * Where a damaged `schedules.db` is set aside and recorded (the daemon's list, for `/api/status`); the timer then
+   * starts with no schedules.
+   */
+  damaged?: DamagedFiles;
+  /** Where a schedule that cannot be stored for the disk is recorded (`/api/status` `storage.degraded`). */
+  health?: StoreHealth;
 }
 
 /** What {@link openTimer} gives the daemon. */
@@ -50,13 +61,17 @@ export interface TimerSetup {
  * ```
  */
 export function openTimer(options: TimerSetupOptions): TimerSetup {
-  const store = ScheduleStore.open(join(options.dataDir, "schedules.db"));
+  // A damaged file is set aside (with its -wal and -shm) and the timer starts on a new, empty one: never a crash loop.
+  const damaged = options.damaged ?? new DamagedFiles(() => options.clock.now());
+  const path = join(options.dataDir, "schedules.db");
+  const store = damaged.open(path, checkedOpen(ScheduleStore.open), SQLITE_DAMAGE);
   const timer = new TimerDevice({
     store,
     clock: options.clock,
     timezone: options.timezone,
     checkChannel: options.checkChannel,
     logger: options.logger,
+    ...(options.health ? { health: { record: options.health, path } } : {}),
   });
   return { timer, close: () => store.close() };
 }

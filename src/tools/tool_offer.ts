@@ -105,3 +105,19 @@ function overlap(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   for (const word of a) if (b.has(word)) shared++;
   return shared;
 }
+
+/**
+ * Why a configuration's own tools cannot fit, or undefined: homed's and the devices' tools are offered on every turn,
+ * so more of them than `llm.max_tools` would fail every request — refused at start, naming the key and what it must be.
+ *
+ * @example
+ * ```ts
+ * toolRoomProblem([], 128); // undefined
+ * ```
+ */
+export function toolRoomProblem(listing: readonly Pick<ListedTool, "owner">[], maxTools: number): string | undefined {
+  const always = listing.filter(alwaysOffered).length;
+  if (always <= maxTools) return undefined;
+  return `llm.max_tools: got ${maxTools}, but homed's own tools and the configured devices' come to ${always}, and ` +
+    `every turn offers them all; allowed: at least ${always} (DeepSeek and OpenAI accept up to ${DEFAULT_MAX_TOOLS})`;
+}

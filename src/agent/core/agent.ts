@@ -24,7 +24,7 @@ import { TurnDeadline } from "./turn_deadline.ts";
 import type { HomedTurnErrorCode } from "../../io/turn_error.ts";
 import { type MessagePayload, readMessage } from "../../io/message_payload.ts";
 import type { TurnRecorder } from "./turn_traces.ts";
-import type { AnsweredTurn, TurnToolContext, TurnUsage } from "./turn_types.ts";
+import type { AnsweredTurn, TurnUsage } from "./turn_types.ts";
 import {
   addUsage,
   checkFormatSent,

@@ -23,6 +23,7 @@
 
 import type { DatabaseSync } from "node:sqlite";
 import { transaction } from "../database.ts";
+import { durably } from "../../sqlite/durability.ts";
 import type { Trust } from "../../identity/trust.ts";
 import { SynonymIndex } from "./synonyms.ts";
 import type { Fact, FactDraft, FactOutcome, Refusal } from "./fact.ts";
@@ -87,6 +88,14 @@ export class GraphStore extends GraphReader {
   }
 
   /**
+   * {@link GraphStore.#write} for a change a person is told of (a correction, a deletion, a forgetting): committed with
+   * `synchronous = FULL`, on disk before it returns (issue 38).
+   */
+  #acknowledged<T>(body: (writer: GraphWriter) => T): T {
+    return durably(this.#db, () => this.#write(body));
+  }
+
+  /**
    * Records a fact in one transaction: the same open fact gains provenance ("confirmed"); for a single-valued
    * predicate a different open value is closed at `time` ("replaced") — unless the draft is a guest's and that value
    * was said by a household member or the owner ("refused": nothing recorded, `onRefuse` told); otherwise it is
@@ -128,7 +137,7 @@ export class GraphStore extends GraphReader {
    * is left; entities left without facts are deleted too. Returns how many facts were deleted. One transaction.
    */
   forget(eventIds: ReadonlySet<string>): number {
-    return this.#write((writer) => writer.forget(eventIds));
+    return this.#acknowledged((writer) => writer.forget(eventIds));
   }
 
   /**
@@ -162,7 +171,7 @@ export class GraphStore extends GraphReader {
   ): { superseded: Fact; fact: Fact } | undefined {
     const value = normalize(object);
     if (value === "") throw new RangeError("A fact needs a non-empty object");
-    return this.#write((writer) => writer.correct(id, value, who, time, trust));
+    return this.#acknowledged((writer) => writer.correct(id, value, who, time, trust));
   }
 
   /**
@@ -177,6 +186,6 @@ export class GraphStore extends GraphReader {
    * ```
    */
   delete(id: number): boolean {
-    return this.#write((writer) => writer.delete(id));
+    return this.#acknowledged((writer) => writer.delete(id));
   }
 }

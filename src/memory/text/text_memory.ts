@@ -15,7 +15,8 @@
  */
 
 import type { Logger } from "@logtape/logtape";
-import { atomicWriteText } from "../../fs/atomic_write.ts";
+import { atomicWriteBytes, atomicWriteText } from "../../fs/atomic_write.ts";
+import type { DamagedFiles } from "../../fs/set_aside.ts";
 import type { Trust } from "../../identity/trust.ts";
 
 /** One candidate, as the memory facade's `observe` takes it. */
@@ -108,7 +109,7 @@ export class TextMemory {
    * journal.count; // entries written so far
    * ```
    */
-  static async open(path: string, logger: Logger): Promise<TextMemory> {
+  static async open(path: string, logger: Logger, damaged?: DamagedFiles): Promise<TextMemory> {
     // From the marks on: opening a journal of a year reads what came after its last sync, and keeps none of it.
     const known = await readMarks(`${path}${MARKS_SUFFIX}`, path);
     const from = known ? { index: known.count, offset: known.bytes } : { index: 0, offset: 0 };
@@ -123,9 +124,55 @@ export class TextMemory {
       await Deno.truncate(path, validBytes);
       logger.warning("{path}: cut off a torn last line (a write was interrupted; it was never acknowledged)", { path });
     }
+    if (skipped && damaged) {
+      // Lines cut in half (or otherwise not entries) inside the journal: the file is set aside whole, and the journal
+      // goes on with its intact lines — the same entries at the same indexes, so the distiller's cursor still holds.
+      await TextMemory.#setAsideDamaged(path, from.offset, validBytes, skipped, damaged);
+      logger.warning("{path}: {skipped} damaged lines; set the journal aside as {aside} and kept its whole lines", {
+        path,
+        skipped,
+        aside: damaged.entries.at(-1)?.moved_to,
+      });
+      return await TextMemory.open(path, logger);
+    }
     if (skipped) logger.warning("{path}: skipped {skipped} lines that are not memory entries", { path, skipped });
     const file = await Deno.open(path, { create: true, append: true });
     return new TextMemory(path, file, state);
+  }
+
+  /**
+   * Sets the journal at `path` aside (through `damaged`, as `<path>.damaged-<ISO time>`) and writes in its place its
+   * first `validBytes` with only the lines after `from` that are entries: the lines before `from` were read whole at
+   * an earlier open.
+   */
+  static async #setAsideDamaged(
+    path: string,
+    from: number,
+    validBytes: number,
+    skipped: number,
+    damaged: DamagedFiles,
+  ): Promise<void> {
+    const bytes = (await Deno.readFile(path)).subarray(0, validBytes);
+    const lines = new TextDecoder().decode(bytes.subarray(from)).split("\n");
+    const intact = lines.filter((line) => {
+      try {
+        return isEntry(JSON.parse(line));
+      } catch {
+        return false;
+      }
+    });
+    const kept = concat(bytes.subarray(0, from), new TextEncoder().encode(intact.map((line) => `${line}\n`).join("")));
+    await atomicWriteBytes(path, kept, {
+      mode: 0o600,
+      durable: true,
+      beforeReplace: () => {
+        damaged.setAside(path, `${skipped} lines are cut off or not memory entries`, {
+          kept: "the journal's whole lines (what was said in them is remembered; the damaged lines are only in the " +
+            "file set aside)",
+        });
+        return true;
+      },
+    });
   }
 
   /**
@@ -198,7 +245,8 @@ export class TextMemory {
   }
 
   /**
-   * Appends one entry; when this returns, it is in the file (one write call).
+   * Appends one entry; when this returns, it is in the file (one write call). When the write fails part way (a full
+   * disk), what it wrote is cut off again, so the journal never holds a torn line the next entry would follow.
    *
    * @example
    * ```ts
@@ -210,7 +258,13 @@ export class TextMemory {
     const line = this.#encoder.encode(`${JSON.stringify(entry)}\n`);
     const write = this.#tail.then(async () => {
       let written = 0;
-      while (written < line.length) written += await this.#file.write(line.subarray(written));
+      try {
+        while (written < line.length) written += await this.#file.write(line.subarray(written));
+      } catch (error) {
+        // Cutting a file shorter takes no space: it works on a full disk.
+        if (written > 0) await this.#file.truncate(this.#bytes).catch(() => {});
+        throw error;
+      }
       if (this.#count % MARK_EVERY === 0) this.#marks.push({ index: this.#count, offset: this.#bytes });
       this.#count++;
       this.#bytes += line.length;
@@ -293,7 +347,8 @@ export class TextMemory {
       await this.#file.syncData();
       this.#file.close();
       const lines = kept.map((entry) => `${JSON.stringify(entry)}\n`);
-      await atomicWriteText(this.path, lines.join(""), { mode: 0o600 });
+      // Forgetting is told to a person: the rewritten journal's name is fsync'd too (issue 38).
+      await atomicWriteText(this.path, lines.join(""), { mode: 0o600, durable: true });
       this.#file = await Deno.open(this.path, { append: true });
       this.#count = kept.length;
       this.#marks = [];

@@ -4,7 +4,7 @@
 // days as a chart; the owner's log; and the whole of /api/status one click away.
 import { api } from "../api.js";
 import { badge, fill, fmtCost, fmtDuration, fmtNum, fmtTime, h, load, pretty, statusLine, table } from "../dom.js";
-import { t } from "../i18n.js";
+import { lang, t } from "../i18n.js";
 import { deviceDescription, stateBadge, stateKind } from "../labels.js";
 import { homedToday, soonTime, usageChart, usageLegend } from "../pictures.js";
 
@@ -12,6 +12,22 @@ const share = (value) => {
   if (typeof value !== "number" || !Number.isFinite(value)) return "—";
   return `${fmtNum(value <= 1 ? value * 100 : value, 1)} %`;
 };
+
+/** Bytes as people read them, 1024-based like `homed doctor` and the owner's notice ("3.4 MB", "120 GB"). */
+export function fmtBytes(bytes) {
+  if (typeof bytes !== "number" || !Number.isFinite(bytes)) return "—";
+  const units = ["B", "KB", "MB", "GB", "TB", "PB"];
+  let value = Math.max(0, bytes);
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${fmtNum(value, unit === 0 || value >= 10 ? 0 : 1)} ${units[unit]}`;
+}
+
+/** What homed started with instead of a damaged file, in the console's language when the store said it in both. */
+const keptText = (entry) => (lang === "zh" && entry.kept_zh ? entry.kept_zh : entry.kept);
 
 const BUDGET_KINDS = ["daily", "monthly", "daily_tokens", "monthly_tokens"];
 
@@ -125,6 +141,21 @@ export function problemsOf(body, usage) {
       if (device.queued_replies > 0) add("warn", t("problemQqQueued", { n: fmtNum(device.queued_replies) }));
     }
   }
+  const storage = body.storage ?? {};
+  if (storage.low) {
+    add(
+      "error",
+      t("problemDiskLow", {
+        free: fmtBytes(storage.free_bytes),
+        total: fmtBytes(storage.total_bytes),
+        below: fmtBytes(storage.low_below),
+      }),
+    );
+  }
+  for (const entry of storage.set_aside ?? []) {
+    add("warn", t("problemSetAside", { file: entry.file, why: entry.why, kept: keptText(entry) }));
+  }
+  if (body.backups?.last_error) add("warn", t("problemBackupFailed", { why: body.backups.last_error }));
   const forward = body.services?.["onebot-forward"];
   if (forward && forward.connected === false) add("warn", t("problemForward", { url: forward.url ?? "" }));
   for (const [name, server] of Object.entries(body.services?.mcp?.servers ?? {})) {
@@ -445,6 +476,98 @@ function schedulesCard(schedules) {
   );
 }
 
+/**
+ * The backups and storage card: the last automatic backup (time, size, verified), the next, how many are kept and
+ * where, the last error; the data dir's free space as a meter; the damaged files homed set aside at start.
+ */
+function storageCard(body) {
+  const backups = body.backups ?? {};
+  const storage = body.storage ?? {};
+  const last = backups.last;
+  const setAside = storage.set_aside ?? [];
+  const known = typeof storage.free_bytes === "number" && storage.total_bytes > 0;
+  return card(
+    "dash-storage",
+    t("storageCard"),
+    h(
+      "dl",
+      { class: "kv" },
+      fact(
+        t("lastBackup"),
+        last
+          ? [
+            h(
+              "span",
+              { class: "backup-last" },
+              t("lastBackupValue", { time: fmtTime(last.at), size: fmtBytes(last.bytes) }),
+            ),
+            " ",
+            badge(t(last.verified ? "verified" : "notVerified"), last.verified ? "ok" : "warn"),
+          ]
+          : t("noneYet"),
+      ),
+      fact(t("nextBackup"), backups.schedule === "" ? t("backupsOff") : fmtTime(backups.next_at), "backup-next"),
+      fact(
+        t("backupsKept"),
+        t("backupsKeptValue", { n: fmtNum(backups.kept ?? 0), dir: backups.dir ?? "" }),
+        "backup-kept",
+      ),
+      backups.last_error ? fact(t("backupError"), backups.last_error, "backup-error status error") : null,
+      fact(
+        t("freeSpace"),
+        known
+          ? [
+            h(
+              "span",
+              { class: "disk-free" },
+              t("freeSpaceValue", { free: fmtBytes(storage.free_bytes), total: fmtBytes(storage.total_bytes) }),
+            ),
+            storage.low ? [" ", badge(t("diskLow"), "error")] : null,
+            " ",
+            h("meter", {
+              min: 0,
+              max: 1,
+              low: 0.8,
+              high: 0.95,
+              optimum: 0,
+              value: 1 - storage.free_bytes / storage.total_bytes,
+            }),
+          ]
+          : h("span", { class: "disk-free", title: storage.free_space_unknown ?? "" }, t("freeSpaceUnknown")),
+      ),
+    ),
+    setAside.length
+      ? h(
+        "details",
+        { class: "set-aside", open: true },
+        h("summary", {}, t("setAsideTitle", { n: setAside.length })),
+        h(
+          "ul",
+          {},
+          setAside.map((entry) =>
+            h(
+              "li",
+              { class: "set-aside-file", "data-file": entry.file },
+              h("code", {}, entry.file),
+              h(
+                "span",
+                { class: "meta block-line" },
+                t("setAsideLine", {
+                  why: entry.why,
+                  moved: entry.moved_to,
+                  time: fmtTime(entry.at),
+                  kept: keptText(entry),
+                }),
+              ),
+            )
+          ),
+        ),
+        h("p", { class: "meta" }, t("restoreHint")),
+      )
+      : h("p", { class: "meta set-aside-none" }, t("setAsideNone")),
+  );
+}
+
 function homedCard(body) {
   const agent = body.agent ?? {};
   return card(
@@ -578,6 +701,7 @@ export default function status(root, ctx) {
         devicesCard(body),
         memoryCard(body),
         schedulesCard(schedules.schedules),
+        storageCard(body),
         homedCard(body),
       );
       fill(usage, usageBody.error ? h("p", { class: "status error" }, usageBody.error.message) : usageView(usageBody));
