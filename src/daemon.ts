@@ -349,7 +349,13 @@ function watchStorage(start: StartContext, persona: Persona) {
     logger: log("storage"),
   };
   const backups = new BackupService({ loaded: start.loaded, clock, logger: log("backup"), version: VERSION });
-  const disk = new DiskWatch({ dir: start.dataDir, lowBelow: config.daemon.low_disk, clock, logger: log("storage") });
+  const disk = new DiskWatch({
+    dir: start.dataDir,
+    lowBelow: config.daemon.low_disk,
+    clock,
+    logger: log("storage"),
+    health: start.health,
+  });
   start.closers.unshift(
     tellOwnerOfSetAside({ ...owner, damaged: start.damaged }),
     tellOwnerOfStorageFault({ ...owner, health: start.health }),
@@ -392,6 +398,7 @@ async function startCore(start: StartContext, persona: Persona): Promise<Core> {
     dir: config.paths.knowledge,
     reindexEveryMs: config.memory.distill_interval,
     logger: log("knowledge"),
+    health: start.health,
   })).base;
   const { ledger, llm } = await startLlm(start);
   const { memory, context } = await startMemory({

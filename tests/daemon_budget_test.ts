@@ -5,19 +5,14 @@
  */
 
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { stringify } from "yaml";
-import { parseConfig } from "../src/config/load.ts";
-import { startDaemon } from "../src/daemon.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { postJson } from "./support/homed_process.ts";
-import { OneBotSim } from "./support/onebot_sim.ts";
+import type { OneBotSim } from "./support/onebot_sim.ts";
+import { connectOwner, KEY, sentToOwner, startOwnerDaemon } from "./support/owner_daemon.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 
-const OWNER = "20002000";
-const KEY = "sk-test-0123456789abcdef";
 // 2026-12-04 10:00 in Shanghai.
 const START = Date.UTC(2026, 11, 4, 2, 0);
 
@@ -26,37 +21,22 @@ Deno.test("a daily budget below one turn's cost: the fallback answers, the prima
   const primary = FakeLlm.start();
   const fallback = FakeLlm.start();
   const dir = await Deno.makeTempDir();
-  const text = stringify({
-    daemon: { listen_addr: "127.0.0.1:0", data_dir: join(dir, "data"), timezone: "Asia/Shanghai" },
-    llm: {
-      base_url: primary.baseUrl,
-      api_key: KEY,
-      max_retries: 0,
+  // The memory's distiller (it asks the model too) runs once a week: not within the day this test moves through.
+  const daemon = await startOwnerDaemon({
+    dir,
+    llm: primary,
+    llmKeys: {
       // 2 CNY per million prompt tokens: the first turn's million tokens cost 2, over the day's 1.
       prices: { input: 2, input_cache_hit: 0.2, output: 8, currency: "CNY" },
       budget: { daily: 1 },
       probe_interval: "30s",
       fallbacks: [{ name: "spare", model: "spare-model", base_url: fallback.baseUrl, api_key: KEY }],
     },
-    onebot: { owner: OWNER, min_send_interval: "0s" },
-    // The memory's distiller asks the model too: not within the day this test moves through.
-    memory: { distill_interval: "7d" },
-    paths: { knowledge: join(dir, "knowledge"), plugins: join(dir, "plugins") },
-  });
-  const loaded = parseConfig({
-    text,
-    location: { path: join(dir, "homed.yaml"), origin: "--config" },
-    readEnv: () => undefined,
-    cwd: dir,
-  });
-  const daemon = await startDaemon(loaded, { clock });
+  }, { clock });
   let sim: OneBotSim | undefined;
   try {
-    sim = await OneBotSim.connect(`${daemon.url.replace("http", "ws")}/onebot/v11/ws`);
-    const toOwner = () =>
-      sim!.actions.filter((action) => action.action === "send_private_msg").map((action) =>
-        JSON.stringify(action.params)
-      );
+    sim = await connectOwner(daemon);
+    const toOwner = () => sentToOwner(sim!);
     const chat = async (said: string) => (await postJson(`${daemon.url}/api/chat`, { text: said })).body;
 
     primary.enqueue({ reply: "From the primary.", usage: { prompt_tokens: 1_000_000, completion_tokens: 10 } });

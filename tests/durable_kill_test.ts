@@ -13,6 +13,7 @@ import { getLogger } from "@logtape/logtape";
 import { systemClock } from "../src/clock.ts";
 import { openMemory } from "../src/memory/memory.ts";
 import { CORRECTED } from "./support/durable_writer.ts";
+import { spawnWriter } from "./support/kill_writer.ts";
 
 const WRITER = new URL("./support/durable_writer.ts", import.meta.url).pathname;
 const LANES = 8;
@@ -27,12 +28,7 @@ interface Acked {
 
 /** Runs one writer on `dir` from `start`, kills it `delayMs` after it is ready, and returns what it acknowledged. */
 async function runAndKill(dir: string, start: number, delayMs: number): Promise<Acked> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", `--allow-read=${dir}`, `--allow-write=${dir}`, WRITER, dir, String(start)],
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
+  const child = spawnWriter(WRITER, dir, start);
   const acked: Acked = { created: [], cancelled: [], corrected: [] };
   const stderr = new Response(child.stderr).text();
   let timer: ReturnType<typeof setTimeout> | undefined;

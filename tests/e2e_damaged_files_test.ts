@@ -10,17 +10,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { stringify } from "yaml";
-import { parseConfig } from "../src/config/load.ts";
-import { type Daemon, startDaemon } from "../src/daemon.ts";
+import type { Daemon } from "../src/daemon.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { postJson } from "./support/homed_process.ts";
-import { OneBotSim } from "./support/onebot_sim.ts";
+import type { OneBotSim } from "./support/onebot_sim.ts";
+import { connectOwner, OWNER, sentToOwner, startOwnerDaemon } from "./support/owner_daemon.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 
-const OWNER = "20002000";
-const KEY = "sk-test-0123456789abcdef";
 const STAMP = /\.damaged-\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 interface SetAsideBody {
@@ -29,24 +26,6 @@ interface SetAsideBody {
   why: string;
   kept: string;
   at: string;
-}
-
-/** A homed on `dir` with the fake LLM and the owner on QQ. */
-async function start(dir: string, fake: FakeLlm): Promise<Daemon> {
-  const text = stringify({
-    daemon: { listen_addr: "127.0.0.1:0", data_dir: join(dir, "data"), timezone: "Asia/Shanghai" },
-    llm: { base_url: fake.baseUrl, api_key: KEY, max_retries: 0 },
-    onebot: { owner: OWNER, min_send_interval: "0s" },
-    memory: { distill_interval: "7d" },
-    paths: { knowledge: join(dir, "knowledge"), plugins: join(dir, "plugins") },
-  });
-  const loaded = parseConfig({
-    text,
-    location: { path: join(dir, "homed.yaml"), origin: "--config" },
-    readEnv: () => undefined,
-    cwd: dir,
-  });
-  return await startDaemon(loaded);
 }
 
 async function chat(daemon: Daemon, fake: FakeLlm, said: string): Promise<void> {
@@ -78,18 +57,18 @@ async function damagedStart(options: {
   let daemon: Daemon | undefined;
   let sim: OneBotSim | undefined;
   try {
-    daemon = await start(dir, fake);
+    daemon = await startOwnerDaemon({ dir, llm: fake });
     await chat(daemon, fake, "The spare key is under the blue flowerpot");
     await options.prepare?.(daemon, fake, data);
     await daemon.stop();
     daemon = undefined;
     await options.damage(path, data);
 
-    daemon = await start(dir, fake);
+    daemon = await startOwnerDaemon({ dir, llm: fake });
     const health = await fetch(`${daemon.url}/healthz`);
     await health.body?.cancel();
     assert.equal(health.status, 200);
-    sim = await OneBotSim.connect(`${daemon.url.replace("http", "ws")}/onebot/v11/ws`);
+    sim = await connectOwner(daemon);
     await chat(daemon, fake, "Are you there?");
     // Memory opens in the background: what it set aside shows once it is open.
     await waitFor(async () => (await setAside(daemon!)).some((entry) => entry.file === path), `${path} set aside`);
@@ -100,10 +79,7 @@ async function damagedStart(options: {
     assert.equal(entry.moved_to, `${path}${entry.moved_to.slice(path.length)}`);
     assert.match(entry.moved_to, STAMP);
     assert.ok((await Deno.stat(entry.moved_to)).isFile, "the damaged file is kept beside itself");
-    const toOwner = () =>
-      sim!.actions.filter((action) => action.action === "send_private_msg").map((action) =>
-        JSON.stringify(action.params)
-      );
+    const toOwner = () => sentToOwner(sim!);
     await waitFor(() => toOwner().some((text) => text.includes(entry.moved_to)), "the owner was told");
     const told = toOwner().filter((text) => text.includes(path));
     assert.equal(told.length, 1, told.join("\n"));

@@ -15,18 +15,14 @@ import { DatabaseSync } from "node:sqlite";
 import { FakeClock } from "./support/fake_clock.ts";
 import { StoreHealth } from "../src/fs/store_health.ts";
 import { MediaCache } from "../src/media/media_cache.ts";
-import { stringify } from "yaml";
-import { parseConfig } from "../src/config/load.ts";
-import { type Daemon, startDaemon } from "../src/daemon.ts";
+import type { Daemon } from "../src/daemon.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { postJson } from "./support/homed_process.ts";
-import { OneBotSim } from "./support/onebot_sim.ts";
+import type { OneBotSim } from "./support/onebot_sim.ts";
 import { outsideNeed } from "./support/outside_tool.ts";
+import { connectOwner, sentToOwner, startOwnerDaemon } from "./support/owner_daemon.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
-
-const OWNER = "20002000";
-const KEY = "sk-test-0123456789abcdef";
 
 async function run(program: string, args: string[]): Promise<void> {
   const { code, stderr } = await new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "piped" })
@@ -44,29 +40,6 @@ const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount)", asy
     await Deno.remove(dir);
   }
 });
-
-/** A homed on `dir/data` with the fake LLM and the owner on QQ; the heartbeat (the context's save) every second. */
-async function start(dir: string, fake: FakeLlm): Promise<Daemon> {
-  const text = stringify({
-    daemon: {
-      listen_addr: "127.0.0.1:0",
-      data_dir: join(dir, "data"),
-      timezone: "Asia/Shanghai",
-      heartbeat_interval: "1s",
-    },
-    llm: { base_url: fake.baseUrl, api_key: KEY, max_retries: 0 },
-    onebot: { owner: OWNER, min_send_interval: "0s" },
-    memory: { distill_interval: "7d" },
-    paths: { knowledge: join(dir, "knowledge"), plugins: join(dir, "plugins") },
-  });
-  const loaded = parseConfig({
-    text,
-    location: { path: join(dir, "homed.yaml"), origin: "--config" },
-    readEnv: () => undefined,
-    cwd: dir,
-  });
-  return await startDaemon(loaded);
-}
 
 async function chat(daemon: Daemon, fake: FakeLlm, said: string): Promise<void> {
   fake.enqueue({ reply: `Heard: ${said.slice(0, 40)}` });
@@ -142,8 +115,9 @@ Deno.test({
     let daemon: Daemon | undefined;
     let sim: OneBotSim | undefined;
     try {
-      daemon = await start(dir, fake);
-      sim = await OneBotSim.connect(`${daemon.url.replace("http", "ws")}/onebot/v11/ws`);
+      // A homed on `dir/data`; the heartbeat (the context's save) every second.
+      daemon = await startOwnerDaemon({ dir, llm: fake, daemon: { heartbeat_interval: "1s" } });
+      sim = await connectOwner(daemon);
       await chat(daemon, fake, "The spare key is under the blue flowerpot");
       await waitFor(
         async () => (await Deno.readTextFile(journal)).includes("blue flowerpot"),
@@ -168,10 +142,7 @@ Deno.test({
         assert.match(entry.error, /No space left on device|database or disk is full/);
         assert.ok(entry.path.startsWith(data), entry.path);
       }
-      const toOwner = () =>
-        sim!.actions.filter((action) => action.action === "send_private_msg").map((action) =>
-          JSON.stringify(action.params)
-        ).filter((text) => text.includes("cannot write to its disk"));
+      const toOwner = () => sentToOwner(sim!).filter((text) => text.includes("cannot write to its disk"));
       await waitFor(() => toOwner().length > 0, "the owner was told");
 
       await Deno.remove(filler);

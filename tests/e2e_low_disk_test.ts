@@ -9,16 +9,14 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { stringify } from "yaml";
-import { parseConfig } from "../src/config/load.ts";
-import { type Daemon, startDaemon } from "../src/daemon.ts";
+import type { Daemon } from "../src/daemon.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { OneBotSim } from "./support/onebot_sim.ts";
+import type { OneBotSim } from "./support/onebot_sim.ts";
 import { outsideNeed } from "./support/outside_tool.ts";
+import { connectOwner, OWNER, sentToOwner, startOwnerDaemon } from "./support/owner_daemon.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 
-const OWNER = "20002000";
 const MB = 1024 ** 2;
 const DISK_BYTES = 16 * MB;
 const LOW_BELOW = 8 * MB;
@@ -70,28 +68,14 @@ Deno.test({
     let daemon: Daemon | undefined;
     let sim: OneBotSim | undefined;
     try {
-      const text = stringify({
-        daemon: {
-          listen_addr: "127.0.0.1:0",
-          data_dir: join(disk, "data"),
-          heartbeat_interval: "1s",
-          low_disk: "8MB",
-          timezone: "Asia/Shanghai",
-        },
-        llm: { base_url: fake.baseUrl, api_key: "sk-test-0123456789abcdef", max_retries: 0 },
-        onebot: { owner: OWNER, min_send_interval: "0s" },
-        memory: { distill_interval: "7d" },
-        backup: { schedule: "" },
-        paths: { knowledge: join(dir, "knowledge"), plugins: join(dir, "plugins") },
+      daemon = await startOwnerDaemon({
+        dir,
+        llm: fake,
+        dataDir: join(disk, "data"),
+        daemon: { heartbeat_interval: "1s", low_disk: "8MB" },
+        sections: { backup: { schedule: "" } },
       });
-      const loaded = parseConfig({
-        text,
-        location: { path: join(dir, "homed.yaml"), origin: "--config" },
-        readEnv: () => undefined,
-        cwd: dir,
-      });
-      daemon = await startDaemon(loaded);
-      sim = await OneBotSim.connect(`${daemon.url.replace("http", "ws")}/onebot/v11/ws`);
+      sim = await connectOwner(daemon);
       const before = await storage(daemon);
       assert.equal(before.total_bytes, DISK_BYTES, JSON.stringify(before));
       assert.equal(before.low, false, JSON.stringify(before));
@@ -105,10 +89,7 @@ Deno.test({
       const low = await storage(daemon);
       assert.ok((low.free_bytes as number) < LOW_BELOW, JSON.stringify(low));
       assert.equal(low.total_bytes, DISK_BYTES);
-      const toOwner = () =>
-        sim!.actions.filter((action) => action.action === "send_private_msg").map((action) =>
-          JSON.stringify(action.params)
-        ).filter((sent) => sent.includes("nearly full") || sent.includes("快满了"));
+      const toOwner = () => sentToOwner(sim!).filter((sent) => sent.includes("nearly full") || sent.includes("快满了"));
       await waitFor(() => toOwner().length > 0, "the owner was told");
       assert.match(toOwner()[0]!, new RegExp(`${OWNER}`));
       assert.match(toOwner()[0]!, /MB free of 16 MB|共 16 MB/);

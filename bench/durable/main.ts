@@ -20,6 +20,7 @@ import { openMemory } from "../../src/memory/memory.ts";
 import { correctFact } from "../../src/memory/memory_inspection.ts";
 import { ScheduleStore } from "../../src/timer/schedule_store.ts";
 import type { Durability } from "../../src/sqlite/durability.ts";
+import { reminder } from "../../tests/support/durable_writer.ts";
 import { environment, percentile, writeResults } from "../support/report.ts";
 
 const RUNS = 400;
@@ -45,23 +46,7 @@ async function timed(step: (n: number) => unknown): Promise<number[]> {
 async function scheduleCreate(dir: string, durability: Durability): Promise<number[]> {
   const store = ScheduleStore.open(join(dir, `schedules-${durability}.db`), durability);
   try {
-    return await timed((n) =>
-      store.insert({
-        id: `s-${n}`,
-        text: `reminder ${n}`,
-        kind: "at",
-        cron: null,
-        timezone: "Asia/Shanghai",
-        channel: "http",
-        creator: "owner",
-        trust: "owner",
-        source: "http",
-        created: Date.now(),
-        nextRun: Date.now() + 86_400_000,
-        lastRun: null,
-        runs: 0,
-      })
-    );
+    return await timed((n) => store.insert(reminder(n, Date.now())));
   } finally {
     store.close();
   }

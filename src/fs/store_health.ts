@@ -14,6 +14,8 @@
  * @module
  */
 
+import { dirname, join } from "node:path";
+
 /** What kind of storage fault: the disk is full, read-only, or failing. */
 export type StorageFaultKind = "disk_full" | "read_only" | "io_error";
 
@@ -230,6 +232,28 @@ export class StoreHealth {
     return () => this.#listeners.delete(listener);
   }
 
+  /**
+   * The background re-check (issue 38.2) for stores that rarely write: a one-byte probe file is written, synced and
+   * removed in each degraded store's folder, and each store whose folder takes it is no longer degraded — so
+   * `storage.degraded` clears by itself once space returns or the disk is remounted rw. A store with changes still
+   * to write writes them with its own next write (and is degraded again if that fails). Returns the stores cleared.
+   *
+   * @example
+   * ```ts
+   * const health = new StoreHealth();
+   * health.failed("usage.db", "/tmp/usage.db", new Error("database or disk is full"));
+   * health.recheck(); // ["usage.db"]: /tmp takes a write
+   * ```
+   */
+  recheck(): string[] {
+    const cleared: string[] = [];
+    for (const { store, path } of this.degraded) {
+      if (writable(path)) cleared.push(store);
+    }
+    for (const store of cleared) this.succeeded(store);
+    return cleared;
+  }
+
   #tell(event: StoreHealthEvent): void {
     for (const listener of this.#listeners) {
       try {
@@ -238,5 +262,32 @@ export class StoreHealth {
         // A listener's failure (a log sink, a notice) never fails a write.
       }
     }
+  }
+}
+
+/** Whether the folder of `path` (or `path`, a folder) takes a one-byte file now: written, synced, removed. */
+function writable(path: string): boolean {
+  let folder = path;
+  try {
+    if (!Deno.statSync(path).isDirectory) folder = dirname(path);
+  } catch {
+    folder = dirname(path);
+  }
+  const probe = join(folder, `.homed-write-probe-${crypto.randomUUID().slice(0, 8)}`);
+  try {
+    const file = Deno.openSync(probe, { write: true, createNew: true });
+    try {
+      file.writeSync(new Uint8Array([0x0a]));
+      file.syncSync();
+    } finally {
+      file.close();
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    try {
+      Deno.removeSync(probe);
+    } catch { /* never made */ }
   }
 }

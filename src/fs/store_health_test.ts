@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
+import { outsideNeed } from "../../tests/support/outside_tool.ts";
 import { storageFault, StoreHealth, type StoreHealthEvent } from "./store_health.ts";
 
 Deno.test("storageFault tells a full, read-only or failing disk from other errors, through causes", () => {
@@ -48,4 +50,59 @@ Deno.test("StoreHealth: one event per episode, degraded stores with since, recov
   health.subscribe((event) => late.push(event));
   assert.deepEqual(events.map((event) => event.type), ["degraded", "recovered", "degraded"]);
   assert.deepEqual(late.map((event) => event.type), ["degraded"]);
+});
+
+async function run(program: string, args: string[]): Promise<void> {
+  const { code, stderr } = await new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "piped" })
+    .output();
+  if (code !== 0) throw new Error(`${program} ${args.join(" ")} failed: ${new TextDecoder().decode(stderr).trim()}`);
+}
+
+const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount)", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-tmpfs-probe-" });
+  try {
+    await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+    await run("umount", [dir]);
+    return undefined;
+  } finally {
+    await Deno.remove(dir);
+  }
+});
+
+Deno.test({
+  name: "recheck: a store that does not write again is cleared once its folder on a real full tmpfs takes a write",
+  ignore: tmpfs.ignore,
+  fn: async () => {
+    tmpfs.assertAvailable();
+    const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-recheck-" });
+    await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+    try {
+      const health = new StoreHealth(() => Date.parse("2026-12-04T02:00:00Z"));
+      const events: StoreHealthEvent[] = [];
+      health.subscribe((event) => events.push(event));
+      const filler = await Deno.open(join(dir, "filler"), { create: true, write: true });
+      for (let chunk = 4096; chunk >= 1; chunk >>= 1) {
+        const zeros = new Uint8Array(chunk);
+        try {
+          for (;;) await filler.write(zeros);
+        } catch (error) {
+          if ((error as { code?: string }).code !== "ENOSPC") throw error;
+        }
+      }
+      filler.close();
+      const error = Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" });
+      health.failed("usage.db", join(dir, "usage.db"), error);
+      health.failed("memory index", dir, error);
+      assert.deepEqual(health.recheck(), [], "the disk is still full");
+      assert.equal(health.degraded.length, 2);
+      await Deno.remove(join(dir, "filler"));
+      assert.deepEqual(health.recheck(), ["usage.db", "memory index"]);
+      assert.deepEqual(health.degraded, []);
+      assert.deepEqual(events.map((event) => event.type), ["degraded", "recovered"]);
+      assert.deepEqual([...Deno.readDirSync(dir)], [], "no probe file left");
+    } finally {
+      await run("umount", [dir]);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

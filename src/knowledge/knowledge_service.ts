@@ -6,6 +6,7 @@
  */
 
 import type { DamagedFiles } from "../fs/set_aside.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import { checkContained } from "../fs/contained.ts";
@@ -27,6 +28,8 @@ export interface KnowledgeServiceOptions {
   reindexEveryMs: number;
   /** Where a damaged index file is set aside and recorded (`fs/set_aside.ts`; the daemon's list). */
   damaged?: DamagedFiles;
+  /** Where an index write the disk refuses marks "knowledge index" degraded (`/api/status` `storage.degraded`). */
+  health?: StoreHealth;
 }
 
 /** The `knowledge` service. */
@@ -77,6 +80,7 @@ export class KnowledgeService implements Service {
       now: () => clock.now(),
       ...(this.#options.damaged ? { damaged: this.#options.damaged } : {}),
       onRecovery: (message) => logger.warning("Knowledge index: {message}", { message }),
+      ...(this.#options.health ? { health: { record: this.#options.health, store: "knowledge index" } } : {}),
     });
     try {
       this.#base = await KnowledgeBase.open({ dir: this.#options.dir, store, clock, logger });

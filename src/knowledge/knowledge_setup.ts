@@ -5,6 +5,7 @@
  */
 
 import type { DamagedFiles } from "../fs/set_aside.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
@@ -28,6 +29,8 @@ export interface KnowledgeSetupOptions {
   services: ServiceHost;
   /** Where a damaged index file is set aside and recorded (the daemon's list, for `/api/status`). */
   damaged?: DamagedFiles;
+  /** Where an index write the disk refuses marks "knowledge index" degraded (the daemon's, for `/api/status`). */
+  health?: StoreHealth;
 }
 
 /** What {@link startKnowledge} gives the daemon. */
@@ -72,6 +75,7 @@ export async function startKnowledge(options: KnowledgeSetupOptions): Promise<Kn
       logger,
       reindexEveryMs: options.reindexEveryMs,
       ...(options.damaged ? { damaged: options.damaged } : {}),
+      ...(options.health ? { health: options.health } : {}),
     }),
   );
   return { service, base: service.base };

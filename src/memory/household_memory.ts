@@ -412,7 +412,7 @@ export class HouseholdMemory implements Memory {
 }
 
 /** Opens the journal, both indexes and memory.db: all of them, or none (what opened is closed again). */
-async function openStores({ dir, clock, logger, damaged: given }: OpenMemoryOptions): Promise<Stores> {
+async function openStores({ dir, clock, logger, damaged: given, health }: OpenMemoryOptions): Promise<Stores> {
   // A damaged file is set aside (fs/set_aside.ts) and memory starts with what is intact: never a crash loop.
   const damaged = given ?? new DamagedFiles(() => clock.now());
   // What is open so far is closed again if a later part fails to open.
@@ -425,6 +425,7 @@ async function openStores({ dir, clock, logger, damaged: given }: OpenMemoryOpti
       now: () => clock.now(),
       damaged,
       onRecovery: (message) => logger.warning(`${label}: {message}`, { message }),
+      ...(health ? { health: { record: health, store: `memory ${label.toLowerCase()}` } } : {}),
     });
   let journal: TextMemory, index: VectorStore, entityStore: VectorStore, db: DatabaseSync;
   try {

@@ -17,6 +17,7 @@ import type { Logger } from "@logtape/logtape";
 import type { Provider } from "../provider/provider.ts";
 import type { Clock } from "../clock.ts";
 import type { DamagedFiles } from "../fs/set_aside.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
 import type { DocumentDraft, DocumentStore } from "./document/document_store.ts";
 import type { GraphStore } from "./graph/graph_store.ts";
 import type { MemoryEntry } from "./text/text_memory.ts";
@@ -67,6 +68,11 @@ export interface OpenMemoryOptions {
    * list, for `/api/status`); one of the memory's own (on `clock`) without it.
    */
   damaged?: DamagedFiles;
+  /**
+   * Where an index write the disk refuses marks "memory document index" or "memory entity index" degraded
+   * (`/api/status` `storage.degraded`); the index goes on, searched, and is logged once the disk has room.
+   */
+  health?: StoreHealth;
 }
 
 /** What one `runJobs` did. */

@@ -146,7 +146,7 @@ export class MemoryService implements Service, PromptContributor {
   }
 
   #openInBackground(): void {
-    const { dir, clock, logger, provider, persona, coldAfterMs, selfNames, damaged } = this.#options;
+    const { dir, clock, logger, provider, persona, coldAfterMs, selfNames, damaged, health } = this.#options;
     const started = performance.now();
     this.#openError = undefined;
     this.#opening = openMemory({
@@ -158,6 +158,7 @@ export class MemoryService implements Service, PromptContributor {
       ...(persona !== undefined ? { persona } : {}),
       ...(coldAfterMs !== undefined ? { coldAfterMs } : {}),
       ...(damaged ? { damaged } : {}),
+      ...(health ? { health } : {}),
     }).then((memory) => {
       this.#memory = memory;
       this.#refreshIndex();

@@ -24,6 +24,7 @@
 
 import { join } from "node:path";
 import { DamagedFiles } from "../fs/set_aside.ts";
+import { storageFault } from "../fs/store_health.ts";
 import { CONTEXT_FIELD, type DocMeta, type Hit, type SearchOptions } from "./inverted_index.ts";
 import { withFilterTerms, withFilterTermsAll } from "./filter_terms.ts";
 import { decodeOlderSnapshot } from "./older_snapshot.ts";
@@ -68,6 +69,15 @@ export class VectorStore {
   #analyzer: string | undefined;
   /** Log size at which the next automatic compaction may start (moved on after a failed one). */
   #nextAutoCompact = 0;
+  /** Bytes of the current log that hold whole records: a write the disk cut short is cut back to here. */
+  #walBytes = 0;
+  /**
+   * Changes in the index (searched) that the log does not hold yet, the disk being full or read-only: written first
+   * by the next write, {@link sync} or compaction that the disk takes (issue 38.2).
+   */
+  #unlogged: StoreRecord[] = [];
+  /** Whether this store is recorded as degraded in `health` now. */
+  #degraded = false;
 
   private constructor(dir: string, options: VectorStoreOptions) {
     this.dir = dir;
@@ -228,6 +238,7 @@ export class VectorStore {
     await this.#replay(chosen);
     this.#generation = chosen;
     this.#wal = await Deno.open(this.#files.path("wal", chosen), { create: true, append: true });
+    this.#walBytes = (await this.#wal.stat()).size;
     this.#report = { generation: chosen, documents: this.#index.size, recovered: this.#report.recovered };
     const problems = this.#index.verify();
     if (problems.length) throw new Error(`Vector store ${this.dir} is inconsistent after loading: ${problems[0]}`);
@@ -249,15 +260,60 @@ export class VectorStore {
     this.#index = new SegmentIndex(this.#index.scoring);
   }
 
+  /**
+   * Logs `records` (after any the disk refused before). When the disk refuses them (full, read-only, failing), what
+   * was written is cut back off, they are kept to be logged later, the store is marked degraded, and the caller goes
+   * on — the index still takes them, so searches see them; any other error is thrown.
+   */
   #append(records: StoreRecord[]): void {
     const wal = this.#wal;
     if (!wal) throw new RangeError(`Vector store ${this.dir} is closed`);
-    const bytes = frameAll(records);
-    let written = 0;
-    while (written < bytes.length) written += wal.writeSync(bytes.subarray(written));
-    if (this.#options.fsyncEachWrite) wal.syncDataSync();
-    this.#walRecords += records.length;
+    const pending = this.#unlogged.length ? [...this.#unlogged, ...records] : records;
+    const bytes = frameAll(pending);
+    try {
+      let written = 0;
+      while (written < bytes.length) written += wal.writeSync(bytes.subarray(written));
+      if (this.#options.fsyncEachWrite) wal.syncDataSync();
+    } catch (error) {
+      if (!storageFault(error)) throw error;
+      try {
+        wal.truncateSync(this.#walBytes); // never a torn record in the middle of the log
+      } catch { /* the next open cuts a torn tail */ }
+      this.#unlogged = [...pending];
+      this.#carried?.push(...records);
+      this.#faulted(error, `${this.#unlogged.length} changes are searched but not logged yet`);
+      return;
+    }
+    this.#walBytes += bytes.length;
+    this.#walRecords += pending.length;
     this.#carried?.push(...records);
+    this.#unlogged = [];
+    this.#wrote();
+  }
+
+  /** Records a storage fault of this store (once per episode) in `health` and with `onRecovery`. */
+  #faulted(error: unknown, what: string): void {
+    // Recorded each time (a background re-check may have cleared it meanwhile); told once per episode.
+    this.#options.health?.record.failed(this.#options.health.store, this.dir, error);
+    if (this.#degraded) return;
+    this.#degraded = true;
+    this.#options.onRecovery?.(
+      `${this.dir} cannot be written (${(error as Error).message}): ${what}; they are written once the disk ` +
+        "has room again (free space on it, or remount it rw)",
+    );
+  }
+
+  /** A write succeeded: the store is no longer degraded once nothing is left unlogged. */
+  #wrote(): void {
+    if (!this.#degraded || this.#unlogged.length) return;
+    this.#degraded = false;
+    this.#options.health?.record.succeeded(this.#options.health.store);
+    this.#options.onRecovery?.(`${this.dir} is written again: every change is in its log`);
+  }
+
+  /** Changes searched but not yet in the log (the disk refused them); 0 when the store is not degraded. */
+  get unlogged(): number {
+    return this.#unlogged.length;
   }
 
   /**
@@ -354,7 +410,11 @@ export class VectorStore {
    * for that one.
    */
   compact(): Promise<void> {
-    this.#compacting ??= this.#compact().finally(() => (this.#compacting = undefined));
+    this.#compacting ??= this.#compact().catch((error) => {
+      // The disk refused the new segment: the old generation is whole and still used; a later compaction tries again.
+      if (storageFault(error)) this.#faulted(error, "its compaction cannot write a new segment");
+      throw error;
+    }).finally(() => (this.#compacting = undefined));
     return this.#compacting;
   }
 
@@ -376,8 +436,8 @@ export class VectorStore {
       // carried writes first (they are also in the current log); only then does the segment take over.
       const nextWalPath = this.#files.path("wal", next);
       const wal = Deno.openSync(nextWalPath, { create: true, write: true, truncate: true });
+      const carried = frameAll(this.#carried);
       try {
-        const carried = frameAll(this.#carried);
         let written = 0;
         while (written < carried.length) written += wal.writeSync(carried.subarray(written));
         wal.syncDataSync();
@@ -396,6 +456,10 @@ export class VectorStore {
       const previous = this.#generation;
       this.#generation = next;
       this.#walRecords = this.#carried.length;
+      this.#walBytes = carried.length;
+      // Whatever the log did not take is in the segment (before the cut) or was carried into the new log (after).
+      this.#unlogged = [];
+      this.#wrote();
       // Keep generation `previous` as the fallback; drop the one before it.
       for (const path of [this.#files.path("snap", previous - 1), this.#files.path("wal", previous - 1)]) {
         try {
@@ -422,6 +486,8 @@ export class VectorStore {
   async sync(): Promise<void> {
     const wal = this.#wal;
     if (!wal) return;
+    // Changes the disk refused before: logged now if it takes them (else kept, the store still degraded).
+    if (this.#unlogged.length) this.#append([]);
     // Not syncDataSync: an fsync of a log that turns keep writing to took milliseconds on a VM's disk, and a
     // synchronous one held every turn waiting meanwhile. A compaction that swaps the log meanwhile has synced its own.
     try {

@@ -6,6 +6,7 @@
  */
 
 import type { DamagedFiles } from "../fs/set_aside.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
 import type { ScoringOptions } from "./inverted_index.ts";
 
 /** Options of {@link VectorStore.open}. */
@@ -35,6 +36,12 @@ export interface VectorStoreOptions {
    * (on `now`) without one.
    */
   damaged?: DamagedFiles;
+  /**
+   * Where a write the disk refuses (full, read-only, failing) marks this store degraded, under the name `store`
+   * (e.g. "knowledge index"), until a write succeeds again (issue 38.2). The store goes on meanwhile: the index takes
+   * the change, searches see it, and the log takes it with the next write the disk takes.
+   */
+  health?: { record: Pick<StoreHealth, "failed" | "succeeded">; store: string };
   /** Told about recovery actions (torn tail cut, corrupt file set aside, files written anew, a failed compaction). */
   onRecovery?: (message: string) => void;
   /**

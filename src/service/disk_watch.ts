@@ -12,9 +12,13 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import { type FreeSpace, freeSpace } from "../fs/free_space.ts";
 import type { Service } from "./service.ts";
+import type { StoreHealth } from "../fs/store_health.ts";
 
 /** How often, at most, the listeners hear of a disk that stays low. */
 export const LOW_DISK_EVERY_MS = 86_400_000;
+
+/** The re-check of degraded stores waits for at least this much free space (1 MiB), when the free space is known. */
+export const RECHECK_FREE_BYTES = 1024 * 1024;
 
 /** The data dir's disk as `/api/status` shows it under `storage`. */
 export interface DiskSpaceBody {
@@ -50,6 +54,11 @@ export interface DiskWatchOptions {
   lowBelow: number;
   clock: Pick<Clock, "now">;
   logger: Logger;
+  /**
+   * The stores' health: while a store is degraded, each heartbeat re-checks whether its folder takes a write again
+   * ({@link StoreHealth.recheck}), so a store that rarely writes is not left degraded after the disk recovers.
+   */
+  health?: Pick<StoreHealth, "degraded" | "recheck">;
   /** Reads the free space (tests give a fake disk); default {@link freeSpace}. */
   measure?: (dir: string) => FreeSpace;
 }
@@ -92,6 +101,17 @@ export class DiskWatch implements Service {
 
   heartbeat(): void {
     this.check();
+    const health = this.#options.health;
+    // A disk with only a few pages free would take the probe but not the stores' writes: the episode would flap.
+    const free = this.#space.free_bytes;
+    if (health?.degraded.length && (free === null || free >= RECHECK_FREE_BYTES)) {
+      const cleared = health.recheck();
+      if (cleared.length) {
+        this.#options.logger.info("The disk takes writes again: {stores} no longer degraded", {
+          stores: cleared.join(", "),
+        });
+      }
+    }
   }
 
   status(): Record<string, unknown> {

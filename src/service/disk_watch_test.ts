@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { getLogger } from "@logtape/logtape";
+import { join } from "node:path";
+import { StoreHealth } from "../fs/store_health.ts";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import type { FreeSpace } from "../fs/free_space.ts";
 import { DiskWatch, LOW_DISK_EVERY_MS, type LowDisk } from "./disk_watch.ts";
@@ -108,4 +110,36 @@ Deno.test("the service host reads the disk on every heartbeat", async () => {
   assert.equal(disk.space().free_bytes, 100 * MB);
   assert.equal(heard.length, 1);
   await host.stop();
+});
+
+Deno.test("each heartbeat re-checks the degraded stores, and only while some are degraded", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-disk-watch-" });
+  try {
+    const clock = new FakeClock();
+    const health = new StoreHealth(() => clock.now());
+    let rechecks = 0;
+    let free = 10_000 * MB;
+    const recheck = health.recheck.bind(health);
+    health.recheck = () => (rechecks++, recheck());
+    const disk = new DiskWatch({
+      dir,
+      lowBelow: 0,
+      clock,
+      logger: getLogger(["test"]),
+      measure: () => ({ free_bytes: free, total_bytes: 32_000 * MB }),
+      health,
+    });
+    disk.heartbeat();
+    assert.equal(rechecks, 0, "nothing degraded: no probe");
+    health.failed("usage.db", join(dir, "usage.db"), new Error("database or disk is full"));
+    free = 64 * 1024;
+    disk.heartbeat();
+    assert.equal(rechecks, 0, "a few pages free: no probe yet");
+    free = 10_000 * MB;
+    disk.heartbeat();
+    assert.equal(rechecks, 1);
+    assert.deepEqual(health.degraded, [], "the folder takes a write: cleared without a write of usage.db");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

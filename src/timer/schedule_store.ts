@@ -11,6 +11,7 @@ import { DatabaseSync } from "node:sqlite";
 import type { Trust } from "../identity/trust.ts";
 import { type Durability, useWal } from "../sqlite/durability.ts";
 import { prepared } from "../sqlite/prepared.ts";
+import type { UnsavedFiring } from "./firing_ledger.ts";
 
 /** One schedule. */
 export interface Schedule {
@@ -200,6 +201,15 @@ export class ScheduleStore {
       nextRun,
       id,
     );
+  }
+
+  /**
+   * Sets a schedule's state after firings recorded elsewhere first (`firing_ledger.ts`, a full disk): its last run
+   * (kept when null), next run and run count — absolute, so writing it twice does no harm.
+   */
+  record(state: UnsavedFiring): void {
+    prepared(this.#db, "UPDATE schedules SET last_run = COALESCE(?, last_run), next_run = ?, runs = ? WHERE id = ?")
+      .run(state.lastRun, state.nextRun, state.runs, state.id);
   }
 
   /** Moves the next run without firing (missed runs of a recurring schedule that are not replayed). */

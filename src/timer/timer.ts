@@ -4,7 +4,10 @@
  * tools `schedule_create`, `schedule_list` and `schedule_cancel`; it has no output of its own.
  *
  * Firing: one timer at the soonest `next_run` (re-armed at least every minute, so a clock jump or a machine sleep is
- * noticed). A firing is queued and written to the store in one synchronous step. After a restart or
+ * noticed). A firing is queued and written to the store in one synchronous step; when the disk cannot take the write
+ * (full, read-only) the reminder is still delivered, `schedules.db` is marked degraded, and the firing is kept in
+ * `schedules.fired` (`firing_ledger.ts`) and in memory until a later wake-up writes it — it never fires twice, after a
+ * restart either. After a restart or
  * a sleep, a missed one-shot fires once with "late by N minutes"; a recurring schedule fires its latest missed run
  * once, late, if it is less than an hour old, and otherwise skips to its next run — missed runs are never replayed.
  * The heartbeat plays no part: only a firing starts a turn.
@@ -16,6 +19,7 @@ import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import { loadCron, localTime, nextCronRun, parseScheduleTime, previousCronRun } from "./schedule_spec.ts";
 import type { Schedule, ScheduleStore } from "./schedule_store.ts";
+import type { FiringLedger, UnsavedFiring } from "./firing_ledger.ts";
 import { faultAdvice, storageFault, type StoreHealth } from "../fs/store_health.ts";
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import type { Device, DeviceContext, TurnEvent } from "../io/device.ts";
@@ -41,6 +45,11 @@ export interface TimerOptions {
    * (issue 38.2): such a schedule is refused naming the disk, never acknowledged.
    */
   health?: { record: Pick<StoreHealth, "failed" | "succeeded">; path: string };
+  /**
+   * Where a firing `schedules.db` cannot take (a full disk) is kept until it can, so that neither a later wake-up nor
+   * a restart fires it again (`firing_ledger.ts`). Without one, such firings are kept in memory only.
+   */
+  ledger?: Pick<FiringLedger, "entries" | "put" | "remove">;
 }
 
 /** What one person other than the owner may schedule, so no one member can crowd out the household or the owner. */
@@ -112,6 +121,8 @@ export class TimerDevice implements Device {
   #cancelTimer: (() => void) | undefined;
   #fired = 0;
   #failures = 0;
+  /** Firings (and skipped runs) `schedules.db` has not taken yet, by schedule id: they count as done. */
+  #unsaved = new Map<string, UnsavedFiring>();
 
   constructor(options: TimerOptions) {
     this.#options = options;
@@ -180,6 +191,13 @@ export class TimerDevice implements Device {
   }
 
   async start(context: DeviceContext): Promise<void> {
+    // Firings recorded before a restart that `schedules.db` did not take: done, never fired again. An entry older than
+    // the row (the row took a later firing) is stale.
+    for (const entry of this.#options.ledger?.entries() ?? []) {
+      const row = this.#options.store.get(entry.id);
+      if (row && row.nextRun !== null && entry.runs >= row.runs) this.#unsaved.set(entry.id, entry);
+      else this.#options.ledger?.remove(entry.id);
+    }
     // The cron library loads only when a recurring schedule exists (or is made).
     if (this.#options.store.active().some((schedule) => schedule.kind === "cron")) await loadCron();
     this.#context = context;
@@ -212,18 +230,19 @@ export class TimerDevice implements Device {
   }
 
   status(): Record<string, unknown> {
-    const soonest = this.#options.store.soonest();
+    const soonest = this.#soonest();
     return {
       active: this.#options.store.count(),
       next_run: soonest === undefined ? null : new Date(soonest).toISOString(),
       fired: this.#fired,
       failed_firings: this.#failures,
+      unsaved_firings: this.#unsaved.size,
     };
   }
 
   /** Active schedules the viewer may see: all for the owner, else their own. */
   list(viewer?: { name: string; owner: boolean }): Schedule[] {
-    const all = this.#options.store.active();
+    const all = this.#active();
     return !viewer || viewer.owner ? all : all.filter((schedule) => schedule.creator === viewer.name);
   }
 
@@ -346,7 +365,8 @@ export class TimerDevice implements Device {
    */
   cancel(id: string, by: { name: string; owner: boolean }): Schedule {
     const { store } = this.#options;
-    const schedule = store.get(id);
+    const stored = store.get(id);
+    const schedule = stored && this.#current(stored);
     if (!schedule || schedule.nextRun === null) {
       throw new ScheduleCancelRefused(
         "not_found",
@@ -361,6 +381,8 @@ export class TimerDevice implements Device {
       );
     }
     store.cancel(id);
+    // Cancelled: a firing not yet written must not bring its next run back.
+    if (this.#unsaved.delete(id)) this.#options.ledger?.remove(id);
     this.#arm();
     this.#options.logger.info("Schedule {id} cancelled by {name}", { id, name: by.name });
     return schedule;
@@ -379,7 +401,7 @@ export class TimerDevice implements Device {
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
     if (!this.#context) return;
-    const soonest = this.#options.store.soonest();
+    const soonest = this.#soonest();
     const now = this.#options.clock.now();
     // Still due right after a tick means it could not fire (homed is stopping): try again at the next wake-up.
     const delay = soonest === undefined || soonest <= now ? WAKE_MS : Math.min(WAKE_MS, soonest - now);
@@ -390,7 +412,11 @@ export class TimerDevice implements Device {
   #tick(): void {
     try {
       const now = this.#options.clock.now();
-      for (const schedule of this.#options.store.due(now)) this.#fire(schedule, now);
+      this.#saveUnsaved();
+      for (const stored of this.#options.store.due(now)) {
+        const schedule = this.#current(stored);
+        if (schedule.nextRun !== null && schedule.nextRun <= now) this.#fire(schedule, now);
+      }
     } catch (error) {
       this.#failures++;
       this.#options.logger.error("Schedules could not be fired: {error}", { error });
@@ -399,7 +425,7 @@ export class TimerDevice implements Device {
   }
 
   #fire(schedule: Schedule, now: number): void {
-    const { store, logger } = this.#options;
+    const { logger } = this.#options;
     const context = this.#context;
     if (!context || schedule.nextRun === null) return;
     const next = schedule.kind === "cron" ? nextCronRun(schedule.cron!, schedule.timezone, now) ?? null : null;
@@ -409,7 +435,7 @@ export class TimerDevice implements Device {
       : schedule.nextRun;
     const late = now - due;
     if (schedule.kind === "cron" && late > CATCH_UP_MS) {
-      store.reschedule(schedule.id, next);
+      this.#record({ id: schedule.id, lastRun: null, nextRun: next, runs: schedule.runs });
       logger.info("Schedule {id} missed its runs since {due}; not replayed, next at {next}", {
         id: schedule.id,
         due: localTime(schedule.nextRun, schedule.timezone),
@@ -454,7 +480,76 @@ export class TimerDevice implements Device {
       return;
     }
     // Queued and recorded in one synchronous step: no restart can come between them to fire it twice or lose it.
-    store.fired(schedule.id, now, next);
+    this.#record({ id: schedule.id, lastRun: now, nextRun: next, runs: schedule.runs + 1 });
     this.#fired++;
+  }
+
+  /** `schedule` as it is now: with its firings that `schedules.db` has not taken yet. */
+  #current(schedule: Schedule): Schedule {
+    const unsaved = this.#unsaved.get(schedule.id);
+    if (!unsaved) return schedule;
+    return { ...schedule, lastRun: unsaved.lastRun ?? schedule.lastRun, nextRun: unsaved.nextRun, runs: unsaved.runs };
+  }
+
+  #active(): Schedule[] {
+    const all = this.#options.store.active();
+    if (!this.#unsaved.size) return all;
+    return all.map((schedule) => this.#current(schedule)).filter((schedule) => schedule.nextRun !== null)
+      .sort((a, b) => a.nextRun! - b.nextRun!);
+  }
+
+  #soonest(): number | undefined {
+    if (!this.#unsaved.size) return this.#options.store.soonest();
+    return this.#active()[0]?.nextRun ?? undefined;
+  }
+
+  /**
+   * Writes a schedule's state after a firing (or a skipped run). When the disk cannot take it, the store is marked
+   * degraded and the state is kept — in the ledger's slot (on disk, so a restart does not fire it again) and in
+   * memory — until a later wake-up writes it; any other error is thrown as before.
+   */
+  #record(state: UnsavedFiring): void {
+    const { store, health, ledger, logger } = this.#options;
+    try {
+      store.record(state);
+    } catch (error) {
+      const fault = storageFault(error);
+      if (!fault) throw error;
+      const path = health?.path ?? "schedules.db";
+      health?.record.failed("schedules.db", path, error);
+      this.#unsaved.set(state.id, state);
+      const kept = ledger?.put(state) ?? false;
+      logger.warning(
+        "Schedule {id} fired but {path} cannot record it ({error}); {advice}. It is kept {where} and written once " +
+          "the disk takes it: it does not fire again",
+        {
+          id: state.id,
+          path,
+          error: fault.message,
+          advice: faultAdvice(fault.kind),
+          where: kept ? "in schedules.fired" : "in memory only (a restart before then fires it again)",
+        },
+      );
+      return;
+    }
+    health?.record.succeeded("schedules.db");
+    if (this.#unsaved.delete(state.id)) ledger?.remove(state.id);
+  }
+
+  /** Writes the firings kept while the disk was full; stops at the first that still cannot be written. */
+  #saveUnsaved(): void {
+    const { store, health, ledger } = this.#options;
+    for (const state of [...this.#unsaved.values()]) {
+      try {
+        store.record(state);
+      } catch (error) {
+        if (!storageFault(error)) throw error;
+        health?.record.failed("schedules.db", health.path, error);
+        return;
+      }
+      this.#unsaved.delete(state.id);
+      ledger?.remove(state.id);
+      health?.record.succeeded("schedules.db");
+    }
   }
 }

@@ -12,6 +12,7 @@ import { DamagedFiles } from "../fs/set_aside.ts";
 import type { StoreHealth } from "../fs/store_health.ts";
 import { checkedOpen, SQLITE_DAMAGE } from "../sqlite/damage.ts";
 import { ScheduleStore } from "./schedule_store.ts";
+import { FiringLedger } from "./firing_ledger.ts";
 import { TimerDevice } from "./timer.ts";
 
 /** Options of {@link openTimer}. */
@@ -65,6 +66,14 @@ export function openTimer(options: TimerSetupOptions): TimerSetup {
   const damaged = options.damaged ?? new DamagedFiles(() => options.clock.now());
   const path = join(options.dataDir, "schedules.db");
   const store = damaged.open(path, checkedOpen(ScheduleStore.open), SQLITE_DAMAGE);
+  // Made full size now, while the disk has room: a firing the full disk keeps out of schedules.db is written here.
+  const ledger = FiringLedger.open(join(options.dataDir, "schedules.fired"));
+  if (ledger.unavailable) {
+    options.logger.warning(
+      "{problem}; until it can be made, a firing schedules.db cannot take is kept in memory only (a restart fires it again)",
+      { problem: ledger.unavailable },
+    );
+  }
   const timer = new TimerDevice({
     store,
     clock: options.clock,
@@ -72,6 +81,13 @@ export function openTimer(options: TimerSetupOptions): TimerSetup {
     checkChannel: options.checkChannel,
     logger: options.logger,
     ...(options.health ? { health: { record: options.health, path } } : {}),
+    ledger,
   });
-  return { timer, close: () => store.close() };
+  return {
+    timer,
+    close: () => {
+      ledger.close();
+      store.close();
+    },
+  };
 }

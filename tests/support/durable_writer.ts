@@ -13,10 +13,42 @@ import { getLogger } from "@logtape/logtape";
 import { systemClock } from "../../src/clock.ts";
 import { openMemory } from "../../src/memory/memory.ts";
 import { correctFact } from "../../src/memory/memory_inspection.ts";
-import { ScheduleStore } from "../../src/timer/schedule_store.ts";
+import { type Schedule, ScheduleStore } from "../../src/timer/schedule_store.ts";
 
 /** The subject whose fact the writer corrects. */
 export const CORRECTED = "spare key";
+
+/**
+ * The one-shot reminder `s-<n>` the writer creates (also what `bench/durable` times): made by the owner over HTTP at
+ * `now`, due a day later.
+ *
+ * @example
+ * ```ts
+ * import { ScheduleStore } from "../../src/timer/schedule_store.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const store = ScheduleStore.open(`${dir}/schedules.db`);
+ * store.insert(reminder(0, Date.now()));
+ * store.close();
+ * ```
+ */
+export function reminder(n: number, now: number): Schedule {
+  return {
+    id: `s-${n}`,
+    text: `reminder ${n}`,
+    kind: "at",
+    cron: null,
+    timezone: "Asia/Shanghai",
+    channel: "http",
+    creator: "owner",
+    trust: "owner",
+    source: "http",
+    created: now,
+    nextRun: now + 86_400_000,
+    lastRun: null,
+    runs: 0,
+  };
+}
 
 if (import.meta.main) {
   const [dir, start] = [Deno.args[0]!, Number(Deno.args[1])];
@@ -25,22 +57,7 @@ if (import.meta.main) {
   const out = (line: string) => Deno.stdout.writeSync(new TextEncoder().encode(`${line}\n`));
   out("ready");
   for (let n = start;; n++) {
-    const now = systemClock.now();
-    schedules.insert({
-      id: `s-${n}`,
-      text: `reminder ${n}`,
-      kind: "at",
-      cron: null,
-      timezone: "Asia/Shanghai",
-      channel: "http",
-      creator: "owner",
-      trust: "owner",
-      source: "http",
-      created: now,
-      nextRun: now + 86_400_000,
-      lastRun: null,
-      runs: 0,
-    });
+    schedules.insert(reminder(n, systemClock.now()));
     out(`created ${n}`);
     if (n % 2 === 1 && schedules.cancel(`s-${n - 1}`)) out(`cancelled ${n - 1}`);
     const holding = memory.graph().facts(CORRECTED).find((fact) => fact.validTo === null);

@@ -1,6 +1,28 @@
 import assert from "node:assert/strict";
 
 /**
+ * Starts a writer script as `deno run` with access to `dir` only, its arguments `dir` and `start`; its stdout and
+ * stderr piped, its stdin closed.
+ *
+ * @example
+ * ```ts
+ * const WRITER = new URL("./durable_writer.ts", import.meta.url).pathname;
+ * const dir = await Deno.makeTempDir({ prefix: "homed-crash-" });
+ * const child = spawnWriter(WRITER, dir, 0);
+ * child.kill("SIGKILL");
+ * await child.status;
+ * ```
+ */
+export function spawnWriter(writer: string, dir: string, start: number): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "--no-prompt", `--allow-read=${dir}`, `--allow-write=${dir}`, writer, dir, String(start)],
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+  }).spawn();
+}
+
+/**
  * Runs a writer script (it prints `ack <n>` after each durable write, from `start` on) with access to `dir` only,
  * kills it with SIGKILL after `killAfter` acknowledgements, and returns the last number it acknowledged — the crash
  * tests' way to stop a process mid-write.
@@ -13,12 +35,7 @@ import assert from "node:assert/strict";
  * ```
  */
 export async function runAndKill(writer: string, dir: string, start: number, killAfter: number): Promise<number> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", `--allow-read=${dir}`, `--allow-write=${dir}`, writer, dir, String(start)],
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
+  const child = spawnWriter(writer, dir, start);
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   let lastAcked = start - 1;

@@ -1,0 +1,102 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { StoreHealth } from "../fs/store_health.ts";
+import { outsideNeed } from "../../tests/support/outside_tool.ts";
+import { VectorStore } from "./store.ts";
+
+async function run(program: string, args: string[]): Promise<void> {
+  const { code, stderr } = await new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "piped" })
+    .output();
+  if (code !== 0) throw new Error(`${program} ${args.join(" ")} failed: ${new TextDecoder().decode(stderr).trim()}`);
+}
+
+const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount)", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-tmpfs-probe-" });
+  try {
+    await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+    await run("umount", [dir]);
+    return undefined;
+  } finally {
+    await Deno.remove(dir);
+  }
+});
+
+/** Writes zeros to `path` until the disk is full to the last byte. */
+async function fill(path: string): Promise<void> {
+  const file = await Deno.open(path, { create: true, write: true });
+  try {
+    for (let chunk = 1 << 16; chunk >= 1; chunk >>= 1) {
+      const zeros = new Uint8Array(chunk);
+      try {
+        for (;;) await file.write(zeros);
+      } catch (error) {
+        if ((error as { code?: string }).code !== "ENOSPC") throw error;
+      }
+    }
+  } finally {
+    file.close();
+  }
+}
+
+Deno.test({
+  name:
+    "a search index on a full disk: writes go on (searched, not logged), degraded once, caught up when space returns",
+  ignore: tmpfs.ignore,
+  fn: async () => {
+    tmpfs.assertAvailable();
+    const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-index-full-" });
+    await run("mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", dir]);
+    const now = Date.parse("2026-12-04T02:00:00Z");
+    const health = new StoreHealth(() => now);
+    const told: string[] = [];
+    const options = {
+      now: () => now,
+      health: { record: health, store: "knowledge index" },
+      onRecovery: (message: string) => told.push(message),
+    };
+    const folder = join(dir, "knowledge");
+    let store: VectorStore | undefined = await VectorStore.open(folder, options);
+    try {
+      store.put("d0", "The spare key is under the blue flowerpot");
+      await store.sync();
+      await fill(join(dir, "filler"));
+      const long = (n: number) => `Note ${n}: ${"the dumplings are in the freezer, third drawer. ".repeat(60)}`;
+      let n = 0;
+      while (!health.degraded.length) {
+        assert.ok(n < 200, "the disk never refused a log write");
+        store.put(`d${++n}`, long(n));
+      }
+      assert.deepEqual(health.degraded.map((entry) => [entry.store, entry.kind, entry.path]), [[
+        "knowledge index",
+        "disk_full",
+        folder,
+      ]]);
+      assert.ok(store.unlogged > 0);
+      for (let more = 0; more < 5; more++) store.put(`d${++n}`, long(n));
+      store.delete("d0");
+      assert.equal(store.search("blue flowerpot").length, 0, "the delete is searched at once");
+      assert.equal(store.search("dumplings freezer", { k: 1000 }).length, n, "every put is searched");
+      // A compaction cannot write its segment: refused, the old generation still in use, no temporary file left.
+      await assert.rejects(() => store!.compact(), /No space left on device/);
+      assert.deepEqual([...Deno.readDirSync(folder)].filter((entry) => entry.name.endsWith(".tmp")), []);
+      await store.sync(); // the heartbeat: still full, no error
+      assert.equal(health.degraded.length, 1);
+
+      await Deno.remove(join(dir, "filler"));
+      await store.sync(); // the heartbeat catches up
+      assert.equal(store.unlogged, 0);
+      assert.deepEqual(health.degraded, []);
+      assert.equal(told.filter((line) => line.includes("cannot be written")).length, 1, told.join("\n"));
+      await store.close();
+      store = await VectorStore.open(folder, options);
+      assert.deepEqual(store.report.recovered, [], "no torn or corrupt record in the log");
+      assert.equal(store.size, n);
+      assert.equal(store.has("d0"), false);
+      assert.deepEqual(store.index.verify(), []);
+    } finally {
+      await store?.close();
+      await run("umount", [dir]);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
