@@ -19,27 +19,10 @@ import type { Daemon } from "../src/daemon.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { postJson } from "./support/homed_process.ts";
 import type { OneBotSim } from "./support/onebot_sim.ts";
-import { outsideNeed } from "./support/outside_tool.ts";
 import { connectOwner, sentToOwner, startOwnerDaemon } from "./support/owner_daemon.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
-
-async function run(program: string, args: string[]): Promise<void> {
-  const { code, stderr } = await new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "piped" })
-    .output();
-  if (code !== 0) throw new Error(`${program} ${args.join(" ")} failed: ${new TextDecoder().decode(stderr).trim()}`);
-}
-
-const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount)", async () => {
-  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-tmpfs-probe-" });
-  try {
-    await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
-    await run("umount", [dir]);
-    return undefined;
-  } finally {
-    await Deno.remove(dir);
-  }
-});
+import { run, tmpfs } from "./support/tmpfs.ts";
 
 async function chat(daemon: Daemon, fake: FakeLlm, said: string): Promise<void> {
   fake.enqueue({ reply: `Heard: ${said.slice(0, 40)}` });

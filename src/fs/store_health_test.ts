@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { outsideNeed } from "../../tests/support/outside_tool.ts";
 import { storageFault, StoreHealth, type StoreHealthEvent } from "./store_health.ts";
+import { run, tmpfs } from "../../tests/support/tmpfs.ts";
 
 Deno.test("storageFault tells a full, read-only or failing disk from other errors, through causes", () => {
   const coded = (code: string, message: string) => Object.assign(new Error(message), { code });
@@ -50,23 +50,6 @@ Deno.test("StoreHealth: one event per episode, degraded stores with since, recov
   health.subscribe((event) => late.push(event));
   assert.deepEqual(events.map((event) => event.type), ["degraded", "recovered", "degraded"]);
   assert.deepEqual(late.map((event) => event.type), ["degraded"]);
-});
-
-async function run(program: string, args: string[]): Promise<void> {
-  const { code, stderr } = await new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "piped" })
-    .output();
-  if (code !== 0) throw new Error(`${program} ${args.join(" ")} failed: ${new TextDecoder().decode(stderr).trim()}`);
-}
-
-const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount)", async () => {
-  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-tmpfs-probe-" });
-  try {
-    await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
-    await run("umount", [dir]);
-    return undefined;
-  } finally {
-    await Deno.remove(dir);
-  }
 });
 
 Deno.test({

@@ -1,25 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { StoreHealth } from "../fs/store_health.ts";
-import { outsideNeed } from "../../tests/support/outside_tool.ts";
 import { VectorStore } from "./store.ts";
-
-async function run(program: string, args: string[]): Promise<void> {
-  const { code, stderr } = await new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "piped" })
-    .output();
-  if (code !== 0) throw new Error(`${program} ${args.join(" ")} failed: ${new TextDecoder().decode(stderr).trim()}`);
-}
-
-const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount)", async () => {
-  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-tmpfs-probe-" });
-  try {
-    await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
-    await run("umount", [dir]);
-    return undefined;
-  } finally {
-    await Deno.remove(dir);
-  }
-});
+import { run, tmpfs } from "../../tests/support/tmpfs.ts";
 
 /** Writes zeros to `path` until the disk is full to the last byte. */
 async function fill(path: string): Promise<void> {

@@ -4,11 +4,11 @@ import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { callDeviceTool } from "../../tests/support/recording_device.ts";
 import { StoreHealth } from "../fs/store_health.ts";
-import { outsideNeed } from "../../tests/support/outside_tool.ts";
 import type { ToolContext } from "../tools/tool.ts";
 import { ScheduleStore } from "./schedule_store.ts";
 import { TimerDevice } from "./timer.ts";
 import { FiringLedger, SLOT_BYTES, SLOTS } from "./firing_ledger.ts";
+import { run, tmpfs } from "../../tests/support/tmpfs.ts";
 
 const START = Date.parse("2026-11-30T09:00:00+08:00");
 
@@ -209,23 +209,6 @@ Deno.test("schedules.fired: a slot is kept over a reopen and cleared; a torn fil
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount)", async () => {
-  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-tmpfs-probe-" });
-  try {
-    await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
-    await run("umount", [dir]);
-    return undefined;
-  } finally {
-    await Deno.remove(dir);
-  }
-});
-
-async function run(program: string, args: string[]): Promise<void> {
-  const { code, stderr } = await new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "piped" })
-    .output();
-  if (code !== 0) throw new Error(`${program} ${args.join(" ")} failed: ${new TextDecoder().decode(stderr).trim()}`);
-}
 
 Deno.test({
   name: "schedules.fired on a real tmpfs filled to the last byte still takes a firing, and keeps it over a reopen",

@@ -1,0 +1,34 @@
+/**
+ * A real full or read-only disk for the storage tests: a tmpfs mounted as root. One probe decides whether this machine
+ * can (ignored outside CI when it cannot; a failure under CI=true, as every outside need).
+ *
+ * @module
+ */
+
+import { outsideNeed } from "./outside_tool.ts";
+
+/**
+ * Runs `program` and throws with its standard error when it fails.
+ *
+ * @example
+ * ```ts
+ * await run("umount", ["/tmp/homed-tmpfs"]);
+ * ```
+ */
+export async function run(program: string, args: string[]): Promise<void> {
+  const { code, stderr } = await new Deno.Command(program, { args, stdin: "null", stdout: "null", stderr: "piped" })
+    .output();
+  if (code !== 0) throw new Error(`${program} ${args.join(" ")} failed: ${new TextDecoder().decode(stderr).trim()}`);
+}
+
+/** Whether a tmpfs can be mounted here (root, mount and umount), probed once. */
+export const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount)", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-tmpfs-probe-" });
+  try {
+    await run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", dir]);
+    await run("umount", [dir]);
+    return undefined;
+  } finally {
+    await Deno.remove(dir);
+  }
+});
