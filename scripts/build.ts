@@ -5,7 +5,9 @@
  *   is set (`deno compile` otherwise downloads denort, and this says where to get one when it cannot).
  * - `bundle`: where no denort can be had, `dist/homed.js` (one file, every dependency inside; the persona, starter
  *   knowledge, example config and Lua adapters are embedded as in the binary) with `glue.wasm` beside it, and
- *   `dist/homed`, a launcher that runs it on the pinned Deno with the flags it computes.
+ *   `dist/homed`, a launcher that runs it on the pinned Deno with the flags it computes, and `homed.js.json`, the
+ *   manifest of what it was built from (version, commit, the sources' fingerprint): the supervisor and the systemd
+ *   unit run a checkout's bundle instead of its sources only while that fingerprint is the sources' (daemon_entry.ts).
  * - `release`: the binary (or, with `--bundle` or no denort, the bundle) packed with the example config, a systemd
  *   unit for the standard layout and the adapters into `dist/homed-<version>-<kind>.tar.gz`.
  *
@@ -22,6 +24,7 @@ import { luaWasmPath } from "../src/lua/wasm_path.ts";
 import { silkWasmPath } from "../src/audio/silk_wasm_path.ts";
 import { TAR_END, tarBlocks, type TarEntry } from "../src/backup/tar.ts";
 import { VERSION } from "../src/version.ts";
+import { type BundleManifest, sourceFingerprint } from "../src/rights/daemon_entry.ts";
 import { denoRegistryEnv } from "./registry_env.ts";
 
 const REPO = fileURLToPath(new URL("../", import.meta.url));
@@ -57,15 +60,33 @@ async function commit(): Promise<string> {
   }
 }
 
-/** Runs `build` with `src/build_info.ts` naming the commit, and puts the file back whatever happens. */
+/**
+ * Runs `build` with `src/build_info.ts` naming the commit, and puts the file back whatever happens — a SIGINT or
+ * SIGTERM included (a supervisor gives a hung build up that way). Two builds at once (the supervisor's and a
+ * `deno task bundle`) take turns: an exclusive lock on the file, or the second would keep the first's commit as the
+ * original and put that back.
+ */
 async function withBuildInfo<T>(build: () => Promise<T>): Promise<T> {
+  const lock = await Deno.open(BUILD_INFO, { read: true, write: true });
+  await lock.lock(true);
   const original = await Deno.readTextFile(BUILD_INFO);
-  const sha = await commit();
-  await Deno.writeTextFile(BUILD_INFO, original.replace(/COMMIT = "[^"]*"/, `COMMIT = ${JSON.stringify(sha)}`));
+  const restore = () => Deno.writeTextFileSync(BUILD_INFO, original);
+  const signals = (["SIGINT", "SIGTERM"] as const).map((signal) => {
+    const handler = () => {
+      restore();
+      Deno.exit(signal === "SIGINT" ? 130 : 143);
+    };
+    Deno.addSignalListener(signal, handler);
+    return [signal, handler] as const;
+  });
   try {
+    const sha = await commit();
+    await Deno.writeTextFile(BUILD_INFO, original.replace(/COMMIT = "[^"]*"/, `COMMIT = ${JSON.stringify(sha)}`));
     return await build();
   } finally {
-    await Deno.writeTextFile(BUILD_INFO, original);
+    restore();
+    for (const [signal, handler] of signals) Deno.removeSignalListener(signal, handler);
+    lock.close();
   }
 }
 
@@ -123,7 +144,8 @@ async function compile(out: string): Promise<string> {
 const LAUNCHER = `#!/bin/sh
 # homed, bundled: runs homed.js on Deno ${DENO_VERSION} with exactly the rights \`homed flags\` computes for the command.
 # DENO: the deno to use (default: deno on PATH). HOMED_LAYOUT=repo: config/homed.yaml under the current folder
-# instead of /etc/homed/homed.yaml and /var/lib/homed.
+# instead of /etc/homed/homed.yaml and /var/lib/homed. --no-config: a deno.json in the current folder (a checkout's)
+# would map the bundle's packages back into node_modules/; the bundle carries them.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 deno=\${DENO:-deno}
@@ -132,11 +154,11 @@ layout=--standard-layout
 command=\${1:-run}
 [ $# -gt 0 ] && shift
 case "$command" in
-  flags|version|help|--help|-h|--version) exec "$deno" run --no-prompt --allow-read --allow-env "$here/homed.js" $layout "$command" "$@" ;;
+  flags|version|help|--help|-h|--version) exec "$deno" run --no-config --no-prompt --allow-read --allow-env "$here/homed.js" $layout "$command" "$@" ;;
 esac
 mode=$command
-flags=$("$deno" run --no-prompt --allow-read --allow-env "$here/homed.js" $layout flags --mode "$mode")
-exec "$deno" run $flags "$here/homed.js" $layout "$command" "$@"
+flags=$("$deno" run --no-config --no-prompt --allow-read --allow-env "$here/homed.js" $layout flags --mode "$mode")
+exec "$deno" run --no-config $flags "$here/homed.js" $layout "$command" "$@"
 `;
 
 /**
@@ -169,6 +191,13 @@ export function withNodeRequire(code: string): string {
 async function bundle(out: string): Promise<string[]> {
   await Deno.mkdir(out, { recursive: true });
   const script = join(out, "homed.js");
+  // The manifest goes first and comes back last: while it is missing the supervisor and the unit run the sources,
+  // never a half-written bundle. Its fingerprint is taken before the build, so an edit meanwhile makes it stale.
+  const manifestPath = `${script}.json`;
+  await Deno.remove(manifestPath).catch((error) => {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  });
+  const sources = sourceFingerprint(REPO);
   // Minified: V8 keeps every function's source for lazy compilation, so a smaller source is a smaller heap
   // (≈ 3.5 MB less idle RSS, docs/PERFORMANCE.md). Error messages are homed's own strings, unaffected.
   const result = await withBuildInfo(() =>
@@ -181,7 +210,9 @@ async function bundle(out: string): Promise<string[]> {
   await Deno.copyFile(silkWasmPath(), join(out, "silk.wasm"));
   await Deno.writeTextFile(join(out, "homed"), LAUNCHER, { mode: 0o755 });
   await Deno.chmod(join(out, "homed"), 0o755);
-  return [script, join(out, "glue.wasm"), join(out, "silk.wasm"), join(out, "homed")];
+  const manifest: BundleManifest = { version: VERSION, commit: await commit(), sources };
+  await Deno.writeTextFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  return [script, join(out, "glue.wasm"), join(out, "silk.wasm"), join(out, "homed"), manifestPath];
 }
 
 /** The systemd unit of a release, for the standard layout with the program installed where INSTALL.md says. */
@@ -238,7 +269,10 @@ function installText(kind: "binary" | "bundle"): string {
 /** The release archive: the build plus config, unit, adapters and install notes. */
 async function release(out: string, kind: "binary" | "bundle"): Promise<string> {
   const stage = join(out, kind === "binary" ? "binary" : "bundle");
-  const built = kind === "binary" ? [await compile(stage)] : await bundle(stage);
+  // The manifest says which checkout's sources a bundle in dist/ is (daemon_entry.ts); an installed release has none.
+  const built = kind === "binary"
+    ? [await compile(stage)]
+    : (await bundle(stage)).filter((path) => !path.endsWith(".json"));
   const runFlags =
     (await run(["run", "--no-prompt", "--allow-read", "--allow-env", "src/main.ts", "--standard-layout", "flags"]))
       .out.trim().split(/\s+/)

@@ -59,6 +59,10 @@ Deno.test("a never-answering LLM ends the turn at llm.turn_timeout with a clear 
     assert.equal(status.llm.usage.prompt_cache_hit_tokens, 32);
     assert.equal(status.llm.usage.prompt_cache_miss_tokens, 18);
     assert.ok(Number.isInteger(status.uptime_ms) && Number.isInteger(status.agent.last_turn_ms));
+    // homed's own memory figures: the child's pid (not the test's), a heap that is used and within what V8 holds.
+    assert.equal(status.process.pid, homed.pid);
+    assert.ok(status.process.heap_used_bytes > 0 && status.process.heap_used_bytes <= status.process.heap_total_bytes);
+    assert.ok(status.process.rss_bytes > status.process.heap_total_bytes, JSON.stringify(status.process));
     for (const time of [status.started_at, status.agent.last_heartbeat, status.services.agent.started_at]) {
       assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }

@@ -11,77 +11,17 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { FakeClock } from "./support/fake_clock.ts";
 import { StoreHealth } from "../src/fs/store_health.ts";
 import { MediaCache } from "../src/media/media_cache.ts";
 import type { Daemon } from "../src/daemon.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
-import { postJson } from "./support/homed_process.ts";
 import type { OneBotSim } from "./support/onebot_sim.ts";
 import { connectOwner, sentToOwner, startOwnerDaemon } from "./support/owner_daemon.ts";
+import { assertWhole, chat, degraded } from "./support/storage_checks.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
-import { run, tmpfs } from "./support/tmpfs.ts";
-
-async function chat(daemon: Daemon, fake: FakeLlm, said: string): Promise<void> {
-  fake.enqueue({ reply: `Heard: ${said.slice(0, 40)}` });
-  const answer = await postJson(`${daemon.url}/api/chat`, { text: said });
-  assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  assert.equal(answer.body.reply, `Heard: ${said.slice(0, 40)}`);
-}
-
-interface DegradedBody {
-  store: string;
-  path: string;
-  kind: string;
-  error: string;
-  since: string;
-}
-
-async function degraded(daemon: Daemon): Promise<DegradedBody[]> {
-  return (await (await fetch(`${daemon.url}/api/status`)).json()).storage.degraded;
-}
-
-/** Writes zeros to `path` until the disk is full to the last byte (smaller and smaller writes); returns its size. */
-async function fill(path: string): Promise<number> {
-  const file = await Deno.open(path, { create: true, write: true });
-  let size = 0;
-  try {
-    for (let chunk = 1 << 20; chunk >= 1; chunk >>= 1) {
-      const zeros = new Uint8Array(chunk);
-      try {
-        for (;;) size += await file.write(zeros);
-      } catch (error) {
-        if ((error as { code?: string }).code !== "ENOSPC") throw error;
-      }
-    }
-  } finally {
-    file.close();
-  }
-  return size;
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const found: string[] = [];
-  for await (const entry of Deno.readDir(dir)) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory) found.push(...await filesUnder(path));
-    else found.push(path);
-  }
-  return found;
-}
-
-function assertIntegrity(path: string): void {
-  const db = new DatabaseSync(path);
-  try {
-    assert.deepEqual(db.prepare("PRAGMA integrity_check").all().map((row) => ({ ...row })), [{
-      integrity_check: "ok",
-    }]);
-  } finally {
-    db.close();
-  }
-}
+import { fillDisk, run, tmpfs } from "./support/tmpfs.ts";
 
 Deno.test({
   name: "a full disk: every message is answered, the stores are degraded, the owner told once, writing resumes",
@@ -107,7 +47,7 @@ Deno.test({
         "the first chat journaled",
       );
 
-      assert.ok(await fill(filler) > 0);
+      assert.ok(await fillDisk(filler) > 0);
       // Long messages, so each one needs new pages of the disk: a journal line no longer fits.
       const long = (n: number) => `Message ${n} while the disk is full: ${"the weather is fine today. ".repeat(200)}`;
       let n = 0;
@@ -139,15 +79,7 @@ Deno.test({
 
       await daemon.stop();
       daemon = undefined;
-      const lines = (await Deno.readTextFile(journal)).trim().split("\n");
-      for (const line of lines) JSON.parse(line); // no torn line
-      assert.match(lines.join("\n"), /blue flowerpot/);
-      const files = await filesUnder(data);
-      const partial = files.filter((file) => /\.tmp$|\.partial|\.part$|~$/.test(file));
-      assert.deepEqual(partial, []);
-      const databases = files.filter((file) => file.endsWith(".db"));
-      assert.ok(databases.length >= 3, databases.join(", "));
-      for (const path of databases) assertIntegrity(path);
+      assert.match((await assertWhole(data)).join("\n"), /blue flowerpot/);
     } finally {
       await teardown(
         () => sim?.close(),
@@ -178,7 +110,7 @@ Deno.test({
       clock.advance(1000);
       const older = await cache.put(bytes(2), "application/octet-stream");
       clock.advance(1000);
-      await fill(join(media, "filler"));
+      await fillDisk(join(media, "filler"));
       const newest = await cache.put(bytes(3), "application/octet-stream");
       assert.equal(await cache.has(oldest.id), false, "the oldest file gave its space back");
       assert.equal(await cache.has(newest.id), true);

@@ -124,20 +124,30 @@ Deno.test("homed service install writes a unit running the daemon with `homed fl
       ["-" + join(ws.dir, "data"), "-" + join(ws.dir, "knowledge"), "-" + join(ws.dir, "plugins")].sort(),
     );
 
-    // ExecStart runs Deno directly (no npx, no deno task) with exactly the flags `homed flags` prints.
+    // ExecStart runs Deno directly (no npx, no deno task) on the checkout's bundle — built by install when missing or
+    // stale — with exactly the flags `homed flags` prints, asked of the bundle itself (its own glue.wasm).
+    const script = join(REPO, "dist", "homed.js");
+    assert.match(
+      install.stdout,
+      new RegExp(`^The unit: running the bundle ${script} \\(built from these sources\\)\\.$`, "m"),
+    );
     const execStart = execWords(unit.match(/^ExecStart=(.*)$/m)?.[1] ?? "");
     // As systemd will run it: with NOTIFY_SOCKET set, so the flags include the right to report readiness.
-    const printed = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/main.ts", "flags"], {
+    const printed = await deno(["run", "--no-config", "--no-prompt", "--allow-read", "--allow-env", script, "flags"], {
       env: { ...ws.env, NOTIFY_SOCKET: "/run/systemd/notify" },
     });
     assert.equal(printed.code, 0, printed.stderr);
     assert.deepEqual(execStart, [
       Deno.execPath(),
       "run",
+      "--no-config",
       ...printed.stdout.trim().split(" "),
-      join(Deno.cwd(), "src", "main.ts"),
+      script,
       "run",
     ]);
+    assert.ok(
+      execStart.some((flag) => flag.startsWith("--allow-read=") && flag.includes(join(REPO, "dist", "glue.wasm"))),
+    );
     assert.match(unit, /^TimeoutStopSec=15$/m, "the daemon's 10 s shutdown grace and 5 s more");
     assert.ok(execStart.includes("--unstable-net"), "unix datagrams for sd_notify");
     assert.ok(

@@ -1,12 +1,18 @@
 /**
- * End to end: `homed supervise` (flags from src/flags.ts: read the config, write the data dir, run only Deno) runs the
- * daemon, passes SIGHUP and SIGTERM on, removes its pid file, and notices a daemon that dies.
+ * End to end: `homed supervise` (flags from src/flags.ts: read the config and the checkout's sources, write the data
+ * dir, run only Deno) runs the daemon — from this checkout's bundle, built at its start when missing or stale —
+ * passes SIGHUP and SIGTERM on, removes its pid file, and notices a daemon that dies.
+ *
+ * The bundle is built into this checkout's `dist/` (as `deno task bundle` does, ≈ 2–3 s) by the first supervisor
+ * of a run whose sources changed since the last build; the others find it fresh.
  */
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { healthy, REPO, spawnDeno, taskFlags, type Workspace, workspace } from "./support/homed_process.ts";
 import { waitFor } from "./support/wait.ts";
+import { sourceFingerprint } from "../src/rights/daemon_entry.ts";
+import { VERSION } from "../src/version.ts";
 
 /** Makes sure a supervisor started by a test is gone and its log read (it may have exited on its own). */
 async function ended(child: Deno.ChildProcess, drained: Promise<void>): Promise<void> {
@@ -46,6 +52,28 @@ Deno.test("homed supervise runs the daemon, passes SIGHUP and SIGTERM on, and re
     assert.match(log.text, /homed stopped \(exit 0\); done/);
     await assert.rejects(Deno.stat(pidFile), Deno.errors.NotFound);
     assert.equal(await healthy(url), false, "the daemon is gone with it");
+  } finally {
+    await ended(child, drained);
+    await Deno.remove(ws.dir, { recursive: true });
+  }
+});
+
+Deno.test("homed supervise runs the checkout's bundle, built when missing or stale, with the daemon's flags; it answers", async () => {
+  const ws = await workspace({ onebot: { enabled: false } });
+  const { child, log, drained } = await supervise(ws);
+  const url = `http://127.0.0.1:${ws.port}`;
+  try {
+    await waitFor(() => healthy(url), "the bundled daemon under supervision", { limitMs: 60_000 });
+    const script = join(REPO, "dist", "homed.js");
+    assert.match(log.text, new RegExp(`Supervisor: running the bundle ${script} \\(built from these sources\\)`));
+    const status = await fetch(`${url}/api/status`);
+    assert.equal(status.status, 200);
+    assert.equal((await status.json()).version, VERSION);
+    // What it was built from: these sources, now.
+    const manifest = JSON.parse(await Deno.readTextFile(join(REPO, "dist", "homed.js.json")));
+    assert.equal(manifest.sources, sourceFingerprint(REPO));
+    child.kill("SIGTERM");
+    assert.equal((await child.status).code, 0, log.text);
   } finally {
     await ended(child, drained);
     await Deno.remove(ws.dir, { recursive: true });

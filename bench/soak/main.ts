@@ -30,7 +30,7 @@
  * the unified hierarchy, else v1 `memory.limit_in_bytes` under `/sys/fs/cgroup/memory`; needs root), removed at the
  * end; reported: whether the child survived, its peak and OOM kills.
  *
- * Run: deno task bench:soak [--minutes N] [--interval S] [--memory-max 256M] [--bundle] (writes
+ * Run: deno task bench:soak [--minutes N] [--interval S] [--memory-max 256M] [--bundle] [--inspect PORT] [--child-env NAME=VALUE] (writes
  * bench/out/soak/results.json; --record: bench/soak/results.json).
  *
  * @module
@@ -40,7 +40,7 @@ import { join } from "node:path";
 import { stringify } from "yaml";
 import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { childEnv, freePort, homedReady, REPO, taskFlags, type Workspace } from "../../tests/support/homed_process.ts";
-import { buildScriptArgs } from "../../tests/support/build_script.ts";
+import { buildBundle, bundleRunArgs } from "../support/bundle.ts";
 import { completionBody, streamResponse, type WireAnswer } from "../../tests/support/openai_wire.ts";
 import { OneBotSim } from "../../tests/support/onebot_sim.ts";
 import { FakeHomeAssistant } from "../../tests/support/fake_home_assistant.ts";
@@ -67,6 +67,13 @@ const MINUTES = Number(option("minutes") ?? 30);
 const INTERVAL_S = Number(option("interval") ?? 60);
 const MEMORY_MAX = option("memory-max");
 const BUNDLE = Deno.args.includes("--bundle");
+/** `--inspect PORT`: homed's V8 inspector on 127.0.0.1:PORT, for heap snapshots during a run (`heap_diff.ts`). */
+const INSPECT = option("inspect");
+/** `--child-env NAME=VALUE`: one more variable in homed's environment (e.g. `MALLOC_ARENA_MAX=2`), for experiments. */
+const CHILD_ENV = option("child-env");
+if (CHILD_ENV !== undefined && !/^[A-Z_][A-Z0-9_]*=/.test(CHILD_ENV)) {
+  throw new Error(`--child-env: got ${CHILD_ENV}; allowed: NAME=VALUE, e.g. MALLOC_ARENA_MAX=2`);
+}
 if (!(MINUTES > 0) || !(INTERVAL_S >= 1)) throw new Error("--minutes must be > 0 and --interval ≥ 1 (seconds)");
 const DURATION_MS = MINUTES * 60_000;
 const WARMUP_MS = MINUTES >= 15 ? 5 * 60_000 : DURATION_MS / 3;
@@ -99,11 +106,34 @@ async function run(program: string, args: string[], stdin?: string): Promise<str
   return out.success ? decoder.decode(out.stdout) : undefined;
 }
 
-/** `VmRSS` of `pid` in MB (`/proc/<pid>/status`), or undefined when it is gone. */
-async function vmRssMb(pid: number): Promise<number | undefined> {
+/** `VmRSS` of `pid` in MB (`/proc/<pid>/status`), with its anonymous and file-backed parts; undefined when it is gone. */
+async function residentMb(pid: number): Promise<{ rss: number; anon: number; file: number } | undefined> {
   const status = await run("cat", [`/proc/${pid}/status`]);
-  const kb = status && /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
-  return kb ? round(Number(kb) / 1024) : undefined;
+  const field = (name: string) => {
+    const kb = status && new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1];
+    return kb ? round(Number(kb) / 1024) : undefined;
+  };
+  const rss = field("VmRSS");
+  return rss === undefined
+    ? undefined
+    : { rss, anon: field("RssAnon") ?? Number.NaN, file: field("RssFile") ?? Number.NaN };
+}
+
+/** homed's JS heap (used and held) and external memory in MB, from `/api/status`'s `process`. */
+async function heapMb(): Promise<{ used: number; total: number; external: number }> {
+  try {
+    const body = await (await fetch(`${homed.url}/api/status`)).json() as {
+      process?: { heap_used_bytes: number; heap_total_bytes: number; external_bytes: number };
+    };
+    const mb = (bytes: number | undefined) => bytes === undefined ? Number.NaN : round(bytes / 1024 / 1024);
+    return {
+      used: mb(body.process?.heap_used_bytes),
+      total: mb(body.process?.heap_total_bytes),
+      external: mb(body.process?.external_bytes),
+    };
+  } catch {
+    return { used: Number.NaN, total: Number.NaN, external: Number.NaN };
+  }
 }
 
 /** Open descriptors of `pid` (entries of `/proc/<pid>/fd`). */
@@ -254,35 +284,10 @@ function startFakeLlm(): { baseUrl: string; close: () => Promise<void> } {
 
 // ---------------------------------------------------------------- starting homed
 
-/** The flags `homed flags` prints for `env`'s config, asked of the bundle itself (as bench/startup does). */
-async function bundleFlags(script: string, env: Record<string, string>): Promise<string[]> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", "--allow-read", "--allow-env", script, "flags"],
-    env: childEnv(env),
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  return decoder.decode(out.stdout).trim().split(/\s+/);
-}
-
-/** Builds the bundle as `deno task bundle` does (minified, glue.wasm beside it) into a temp folder. */
-async function buildBundle(): Promise<string> {
-  const out = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-soak-bundle-" });
-  const built = await new Deno.Command(Deno.execPath(), {
-    args: [...buildScriptArgs(out), "bundle", "--out", out],
-    cwd: REPO,
-    stdout: "null",
-    stderr: "inherit",
-  }).output();
-  if (!built.success) throw new Error("deno task bundle failed");
-  return join(out, "homed.js");
-}
-
 // ---------------------------------------------------------------- the run
 
 const HA_ENTITIES = Array.from({ length: 8 }, (_, i) => `binary_sensor.room_${i}_motion`);
-const bundle = BUNDLE ? await buildBundle() : undefined;
+const bundle = BUNDLE ? await buildBundle("homed-soak-bundle-") : undefined;
 const fakeLlm = startFakeLlm();
 const ha = FakeHomeAssistant.start({
   token: "soak-ha-token-0123456789",
@@ -315,10 +320,14 @@ await Deno.writeTextFile(
     agent: { tool_policy: { schedule_create: "allow" } },
   }),
 );
-const ws: Workspace = { dir, configPath, env: { HOMED_CONFIG: configPath }, port };
+const extraEnv = CHILD_ENV
+  ? { [CHILD_ENV.slice(0, CHILD_ENV.indexOf("="))]: CHILD_ENV.slice(CHILD_ENV.indexOf("=") + 1) }
+  : {};
+const ws: Workspace = { dir, configPath, env: { HOMED_CONFIG: configPath, ...extraEnv }, port };
+const inspect = INSPECT ? [`--inspect=127.0.0.1:${INSPECT}`] : [];
 const args = bundle
-  ? ["run", ...await bundleFlags(bundle, ws.env), bundle, "run"]
-  : ["run", ...await taskFlags("run", ws.env), "src/main.ts", "run"];
+  ? ["run", ...inspect, ...(await bundleRunArgs(bundle, ws.env)).slice(1)]
+  : ["run", ...inspect, ...await taskFlags("run", ws.env), "src/main.ts", "run"];
 const child = new Deno.Command(Deno.execPath(), {
   args,
   cwd: REPO,
@@ -495,6 +504,13 @@ const anchorLoad = every("anchor", 2_000, async (n) => {
 interface Sample {
   minute: number;
   rss_mb: number;
+  /** `RssAnon` and `RssFile`: the resident set's anonymous memory and the file pages mapped (the executable's). */
+  rss_anon_mb: number;
+  rss_file_mb: number;
+  /** The JS heap V8 uses and holds, and external memory, from `/api/status`'s `process`. */
+  heap_used_mb: number;
+  heap_total_mb: number;
+  external_mb: number;
   fds: number;
   wal_kb: number;
   wal_files: Record<string, number>;
@@ -507,22 +523,28 @@ const samples: Sample[] = [];
 let lastSample: Sample | undefined;
 
 async function sample(): Promise<Sample | undefined> {
-  const rss = await vmRssMb(pid);
+  const resident = await residentMb(pid);
   const fds = await openFds(pid);
-  if (rss === undefined || fds === undefined) return undefined;
+  if (resident === undefined || fds === undefined) return undefined;
+  const heap = await heapMb();
   const wal = await walSizes(dataDir);
   const turns = [...latencies.http, ...latencies.qq];
   latencies = { http: [], qq: [] };
   return {
     minute: round(elapsed() / 60_000, 2),
-    rss_mb: rss,
+    rss_mb: resident.rss,
+    rss_anon_mb: resident.anon,
+    rss_file_mb: resident.file,
+    heap_used_mb: heap.used,
+    heap_total_mb: heap.total,
+    external_mb: heap.external,
     fds,
     wal_kb: Object.values(wal).reduce((a, b) => a + b, 0),
     wal_files: wal,
     turns: turns.length,
     p50_ms: round(percentile(turns, 50)),
     p99_ms: round(percentile(turns, 99)),
-    anchor_rss_mb: (await vmRssMb(anchor.pid)) ?? Number.NaN,
+    anchor_rss_mb: (await residentMb(anchor.pid))?.rss ?? Number.NaN,
   };
 }
 
@@ -542,7 +564,10 @@ while ((samples.length + 1) * INTERVAL_S * 1000 <= DURATION_MS + 1 && !exited) {
   samples.push(taken);
   lastSample = taken;
   console.log(
-    `  ${taken.minute.toFixed(2).padStart(6)} min  rss ${taken.rss_mb} MB  fds ${taken.fds}  wal ${taken.wal_kb} KB  ` +
+    `  ${
+      taken.minute.toFixed(2).padStart(6)
+    } min  rss ${taken.rss_mb} MB (anon ${taken.rss_anon_mb}, file ${taken.rss_file_mb})  ` +
+      `heap ${taken.heap_used_mb}/${taken.heap_total_mb} MB ext ${taken.external_mb}  fds ${taken.fds}  wal ${taken.wal_kb} KB  ` +
       `turns ${taken.turns}  p50 ${taken.p50_ms} ms  p99 ${taken.p99_ms} ms  anchor rss ${taken.anchor_rss_mb} MB`,
   );
 }
@@ -598,6 +623,8 @@ const firstWindow = (s: { minute: number }) =>
   s.minute * 60_000 > WARMUP_MS && s.minute * 60_000 <= WARMUP_MS + WINDOW_MS;
 const lastWindow = (s: { minute: number }) => s.minute * 60_000 > runMs - WINDOW_MS;
 const rssSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.rss_mb])), 2);
+const anonSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.rss_anon_mb])), 2);
+const heapSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.heap_used_mb])), 2);
 const anchorSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.anchor_rss_mb])), 2);
 const fdSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.fds])), 1);
 const fdGrowth = median(samples.filter(lastWindow).map((s) => s.fds)) -
@@ -645,6 +672,8 @@ const results = {
     rss_first_mb: samples[0]?.rss_mb,
     rss_last_mb: lastSample?.rss_mb,
     rss_slope_mb_per_h: rssSlope,
+    rss_anon_slope_mb_per_h: anonSlope,
+    heap_used_slope_mb_per_h: heapSlope,
     anchor_rss_slope_mb_per_h: anchorSlope,
     fds_first_window: median(samples.filter(firstWindow).map((s) => s.fds)),
     fds_last_window: median(samples.filter(lastWindow).map((s) => s.fds)),

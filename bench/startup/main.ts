@@ -16,7 +16,7 @@ import { systemClock } from "../../src/clock.ts";
 import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { openMemory } from "../../src/memory/memory.ts";
 import { childEnv, freePort, REPO, taskFlags } from "../../tests/support/homed_process.ts";
-import { buildScriptArgs } from "../../tests/support/build_script.ts";
+import { buildBundle, bundleRunArgs } from "../support/bundle.ts";
 import { environment, percentile, rssMb, writeResults } from "../support/report.ts";
 
 const RUNS = 3;
@@ -54,31 +54,6 @@ async function measure(args: string[], url: string, env: Record<string, string>)
 
 /** How homed is started: from the sources (`deno task start`), or as the bundle `deno task bundle` builds. */
 type Entry = { kind: "src" } | { kind: "bundle"; script: string };
-
-/** The flags `homed flags` prints for `env`'s config, asked of the bundle itself. */
-async function bundleFlags(script: string, env: Record<string, string>): Promise<string[]> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", "--allow-read", "--allow-env", script, "flags"],
-    env: childEnv(env),
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "inherit",
-  }).output();
-  return new TextDecoder().decode(out.stdout).trim().split(/\s+/);
-}
-
-/** Builds the bundle as `deno task bundle` does (minified, glue.wasm beside it) into a temp folder. */
-async function buildBundle(): Promise<string> {
-  const out = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-bench-bundle-" });
-  const built = await new Deno.Command(Deno.execPath(), {
-    args: [...buildScriptArgs(out), "bundle", "--out", out],
-    cwd: REPO,
-    stdout: "null",
-    stderr: "inherit",
-  }).output();
-  if (!built.success) throw new Error("deno task bundle failed");
-  return join(out, "homed.js");
-}
 
 /** Data dirs holding `documents` memory documents, seeded once and shared by the source and bundle rows. */
 const seeded = new Map<number, string>();
@@ -122,7 +97,7 @@ async function homedCase(documents: number, entry: Entry = { kind: "src" }): Pro
     const env = { HOMED_CONFIG: configPath };
     const args = entry.kind === "src"
       ? ["run", ...await taskFlags("run", env), "src/main.ts", "run"]
-      : ["run", ...await bundleFlags(entry.script, env), entry.script, "run"];
+      : await bundleRunArgs(entry.script, env);
     const { ms, rss } = await measure(args, `http://127.0.0.1:${port}/healthz`, env);
     results.ms.push(ms);
     results.rss.push(rss);
@@ -183,7 +158,7 @@ rows["floor: the stack's libraries, listening"] = floor;
 rows["homed, empty data dir"] = homedRow(await homedCase(0));
 rows["homed, 10k memory documents"] = homedRow(await homedCase(10_000), 24);
 rows["homed, 100k memory documents"] = homedRow(await homedCase(100_000), 60);
-const bundle = await buildBundle();
+const bundle = await buildBundle("homed-bench-bundle-");
 rows["bundled homed.js, empty data dir"] = homedRow(await homedCase(0, { kind: "bundle", script: bundle }));
 rows["bundled homed.js, 10k memory documents"] = homedRow(
   await homedCase(10_000, { kind: "bundle", script: bundle }),

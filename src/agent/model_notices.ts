@@ -107,6 +107,7 @@ export function tellOwnerOfSetAside(options: SetAsideNoticeOptions): () => void 
  *   moved_to: "/var/lib/homed/schedules.db.damaged-2026-12-04T02:00:00.000Z",
  *   why: "database disk image is malformed",
  *   kept: "a new, empty database",
+ *   kept_zh: "一个新的空数据库",
  *   at: "2026-12-04T02:00:00.000Z",
  * }, ["en"]);
  * // "homed found /var/lib/homed/schedules.db damaged (database disk image is malformed) and set it aside as …"
@@ -115,32 +116,12 @@ export function tellOwnerOfSetAside(options: SetAsideNoticeOptions): () => void 
 export function setAsideText(entry: SetAsideFile, languages: readonly Language[]): string {
   return languages.map((language) =>
     language === "zh"
-      ? `homed 启动时发现 ${entry.file} 已损坏（${entry.why}），已把它移到 ${entry.moved_to}，现在用的是：${
-        keptInChinese(entry)
-      }。` +
+      ? `homed 启动时发现 ${entry.file} 已损坏（${entry.why}），已把它移到 ${entry.moved_to}，现在用的是：${entry.kept_zh}。` +
         "要回到最近一次自动备份：先停止 homed，再运行 `homed restore --latest`。"
       : `homed found ${entry.file} damaged (${entry.why}) and set it aside as ${entry.moved_to}; it started with ` +
         `${entry.kept}. To go back to the last automatic backup, stop homed and run \`homed restore --latest\`.`
   ).join("\n");
 }
-
-/**
- * What homed started with, in Chinese: as the store said it (`kept_zh`), else the phrase of a store that says it in
- * English only, else the English as it is.
- */
-function keptInChinese(entry: SetAsideFile): string {
-  return entry.kept_zh ?? KEPT_IN_CHINESE[entry.kept] ?? entry.kept;
-}
-
-/** The Chinese of the `kept` phrases stores give in English only (`sqlite/damage.ts`, `memory/`). */
-const KEPT_IN_CHINESE: Readonly<Record<string, string>> = {
-  "a new, empty file": "一个新的空文件",
-  "a new, empty database": "一个新的空数据库",
-  "a new, empty memory.db: facts are distilled again from the journal; the documents come back only with a backup":
-    "一个新的空 memory.db：事实会从对话日志里重新提炼；存进去的文档只能从备份找回",
-  "the journal's whole lines (what was said in them is remembered; the damaged lines are only in the file set aside)":
-    "对话日志里完整的行（其中说过的话都还记得；损坏的行只留在移走的文件里）",
-};
 
 /** Options of {@link tellOwnerOfStorageFault}: those of {@link tellOwnerOfModel}, with the stores' health. */
 export interface StorageFaultNoticeOptions extends Omit<ModelNoticeOptions, "llm"> {

@@ -39,6 +39,17 @@ export interface StatusBody {
   /** ISO time of the start. */
   started_at: string;
   uptime_ms: number;
+  /**
+   * homed's own memory (`Deno.memoryUsage()`): the resident set, and the JS heap V8 holds and uses; `external` is what
+   * JS objects hold outside the heap (buffers). The soak benchmark and a person watching a long run read these.
+   */
+  process: {
+    pid: number;
+    rss_bytes: number;
+    heap_total_bytes: number;
+    heap_used_bytes: number;
+    external_bytes: number;
+  };
   /** The config file, or `embedded defaults`. */
   config: string;
   persona: { source: string; sha256: string; chars: number };
@@ -84,6 +95,18 @@ function usageJson(usage: UsageTotals): UsageBody {
   return { requests: usage.requests, retries: usage.retries, errors: usage.errors, ...usageView(usage) };
 }
 
+/** homed's pid and memory figures, as `/api/status` shows them under `process`. */
+function processMemory(): StatusBody["process"] {
+  const memory = Deno.memoryUsage();
+  return {
+    pid: Deno.pid,
+    rss_bytes: memory.rss,
+    heap_total_bytes: memory.heapTotal,
+    heap_used_bytes: memory.heapUsed,
+    external_bytes: memory.external,
+  };
+}
+
 /** What `/api/status` reads. */
 export interface StatusSources {
   loaded: LoadedConfig;
@@ -124,6 +147,7 @@ export function statusBody(from: StatusSources): StatusBody {
     version: VERSION,
     started_at: new Date(startedAt).toISOString(),
     uptime_ms: Math.round(from.clock.now() - startedAt),
+    process: processMemory(),
     config: from.loaded.location.path ?? "embedded defaults",
     persona: { source: persona.source, sha256: persona.sha256, chars: persona.text.length },
     agent: agent.status(),

@@ -123,6 +123,29 @@ export interface TakeBackupOptions {
   version: string;
   /** The zone retention counts days and weeks in (`daemon.timezone`, or the system's). */
   timezone: string;
+  /**
+   * Stops the run between two writes of the archive (homed is stopping): the half-written `.partial` is removed and
+   * the run rejects with the signal's reason; the list and the archives already kept are untouched.
+   */
+  signal?: AbortSignal;
+}
+
+/** `out` behind a gate that refuses the next chunk once `signal` is aborted (createBackup then aborts it). */
+function abortable(out: WritableStream<Uint8Array>, signal: AbortSignal | undefined): WritableStream<Uint8Array> {
+  if (!signal) return out;
+  const writer = out.getWriter();
+  return new WritableStream<Uint8Array>({
+    async write(chunk) {
+      if (signal.aborted) {
+        // A sink that fails its own write is not aborted by the pipe: close the file here.
+        await writer.abort(signal.reason).catch(() => {});
+        throw signal.reason;
+      }
+      await writer.write(chunk);
+    },
+    close: () => writer.close(),
+    abort: (reason) => writer.abort(reason),
+  });
 }
 
 /**
@@ -150,7 +173,8 @@ export async function takeBackup(options: TakeBackupOptions): Promise<BackupRun>
   const partial = `${target}.partial`;
   try {
     const out = await Deno.open(partial, { write: true, create: true, truncate: true, mode: 0o600 });
-    const summary = await createBackup({ loaded, out: out.writable, version: options.version, now: () => at });
+    const gated = abortable(out.writable, options.signal);
+    const summary = await createBackup({ loaded, out: gated, version: options.version, now: () => at });
     // On disk before it is read back and named: a power cut never leaves a verified name on unwritten bytes.
     const written = await Deno.open(partial, { read: true });
     try {

@@ -49,6 +49,8 @@ export class BackupService implements Service {
   #nextAt: number | undefined;
   #running: Promise<BackupRun | undefined> | undefined;
   #stopped = false;
+  /** Aborted by {@link stop}: a backup in progress ends between two writes instead of holding up the shutdown. */
+  readonly #abort = new AbortController();
   #last: BackupRecord | undefined;
   #kept = 0;
   #lastError: string | undefined;
@@ -119,7 +121,13 @@ export class BackupService implements Service {
     const { loaded, clock, logger, version } = this.#options;
     this.#running = (async () => {
       try {
-        const run = await takeBackup({ loaded, now: () => clock.now(), version, timezone: this.#timezone });
+        const run = await takeBackup({
+          loaded,
+          now: () => clock.now(),
+          version,
+          timezone: this.#timezone,
+          signal: this.#abort.signal,
+        });
         this.#last = run.record;
         this.#kept = run.kept.length;
         this.#lastError = undefined;
@@ -147,9 +155,12 @@ export class BackupService implements Service {
     return this.#running;
   }
 
-  /** Cancels the schedule and waits for a backup in progress to end. */
+  /** Cancels the schedule and stops a backup in progress (its partial archive removed), waiting for it to end. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abort.abort(
+      new Error("homed is stopping: the backup in progress was stopped; the next one runs as scheduled"),
+    );
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
     this.#nextAt = undefined;

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { envFileLine } from "../config/env_file.ts";
 import { parseConfig } from "../config/load.ts";
-import { deviceGrants, serviceUnit, systemdQuote } from "./service.ts";
+import { luaWasmPath } from "../lua/wasm_path.ts";
+import { silkWasmPath } from "../audio/silk_wasm_path.ts";
+import { deviceGrants, serviceUnit, systemdQuote, unitFor } from "./service.ts";
 
 Deno.test("systemdQuote keeps plain words, quotes spaces and quotes, and doubles % specifiers", () => {
   assert.equal(systemdQuote("/usr/bin/deno"), "/usr/bin/deno");
@@ -91,4 +93,43 @@ Deno.test("the unit: PrivateDevices=yes without devices; with them closed but fo
     /^CacheDirectory=homed\nEnvironment=HOME=\/var\/cache\/homed\nEnvironment=DENO_DIR=\/root\/\.cache\/deno$/m,
   );
   assert.match(devices, /^ProtectHome=read-only$/m);
+});
+
+Deno.test("the unit runs a fresh bundle with the daemon's flags (its own wasm, no deno.json), else the sources", async () => {
+  const loaded = parseConfig({
+    text:
+      "daemon: { data_dir: /var/lib/homed }\nspeech: { stt: { base_url: http://127.0.0.1:9/v1, model: whisper-1 } }",
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  const execStart = (unit: string) => unit.match(/^ExecStart=(.*)$/m)![1]!.split(" ");
+  const sources = execStart(
+    await unitFor(loaded, "standard", {
+      kind: "sources",
+      root: "/srv/homed",
+      script: "/srv/homed/src/main.ts",
+      bundle: "stale",
+      reason: "running the sources: …",
+    }),
+  );
+  const bundle = execStart(
+    await unitFor(loaded, "standard", {
+      kind: "bundle",
+      root: "/srv/homed",
+      script: "/srv/homed/dist/homed.js",
+      reason: "running the bundle …",
+    }),
+  );
+  assert.deepEqual(sources.slice(-3), ["/srv/homed/src/main.ts", "--standard-layout", "run"]);
+  assert.deepEqual(bundle.slice(-3), ["/srv/homed/dist/homed.js", "--standard-layout", "run"]);
+  assert.deepEqual([sources[1], bundle[1], bundle[2]], ["run", "run", "--no-config"]);
+  // The same flags, but for the bundle's own copies of the .wasm files, beside it.
+  const wasm = (path: string) =>
+    path.replace(luaWasmPath(), "/srv/homed/dist/glue.wasm").replace(
+      silkWasmPath(),
+      "/srv/homed/dist/silk.wasm",
+    );
+  assert.deepEqual(bundle.slice(3, -3), sources.slice(2, -3).map(wasm));
+  assert.notDeepEqual(bundle.slice(3, -3), sources.slice(2, -3), "the wasm paths differ");
 });

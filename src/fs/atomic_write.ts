@@ -56,16 +56,9 @@ export async function atomicWriteBytes(
 ): Promise<boolean> {
   const temporary = join(dirname(path), `.${crypto.randomUUID()}.tmp`);
   const mode = options.mode ?? 0o600;
-  const file = await Deno.open(temporary, { write: true, createNew: true, mode });
   let replaced = false;
   try {
-    try {
-      let written = 0;
-      while (written < bytes.length) written += await file.write(bytes.subarray(written));
-      await file.sync();
-    } finally {
-      file.close();
-    }
+    await writeAllAndSync(await Deno.open(temporary, { write: true, createNew: true, mode }), bytes);
     await Deno.chmod(temporary, mode);
     const owner = options.owner;
     if (owner && (owner.uid !== null || owner.gid !== null)) {
@@ -113,8 +106,11 @@ export async function syncFolder(dir: string): Promise<void> {
  * ```
  */
 export async function writeTextInPlace(path: string, text: string): Promise<void> {
-  const bytes = new TextEncoder().encode(text);
-  const file = await Deno.open(path, { write: true, truncate: true });
+  await writeAllAndSync(await Deno.open(path, { write: true, truncate: true }), new TextEncoder().encode(text));
+}
+
+/** Writes all of `bytes` to `file` (a write may take part of them), fsyncs it and closes it, whatever fails. */
+async function writeAllAndSync(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   try {
     let written = 0;
     while (written < bytes.length) written += await file.write(bytes.subarray(written));

@@ -22,8 +22,8 @@ export interface SetAsideFile {
   why: string;
   /** What homed started with instead, e.g. "a new, empty database". */
   kept: string;
-  /** The same in Chinese, when the store said it (the owner's notice speaks the persona's language). */
-  kept_zh?: string;
+  /** The same in Chinese (the owner's notice speaks the persona's language). */
+  kept_zh: string;
   /** ISO time it was set aside. */
   at: string;
 }
@@ -35,12 +35,18 @@ export interface SetAsideOptions {
    * the new name plus the same suffix, so the set-aside copy still opens with them.
    */
   companions?: readonly string[];
-  /** What homed starts with instead (default "a new, empty file"); in English, or in English and Chinese. */
+  /** What homed starts with instead (default: a new, empty file), in English and Chinese. */
   kept?: KeptText;
 }
 
-/** What a store starts with instead of a damaged file: English, or English and Chinese (for the owner's notice). */
-export type KeptText = string | { en: string; zh: string };
+/** What a store starts with instead of a damaged file, in English and Chinese (for status and the owner's notice). */
+export interface KeptText {
+  en: string;
+  zh: string;
+}
+
+/** What a store starts with by default: a new, empty file. */
+const NEW_EMPTY_FILE: KeptText = { en: "a new, empty file", zh: "一个新的空文件" };
 
 /** How a store's open path tells damage from other failures, for {@link DamagedFiles.open}. */
 export interface DamageRule {
@@ -65,7 +71,7 @@ export type SetAsideListener = (entry: SetAsideFile) => void;
  * const dir = Deno.makeTempDirSync();
  * Deno.writeTextFileSync(join(dir, "routes.json"), '{"http": "qq:pri');
  * const damaged = new DamagedFiles(() => Date.parse("2026-12-04T02:00:00Z"));
- * damaged.setAside(join(dir, "routes.json"), "it is cut off (not JSON)", { kept: "the config's routes" });
+ * damaged.setAside(join(dir, "routes.json"), "it is cut off (not JSON)", { kept: { en: "the config's routes", zh: "配置文件里的路由" } });
  * damaged.entries[0]!.moved_to; // ".../routes.json.damaged-2026-12-04T02:00:00.000Z"
  * ```
  */
@@ -96,7 +102,7 @@ export class DamagedFiles {
    * Deno.writeTextFileSync(path, "not a database");
    * const entry = new DamagedFiles().setAside(path, "file is not a database", {
    *   companions: ["-wal", "-shm"],
-   *   kept: "a new, empty database",
+   *   kept: { en: "a new, empty database", zh: "一个新的空数据库" },
    * });
    * entry.why; // "file is not a database"
    * ```
@@ -108,10 +114,8 @@ export class DamagedFiles {
     for (const suffix of options.companions ?? []) {
       if (exists(`${path}${suffix}`)) Deno.renameSync(`${path}${suffix}`, `${movedTo}${suffix}`);
     }
-    const kept = options.kept ?? "a new, empty file";
-    const entry: SetAsideFile = typeof kept === "string"
-      ? { file: path, moved_to: movedTo, why, kept, at }
-      : { file: path, moved_to: movedTo, why, kept: kept.en, kept_zh: kept.zh, at };
+    const kept = options.kept ?? NEW_EMPTY_FILE;
+    const entry: SetAsideFile = { file: path, moved_to: movedTo, why, kept: kept.en, kept_zh: kept.zh, at };
     this.#entries.push(entry);
     for (const listener of this.#listeners) {
       try {
@@ -146,7 +150,7 @@ export class DamagedFiles {
    *   }
    * }, {
    *   damage: (error) => /file is not a database/.test(String(error)) ? "file is not a database" : undefined,
-   *   kept: "a new, empty database",
+   *   kept: { en: "a new, empty database", zh: "一个新的空数据库" },
    * });
    * damaged.entries.length; // 1
    * db.close();

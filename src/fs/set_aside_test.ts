@@ -15,13 +15,14 @@ Deno.test("a damaged file is moved beside itself with the time, its side files a
   damaged.subscribe((entry) => heard.push(entry));
   const entry = damaged.setAside(path, "database disk image is malformed", {
     companions: ["-wal", "-shm"],
-    kept: "a new, empty database",
+    kept: { en: "a new, empty database", zh: "一个新的空数据库" },
   });
   assert.deepEqual(entry, {
     file: path,
     moved_to: `${path}.damaged-${STAMP}`,
     why: "database disk image is malformed",
     kept: "a new, empty database",
+    kept_zh: "一个新的空数据库",
     at: STAMP,
   });
   assert.equal(await Deno.readTextFile(`${path}.damaged-${STAMP}`), "damaged");
@@ -73,7 +74,10 @@ Deno.test("open: damage sets the file aside and opens a fresh one; any other fai
   const path = join(dir, "store");
   await Deno.writeTextFile(path, "BAD");
   const damaged = new DamagedFiles(() => AT);
-  const rule = { damage: (error: unknown) => String(error).includes("BAD") ? "it says BAD" : undefined, kept: "none" };
+  const rule = {
+    damage: (error: unknown) => String(error).includes("BAD") ? "it says BAD" : undefined,
+    kept: { en: "none", zh: "无" },
+  };
   const open = (file: string) => {
     let text = "";
     try {

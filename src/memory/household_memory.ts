@@ -44,8 +44,10 @@ import type { JobReport, Memory, OpenMemoryOptions, RecallItem, RecallOptions } 
 import { onlySaidBy } from "./recall/asker.ts";
 
 /** What memory starts with when `memory.db` is damaged (its rows are the facts' and documents' only copy). */
-const MEMORY_DB_KEPT = "a new, empty memory.db: facts are distilled again from the journal; the documents come back " +
-  "only with a backup";
+const MEMORY_DB_KEPT = {
+  en: "a new, empty memory.db: facts are distilled again from the journal; the documents come back only with a backup",
+  zh: "一个新的空 memory.db：事实会从对话日志里重新提炼；存进去的文档只能从备份找回",
+};
 
 /** The memory.db meta key of the distiller's cursor: how many journal lines it has taken. */
 const CURSOR = "distilled_upto";
@@ -399,15 +401,28 @@ export class HouseholdMemory implements Memory {
     await this.#entityStore.reindex();
   }
 
+  /**
+   * Closes the journal, both indexes and memory.db — every one of them even when one fails (a read-only or failing
+   * disk fails their last sync): a store left open keeps the disk busy, so it could not be unmounted and repaired.
+   * The first failure is thrown after all are closed.
+   */
   async close(): Promise<void> {
     await this.#running?.catch(() => {});
     this.#limiter.flush();
-    await this.#journal.close();
-    await this.#index.close();
-    await this.#entityStore.close();
-    // Only now: both indexes hold (and have synced) everything memory.db does.
-    writeMeta(this.#db, CLOSED_CLEANLY, "1");
-    this.#db.close();
+    const failures: unknown[] = [];
+    for (const store of [this.#journal, this.#index, this.#entityStore]) {
+      await Promise.resolve().then(() => store.close()).catch((error) => failures.push(error));
+    }
+    try {
+      // Only now, and only when each closed cleanly: both indexes hold (and have synced) everything memory.db does;
+      // otherwise the next start checks them against it.
+      if (!failures.length) writeMeta(this.#db, CLOSED_CLEANLY, "1");
+    } catch (error) {
+      failures.push(error);
+    } finally {
+      this.#db.close();
+    }
+    if (failures.length) throw failures[0];
   }
 }
 

@@ -34,7 +34,7 @@ export function commandFlags(
   loaded: LoadedConfig,
   mode: PermissionMode,
   extra: { read: readonly string[]; env: readonly string[] } = { read: [], env: [] },
-  options: { file?: string; notifySocket?: string; unitDir?: string } = {},
+  options: { file?: string; notifySocket?: string; unitDir?: string; bundleDir?: string } = {},
 ): string[] {
   const rights = requiredPermissions(loaded, mode, options);
   const merged = {

@@ -24,6 +24,7 @@ import { llmProviders } from "../config/llm_providers.ts";
 import { nameServerRights, readResolvConf, RESOLV_CONF } from "../config/name_servers.ts";
 import { isInside } from "../fs/contained.ts";
 import { FREE_SPACE_RIGHT } from "../fs/free_space.ts";
+import { entryReadRights, sourceCheckout } from "./daemon_entry.ts";
 
 /** The rights one homed command needs. */
 export interface PermissionSet {
@@ -120,7 +121,7 @@ function mediaHosts(config: Config, kinds: NeededRights, resolvConf: () => strin
 export function requiredPermissions(
   loaded: LoadedConfig,
   mode: PermissionMode,
-  options: { unitDir?: string; file?: string; notifySocket?: string; resolvConf?: string } = {},
+  options: { unitDir?: string; file?: string; notifySocket?: string; resolvConf?: string; bundleDir?: string } = {},
 ): PermissionSet {
   const { config } = loaded;
   // The system resolver's configuration, read only when a command's rights include the name servers it lists.
@@ -135,6 +136,8 @@ export function requiredPermissions(
   const notifyNet = notify ? [`unix:${notify}`, `unix:${notifyClientPath(config.daemon.data_dir)}`] : [];
   const configFile = loaded.location.path ? [loaded.location.path] : [];
   const listen = config.daemon.listen_addr;
+  // The checkout homed runs from (the supervisor and the unit choose between its bundle and its sources), if any.
+  const checkout = mode === "supervise" || mode === "service" ? sourceCheckout() : undefined;
   // `homed mcp serve` is a client of the daemon like `homed chat`: the config and the daemon's address.
   if (mode === "chat" || mode === "mcp") {
     return { read: configFile, write: [], net: [`${connectHost(listen)}:${listen.port}`], env };
@@ -155,11 +158,15 @@ export function requiredPermissions(
         ...resolverFile,
         // Which of the groups the configured devices need (dialout, gpio, audio, video) this machine has.
         "/etc/group",
+        // From a checkout: whether its bundle is fresh (its sources' fingerprint, dist/homed.js.json).
+        ...entryReadRights(checkout),
       ]),
       write: unique([unitDir, configDir]),
       // uninstall asks the listen address whether homed still runs (it is stopped and disabled before removal).
       net: listen.port === 0 ? [] : [`${connectHost(listen)}:${listen.port}`],
       env: unique([...env, "PATH"]),
+      // install builds a missing or stale bundle: this Deno on scripts/build.ts, with that build's own rights.
+      ...(checkout === undefined ? {} : { run: [Deno.execPath()] }),
     };
   }
   if (mode === "backup" || mode === "restore") {
@@ -199,6 +206,8 @@ export function requiredPermissions(
         config.paths.plugins,
         ...config.plugins.extra_dirs,
         ...resolverFile,
+        // From a checkout: whether its bundle is fresh; the build itself is a process with rights of its own.
+        ...entryReadRights(checkout),
       ]),
       write: [config.daemon.data_dir],
       net: [],
@@ -223,6 +232,7 @@ export function requiredPermissions(
     dirs,
     overlay,
     resolvConf,
+    bundleDir: options.bundleDir,
   });
 }
 
@@ -237,6 +247,8 @@ interface Common {
   dirs: string[];
   overlay: string[];
   resolvConf: () => string;
+  /** The bundle's folder when the daemon runs `dist/homed.js`: its copies of the `.wasm` files are the ones read. */
+  bundleDir: string | undefined;
 }
 
 /** The `paths` not already inside (or equal to) one of `granted`: a right to a folder covers what is in it. */
@@ -247,7 +259,7 @@ function beyond(granted: readonly string[], paths: readonly string[]): string[] 
 /** The daemon's rights (and doctor's, which checks them): everything a running homed reads, writes, dials and runs. */
 function daemonRights(loaded: LoadedConfig, mode: "run" | "doctor", common: Common): PermissionSet {
   const { config } = loaded;
-  const { kinds, env, notify, notifyNet, configFile, resolverFile, dirs, overlay, resolvConf } = common;
+  const { kinds, env, notify, notifyNet, configFile, resolverFile, dirs, overlay, resolvConf, bundleDir } = common;
   const listen = config.daemon.listen_addr;
   const listenHost = bindHost(listen);
   // The Lua VM's wasm (adapters and plugins' Lua tools) — that one file, not the npm cache around it — and the adapter.
@@ -255,11 +267,13 @@ function daemonRights(loaded: LoadedConfig, mode: "run" | "doctor", common: Comm
   const llms = llmProviders(config);
   const adapters = llms.filter((llm) => llm.provider === "lua" && !llm.adapter.startsWith("builtin:"));
   // A compiled homed reads its embedded npm packages (wasmoon's glue.wasm among them) without a read right.
-  const lua = [...adapters.map((llm) => llm.adapter), ...(runsOnDeno() ? [luaWasmPath()] : [])];
+  // The bundle reads the copies beside it (`deno task bundle` puts them there), as its own `homed flags` says.
+  const wasm = (name: string, path: () => string) => bundleDir === undefined ? path() : join(bundleDir, name);
+  const lua = [...adapters.map((llm) => llm.adapter), ...(runsOnDeno() ? [wasm("glue.wasm", luaWasmPath)] : [])];
   // QQ voice (SILK) is decoded for speech-to-text and encoded for spoken replies; the codec reads its .wasm.
   const speaks = config.speech.stt !== null || config.speech.tts !== null;
   const servers = mcpServersFor(loaded, mode);
-  const silk = speaks && runsOnDeno() ? [silkWasmPath()] : [];
+  const silk = speaks && runsOnDeno() ? [wasm("silk.wasm", silkWasmPath)] : [];
   // Automatic backups (backup.schedule) write their archives and list to backup.dir, ideally another disk.
   const backups = config.backup.schedule === "" ? [] : beyond(dirs, [config.backup.dir]);
   return {

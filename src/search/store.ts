@@ -506,13 +506,21 @@ export class VectorStore {
     }
   }
 
-  /** Waits for a running compaction, syncs and closes; the store refuses writes afterwards. */
+  /**
+   * Waits for a running compaction, syncs and closes; the store refuses writes afterwards. A failed sync (a
+   * read-only or failing disk) is thrown, but only after the log is closed: left open, it would keep the disk busy,
+   * so the owner could not unmount it to repair it.
+   */
   async close(): Promise<void> {
     await this.#compacting?.catch(() => {});
-    if (!this.#wal) return;
-    this.#wal.syncDataSync();
-    this.#wal.close();
+    const wal = this.#wal;
+    if (!wal) return;
     this.#wal = undefined;
-    this.#index.close();
+    try {
+      wal.syncDataSync();
+    } finally {
+      wal.close();
+      this.#index.close();
+    }
   }
 }

@@ -2,24 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { StoreHealth } from "../fs/store_health.ts";
 import { VectorStore } from "./store.ts";
-import { run, tmpfs } from "../../tests/support/tmpfs.ts";
-
-/** Writes zeros to `path` until the disk is full to the last byte. */
-async function fill(path: string): Promise<void> {
-  const file = await Deno.open(path, { create: true, write: true });
-  try {
-    for (let chunk = 1 << 16; chunk >= 1; chunk >>= 1) {
-      const zeros = new Uint8Array(chunk);
-      try {
-        for (;;) await file.write(zeros);
-      } catch (error) {
-        if ((error as { code?: string }).code !== "ENOSPC") throw error;
-      }
-    }
-  } finally {
-    file.close();
-  }
-}
+import { fillDisk, run, tmpfs } from "../../tests/support/tmpfs.ts";
 
 Deno.test({
   name:
@@ -42,7 +25,7 @@ Deno.test({
     try {
       store.put("d0", "The spare key is under the blue flowerpot");
       await store.sync();
-      await fill(join(dir, "filler"));
+      await fillDisk(join(dir, "filler"));
       const long = (n: number) => `Note ${n}: ${"the dumplings are in the freezer, third drawer. ".repeat(60)}`;
       let n = 0;
       while (!health.degraded.length) {

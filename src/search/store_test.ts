@@ -313,3 +313,21 @@ Deno.test("reindex during a compaction waits for it, then compacts what was writ
   await reopened.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("close on a disk that fails the last sync: the error is thrown, and the log is closed anyway", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = await VectorStore.open(dir);
+  store.put("lamp", "客厅的灯每天 22:00 自动关闭", { topic: "smart_home" });
+  const sync = Deno.FsFile.prototype.syncDataSync;
+  // What a read-only disk answers (ext4 after its journal aborted): the log must still be closed, so the disk can be
+  // unmounted and repaired (the resource sanitizer fails this test on a file left open).
+  Deno.FsFile.prototype.syncDataSync = () => {
+    throw Object.assign(new Error("Read-only file system (os error 30)"), { code: "EROFS" });
+  };
+  try {
+    await assert.rejects(() => store.close(), /Read-only file system/);
+  } finally {
+    Deno.FsFile.prototype.syncDataSync = sync;
+  }
+  await Deno.remove(dir, { recursive: true });
+});

@@ -111,5 +111,5 @@ export function checkedOpen<T>(open: (path: string) => T): (path: string) => T {
 export const SQLITE_DAMAGE = {
   damage: databaseDamage,
   companions: ["-wal", "-shm"],
-  kept: "a new, empty database",
+  kept: { en: "a new, empty database", zh: "一个新的空数据库" },
 } as const;

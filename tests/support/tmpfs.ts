@@ -32,3 +32,30 @@ export const tmpfs = await outsideNeed("mounting a tmpfs (root, mount and umount
     await Deno.remove(dir);
   }
 });
+
+/**
+ * Writes zeros to `path` until its disk is full to the last byte (smaller and smaller writes, down to one byte);
+ * returns how many bytes it took.
+ *
+ * @example
+ * ```ts
+ * await fillDisk("/tmp/homed-tmpfs/filler"); // every later write there that needs a new block fails: ENOSPC
+ * ```
+ */
+export async function fillDisk(path: string): Promise<number> {
+  const file = await Deno.open(path, { create: true, write: true });
+  let size = 0;
+  try {
+    for (let chunk = 1 << 20; chunk >= 1; chunk >>= 1) {
+      const zeros = new Uint8Array(chunk);
+      try {
+        for (;;) size += await file.write(zeros);
+      } catch (error) {
+        if ((error as { code?: string }).code !== "ENOSPC") throw error;
+      }
+    }
+  } finally {
+    file.close();
+  }
+  return size;
+}

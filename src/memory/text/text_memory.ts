@@ -167,8 +167,11 @@ export class TextMemory {
       durable: true,
       beforeReplace: () => {
         damaged.setAside(path, `${skipped} lines are cut off or not memory entries`, {
-          kept: "the journal's whole lines (what was said in them is remembered; the damaged lines are only in the " +
-            "file set aside)",
+          kept: {
+            en: "the journal's whole lines (what was said in them is remembered; the damaged lines are only in the " +
+              "file set aside)",
+            zh: "对话日志里完整的行（其中说过的话都还记得；损坏的行只留在移走的文件里）",
+          },
         });
         return true;
       },
