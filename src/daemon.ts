@@ -338,7 +338,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
  * day); the automatic backups. The notices wait for the IO manager (`ioMade`); the log has each at once.
  */
 function watchStorage(start: StartContext, persona: Persona) {
-  const { loaded: { config }, clock } = start;
+  const { loaded: { config }, clock, health } = start;
   let ioMade: (io: IOManager) => void = () => {};
   const ioReady = new Promise<IOManager>((resolve) => ioMade = resolve);
   const owner = {
@@ -348,17 +348,17 @@ function watchStorage(start: StartContext, persona: Persona) {
     persona: () => persona.text,
     logger: log("storage"),
   };
-  const backups = new BackupService({ loaded: start.loaded, clock, logger: log("backup"), version: VERSION });
+  const backups = new BackupService({ loaded: start.loaded, clock, logger: log("backup"), version: VERSION, health });
   const disk = new DiskWatch({
     dir: start.dataDir,
     lowBelow: config.daemon.low_disk,
     clock,
-    logger: log("storage"),
-    health: start.health,
+    logger: owner.logger,
+    health,
   });
   start.closers.unshift(
     tellOwnerOfSetAside({ ...owner, damaged: start.damaged }),
-    tellOwnerOfStorageFault({ ...owner, health: start.health }),
+    tellOwnerOfStorageFault({ ...owner, health }),
     tellOwnerOfLowDisk({ ...owner, disk }),
   );
   return { backups, disk, ioMade };

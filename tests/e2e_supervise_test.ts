@@ -68,7 +68,11 @@ Deno.test("homed supervise runs the checkout's bundle, built when missing or sta
     assert.match(log.text, new RegExp(`Supervisor: running the bundle ${script} \\(built from these sources\\)`));
     const status = await fetch(`${url}/api/status`);
     assert.equal(status.status, 200);
-    assert.equal((await status.json()).version, VERSION);
+    const body = await status.json();
+    assert.equal(body.version, VERSION);
+    // The daemon's environment (DAEMON_ENV): two malloc arenas, read by glibc at its start.
+    const environ = await new Deno.Command("cat", { args: [`/proc/${body.process.pid}/environ`] }).output();
+    assert.ok(new TextDecoder().decode(environ.stdout).split("\0").includes("MALLOC_ARENA_MAX=2"));
     // What it was built from: these sources, now.
     const manifest = JSON.parse(await Deno.readTextFile(join(REPO, "dist", "homed.js.json")));
     assert.equal(manifest.sources, sourceFingerprint(REPO));

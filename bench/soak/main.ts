@@ -1,6 +1,6 @@
 /**
  * Soak (issue 38.5, "weeks without growing"): a real homed child, started with the daemon's own flags (`homed flags`,
- * `DAEMON_V8_FLAGS` included) from the sources or, with `--bundle`, as the bundled `homed.js`, driven for
+ * `DAEMON_V8_FLAGS` included) and environment (`DAEMON_ENV`) from the sources or, with `--bundle`, as the bundled `homed.js`, driven for
  * `--minutes N` (default 30) with a compressed household's load:
  *
  * - chats over HTTP (`POST /api/chat`, one every 3 s) and over QQ (a simulated OneBot implementation on the reverse
@@ -14,10 +14,11 @@
  * - the memory job on its fastest clock (`memory.distill_interval` and `memory.cold_after`: 1 minute).
  *
  * The fake LLM is a small server in this process that answers every request from its content (no script to run
- * out of; the distiller gets `{"facts": []}`, a valid answer). Every `--interval` seconds (default 60) it records homed's RSS (`VmRSS` of `/proc/<pid>/status`), open
- * descriptors (`/proc/<pid>/fd`), the SQLite WAL sizes under the data dir and the p50/p99 turn latency of the
- * interval (HTTP: request to response; QQ: message sent to the reply action received). homed reports no JS heap
- * figure anywhere (`/api/status` has none), so there is no heap column. Deno grants `/proc` and `/sys` to nothing short
+ * out of; the distiller gets `{"facts": []}`, a valid answer). Every `--interval` seconds (default 60) it records
+ * homed's RSS (`VmRSS` of `/proc/<pid>/status`, with its anonymous and file-backed parts), its JS heap (used and held)
+ * and external memory (`/api/status` `process`), open descriptors (`/proc/<pid>/fd`), the SQLite WAL sizes under the
+ * data dir and the p50/p99 turn latency of the interval (HTTP: request to response; QQ: message sent to the reply
+ * action received). Deno grants `/proc` and `/sys` to nothing short
  * of `--allow-all`, so those are read with `cat` and `ls`, and a cgroup is made with `mkdir`, `tee` and `rmdir`.
  *
  * At the end, after a warm-up (the first 5 minutes; a third of a run shorter than 15 minutes): the least-squares
@@ -30,7 +31,7 @@
  * the unified hierarchy, else v1 `memory.limit_in_bytes` under `/sys/fs/cgroup/memory`; needs root), removed at the
  * end; reported: whether the child survived, its peak and OOM kills.
  *
- * Run: deno task bench:soak [--minutes N] [--interval S] [--memory-max 256M] [--bundle] [--inspect PORT] [--child-env NAME=VALUE] (writes
+ * Run: deno task bench:soak [--minutes N] [--interval S] [--memory-max 256M] [--bundle] [--warmup M] [--inspect PORT] [--child-env NAME=VALUE] [--child-v8 FLAGS] (writes
  * bench/out/soak/results.json; --record: bench/soak/results.json).
  *
  * @module
@@ -38,7 +39,7 @@
 
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
+import { DAEMON_ENV, DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { childEnv, freePort, homedReady, REPO, taskFlags, type Workspace } from "../../tests/support/homed_process.ts";
 import { buildBundle, bundleRunArgs } from "../support/bundle.ts";
 import { completionBody, streamResponse, type WireAnswer } from "../../tests/support/openai_wire.ts";
@@ -76,7 +77,12 @@ if (CHILD_ENV !== undefined && !/^[A-Z_][A-Z0-9_]*=/.test(CHILD_ENV)) {
 }
 if (!(MINUTES > 0) || !(INTERVAL_S >= 1)) throw new Error("--minutes must be > 0 and --interval ≥ 1 (seconds)");
 const DURATION_MS = MINUTES * 60_000;
-const WARMUP_MS = MINUTES >= 15 ? 5 * 60_000 : DURATION_MS / 3;
+/** `--warmup M`: the minutes left out of the verdicts (default 5; a third of a run shorter than 15 minutes). */
+const WARMUP_MIN = option("warmup");
+if (WARMUP_MIN !== undefined && !(Number(WARMUP_MIN) >= 0 && Number(WARMUP_MIN) < MINUTES)) {
+  throw new Error(`--warmup: got ${WARMUP_MIN}; allowed: minutes from 0 to less than --minutes (${MINUTES})`);
+}
+const WARMUP_MS = WARMUP_MIN !== undefined ? Number(WARMUP_MIN) * 60_000 : MINUTES >= 15 ? 5 * 60_000 : DURATION_MS / 3;
 /** The compared windows: 5 minutes each, or half of what follows the warm-up when that is shorter than 10. */
 const WINDOW_MS = Math.min(5 * 60_000, (DURATION_MS - WARMUP_MS) / 2);
 
@@ -323,11 +329,16 @@ await Deno.writeTextFile(
 const extraEnv = CHILD_ENV
   ? { [CHILD_ENV.slice(0, CHILD_ENV.indexOf("="))]: CHILD_ENV.slice(CHILD_ENV.indexOf("=") + 1) }
   : {};
-const ws: Workspace = { dir, configPath, env: { HOMED_CONFIG: configPath, ...extraEnv }, port };
+// DAEMON_ENV: homed's environment as `deno task start`, the supervisor and the unit give it.
+const ws: Workspace = { dir, configPath, env: { HOMED_CONFIG: configPath, ...DAEMON_ENV, ...extraEnv }, port };
 const inspect = INSPECT ? [`--inspect=127.0.0.1:${INSPECT}`] : [];
+/** `--child-v8 FLAGS`: more V8 flags for homed after the daemon's own (comma-separated), for experiments. */
+const CHILD_V8 = option("child-v8");
+const withV8 = (flags: string[]) =>
+  CHILD_V8 ? flags.map((flag) => flag.startsWith("--v8-flags=") ? `${flag},${CHILD_V8}` : flag) : flags;
 const args = bundle
-  ? ["run", ...inspect, ...(await bundleRunArgs(bundle, ws.env)).slice(1)]
-  : ["run", ...inspect, ...await taskFlags("run", ws.env), "src/main.ts", "run"];
+  ? ["run", ...inspect, ...withV8((await bundleRunArgs(bundle, ws.env)).slice(1))]
+  : ["run", ...inspect, ...withV8(await taskFlags("run", ws.env)), "src/main.ts", "run"];
 const child = new Deno.Command(Deno.execPath(), {
   args,
   cwd: REPO,
@@ -365,7 +376,7 @@ const anchor = new Deno.Command(Deno.execPath(), {
     `Response.json({ ok: true, echo: r.method === "POST" ? await r.text() : "", at: Date.now() }));`,
   ],
   cwd: REPO,
-  env: childEnv(),
+  env: childEnv({ ...DAEMON_ENV }),
   clearEnv: true,
   stdin: "null",
   stdout: "null",

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { stringify } from "yaml";
 import { systemClock } from "../../src/clock.ts";
-import { DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
+import { DAEMON_ENV, DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { openMemory } from "../../src/memory/memory.ts";
 import { childEnv, freePort, REPO, taskFlags } from "../../tests/support/homed_process.ts";
 import { buildBundle, bundleRunArgs } from "../support/bundle.ts";
@@ -27,7 +27,8 @@ async function measure(args: string[], url: string, env: Record<string, string>)
   const child = new Deno.Command(Deno.execPath(), {
     args,
     cwd: REPO,
-    env: childEnv(env),
+    // DAEMON_ENV: as `deno task start`, the supervisor and the unit start homed (the floor gets it too).
+    env: childEnv({ ...DAEMON_ENV, ...env }),
     clearEnv: true,
     stdin: "null",
     stdout: "null",

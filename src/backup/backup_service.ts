@@ -13,7 +13,12 @@ import type { Cron } from "croner";
 import type { Clock } from "../clock.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import type { Service } from "../service/service.ts";
-import { type BackupRecord, type BackupRun, readBackupList, takeBackup } from "./auto_backup.ts";
+import { join } from "node:path";
+import type { StoreHealth } from "../fs/store_health.ts";
+import { BACKUP_LIST, type BackupRecord, type BackupRun, readBackupList, takeBackup } from "./auto_backup.ts";
+
+/** The store name of `backup.dir` in `/api/status` `storage.degraded`. */
+const BACKUPS_STORE = "backups";
 
 /** What `/api/status` shows under `backups`. */
 export interface BackupsStatus {
@@ -38,6 +43,11 @@ export interface BackupServiceOptions {
   logger: Logger;
   /** homed's version, for each archive's manifest. */
   version: string;
+  /**
+   * Where a full, read-only or failing `backup.dir` is recorded (store "backups", `/api/status` `storage.degraded`)
+   * and cleared by the next backup that is written, or by the heartbeat's re-check.
+   */
+  health?: Pick<StoreHealth, "failed" | "succeeded">;
 }
 
 /** The automatic backups of a running homed. */
@@ -131,6 +141,7 @@ export class BackupService implements Service {
         this.#last = run.record;
         this.#kept = run.kept.length;
         this.#lastError = undefined;
+        this.#options.health?.succeeded(BACKUPS_STORE);
         logger.info("Backed up {files} files to {file} ({bytes} bytes, verified); {kept} kept, {deleted} deleted", {
           files: run.record.files,
           file: run.record.file,
@@ -143,6 +154,8 @@ export class BackupService implements Service {
       } catch (error) {
         this.#failures++;
         this.#lastError = (error as Error)?.message ?? String(error);
+        const { dir } = loaded.config.backup;
+        this.#options.health?.failed(BACKUPS_STORE, join(dir, BACKUP_LIST), error);
         logger.error("Automatic backup failed: {message}", { message: this.#lastError, error });
         return undefined;
       } finally {

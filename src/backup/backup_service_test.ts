@@ -6,6 +6,8 @@ import { parseConfig } from "../config/load.ts";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { readBackupList, takeBackup } from "./auto_backup.ts";
 import { BackupService } from "./backup_service.ts";
+import { StoreHealth } from "../fs/store_health.ts";
+import { fillDisk, run, tmpfs } from "../../tests/support/tmpfs.ts";
 
 /** A data dir with a little in it and a config whose backups go to `usb/`. */
 async function home() {
@@ -69,4 +71,42 @@ Deno.test("BackupService.stop ends a backup in progress: the run fails with the 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test({
+  name: "a full backup.dir: the run fails soft, `backups` is degraded naming the folder; the next backup clears it",
+  ignore: tmpfs.ignore,
+  fn: async () => {
+    tmpfs.assertAvailable();
+    const { dir, loaded } = await home();
+    const usb = join(dir, "usb");
+    await Deno.mkdir(usb);
+    await run("mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", usb]);
+    try {
+      const health = new StoreHealth();
+      const service = new BackupService({
+        loaded,
+        clock: new FakeClock(0),
+        logger: getLogger("test"),
+        version: "test",
+        health,
+      });
+      assert.ok(await fillDisk(join(usb, "filler")) > 0);
+      assert.equal(await service.runNow(), undefined);
+      assert.match(String(service.backups().last_error), /No space left|ENOSPC|os error 28/i);
+      assert.deepEqual(health.degraded.map(({ store, path, kind }) => ({ store, path, kind })), [
+        { store: "backups", path: join(usb, "homed-backups.json"), kind: "disk_full" },
+      ]);
+      assert.deepEqual((await namesIn(usb)).filter((name) => name.endsWith(".partial")), [], "no partial archive");
+
+      await Deno.remove(join(usb, "filler"));
+      const run2 = await service.runNow();
+      await service.stop();
+      assert.ok(run2?.record.verified, String(service.backups().last_error));
+      assert.deepEqual(health.degraded, []);
+    } finally {
+      await run("umount", [usb]);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

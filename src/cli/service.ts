@@ -16,7 +16,7 @@
 
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { commandFlags } from "../rights/command_flags.ts";
+import { commandFlags, DAEMON_ENV } from "../rights/command_flags.ts";
 import { type Layout, type LoadedConfig, safeEnvReader } from "../config/load.ts";
 import { mcpServers } from "../config/mcp_servers.ts";
 import { missingPermissions, requiredPermissions } from "../rights/permissions.ts";
@@ -301,7 +301,7 @@ export async function unitFor(
       workingDirectory: fileURLToPath(new URL("../", Deno.mainModule)),
       documentation: new URL("../README.md", Deno.mainModule).href,
     }),
-    environment: loaded.location.path ? { HOMED_CONFIG: loaded.location.path } : {},
+    environment: { ...DAEMON_ENV, ...(loaded.location.path ? { HOMED_CONFIG: loaded.location.path } : {}) },
     notify: !compiled,
     envFile: envFileOf(loaded),
     readWritePaths: requiredPermissions(loaded, "run").write,

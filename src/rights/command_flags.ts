@@ -11,9 +11,21 @@ import { type PermissionMode, requiredPermissions, toFlags } from "./permissions
 /**
  * V8 tuning of the daemon. A young generation of at most 1 MiB per semi-space keeps each scavenge short (≈0.5 ms
  * instead of 2–4 ms with the default), which is what sets homed's p99 turn overhead, and it trims resident memory
- * on a small home machine. Measured in `docs/PERFORMANCE.md`; the benchmark runs with the same flag.
+ * on a small home machine. `--optimize-for-size` has V8 favour memory over speed: in the soak benchmark the old
+ * generation is collected every ≈ 3 minutes instead of ≈ 10, so the heap held swings by ≈ 3 MB instead of ≈ 7 and a
+ * long-running homed sits lower, with the turn overhead unchanged within the benchmark's noise. Measured in
+ * `docs/PERFORMANCE.md`; the benchmarks run with the same flags.
  */
-export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
+export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1,--optimize-for-size";
+
+/**
+ * The daemon's environment beside its flags. `MALLOC_ARENA_MAX=2`: glibc gives each thread that allocates its own
+ * malloc arena (up to 8 per core), and Deno's worker threads (HTTP, SQLite, files) each keep freed memory in theirs, so
+ * a long-running homed grew ≈ 30 MB an hour outside the JS heap in the soak benchmark; two arenas keep that flat
+ * (`docs/PERFORMANCE.md`, "Soak"). Set wherever homed starts the daemon: `deno task start`, the supervisor's child,
+ * the systemd unit, the bundle's launcher. glibc reads it at process start, so it cannot be set from inside.
+ */
+export const DAEMON_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2" };
 
 /**
  * The flags `deno task start|chat|doctor` splice in and `homed flags` prints.
@@ -26,7 +38,7 @@ export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
  * const readEnv = (name: string) => Deno.env.get(name);
  * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv, cwd: "/" });
  * commandFlags(loaded, "run");
- * // ["--no-prompt", "--allow-read=/etc/homed/homed.yaml,…", …, "--v8-flags=--max-semi-space-size=1"]
+ * // ["--no-prompt", "--allow-read=/etc/homed/homed.yaml,…", …, "--v8-flags=--max-semi-space-size=1,--optimize-for-size"]
  * commandFlags(loaded, "run", await pluginRights(loaded.config, readEnv)); // plus what skills' gates need
  * ```
  */

@@ -69,6 +69,14 @@ Deno.test("the daemon and the benchmark run with the same V8 flags", async () =>
   assert.ok(tasks["bench:turn"].includes(DAEMON_V8_FLAGS), tasks["bench:turn"]);
 });
 
+Deno.test("deno task start gives the daemon its environment (DAEMON_ENV), as the supervisor and the unit do", async () => {
+  const { DAEMON_ENV } = await import("./command_flags.ts");
+  const tasks = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url))).tasks;
+  const assignments = Object.entries(DAEMON_ENV).map(([name, value]) => `${name}=${value} `).join("");
+  assert.equal(assignments, "MALLOC_ARENA_MAX=2 ");
+  assert.ok(tasks.start.startsWith(`${assignments}deno run `), tasks.start);
+});
+
 Deno.test("init rights are the config's folder and the persona, and running Deno for doctor; nothing more", () => {
   assert.deepEqual(initPermissions("/etc/homed/homed.yaml", "/srv/homed"), {
     read: ["/etc/homed", "/srv/homed/personal.md"],

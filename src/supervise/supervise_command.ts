@@ -12,6 +12,7 @@ import { dirname } from "node:path";
 import { systemClock } from "../clock.ts";
 import { runsOnDeno } from "../config/runs_on_deno.ts";
 import { selfCommand } from "../rights/self_command.ts";
+import { DAEMON_ENV } from "../rights/command_flags.ts";
 import type { DaemonEntry } from "../rights/daemon_entry.ts";
 import { sourceCheckout } from "../rights/daemon_entry.ts";
 import { preparedEntry } from "../rights/bundle_build.ts";
@@ -84,7 +85,7 @@ export async function superviseDaemon(
     throw new Error(`cannot make the folder of the pid file ${options.pidFile}: ${(error as Error).message}`);
   }
   const spawn = (): Child => {
-    const child = new Deno.Command(program, { args, stdin: "null" }).spawn();
+    const child = new Deno.Command(program, { args, env: { ...DAEMON_ENV }, stdin: "null" }).spawn();
     return {
       pid: child.pid,
       status: child.status.then((status) => ({ code: status.code, signal: status.signal })),
