@@ -36,6 +36,10 @@
  * (2 s after that, `ps`), and the turn overhead of 1,000 `POST /api/chat` (after 50 warm-up): request time minus the
  * fake LLM server's own time for the turn's requests. Targets: idle RSS ≤ floor + 60 MB, turn overhead p99 ≤ 10 ms.
  *
+ * Reads (issue 39): recall p50/p99 on the empty store (before the replay, the same 50 questions) against the year's
+ * last checkpoint — target: the year's p99 ≤ the empty store's + 1 ms — and `TextMemory.lookup` of 5 event ids drawn
+ * across the year, p50/p99 of 200 — target: p99 ≤ 5 ms. `--reads-only` stops after these (no daemon, nothing recorded).
+ *
  * Run: deno task bench:memory-scale (writes bench/out/memory_scale/scale.json and scale.svg; --record:
  * bench/memory/scale.json and docs/memory-scale.svg; --keep-data keeps the year's data dir in /tmp and prints where;
  * --daemon-on=<that dir> measures only the daemon, on copies of it, against the floor).
@@ -72,6 +76,11 @@ const WINDOW_RUNS = 12;
 const FULL_CADENCE = Deno.args.includes("--full-cadence");
 /** Keeps the year's data dir (its path is printed), for looking into it afterwards. */
 const KEEP_DATA = Deno.args.includes("--keep-data");
+/**
+ * `--reads-only`: the replay and the reads (recall on the empty store and on the year, the journal's lookup) only, no
+ * daemon and nothing recorded — the quick before/after of issue 39.3.
+ */
+const READS_ONLY = Deno.args.includes("--reads-only");
 /** `--daemon-on=<data dir>`: only the daemon's figures, on a copy of a year kept by `--keep-data` (nothing recorded). */
 const DAEMON_ON = Deno.args.find((arg) => arg.startsWith("--daemon-on="))?.slice("--daemon-on=".length);
 const K = 5;
@@ -465,6 +474,10 @@ const context = new ContextWindow({
 });
 memory.keep(context);
 const [job] = memory.jobs();
+// Recall on the empty store: the floor a year's recall is held to (issue 39: p99 ≤ this + 1 ms).
+const recallEmpty = await latencies((question) => memory.recall(question, K));
+/** Every utterance's event id, for the lookups timed on the year. */
+const eventIds: string[] = [];
 const signal = new AbortController().signal;
 
 interface Run {
@@ -603,6 +616,7 @@ for (const utterance of year()) {
   await ticksUntil(utterance.time);
   clock.advance(Math.max(0, utterance.time - clock.now()));
   const origin = { eventId: utterance.id, time: clock.now(), source: SOURCE, sender: utterance.speaker };
+  eventIds.push(utterance.id);
   context.appendTurn([
     { role: "user", content: `[via ${SOURCE}, from ${utterance.speaker}, trust household] ${utterance.text}` },
     { role: "assistant", content: utterance.reply },
@@ -630,6 +644,53 @@ console.log(
   `replayed ${utterances} utterances in ${replaySeconds} s: ${finalStatus.documents} documents, ` +
     `${finalStatus.entities} entities, ${finalStatus.facts} facts, ${allRuns} job runs`,
 );
+
+/**
+ * `TextMemory.lookup` on the year's journal, as recall's sources and the console's provenance ask it: 200 lookups of
+ * 5 event ids drawn across the year (seeded), after 10 warm-up lookups; the journal opened alone, as memory left it.
+ */
+async function lookups(): Promise<number[]> {
+  const journal = await TextMemory.open(join(memoryDir, "candidates.jsonl"), getLogger(["bench", "memory-scale"]));
+  const draw = seededRandom(20270393);
+  const ask = () => new Set(Array.from({ length: K }, () => draw.pick(eventIds)));
+  try {
+    for (let i = 0; i < 10; i++) await journal.lookup(ask());
+    const samples: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const asked = ask();
+      const started = performance.now();
+      const found = await journal.lookup(asked);
+      samples.push(performance.now() - started);
+      if (found.size !== asked.size) throw new Error(`lookup found ${found.size} of ${asked.size} event ids`);
+    }
+    return samples;
+  } finally {
+    await journal.close();
+  }
+}
+const lookupYear = await lookups();
+const reads = {
+  recall_empty_p50_ms: round(percentile(recallEmpty, 50)),
+  recall_empty_p99_ms: round(percentile(recallEmpty, 99)),
+  recall_year_p50_ms: checkpoints.at(-1)!.recall_p50_ms,
+  recall_year_p99_ms: checkpoints.at(-1)!.recall_p99_ms,
+  lookup_year_p50_ms: round(percentile(lookupYear, 50)),
+  lookup_year_p99_ms: round(percentile(lookupYear, 99)),
+};
+const readTargets = {
+  recall_p99:
+    `${reads.recall_year_p99_ms} ms on the year ≤ ${reads.recall_empty_p99_ms} ms on the empty store + 1 ms: ${
+      reads.recall_year_p99_ms <= reads.recall_empty_p99_ms + 1 ? "met" : "NOT met"
+    }`,
+  lookup_p99: `${reads.lookup_year_p99_ms} ms on the year ≤ 5 ms: ${reads.lookup_year_p99_ms <= 5 ? "met" : "NOT met"}`,
+};
+console.table(reads);
+console.log(`targets: recall p99 ${readTargets.recall_p99}; lookup p99 ${readTargets.lookup_p99}`);
+if (READS_ONLY) {
+  if (KEEP_DATA) console.log(`kept the year's data dir: ${dataDir}`);
+  else await Deno.remove(dataDir, { recursive: true });
+  Deno.exit(0);
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The daemon's own figures.
@@ -940,7 +1001,8 @@ const results = {
     idle_rss_over_floor_after_a_crash_mb: overFloorAfterCrash,
   },
   memory_opened_alone: { nothing: baselineAlone, memory_service: memoryAlone, journal_only: journalAlone },
-  targets,
+  reads,
+  targets: { ...targets, ...readTargets },
 };
 const written = await writeResults(
   RECORD ? new URL("./scale.json", import.meta.url) : new URL("./memory_scale/scale.json", import.meta.url),

@@ -37,7 +37,8 @@
  * @module
  */
 
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { DAEMON_ENV, DAEMON_V8_FLAGS } from "../../src/rights/command_flags.ts";
 import { childEnv, freePort, homedReady, REPO, taskFlags, type Workspace } from "../../tests/support/homed_process.ts";
@@ -590,6 +591,7 @@ await Promise.all([http, qq, heartbeat, status, events, haEvents, mqtt, anchorLo
 // ---------------------------------------------------------------- teardown
 
 /** The timer's and the memory service's own status at the end (firings; the memory job's last run). */
+const endedAt = Date.now();
 const finalStatus = await (async () => {
   try {
     const response = await fetch(`${homed.url}/api/status`);
@@ -605,6 +607,10 @@ const finalStatus = await (async () => {
 await sim.close().catch(() => {});
 await publisher.close().catch(() => {});
 const code = await homed.stop({ keep: true });
+// homed's whole log beside the results: a verdict NOT MET (a stalled timer, a climb) is read from it afterwards.
+const logPath = fileURLToPath(new URL(`../out/soak/homed-${bundle ? "bundle" : "sources"}.log`, import.meta.url));
+await Deno.mkdir(dirname(logPath), { recursive: true });
+await Deno.writeTextFile(logPath, homed.stderr());
 anchor.kill("SIGTERM");
 await anchor.status;
 const cgroupRemoved = cgroup ? await cgroup.remove() : undefined;
@@ -646,7 +652,11 @@ const p99First = round(percentile(turnsIn(firstWindow), 99));
 const p99Last = round(percentile(turnsIn(lastWindow), 99));
 const p99Change = round((p99Last / p99First - 1) * 100);
 const met = (ok: boolean) => ok ? "PASS" : "NOT MET";
+// The timer kept firing: no schedule was overdue by more than a wake-up (a minute) when the run ended.
+const nextRun = typeof finalStatus.schedules.next_run === "string" ? Date.parse(finalStatus.schedules.next_run) : NaN;
+const overdueS = Number.isNaN(nextRun) ? 0 : Math.max(0, Math.round((endedAt - nextRun) / 1000));
 const verdicts = {
+  reminders: met(survived && overdueS <= 60),
   rss_slope: met(survived && rssSlope <= 1),
   descriptors: met(survived && fdGrowth <= 2),
   p99: met(survived && p99Last <= p99First * 1.2),
@@ -693,12 +703,14 @@ const results = {
     p99_first_window_ms: p99First,
     p99_last_window_ms: p99Last,
     p99_change_pct: p99Change,
+    reminders_overdue_s: overdueS,
     wal_last_kb: lastSample?.wal_kb,
   },
   targets: {
     "RSS slope ≤ 1 MB/hour": verdicts.rss_slope,
     "descriptors flat (growth ≤ 2)": verdicts.descriptors,
     "p99 last window within 20 % of first": verdicts.p99,
+    "reminders on time (none overdue > 60 s at the end)": verdicts.reminders,
   },
   load: {
     ...counts,
@@ -744,6 +756,13 @@ console.table({
     figure: `${p99First} → ${p99Last} ms (${p99Change >= 0 ? "+" : ""}${p99Change} %)`,
     target: "within 20 %",
     verdict: verdicts.p99,
+  },
+  "reminders: the soonest overdue at the end": {
+    figure: `${overdueS} s (${finalStatus.schedules.fired ?? "?"} fired, ${
+      finalStatus.schedules.active ?? "?"
+    } waiting)`,
+    target: "≤ 60 s",
+    verdict: verdicts.reminders,
   },
 });
 if (results.memory_max) {

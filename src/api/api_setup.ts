@@ -27,6 +27,8 @@ import type { Identity } from "../identity/identity.ts";
 import { HttpServer } from "./http_server.ts";
 import { knowledgeRoutes } from "./knowledge_routes.ts";
 import { memoryRoutes } from "./memory_routes.ts";
+import { peopleRoutes } from "./people_routes.ts";
+import { configuredMembers, Profiles } from "../memory/profile/profiles.ts";
 import { pluginRoutes } from "./plugin_routes.ts";
 import { scheduleRoutes } from "./schedule_routes.ts";
 import type { StatusBody } from "./status_body.ts";
@@ -144,6 +146,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
     routes: [
       knowledgeRoutes(options.knowledge),
       memoryRoutes(options.memory),
+      peopleRoutes(new Profiles(options.memory.profileSource(), () => configuredMembers(config))),
       pluginRoutes(options.plugins),
       trackerRoutes(options.tracker),
       scheduleRoutes(options.timer),

@@ -29,7 +29,7 @@ import { saidBefore, sessionOf } from "./recall/conversation.ts";
 import { namedPeriod } from "./recall/named_period.ts";
 import { namedSpeakers, SPEAKER_BOOST, spokenBy } from "./recall/speakers.ts";
 import { hasTimeWords, isWhenQuestion } from "./recall/time_words.ts";
-import { withWhatMatched } from "./recall/what_matched.ts";
+import { byConversation, withWhatMatched } from "./recall/what_matched.ts";
 import { EntityIndex } from "./graph/entity_index.ts";
 import { GraphStore } from "./graph/graph_store.ts";
 import { factVisibleTo } from "./graph/heard.ts";
@@ -287,7 +287,11 @@ export class HouseholdMemory implements Memory {
     const named = namedSpeakers(query, [...found.map((hit) => hit.document.text), ...heard.map(line)]);
     const pool = asksWhen || period || named.size ? found : found.slice(0, k);
     const shown = new Map(pool.map((hit) => [hit.document.id, hit.document]));
-    const items: Array<RecallItem & { document?: string }> = withWhatMatched(pool, query);
+    const items: Array<RecallItem & { document?: string; source?: string; documents?: string[] }> = withWhatMatched(
+      pool,
+      query,
+      named,
+    );
     // A fact merges what everyone said about an entity: a guest's recall holds none; a household member's, those
     // learnt where they may read (or the household's).
     const facts = guest !== undefined
@@ -323,10 +327,13 @@ export class HouseholdMemory implements Memory {
       if (period && item.time >= period.start && item.time < period.end) score *= DATE_BOOST;
       return { ...item, score: Math.round(score * 1000) / 1000 };
     });
-    const best = rounded.sort((a, b) => b.score - a.score || b.time - a.time).slice(0, k);
+    // The k best, a conversation's turns among them one item: recall is read within a budget of characters.
+    const best = byConversation(rounded.sort((a, b) => b.score - a.score || b.time - a.time), k);
     // Only what is returned counts as accessed.
-    this.#documents.touch(best.flatMap((item) => item.document ? [shown.get(item.document)!] : []));
-    return Promise.resolve(best.map(({ document: _id, ...item }) => item));
+    this.#documents.touch(
+      best.flatMap((item) => (item.documents ?? (item.document ? [item.document] : [])).map((id) => shown.get(id)!)),
+    );
+    return Promise.resolve(best.map(({ document: _id, documents: _ids, source: _source, ...item }) => item));
   }
 
   async forget(eventIds: readonly string[]): Promise<{ candidates: number; documents: number; facts: number }> {

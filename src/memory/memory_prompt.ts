@@ -2,7 +2,8 @@
  * Memory's part of the prompt. In the system message, the graph index — the entities memory_recall knows about — kept
  * as text and rebuilt only when told (after the memory job, a forget), so the message stays byte-identical between
  * turns and providers can cache it. In a message's reference block, up to three documents that match it, only those
- * its sender may read, each naming who said it then.
+ * its sender may read, each naming who said it then — after, as the section's body, a compact profile of the sender
+ * and of each member the message names (`profile/profile_prompt.ts`: only facts the sender may read).
  *
  * @module
  */
@@ -13,12 +14,15 @@ import type { Trust } from "../identity/trust.ts";
 import type { GraphStore } from "./graph/graph_store.ts";
 import { factVisibleTo } from "./graph/heard.ts";
 import type { Memory } from "./memory.ts";
+import { ProfilePrompt } from "./profile/profile_prompt.ts";
 
 /** The memory's prompt contributor; the {@link MemoryService} answers the agent through it. */
 export class MemoryPrompt implements PromptContributor {
   #memory: () => Promise<Memory>;
   #indexEntities: number;
   #graphIndex = "";
+  /** The sender's and the named members' profiles (issue 39.2), at the head of the memory section. */
+  #profiles: ProfilePrompt;
 
   /**
    * `memory` gives the open memory (waiting for it to open; rejecting when it could not be); the index lists at most
@@ -37,6 +41,13 @@ export class MemoryPrompt implements PromptContributor {
   constructor(memory: () => Promise<Memory>, indexEntities = 60) {
     this.#memory = memory;
     this.#indexEntities = indexEntities;
+    // Members here are those who have told memory something (the graph knows no configuration); the sender is always
+    // looked up, so a configured member who never spoke still has their line when they speak.
+    this.#profiles = new ProfilePrompt({
+      memberIds: async () => (await memory()).graph().speakers().map((speaker) => speaker.name),
+      factsAbout: async (person, viewer) =>
+        (await memory()).graph().openFactsNamed(person).filter((fact) => factVisibleTo(viewer, fact)),
+    });
   }
 
   /** Rebuilds the graph index from `graph`. */
@@ -77,10 +88,11 @@ export class MemoryPrompt implements PromptContributor {
     const hits = memory.documents().search(input.text, 3, false, viewer).filter((hit) =>
       hit.score >= REFERENCE_MIN_SCORE
     );
-    if (!hits.length) return undefined;
+    const profiles = await this.#profiles.reference(input).catch(() => undefined);
+    if (!hits.length && !profiles) return undefined;
     return {
       title: "Earlier in this household (memory; memory_recall for more)",
-      body: "",
+      body: profiles ? `${profiles.title}:\n${profiles.body}` : "",
       items: hits.map(({ document }) => ({
         text: `${new Date(document.created).toISOString().slice(0, 16)} ${document.summary}`,
         sender: document.sender,

@@ -45,6 +45,7 @@ import {
 } from "./memory_inspection.ts";
 import { MemoryPrompt } from "./memory_prompt.ts";
 import { memoryTools } from "./memory_tools.ts";
+import { memoryProfileSource, type ProfileSource } from "./profile/profiles.ts";
 
 export type { Asker, RecallItem } from "./memory.ts";
 export { FactConflict } from "./graph/graph_store.ts";
@@ -304,6 +305,22 @@ export class MemoryService implements Service, PromptContributor {
    */
   async inspectGraph(name: string, viewer?: Viewer): Promise<FactView[]> {
     return await entityFacts(await this.#ready(), name, viewer);
+  }
+
+  /**
+   * What the per-person profiles read of memory once it is open (`profile/`: members who have spoken, a person's
+   * facts with their sources, the facts naming them) — each as its reader may read it.
+   *
+   * @example
+   * ```ts
+   * import { Profiles } from "./profile/profiles.ts";
+   *
+   * declare const memory: MemoryService;
+   * const profiles = new Profiles(memory.profileSource(), () => [{ id: "owner", trust: "owner" }]);
+   * ```
+   */
+  profileSource(): ProfileSource {
+    return memoryProfileSource(() => this.#ready());
   }
 
   /**

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { FILTER_FIELD, type IndexPart, rank, type RankOptions } from "./ranking.ts";
+import { FILTER_FIELD, type IndexPart, rank, type RankOptions, type TermMaxima } from "./ranking.ts";
 import type { IndexSnapshot } from "./snapshot.ts";
 
 /** A stored document's metadata; `time` (ms since epoch) lets newer notes supersede older ones. */
@@ -208,6 +208,13 @@ export class InvertedIndex {
   #df: number[] = [];
   #concept: boolean[] = [];
   #context: boolean[] = [];
+  /**
+   * Per term, MaxScore's bounds, ever (removals leave them wide): the smallest norm of a document holding it once,
+   * and the largest weight and smallest norm of those holding it more often.
+   */
+  #minNormOnce: number[] = [];
+  #maxWeight: number[] = [];
+  #minNorm: number[] = [];
   #slotOf = new Map<string, number>();
   #ids: string[] = [];
   #meta: DocMeta[] = [];
@@ -216,8 +223,6 @@ export class InvertedIndex {
   #norms = new Float32Array(16);
   #normSum = 0;
   #live = 0;
-  #accumulator = new Float32Array(16);
-  #touched = new Int32Array(16);
   scoring: ScoringOptions;
 
   /**
@@ -269,6 +274,9 @@ export class InvertedIndex {
       this.#df.push(0);
       this.#concept.push(term.startsWith("~"));
       this.#context.push(unnormed(term));
+      this.#minNormOnce.push(Infinity);
+      this.#maxWeight.push(0);
+      this.#minNorm.push(Infinity);
     }
     return id;
   }
@@ -282,8 +290,6 @@ export class InvertedIndex {
     const norms = new Float32Array(size);
     norms.set(this.#norms);
     this.#norms = norms;
-    this.#accumulator = new Float32Array(size);
-    this.#touched = new Int32Array(size);
   }
 
   /**
@@ -330,8 +336,22 @@ export class InvertedIndex {
     this.#norms[slot] = norm;
     // The stored (f32) norm, as removal subtracts it and a segment sums it: the mean is the same in every part.
     this.#normSum += this.#norms[slot]!;
+    this.#raiseMaxima(termIds, weights, count, this.#norms[slot]!);
     this.#live++;
     this.#slotOf.set(id, slot);
+  }
+
+  /** Widens the terms' bounds to a document's weights and (stored) norm; removals leave them wide, still bounds. */
+  #raiseMaxima(termIds: ArrayLike<number>, weights: ArrayLike<number>, count: number, norm: number): void {
+    for (let i = 0; i < count; i++) {
+      const termId = termIds[i]!;
+      if (weights[i]! === 1) {
+        if (norm < this.#minNormOnce[termId]!) this.#minNormOnce[termId] = norm;
+        continue;
+      }
+      if (weights[i]! > this.#maxWeight[termId]!) this.#maxWeight[termId] = weights[i]!;
+      if (norm < this.#minNorm[termId]!) this.#minNorm[termId] = norm;
+    }
   }
 
   /**
@@ -426,6 +446,9 @@ export class InvertedIndex {
       index.#df.push(df[termId]!);
       index.#concept.push(term.startsWith("~"));
       index.#context.push(unnormed(term));
+      index.#minNormOnce.push(Infinity);
+      index.#maxWeight.push(0);
+      index.#minNorm.push(Infinity);
     });
     index.#terms = terms;
     const count = ids.length;
@@ -452,6 +475,12 @@ export class InvertedIndex {
       const norm = Math.sqrt(squares) || 1;
       index.#norms[slot] = norm;
       index.#normSum += index.#norms[slot]!;
+      index.#raiseMaxima(
+        termIds.subarray(at - length, at),
+        weights.subarray(at - length, at),
+        length,
+        index.#norms[slot]!,
+      );
       index.#alive[slot] = 1;
       if (index.#slotOf.has(ids[slot]!)) throw new RangeError(`The snapshot holds the id "${ids[slot]}" twice`);
       index.#slotOf.set(ids[slot]!, slot);
@@ -476,6 +505,9 @@ export class InvertedIndex {
     this.#df = other.#df;
     this.#concept = other.#concept;
     this.#context = other.#context;
+    this.#minNormOnce = other.#minNormOnce;
+    this.#maxWeight = other.#maxWeight;
+    this.#minNorm = other.#minNorm;
     this.#slotOf = other.#slotOf;
     this.#ids = other.#ids;
     this.#meta = other.#meta;
@@ -484,8 +516,6 @@ export class InvertedIndex {
     this.#norms = other.#norms;
     this.#normSum = other.#normSum;
     this.#live = other.#live;
-    this.#accumulator = other.#accumulator;
-    this.#touched = other.#touched;
   }
 
   /**
@@ -567,7 +597,10 @@ export class InvertedIndex {
       id: (slot) => this.#ids[slot]!,
       meta: (slot) => this.#meta[slot]!,
       docTerms: (slot) => ({ termIds: this.#docs.termsOf(slot).slice(), weights: this.#docs.weightsOf(slot).slice() }),
-      scratch: () => ({ accumulator: this.#accumulator, touched: this.#touched }),
+      maxima: (termId): TermMaxima => ({
+        weights: [1, this.#maxWeight[termId]!],
+        norms: [this.#minNormOnce[termId]!, this.#minNorm[termId]!],
+      }),
     };
   }
 }

@@ -104,6 +104,10 @@ export const HOUSEHOLD_LEXICON: Readonly<Record<string, string>> = {
   husband: "老公|丈夫|husband",
   spouse: "爱人|伴侣|spouse|partner",
   guest: "客人|访客|朋友来|guest|visitor",
+  // Chinese only: "like" and "love" are also the commonest English fillers ("like, the one we had").
+  like: "喜欢|喜爱|最爱|爱吃|爱喝|爱玩|偏爱",
+  // Chinese only: the English verbs are also nouns and names ("meet" of a sports meet, "Met").
+  meet: "碰到|遇到|遇见|碰见|见到|见面|撞见",
   neighbor: "邻居|neighbor|neighbour",
   cat: "猫|猫咪|小猫|cat|kitten",
   dog: "狗|小狗|狗狗|dog|puppy",
@@ -122,10 +126,12 @@ export const HOUSEHOLD_LEXICON: Readonly<Record<string, string>> = {
   breakfast: "早餐|早饭|breakfast",
   lunch: "午餐|午饭|lunch",
   dinner: "晚餐|晚饭|dinner|supper",
-  milk: "牛奶|奶|milk",
+  // Not 奶 alone: it fires inside 奶奶 (grandmother).
+  milk: "牛奶|奶粉|鲜奶|酸奶|milk",
   egg: "鸡蛋|蛋|egg|eggs",
   rice: "米饭|大米|rice",
-  noodles: "面条|面|noodles|pasta",
+  // Not 面 alone: it fires inside 外面, 见面, 面包.
+  noodles: "面条|拉面|挂面|汤面|牛肉面|noodles|pasta",
   tea: "茶|茶叶|tea",
   coffee: "咖啡|coffee",
   allergy: "过敏|allergy|allergic",

@@ -8,6 +8,7 @@
  */
 
 import type { DocMeta, Hit, ScoringOptions, SearchOptions } from "./inverted_index.ts";
+import { Pool, scorePart } from "./max_score.ts";
 
 /**
  * Marks a filter term: a document's metadata value of a key its store filters by (`=guest\u0000visitor`), indexed
@@ -63,8 +64,20 @@ export interface IndexPart {
   meta(slot: number): DocMeta;
   /** The slot's term ids and weights (fresh arrays). */
   docTerms(slot: number): { termIds: Int32Array; weights: Float32Array };
-  /** Scratch of `slotCount` entries for one search; the accumulator is left all zero. */
-  scratch(): { accumulator: Float32Array; touched: Int32Array };
+  /**
+   * Bounds holding for every posting of the term (live or deleted) — what MaxScore prunes by (`max_score.ts`);
+   * undefined when the part keeps none for the term (its postings are then always walked).
+   */
+  maxima(termId: number): TermMaxima | undefined;
+}
+
+/**
+ * Pairs bounding a term's postings: every posting's weight is at most `weights[j]` and its document's norm at least
+ * `norms[j]`, for some `j` (one pair per weight a term mostly has — tf 1, 2 — keeps the bound close to the truth).
+ */
+export interface TermMaxima {
+  weights: readonly number[];
+  norms: readonly number[];
 }
 
 /** The search options ranking takes, and the metadata keys whose equality filters are indexed as filter terms. */
@@ -72,7 +85,8 @@ export type RankOptions = SearchOptions & { indexedKeys?: ReadonlySet<string> };
 
 /**
  * Top-k documents by score across `parts` (documents are in exactly one part; ties go to the earlier part, then the
- * lower slot).
+ * lower slot). The pool of candidates (`pool`, or `k`) is found with MaxScore (`max_score.ts`): exactly the pool
+ * scoring every posting would keep, without scoring the documents that cannot enter it.
  *
  * @example
  * ```ts
@@ -121,44 +135,13 @@ export function rank(
   for (const part of parts) normSum += part.normSum;
   const slope = scoring.slope;
   const pivot = normSum / n;
-  const heap: Array<[number, number, number]> = []; // score, part, slot — ascending while filling
   const want = Math.max(options.pool ?? k, scoring.supersede ? Math.max(k, 20) : k);
+  const pool = new Pool(want);
+  const filter = allowed ? undefined : options.filter;
   parts.forEach((part, p) => {
-    const { accumulator, touched } = part.scratch();
-    const alive = part.aliveFlags();
-    let touchedCount = 0;
-    for (const { ids, weight } of weights) {
-      const termId = ids[p]!;
-      if (termId < 0) continue;
-      const { slots, weights: docWeights, from, to } = part.postings(termId);
-      for (let i = from; i < to; i++) {
-        const slot = slots[i]!;
-        if (!alive[slot]) continue;
-        if (accumulator[slot] === 0) touched[touchedCount++] = slot;
-        accumulator[slot]! += weight * docWeights[i]!;
-      }
-    }
-    const norms = part.norms();
-    const keep = allowed?.[p];
-    const filter = allowed ? undefined : options.filter;
-    for (let i = 0; i < touchedCount; i++) {
-      const slot = touched[i]!;
-      const raw = accumulator[slot]!;
-      accumulator[slot] = 0;
-      if (keep && !keep.has(slot)) continue;
-      if (filter && !matches(part.meta(slot), filter)) continue;
-      const score = raw / (queryNorm * ((1 - slope) * pivot + slope * norms[slot]!));
-      if (heap.length < want) {
-        heap.push([score, p, slot]);
-        if (heap.length === want) heap.sort((a, b) => a[0] - b[0]);
-      } else if (score > heap[0]![0]) {
-        heap[0] = [score, p, slot];
-        for (let j = 0; j + 1 < heap.length && heap[j]![0] > heap[j + 1]![0]; j++) {
-          [heap[j], heap[j + 1]] = [heap[j + 1]!, heap[j]!];
-        }
-      }
-    }
+    scorePart(part, pool, { part: p, terms: weights, queryNorm, slope, pivot, keep: allowed?.[p], filter, matches });
   });
+  const heap = pool.items; // score, part, slot
   const hitOf = ([score, p, slot]: [number, number, number]): Hit => ({
     id: parts[p]!.id(slot),
     score,

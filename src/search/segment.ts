@@ -24,7 +24,7 @@
 
 import { crc32 } from "./crc32.ts";
 import type { DocMeta } from "./inverted_index.ts";
-import type { IndexPart, Postings } from "./ranking.ts";
+import type { IndexPart, Postings, TermMaxima } from "./ranking.ts";
 import { FILTER_FIELD } from "./ranking.ts";
 import { compareBytes, hashBytes } from "./segment_bytes.ts";
 import { type Counts, type Layout, layoutOf, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment_layout.ts";
@@ -40,6 +40,13 @@ const CHUNK = 1 << 20;
 const TILDE = 0x7e;
 const CARET = 0x5e;
 const EQUALS = FILTER_FIELD.charCodeAt(0);
+/**
+ * Terms with at least this many postings keep their maxima (MaxScore's bounds), found the first time a search asks
+ * and kept while the segment is open (a few thousand terms of a year: tens of kB); shorter lists are always walked.
+ */
+const MAXIMA_FROM = 256;
+/** Pairs of maxima kept per term. */
+const MAXIMA_PAIRS = 4;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { fatal: true });
@@ -69,8 +76,8 @@ export class Segment implements IndexPart {
   #scratch = new Uint8Array(4096);
   #rangeScratch = new Uint8Array(0);
   #key = new Uint8Array(256);
-  #accumulator: Float32Array;
-  #touched: Int32Array;
+  /** The maxima of long lists, as searches asked for them: the segment never changes, deletions keep them bounds. */
+  #maxima = new Map<number, TermMaxima>();
 
   private constructor(path: string, file: Deno.FsFile, counts: Counts, sections: Sections) {
     this.path = path;
@@ -92,8 +99,6 @@ export class Segment implements IndexPart {
     this.#alive = new Uint8Array(counts.documents).fill(1);
     this.#live = counts.documents;
     for (const norm of this.#norms) this.#normSum += norm;
-    this.#accumulator = new Float32Array(counts.documents);
-    this.#touched = new Int32Array(counts.documents);
   }
 
   /**
@@ -171,8 +176,6 @@ export class Segment implements IndexPart {
       this.#metaStart,
       this.#norms,
       this.#alive,
-      this.#accumulator,
-      this.#touched,
       this.#scratch,
       this.#rangeScratch,
     ].reduce((sum, array) => sum + array.byteLength, 0);
@@ -186,8 +189,24 @@ export class Segment implements IndexPart {
     return this.#norms;
   }
 
-  scratch(): { accumulator: Float32Array; touched: Int32Array } {
-    return { accumulator: this.#accumulator, touched: this.#touched };
+  /** The term's maxima when its list is long (read from its postings once); undefined for a short list. */
+  maxima(termId: number): TermMaxima | undefined {
+    let found = this.#maxima.get(termId);
+    if (found || this.#postStart[termId + 1]! - this.#postStart[termId]! < MAXIMA_FROM) return found;
+    const { slots, weights, to } = this.postings(termId);
+    // The smallest norm per weight (a term's weights are few: 1 + ln tf); beyond a few, the rest folded into one.
+    const least = new Map<number, number>();
+    for (let i = 0; i < to; i++) {
+      const norm = this.#norms[slots[i]!]!;
+      if (!(norm >= least.get(weights[i]!)!)) least.set(weights[i]!, norm);
+    }
+    const pairs = [...least].sort((a, b) => a[0] - b[0]);
+    const kept = pairs.slice(0, MAXIMA_PAIRS - 1);
+    if (pairs.length >= MAXIMA_PAIRS) {
+      kept.push([pairs.at(-1)![0], Math.min(...pairs.slice(MAXIMA_PAIRS - 1).map(([, norm]) => norm))]);
+    }
+    this.#maxima.set(termId, found = { weights: kept.map(([w]) => w), norms: kept.map(([, n]) => n) });
+    return found;
   }
 
   /** `text` as UTF-8 in a reused buffer; returns its length. */

@@ -72,6 +72,28 @@ export const ZH_QUESTION_BIGRAMS = new Set([
   "是否",
 ]);
 
+/**
+ * Words that name a day or week relative to when they are said (今天, 大前天, 上周三, 下个月): "今天" in June and
+ * "今天" in August are different days, so they are not matched as words — they are dropped with all their characters
+ * (as question words are: no half-bigrams such as 奶前 or 天买 around them). A question's day words are read as a
+ * period by `memory/recall/named_period.ts` instead, and a turn's as a time by `time_words.ts`.
+ */
+export const ZH_DEICTIC_WORDS: ReadonlySet<string> = new Set([
+  ..."大前天|前天|昨天|今天|明天|后天|大后天|昨晚|今晚|明晚|上个月|下个月|这个月|本月|上上个月".split("|"),
+  ...["上上", "上", "下", "这", "本"].flatMap((when) =>
+    ["周", "星期", "礼拜"].flatMap((unit) => [..."一二三四五六日天", ""].map((day) => `${when}${unit}${day}`))
+  ),
+]);
+
+/** The longest of {@link ZH_DEICTIC_WORDS}, in characters. */
+export const ZH_DEICTIC_MAX = Math.max(...[...ZH_DEICTIC_WORDS].map((word) => word.length));
+
+/**
+ * One-character verbs of household talk. Their bigrams cross into the next word (去超市 → 去超, 妈妈去 → 妈去), so
+ * "妈妈去了哪里" and "我今天去超市" would share no term: these characters are also indexed alone.
+ */
+export const ZH_VERB_CHARS: ReadonlySet<string> = new Set([..."去来回买卖吃喝看找拿送接借还修换交扔洗煮做穿住坐碰见"]);
+
 /** English stopwords (already lower-case; matched before stemming). */
 export const EN_STOPWORDS = new Set([
   "a",

@@ -2,7 +2,8 @@
  * The tokenizer of the retrieval engine, for Chinese, Japanese, Korean and Latin text in one pass.
  *
  * - CJK runs (split at particles such as 的 and 了) become character bigrams; a one-character run becomes a
- *   unigram unless it is a stop character.
+ *   unigram unless it is a stop character. Question words (什么) and day words relative to their saying (今天,
+ *   上周三) are dropped whole.
  * - Latin text becomes lower-case words with light English stemming; digits are kept (`21`, `2026`, `wifi6`).
  * - Stopwords of both languages are dropped.
  * - With a lexicon, every concept a word names adds a concept token (`~light`), in documents and queries alike.
@@ -14,7 +15,16 @@
 
 import { HOUSEHOLD_IDIOMS, HOUSEHOLD_LEXICON } from "./lexicon.ts";
 import { stem } from "./stem.ts";
-import { EN_STOPWORDS, ZH_QUESTION_BIGRAMS, ZH_SPLIT_CHARS, ZH_STOP_BIGRAMS, ZH_STOP_CHARS } from "./stopwords.ts";
+import {
+  EN_STOPWORDS,
+  ZH_DEICTIC_MAX,
+  ZH_DEICTIC_WORDS,
+  ZH_QUESTION_BIGRAMS,
+  ZH_SPLIT_CHARS,
+  ZH_STOP_BIGRAMS,
+  ZH_STOP_CHARS,
+  ZH_VERB_CHARS,
+} from "./stopwords.ts";
 
 // CJK = Han, kana (with the prolonged-sound mark ー, which is script Common) and Hangul.
 const RUN =
@@ -87,7 +97,10 @@ export const HOUSEHOLD: Lexicon = compileLexicon(HOUSEHOLD_LEXICON, HOUSEHOLD_ID
  * change that gives a text different terms: stores written by another analyzer are emptied at open and rebuilt by
  * their owners.
  */
-export const ANALYZER = "engine-3";
+export const ANALYZER = "engine-4";
+
+/** The characters a day word can start with (大, 前, 上 …). */
+const DEICTIC_FIRST = new Set([...ZH_DEICTIC_WORDS].map((word) => word[0]!));
 
 /** Options of {@link tokenize}. */
 export interface TokenizeOptions {
@@ -106,8 +119,21 @@ export interface TokenizeOptions {
  */
 function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | undefined): void {
   const isNumber = (unit: string) => unit.length > 1 || (unit >= "0" && unit <= "9");
+  // Day words relative to their saying (大前天, 上周三): the longest at each place, dropped with all their characters.
+  const deictic = new Uint8Array(units.length);
+  for (let i = 0; i + 1 < units.length; i++) {
+    if (!DEICTIC_FIRST.has(units[i]!)) continue; // most characters start none: no slices for them
+    for (let length = Math.min(ZH_DEICTIC_MAX, units.length - i); length >= 2; length--) {
+      if (ZH_DEICTIC_WORDS.has(units.slice(i, i + length).join(""))) {
+        deictic.fill(1, i, i + length);
+        break;
+      }
+    }
+  }
   if (lexicon) {
     for (let i = 0; i < units.length; i++) {
+      // 上周一 names no weekday concept: it is a date, read by named_period.ts.
+      if (deictic[i]) continue;
       let word = "";
       for (let length = 1; length <= lexicon.cjkMax && i + length <= units.length; length++) {
         const unit = units[i + length - 1]!;
@@ -119,7 +145,7 @@ function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | un
     }
   }
   // Split at particles, and drop question words and fillers together with both their characters.
-  const keep = units.map((unit) => !ZH_SPLIT_CHARS.has(unit));
+  const keep = units.map((unit, i) => !ZH_SPLIT_CHARS.has(unit) && !deictic[i]);
   for (let i = 0; i + 1 < units.length; i++) {
     if (ZH_QUESTION_BIGRAMS.has(units[i]! + units[i + 1]!)) keep[i] = keep[i + 1] = false;
   }
@@ -130,11 +156,13 @@ function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | un
     if (length === 1) {
       const unit = units[start]!;
       if (!ZH_STOP_CHARS.has(unit)) out.push(unit);
-    } else {
+    } else if (length > 1) {
       for (let j = start; j < i - 1; j++) {
         const bigram = units[j]! + units[j + 1]!;
         if (!ZH_STOP_BIGRAMS.has(bigram)) out.push(bigram);
       }
+      // A one-character verb's bigrams cross into its neighbours: "妈妈去了哪里" and "我今天去超市" share only 去.
+      for (let j = start; j < i; j++) if (ZH_VERB_CHARS.has(units[j]!)) out.push(units[j]!);
     }
     start = i + 1;
   }

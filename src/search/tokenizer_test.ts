@@ -103,3 +103,29 @@ Deno.test("idioms name no concept; husband and wife are different people in both
   assert.deepEqual(concepts("my wife"), ["~wife"]);
   assert.deepEqual(concepts("my partner"), ["~spouse"]);
 });
+
+Deno.test("Chinese day words relative to their saying are dropped whole, and name no concept", () => {
+  // 今天 in June and 今天 in August are different days: no term, and no half-bigrams (奶前, 天买) around them.
+  assert.deepEqual(tokenize("前天奶奶买了什么"), ["奶奶", "奶买", "买"]);
+  assert.deepEqual(tokenize("大前天爷爷去了哪里"), ["爷爷", "爷去", "去"]);
+  assert.deepEqual(tokenize("考试改到下周五了"), ["考试", "试改", "改到"]);
+  assert.deepEqual(tokenize("上个月20号"), ["20号", "20"]);
+  assert.ok(!tokenize("上周一小雨去了哪里", { lexicon: HOUSEHOLD }).includes("~weekday"), "上周一 is a date");
+  assert.ok(tokenize("钢琴课每周四下午", { lexicon: HOUSEHOLD }).includes("~weekday"), "每周四 is a weekday");
+  assert.ok(tokenize("每周四").includes("周四"), "a recurring weekday stays a term");
+});
+
+Deno.test("one-character verbs stand alone too: their bigrams cross into the next word", () => {
+  const question = new Set(tokenize("妈妈去了哪里"));
+  const turn = tokenize("我今天去老年大学了");
+  assert.ok(turn.some((term) => question.has(term)), `${turn} shares nothing with ${[...question]}`);
+  assert.ok(tokenize("今天在菜市场买了电池").includes("买"));
+});
+
+Deno.test("奶奶 is not milk and 外面 not noodles; 遇见 meets 碰到", () => {
+  const concepts = (text: string) => tokenize(text, { lexicon: HOUSEHOLD }).filter((term) => term.startsWith("~"));
+  assert.deepEqual(concepts("奶奶"), ["~grandmother"]);
+  assert.deepEqual(concepts("在外面吃的"), []);
+  assert.ok(concepts("喝牛奶").includes("~milk"));
+  assert.deepEqual(concepts("昨天遇见了谁"), concepts("碰到老同学"));
+});

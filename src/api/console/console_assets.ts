@@ -19,6 +19,7 @@ import pagesActionsJs from "./assets/pages/actions.js" with { type: "text" };
 import pagesChatJs from "./assets/pages/chat.js" with { type: "text" };
 import pagesKnowledgeJs from "./assets/pages/knowledge.js" with { type: "text" };
 import pagesMemoryJs from "./assets/pages/memory.js" with { type: "text" };
+import pagesPeopleJs from "./assets/pages/people.js" with { type: "text" };
 import pagesPluginsJs from "./assets/pages/plugins.js" with { type: "text" };
 import pagesSchedulesJs from "./assets/pages/schedules.js" with { type: "text" };
 import pagesStatusJs from "./assets/pages/status.js" with { type: "text" };
@@ -43,6 +44,7 @@ export const CONSOLE_FILES: Readonly<Record<string, string>> = {
   "pages/chat.js": pagesChatJs,
   "pages/knowledge.js": pagesKnowledgeJs,
   "pages/memory.js": pagesMemoryJs,
+  "pages/people.js": pagesPeopleJs,
   "pages/plugins.js": pagesPluginsJs,
   "pages/schedules.js": pagesSchedulesJs,
   "pages/status.js": pagesStatusJs,

@@ -9,6 +9,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { VectorStore } from "../../search/store.ts";
 import { indexMatchesRows } from "../index_digest.ts";
 import { prepared } from "../../sqlite/prepared.ts";
+import type { Trust } from "../../identity/trust.ts";
 import type { Fact } from "./fact.ts";
 import { factOf, likeLiteral, normalize } from "./graph_rows.ts";
 
@@ -114,6 +115,50 @@ export class GraphReader {
        WHERE t.valid_to IS NULL AND t.subject IN (SELECT value FROM json_each(?)) ORDER BY t.id`,
     ).all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
     return rows.map((row) => ({ ...factOf(row), entity: Number(row.entity) }));
+  }
+
+  /**
+   * The facts that hold about the entities named exactly `name` (any type; aliases not searched), found through the
+   * name's index — cheap enough for every turn (the prompt's profiles), unlike {@link GraphReader.facts}.
+   *
+   * @example
+   * ```ts
+   * declare const graph: GraphReader;
+   * graph.openFactsNamed("alice"); // [{ subject: "alice", predicate: "allergic to", object: "peanuts", … }]
+   * ```
+   */
+  openFactsNamed(name: string): Fact[] {
+    const rows = prepared(
+      this.#db,
+      `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from,
+         t.valid_to, t.corrected_by, t.said_by, t.trust, t.heard
+       FROM entities e JOIN triples t ON t.subject = e.id AND t.valid_to IS NULL WHERE e.name = ? ORDER BY t.id`,
+    ).all(normalize(name)) as Array<Record<string, unknown>>;
+    return rows.map(factOf);
+  }
+
+  /**
+   * The facts of other entities whose value is `name` (as stored, or all lower case, or capitalised) — "bob" →
+   * "brother of" → "alice" for alice's relations — holding ones first, newest first; found through the values' index.
+   *
+   * @example
+   * ```ts
+   * declare const graph: GraphReader;
+   * graph.factsNaming("alice"); // [{ subject: "bob", predicate: "brother of", object: "alice", … }]
+   * ```
+   */
+  factsNaming(name: string): Fact[] {
+    const value = normalize(name);
+    const spellings = [value, value.toLowerCase(), value.charAt(0).toUpperCase() + value.slice(1)];
+    const rows = prepared(
+      this.#db,
+      `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from,
+         t.valid_to, t.corrected_by, t.said_by, t.trust, t.heard
+       FROM triples t JOIN entities e ON e.id = t.subject
+       WHERE t.object IN (?1, ?2, ?3) AND e.name != ?1
+       ORDER BY (t.valid_to IS NOT NULL), t.valid_from DESC, t.id DESC`,
+    ).all(...spellings) as Array<Record<string, unknown>>;
+    return rows.map(factOf);
   }
 
   /** The facts about an entity (any type), holding ones first, then history; newest first within each. */
@@ -280,6 +325,26 @@ export class GraphReader {
         holds: Boolean(link.holds),
       })),
     };
+  }
+
+  /**
+   * Who has told memory something: each `said_by` of a fact (holding or closed) said by a household member or the
+   * owner, with the highest trust they said one at — the people a profile may be kept for (`profile/`). A guest's
+   * facts name no one here: a guest is no member of the household.
+   *
+   * @example
+   * ```ts
+   * declare const graph: GraphReader;
+   * graph.speakers(); // [{ name: "alice", trust: "household" }, { name: "owner", trust: "owner" }]
+   * ```
+   */
+  speakers(): Array<{ name: string; trust: Trust }> {
+    const rows = prepared(
+      this.#db,
+      `SELECT said_by, MAX(CASE trust WHEN 'owner' THEN 2 ELSE 1 END) AS rank FROM triples
+       WHERE said_by != '' AND trust IN ('owner', 'household') GROUP BY said_by ORDER BY said_by`,
+    ).all() as Array<{ said_by: string; rank: number }>;
+    return rows.map((row) => ({ name: row.said_by, trust: row.rank === 2 ? "owner" : "household" }));
   }
 
   /** Entity and open-fact counts. */

@@ -8,7 +8,7 @@
 import type { MemoryEntry } from "../text/text_memory.ts";
 
 /** What was said longer ago than this before a message is not its context. */
-const CONTEXT_GAP_MS = 30 * 60_000;
+export const CONTEXT_GAP_MS = 30 * 60_000;
 
 /**
  * The text said just before the utterance of `eventId`, in the same chat and at most {@link CONTEXT_GAP_MS} earlier —

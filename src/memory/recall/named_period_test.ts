@@ -42,3 +42,43 @@ Deno.test("no period: modal may, a bare number, march as a verb without a day, a
     assert.equal(namedPeriod(query, NOW), undefined, query);
   }
 });
+
+Deno.test("Chinese days and weeks relative to today: 前天, 大前天, 上周三, 这周一, 15号, 上个月20号", () => {
+  // 30 November 2026 is a Monday.
+  const cases: Array<[string, { start: number; end: number } | undefined]> = [
+    ["今天谁来过", day(2026, 10, 30)],
+    ["前天奶奶买了什么？", day(2026, 10, 28)],
+    ["大前天爷爷去了哪里", day(2026, 10, 27)],
+    ["爷爷上周三去了哪里？", day(2026, 10, 25)],
+    ["上星期天说了什么", day(2026, 10, 29)],
+    ["上礼拜五", day(2026, 10, 27)],
+    ["上上周一", day(2026, 10, 16)],
+    ["这周一", day(2026, 10, 30)],
+    ["上周说了什么", { start: new Date(2026, 10, 23).getTime(), end: new Date(2026, 10, 30).getTime() }],
+    ["15号妈妈遇见了谁", day(2026, 10, 15)],
+    ["二十号那天", day(2026, 10, 20)],
+    ["上个月20号买了什么", day(2026, 9, 20)],
+    ["上个月底", { start: new Date(2026, 9, 21).getTime(), end: new Date(2026, 10, 1).getTime() }],
+    ["这个月", month(2026, 10)],
+    ["10月14日的事", day(2026, 9, 14)],
+  ];
+  for (const [query, expected] of cases) assert.deepEqual(namedPeriod(query, NOW), expected, query);
+});
+
+Deno.test("no Chinese period: days still to come, recurring weekdays, numbered things", () => {
+  for (
+    const query of [
+      "明天下雨吗",
+      "下周三去看牙",
+      "这周五有什么安排",
+      "下个月初",
+      "每周三上午坐诊",
+      "5号线",
+      "3号楼在哪",
+    ]
+  ) {
+    assert.equal(namedPeriod(query, NOW), undefined, query);
+  }
+  // Asked on the 10th, "15号" is last month's 15th.
+  assert.deepEqual(namedPeriod("15号说了什么", new Date(2026, 10, 10, 12).getTime()), day(2026, 9, 15));
+});

@@ -13,6 +13,9 @@
  */
 export const SPEAKER_BOOST = 1.5;
 
+/** A name of two or more Han characters (one character, 王, would match inside too many words). */
+const HAN_NAME = /^\p{sc=Han}{2,}$/u;
+
 /**
  * The speakers of the texts' lines ("Name: …") whose names the query says as a word, in lower case.
  *
@@ -20,15 +23,19 @@ export const SPEAKER_BOOST = 1.5;
  * ```ts
  * namedSpeakers("When did Caroline go to the support group?", ["Caroline: I went yesterday.\nMel: Nice!"]);
  * // Set { "caroline" }
+ * namedSpeakers("前天奶奶去了哪里？", ["奶奶: 我今天去超市了。"]); // Set { "奶奶" }
  * ```
  */
 export function namedSpeakers(query: string, texts: readonly string[]): Set<string> {
-  const words = new Set(query.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 1));
+  const lower = query.toLowerCase();
+  const words = new Set(lower.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 1));
+  // Chinese writes no spaces: "前天奶奶去了哪里" names 奶奶 inside one run, so a Han name counts where it occurs.
+  const says = (speaker: string) => words.has(speaker) || (HAN_NAME.test(speaker) && lower.includes(speaker));
   const named = new Set<string>();
   for (const text of texts) {
     for (const line of text.split("\n")) {
       const speaker = /^([^:\n]{1,40}): /.exec(line)?.[1]?.toLowerCase();
-      if (speaker && words.has(speaker)) named.add(speaker);
+      if (speaker && says(speaker)) named.add(speaker);
     }
   }
   return named;

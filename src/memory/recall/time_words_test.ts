@@ -27,3 +27,13 @@ Deno.test("time words: clock times, weekdays, months, relative days; not bare nu
     assert.equal(hasTimeWords(text), false, text);
   }
 });
+
+Deno.test("Chinese time words of the household: 大前天, 上周三, 下个月初, 月底; when-questions 啥时候, 哪个月", () => {
+  for (const text of ["大前天", "前天下午", "上周三", "下个月初去社区办", "物业费月底之前要交", "下个月中旬", "年底"]) {
+    assert.equal(hasTimeWords(text), true, text);
+  }
+  for (const text of ["医保卡的材料准备好了吗？", "月亮", "个人"]) assert.equal(hasTimeWords(text), false, text);
+  for (const query of ["家长会啥时候开？", "哪个月去的", "奶奶的生日是几月几号？", "钢琴课礼拜几上"]) {
+    assert.equal(isWhenQuestion(query), true, query);
+  }
+});

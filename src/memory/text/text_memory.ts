@@ -11,6 +11,10 @@
  * of the last few entries starts at the mark before them. Marks that do not match the journal (missing, damaged, the
  * journal shorter, or another entry where they say one ends) are ignored: the journal is then read whole, once.
  *
+ * Offsets (`<journal>.offsets`, `journal_offsets.ts`): where each entry's line lies, by a hash of its event id, so
+ * `lookup` reads only the lines asked for; loaded at the first lookup, saved at each sync, rebuilt from the journal
+ * whenever a line read back does not match.
+ *
  * @module
  */
 
@@ -18,6 +22,7 @@ import type { Logger } from "@logtape/logtape";
 import { atomicWriteBytes, atomicWriteText } from "../../fs/atomic_write.ts";
 import type { DamagedFiles } from "../../fs/set_aside.ts";
 import type { Trust } from "../../identity/trust.ts";
+import { JournalOffsets, removeOffsets } from "./journal_offsets.ts";
 
 /** One candidate, as the memory facade's `observe` takes it. */
 export interface MemoryEntry {
@@ -85,6 +90,8 @@ export class TextMemory {
   #encoder = new TextEncoder();
   /** Appends run one after another, in call order; close waits for them. */
   #tail: Promise<void> = Promise.resolve();
+  /** Where each entry's line lies, for `lookup`. */
+  #offsets: JournalOffsets;
 
   private constructor(path: string, file: Deno.FsFile, state: JournalState) {
     this.path = path;
@@ -93,6 +100,16 @@ export class TextMemory {
     this.#bytes = state.bytes;
     this.#marks = state.marks;
     this.#lastEventId = state.lastEventId;
+    this.#offsets = new JournalOffsets({
+      path,
+      scan: async (from, visit) =>
+        await TextMemory.#scan(path, (entry, _, offset, length) => visit(entry, offset, length), {
+          index: 0,
+          offset: from,
+        }),
+      parse: parseEntry,
+      bytes: () => this.#bytes,
+    });
   }
 
   /**
@@ -162,6 +179,7 @@ export class TextMemory {
       }
     });
     const kept = concat(bytes.subarray(0, from), new TextEncoder().encode(intact.map((line) => `${line}\n`).join("")));
+    await removeOffsets(path);
     await atomicWriteBytes(path, kept, {
       mode: 0o600,
       durable: true,
@@ -184,7 +202,7 @@ export class TextMemory {
    */
   static async #scan(
     path: string,
-    visit: (entry: MemoryEntry, index: number, offset: number) => boolean | void,
+    visit: (entry: MemoryEntry, index: number, offset: number, length: number) => boolean | void,
     from: Mark = { index: 0, offset: 0 },
   ): Promise<{ count: number; validBytes: number; torn: boolean; skipped: number }> {
     let file: Deno.FsFile;
@@ -229,7 +247,7 @@ export class TextMemory {
             skipped++;
             continue;
           }
-          if (visit(parsed, count++, offset) === false) {
+          if (visit(parsed, count++, offset, validBytes - offset) === false) {
             stopped = true;
             break;
           }
@@ -269,6 +287,7 @@ export class TextMemory {
         throw error;
       }
       if (this.#count % MARK_EVERY === 0) this.#marks.push({ index: this.#count, offset: this.#bytes });
+      this.#offsets.appended(entry.eventId, this.#bytes, line.length);
       this.#count++;
       this.#bytes += line.length;
       this.#lastEventId = entry.eventId;
@@ -313,7 +332,8 @@ export class TextMemory {
 
   /**
    * The entries of the input events `eventIds` (both halves of an exchange share one), oldest first, after the
-   * appends in progress; one read of the file, keeping only those.
+   * appends in progress; only their lines are read, found through the offsets (rebuilt from the journal when they do
+   * not match it).
    *
    * @example
    * ```ts
@@ -325,8 +345,14 @@ export class TextMemory {
   async lookup(eventIds: ReadonlySet<string>): Promise<Map<string, MemoryEntry[]>> {
     const found = new Map<string, MemoryEntry[]>();
     if (!eventIds.size) return found;
-    // Not queued behind: appends never wait for a reader; a line being written is cut off by the scan as torn.
+    // Not queued behind: appends never wait for a reader (their lines are added to the offsets when they end).
     await this.#tail;
+    const entries = await this.#offsets.read(eventIds);
+    if (entries) {
+      for (const entry of entries) found.set(entry.eventId, [...(found.get(entry.eventId) ?? []), entry]);
+      return found;
+    }
+    // Offsets freshly rebuilt did not match either: the journal is being rewritten. One read of the whole file.
     await TextMemory.#scan(this.path, (entry) => {
       if (eventIds.has(entry.eventId)) found.set(entry.eventId, [...(found.get(entry.eventId) ?? []), entry]);
     });
@@ -350,36 +376,46 @@ export class TextMemory {
       await this.#file.syncData();
       this.#file.close();
       const lines = kept.map((entry) => `${JSON.stringify(entry)}\n`);
+      await this.#offsets.dropForRewrite();
       // Forgetting is told to a person: the rewritten journal's name is fsync'd too (issue 38).
       await atomicWriteText(this.path, lines.join(""), { mode: 0o600, durable: true });
       this.#file = await Deno.open(this.path, { append: true });
       this.#count = kept.length;
       this.#marks = [];
       this.#bytes = 0;
-      lines.forEach((line, index) => {
-        if (index % MARK_EVERY === 0) this.#marks.push({ index, offset: this.#bytes });
-        this.#bytes += this.#encoder.encode(line).length;
+      const lengths = lines.map((line, n) => {
+        if (n % MARK_EVERY === 0) this.#marks.push({ index: n, offset: this.#bytes });
+        const length = this.#encoder.encode(line).length;
+        this.#bytes += length;
+        return length;
       });
       this.#lastEventId = kept.at(-1)?.eventId ?? null;
+      this.#offsets.rewritten(kept.map((entry) => entry.eventId), lengths);
       await this.#writeMarks();
+      await this.#offsets.save(this.#offsets.cut());
       return removed;
     });
     this.#tail = work.then(() => {}, () => {});
     return work;
   }
 
-  /** Flushes to the disk (fsync), after the appends in progress, then writes the marks. */
+  /** Flushes to the disk (fsync), after the appends in progress, then writes the marks and the new offsets. */
   async sync(): Promise<void> {
     await this.#tail;
+    // Taken before the fsync: the offsets saved never cover a line the fsync did not.
+    const cut = this.#offsets.cut();
     await this.#file.syncData();
     await this.#writeMarks();
+    await this.#offsets.save(cut);
   }
 
-  /** Waits for the appends in progress, syncs, writes the marks and closes. */
+  /** Waits for the appends in progress, syncs, writes the marks and the offsets, and closes. */
   async close(): Promise<void> {
     await this.#tail;
+    const cut = this.#offsets.cut();
     await this.#file.syncData().catch(() => {});
     await this.#writeMarks().catch(() => {});
+    await this.#offsets.save(cut);
     this.#file.close();
   }
 
@@ -402,6 +438,16 @@ export class TextMemory {
 
 /** The marks file beside the journal. */
 const MARKS_SUFFIX = ".marks";
+
+/** The entry on a journal line, or undefined. */
+function parseEntry(line: string): MemoryEntry | undefined {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return isEntry(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** What opening knows of the journal. */
 interface JournalState {

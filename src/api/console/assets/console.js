@@ -11,6 +11,7 @@ import chat, { onUnreadChange, pushed, resetChat } from "./pages/chat.js";
 const PAGES = {
   chat: () => Promise.resolve({ default: chat }),
   memory: () => import("./pages/memory.js"),
+  people: () => import("./pages/people.js"),
   knowledge: () => import("./pages/knowledge.js"),
   schedules: () => import("./pages/schedules.js"),
   system: () => import("./pages/system.js"),
@@ -21,7 +22,7 @@ const PAGES = {
 };
 /** Who the stored token was last time: the app shows at once while /api/whoami confirms it (the API decides anyway). */
 const WHO_KEY = "homed.who";
-const HOUSEHOLD = ["chat", "memory", "knowledge", "schedules", "system", "plugins", "status", "actions"];
+const HOUSEHOLD = ["chat", "memory", "people", "knowledge", "schedules", "system", "plugins", "status", "actions"];
 const VISIBLE = { guest: ["chat"], household: HOUSEHOLD, owner: [...HOUSEHOLD, "turns"] };
 
 let who = null;
