@@ -22,6 +22,11 @@ export interface DaemonMemory {
   at(time: number): Promise<void>;
   /** One more interval, then the job: what was said last is distilled too. */
   finish(): Promise<void>;
+  /**
+   * One utterance at `time` as the daemon takes it from a group chat `source`: the clock moved there (the job first
+   * when due), a user entry of the context window, then the after-turn journal (no reply).
+   */
+  say(turn: { id: string; speaker: string; text: string; time: number }, source: string): Promise<void>;
 }
 
 /**
@@ -56,19 +61,29 @@ export async function daemonMemory(dir: string, clock: FakeClock): Promise<Daemo
   const [job] = memory.jobs();
   const signal = new AbortController().signal;
   let lastJob = clock.now();
+  const at = async (time: number) => {
+    clock.advance(Math.max(0, time - clock.now()));
+    if (clock.now() - lastJob >= JOB_EVERY_MS) {
+      await job!.run(signal);
+      lastJob = clock.now();
+    }
+  };
   return {
     memory,
     context,
-    async at(time) {
-      clock.advance(Math.max(0, time - clock.now()));
-      if (clock.now() - lastJob >= JOB_EVERY_MS) {
-        await job!.run(signal);
-        lastJob = clock.now();
-      }
-    },
+    at,
     async finish() {
       clock.advance(JOB_EVERY_MS);
       await job!.run(signal);
+    },
+    async say(turn, source) {
+      await at(turn.time);
+      const origin = { eventId: turn.id, time: clock.now(), source, sender: turn.speaker };
+      context.appendTurn([{
+        role: "user",
+        content: `[via ${source}, from ${turn.speaker}, trust household] ${turn.text}`,
+      }], origin);
+      await memory.afterTurn({ ...origin, trust: "household", text: turn.text, reply: "" });
     },
   };
 }

@@ -110,7 +110,8 @@ async function evaluate(
   const turns = household.turns.map((turn) => ({ ...turn, at: wallTime(turn.time) }));
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-chinese-" });
   const clock = new FakeClock({ start: turns[0]!.at });
-  const { memory, context, at, finish } = await daemonMemory(dir, clock);
+  const replay = await daemonMemory(dir, clock);
+  const { memory, at, finish } = replay;
   const anchors = [fts5System(), fts5TrigramSystem()];
   const byId = new Map(turns.map((turn) => [turn.id, turn]));
   const shown = (id: string): ShownItem => ({
@@ -124,13 +125,7 @@ async function evaluate(
     const said = [];
     for (; next < turns.length && turns[next]!.at <= asked; next++) {
       const turn = turns[next]!;
-      await at(turn.at);
-      const origin = { eventId: turn.id, time: clock.now(), source: SOURCE, sender: turn.speaker };
-      context.appendTurn([{
-        role: "user",
-        content: `[via ${SOURCE}, from ${turn.speaker}, trust household] ${turn.text}`,
-      }], origin);
-      await memory.afterTurn({ ...origin, trust: "household", text: turn.text, reply: "" });
+      await replay.say({ ...turn, time: turn.at }, SOURCE);
       said.push({ id: turn.id, text: `${turn.speaker}: ${turn.text}`, time: turn.at });
     }
     for (const anchor of anchors) anchor.index(said);

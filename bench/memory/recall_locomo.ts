@@ -170,16 +170,9 @@ async function evaluate(conversation: Conversation, split: "tune" | "test"): Pro
   const turns = conversation.turns;
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-locomo-" });
   const clock = new FakeClock({ start: turns[0]!.time });
-  const { memory, context, at, finish } = await daemonMemory(dir, clock);
-  for (const turn of turns) {
-    await at(turn.time);
-    const origin = { eventId: turn.id, time: clock.now(), source: SOURCE, sender: turn.speaker };
-    context.appendTurn([{
-      role: "user",
-      content: `[via ${SOURCE}, from ${turn.speaker}, trust household] ${turn.text}`,
-    }], origin);
-    await memory.afterTurn({ ...origin, trust: "household", text: turn.text, reply: "" });
-  }
+  const replay = await daemonMemory(dir, clock);
+  const { memory, finish } = replay;
+  for (const turn of turns) await replay.say(turn, SOURCE);
   await finish();
 
   const fts = fts5System();
