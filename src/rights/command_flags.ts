@@ -11,12 +11,11 @@ import { type PermissionMode, requiredPermissions, toFlags } from "./permissions
 /**
  * V8 tuning of the daemon. A young generation of at most 1 MiB per semi-space keeps each scavenge short (≈0.5 ms
  * instead of 2–4 ms with the default), which is what sets homed's p99 turn overhead, and it trims resident memory
- * on a small home machine. `--optimize-for-size` has V8 favour memory over speed: in the soak benchmark the old
- * generation is collected every ≈ 3 minutes instead of ≈ 10, so the heap held swings by ≈ 3 MB instead of ≈ 7 and a
- * long-running homed sits lower, with the turn overhead unchanged within the benchmark's noise. Measured in
- * `docs/PERFORMANCE.md`; the benchmarks run with the same flags.
+ * on a small home machine. Not `--optimize-for-size`: it narrows the soak's heap swing (≈ 3 MB instead of ≈ 7) but
+ * costs ≈ 2 ms of p99 turn overhead (docs/PERFORMANCE.md, "Soak"). Measured in `docs/PERFORMANCE.md`; the benchmarks
+ * run with the same flag.
  */
-export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1,--optimize-for-size";
+export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
 
 /**
  * The daemon's environment beside its flags. `MALLOC_ARENA_MAX=2`: glibc gives each thread that allocates its own
@@ -38,7 +37,7 @@ export const DAEMON_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: 
  * const readEnv = (name: string) => Deno.env.get(name);
  * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv, cwd: "/" });
  * commandFlags(loaded, "run");
- * // ["--no-prompt", "--allow-read=/etc/homed/homed.yaml,…", …, "--v8-flags=--max-semi-space-size=1,--optimize-for-size"]
+ * // ["--no-prompt", "--allow-read=/etc/homed/homed.yaml,…", …, "--v8-flags=--max-semi-space-size=1"]
  * commandFlags(loaded, "run", await pluginRights(loaded.config, readEnv)); // plus what skills' gates need
  * ```
  */

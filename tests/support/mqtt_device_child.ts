@@ -10,7 +10,7 @@
  * 3. `{"step":"done",…}` after an event from `home/done`: the idle and highest sampled `rss`, `max_rss` then, the
  *    device's status, the sources of the events after the warm-up and every line it logged; then it exits.
  *
- * Run as `deno run --v8-flags=--max-semi-space-size=1,--optimize-for-size --no-prompt --allow-read=. --allow-net=127.0.0.1
+ * Run as `deno run --v8-flags=--max-semi-space-size=1 --no-prompt --allow-read=. --allow-net=127.0.0.1
  * tests/support/mqtt_device_child.ts <broker url> [max_payload_bytes]` (homed's V8 flags, `DAEMON_V8_FLAGS`).
  *
  * @module
