@@ -10,6 +10,7 @@ import consoleCss from "./assets/console.css" with { type: "text" };
 import confirmationsJs from "./assets/confirmations.js" with { type: "text" };
 import consoleJs from "./assets/console.js" with { type: "text" };
 import domJs from "./assets/dom.js" with { type: "text" };
+import factActionsJs from "./assets/fact_actions.js" with { type: "text" };
 import i18nJs from "./assets/i18n.js" with { type: "text" };
 import indexHtml from "./assets/index.html" with { type: "text" };
 import labelsJs from "./assets/labels.js" with { type: "text" };
@@ -35,6 +36,7 @@ export const CONSOLE_FILES: Readonly<Record<string, string>> = {
   "confirmations.js": confirmationsJs,
   "console.js": consoleJs,
   "dom.js": domJs,
+  "fact_actions.js": factActionsJs,
   "i18n.js": i18nJs,
   "index.html": indexHtml,
   "labels.js": labelsJs,

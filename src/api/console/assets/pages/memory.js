@@ -2,6 +2,7 @@
 import { api, query, seg } from "../api.js";
 import { badge, clip, fill, fmtNum, fmtTime, h, load, section, show, statusLine, table } from "../dom.js";
 import { t } from "../i18n.js";
+import { correctFact, forgetFact } from "../fact_actions.js";
 
 const MAX_NEIGHBOURS = 16;
 
@@ -263,27 +264,10 @@ export default function memory(root, ctx) {
     load(root, status, () => loadEntity(name));
   }
 
-  function correct(fact, factStatus) {
-    const value = globalThis.prompt(
-      t("correctPrompt", { predicate: fact.predicate, object: fact.object }),
-      fact.object,
-    );
-    if (value === null || value.trim() === "" || value === fact.object) return;
-    load(root, factStatus, async () => {
-      await api.post(`/api/memory/facts/${seg(fact.id)}/correct`, { object: value.trim() });
-      await Promise.all([loadEntity(selected), loadEntities()]);
-    });
-  }
-
-  function forget(fact, factStatus) {
-    if (
-      !globalThis.confirm(t("forgetFactConfirm", { fact: `${fact.subject ?? ""} ${fact.predicate} ${fact.object}` }))
-    ) return;
-    load(root, factStatus, async () => {
-      await api.del(`/api/memory/facts/${seg(fact.id)}`);
-      await Promise.all([loadEntity(selected), loadEntities()]);
-    });
-  }
+  const reload = () => Promise.all([loadEntity(selected), loadEntities()]);
+  const correct = (fact, factStatus) => correctFact(root, fact, factStatus, reload);
+  const forget = (fact, factStatus) =>
+    forgetFact(root, fact, factStatus, `${fact.subject ?? ""} ${fact.predicate} ${fact.object}`, reload);
 
   let timer;
   search.addEventListener("input", () => {

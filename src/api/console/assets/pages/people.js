@@ -4,6 +4,7 @@
 import { api, seg } from "../api.js";
 import { badge, clip, fill, fmtNum, fmtTime, h, load, section, statusLine } from "../dom.js";
 import { t } from "../i18n.js";
+import { correctFact, forgetFact } from "../fact_actions.js";
 
 const KINDS = ["health", "dates", "preferences", "relations", "other"];
 
@@ -167,25 +168,9 @@ export default function people(root, ctx) {
     load(root, status, () => loadProfile(id));
   }
 
-  function correct(fact, factStatus) {
-    const value = globalThis.prompt(
-      t("correctPrompt", { predicate: fact.predicate, object: fact.object }),
-      fact.object,
-    );
-    if (value === null || value.trim() === "" || value === fact.object) return;
-    load(root, factStatus, async () => {
-      await api.post(`/api/memory/facts/${seg(fact.id)}/correct`, { object: value.trim() });
-      await Promise.all([loadProfile(selected), loadPeople()]);
-    });
-  }
-
-  function forget(fact, factStatus) {
-    if (!globalThis.confirm(t("forgetFactConfirm", { fact: `${fact.predicate} ${fact.object}` }))) return;
-    load(root, factStatus, async () => {
-      await api.del(`/api/memory/facts/${seg(fact.id)}`);
-      await Promise.all([loadProfile(selected), loadPeople()]);
-    });
-  }
+  const reload = () => Promise.all([loadProfile(selected), loadPeople()]);
+  const correct = (fact, factStatus) => correctFact(root, fact, factStatus, reload);
+  const forget = (fact, factStatus) => forgetFact(root, fact, factStatus, `${fact.predicate} ${fact.object}`, reload);
 
   root.append(h("h2", {}, t("nav_people")), h("p", { class: "muted" }, t("profileHint")), status, list, detail);
   loadPeople();
