@@ -5,6 +5,8 @@
  * keeps growing; data the household adds (exchanges kept in memory) shows as the stores that hold it.
  *
  * Run (beside a soak): deno run --allow-net=127.0.0.1 bench/soak/heap_diff.ts --port 9229 --wait 300
+ * [--save DIR] (with --allow-write=DIR: both snapshots as DIR/before.heapsnapshot and DIR/after.heapsnapshot, for
+ * reading who retains a group that grew in Chrome's DevTools).
  *
  * @module
  */
@@ -17,6 +19,7 @@ function option(name: string, fallback: string): string {
 const PORT = option("port", "9229");
 const WAIT_S = Number(option("wait", "300"));
 const TOP = Number(option("top", "25"));
+const SAVE = option("save", "");
 
 /** A connection to the inspector speaking the DevTools protocol. */
 class Inspector {
@@ -50,11 +53,13 @@ class Inspector {
     return new Promise((resolve) => this.#waiting.set(id, resolve));
   }
 
-  async snapshot(): Promise<Map<string, { count: number; size: number }>> {
+  async snapshot(name: string): Promise<Map<string, { count: number; size: number }>> {
     await this.call("HeapProfiler.collectGarbage");
     this.#chunks = [];
     await this.call("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
-    return groups(JSON.parse(this.#chunks.join("")));
+    const text = this.#chunks.join("");
+    if (SAVE) await Deno.writeTextFile(`${SAVE}/${name}.heapsnapshot`, text);
+    return groups(JSON.parse(text));
   }
 
   close(): void {
@@ -90,10 +95,10 @@ function groups(heap: HeapSnapshot): Map<string, { count: number; size: number }
 
 const inspector = await Inspector.connect(PORT);
 await inspector.call("HeapProfiler.enable");
-const before = await inspector.snapshot();
+const before = await inspector.snapshot("before");
 console.log(`first snapshot taken; the next in ${WAIT_S} s`);
 await new Promise((resolve) => setTimeout(resolve, WAIT_S * 1000));
-const after = await inspector.snapshot();
+const after = await inspector.snapshot("after");
 inspector.close();
 
 const total = (map: Map<string, { size: number }>) => [...map.values()].reduce((sum, group) => sum + group.size, 0);

@@ -31,8 +31,9 @@
  * the unified hierarchy, else v1 `memory.limit_in_bytes` under `/sys/fs/cgroup/memory`; needs root), removed at the
  * end; reported: whether the child survived, its peak and OOM kills.
  *
- * Run: deno task bench:soak [--minutes N] [--interval S] [--memory-max 256M] [--bundle] [--warmup M] [--inspect PORT] [--child-env NAME=VALUE] [--child-v8 FLAGS] (writes
- * bench/out/soak/results.json; --record: bench/soak/results.json).
+ * Run: deno task bench:soak [--minutes N] [--interval S] [--memory-max 256M] [--bundle] [--warmup M] [--inspect PORT] [--child-env NAME=VALUE] [--child-v8 FLAGS] [--name NAME] (writes
+ * bench/out/soak/results.json and homed's log beside it; --record: bench/soak/results.json; `--name NAME`:
+ * results-NAME.json and homed-NAME.log instead, for runs side by side).
  *
  * @module
  */
@@ -71,10 +72,15 @@ const MEMORY_MAX = option("memory-max");
 const BUNDLE = Deno.args.includes("--bundle");
 /** `--inspect PORT`: homed's V8 inspector on 127.0.0.1:PORT, for heap snapshots during a run (`heap_diff.ts`). */
 const INSPECT = option("inspect");
-/** `--child-env NAME=VALUE`: one more variable in homed's environment (e.g. `MALLOC_ARENA_MAX=2`), for experiments. */
-const CHILD_ENV = option("child-env");
-if (CHILD_ENV !== undefined && !/^[A-Z_][A-Z0-9_]*=/.test(CHILD_ENV)) {
-  throw new Error(`--child-env: got ${CHILD_ENV}; allowed: NAME=VALUE, e.g. MALLOC_ARENA_MAX=2`);
+/** `--child-env NAME=VALUE` (repeatable): more variables in homed's environment (e.g. `MALLOC_ARENA_MAX=1`), for experiments. */
+const CHILD_ENV = Deno.args.flatMap((arg, at) => Deno.args[at - 1] === "--child-env" ? [arg] : []);
+/** `--name NAME`: the run's files are results-NAME.json and homed-NAME.log (runs side by side do not overwrite). */
+const NAME = option("name");
+if (NAME !== undefined && !/^[a-z0-9-]+$/.test(NAME)) {
+  throw new Error(`--name: got ${JSON.stringify(NAME)}; allowed: a-z, 0-9 and -, e.g. --name bundle-trim`);
+}
+for (const pair of CHILD_ENV.filter((pair) => !/^[A-Z_][A-Z0-9_]*=/.test(pair))) {
+  throw new Error(`--child-env: got ${pair}; allowed: NAME=VALUE, e.g. MALLOC_ARENA_MAX=2`);
 }
 if (!(MINUTES > 0) || !(INTERVAL_S >= 1)) throw new Error("--minutes must be > 0 and --interval ≥ 1 (seconds)");
 const DURATION_MS = MINUTES * 60_000;
@@ -327,9 +333,9 @@ await Deno.writeTextFile(
     agent: { tool_policy: { schedule_create: "allow" } },
   }),
 );
-const extraEnv = CHILD_ENV
-  ? { [CHILD_ENV.slice(0, CHILD_ENV.indexOf("="))]: CHILD_ENV.slice(CHILD_ENV.indexOf("=") + 1) }
-  : {};
+const extraEnv = Object.fromEntries(
+  CHILD_ENV.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+);
 // DAEMON_ENV: homed's environment as `deno task start`, the supervisor and the unit give it.
 const ws: Workspace = { dir, configPath, env: { HOMED_CONFIG: configPath, ...DAEMON_ENV, ...extraEnv }, port };
 const inspect = INSPECT ? [`--inspect=127.0.0.1:${INSPECT}`] : [];
@@ -608,7 +614,9 @@ await sim.close().catch(() => {});
 await publisher.close().catch(() => {});
 const code = await homed.stop({ keep: true });
 // homed's whole log beside the results: a verdict NOT MET (a stalled timer, a climb) is read from it afterwards.
-const logPath = fileURLToPath(new URL(`../out/soak/homed-${bundle ? "bundle" : "sources"}.log`, import.meta.url));
+const logPath = fileURLToPath(
+  new URL(`../out/soak/homed-${NAME ?? (bundle ? "bundle" : "sources")}.log`, import.meta.url),
+);
 await Deno.mkdir(dirname(logPath), { recursive: true });
 await Deno.writeTextFile(logPath, homed.stderr());
 anchor.kill("SIGTERM");
@@ -669,7 +677,8 @@ const results = {
   minutes: MINUTES,
   interval_s: INTERVAL_S,
   entry: bundle ? "bundle" : "sources",
-  v8_flags: DAEMON_V8_FLAGS,
+  v8_flags: CHILD_V8 ? `${DAEMON_V8_FLAGS},${CHILD_V8}` : DAEMON_V8_FLAGS,
+  env: { ...DAEMON_ENV, ...extraEnv },
   warmup_min: round(WARMUP_MS / 60_000, 2),
   window_min: round(WINDOW_MS / 60_000, 2),
   survived,
@@ -722,7 +731,7 @@ const results = {
   },
   samples,
 };
-await writeResults(new URL("./results.json", import.meta.url), results);
+await writeResults(new URL(NAME ? `./results-${NAME}.json` : "./results.json", import.meta.url), results);
 
 console.log(
   `homed soak, ${MINUTES} min${MINUTES < 30 ? " (SHORT VALIDATION RUN)" : ""}, ${bundle ? "bundle" : "sources"}` +

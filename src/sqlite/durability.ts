@@ -10,6 +10,7 @@
  */
 
 import type { DatabaseSync } from "node:sqlite";
+import { prepared } from "./prepared.ts";
 
 /**
  * How a store's commits reach the disk: `acknowledged` — every commit is fsync'd before it returns (people are told
@@ -54,7 +55,8 @@ export function useWal(db: DatabaseSync, durability: Durability): void {
  * ```
  */
 export function synchronousLevel(db: DatabaseSync): (typeof LEVELS)[number] {
-  const row = db.prepare("PRAGMA synchronous").get() as { synchronous?: number } | undefined;
+  // Asked before every acknowledged write: a statement prepared each time would leak its native memory (prepared.ts).
+  const row = prepared(db, "PRAGMA synchronous").get() as { synchronous?: number } | undefined;
   const level = LEVELS[row?.synchronous ?? -1];
   if (!level) throw new RangeError(`PRAGMA synchronous read back ${row?.synchronous}; expected 0 to 3`);
   return level;

@@ -43,3 +43,13 @@ Deno.test("durably inside an open transaction is refused, naming why", () => {
   db.exec("ROLLBACK");
   db.close();
 });
+
+Deno.test("durably prepares its level check once per database, not once per write (a prepared statement's native memory is not given back)", () => {
+  const db = open("derived");
+  let prepares = 0;
+  const prepare = db.prepare.bind(db);
+  db.prepare = (sql: string) => (prepares++, prepare(sql));
+  for (let i = 0; i < 50; i++) durably(db, () => db.exec("INSERT INTO t VALUES (1)"));
+  assert.equal(prepares, 1);
+  db.close();
+});

@@ -10,7 +10,7 @@
  * restart either. After a restart or
  * a sleep, a missed one-shot fires once with "late by N minutes"; a recurring schedule fires its latest missed run
  * once, late, if it is less than an hour old, and otherwise skips to its next run — missed runs are never replayed.
- * The heartbeat plays no part: only a firing starts a turn.
+ * The heartbeat starts no turn; it only checks that the timer still wakes (a watchdog that wakes it and says so).
  *
  * @module
  */
@@ -73,6 +73,8 @@ const LATE_SECONDS_MS = 1_000;
 export const CATCH_UP_MS = 3_600_000;
 /** The timer wakes at least this often. */
 const WAKE_MS = 60_000;
+/** A wake-up later than two of {@link WAKE_MS} and this is taken as lost (a busy event loop is not a lost timer). */
+const STALL_SLACK_MS = 30_000;
 
 /** A schedule as tools and the API show it. */
 export function scheduleView(schedule: Schedule): Record<string, unknown> {
@@ -121,6 +123,10 @@ export class TimerDevice implements Device {
   #cancelTimer: (() => void) | undefined;
   #fired = 0;
   #failures = 0;
+  /** When the timer last woke (`clock.now()`), for the heartbeat's watchdog. */
+  #lastWake: number | undefined;
+  /** Wake-ups the watchdog found lost. */
+  #stalls = 0;
   /** Firings (and skipped runs) `schedules.db` has not taken yet, by schedule id: they count as done. */
   #unsaved = new Map<string, UnsavedFiring>();
 
@@ -236,6 +242,8 @@ export class TimerDevice implements Device {
       next_run: soonest === undefined ? null : new Date(soonest).toISOString(),
       fired: this.#fired,
       failed_firings: this.#failures,
+      last_wake: this.#lastWake === undefined ? null : new Date(this.#lastWake).toISOString(),
+      stalls: this.#stalls,
       unsaved_firings: this.#unsaved.size,
     };
   }
@@ -396,20 +404,46 @@ export class TimerDevice implements Device {
     return this.#options.timezone || Intl.DateTimeFormat().resolvedOptions().timeZone;
   }
 
-  /** Sets the one timer for the soonest schedule (or the periodic wake-up). */
+  /**
+   * Sets the one timer for the soonest schedule (or the periodic wake-up). It always sets one while the timer runs:
+   * when the store cannot be read now, the next wake-up reads it again — an error here (thrown into a tool call that
+   * made or cancelled a schedule) must not end the chain of wake-ups.
+   */
   #arm(): void {
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
     if (!this.#context) return;
-    const soonest = this.#soonest();
-    const now = this.#options.clock.now();
-    // Still due right after a tick means it could not fire (homed is stopping): try again at the next wake-up.
-    const delay = soonest === undefined || soonest <= now ? WAKE_MS : Math.min(WAKE_MS, soonest - now);
+    let delay = WAKE_MS;
+    try {
+      const soonest = this.#soonest();
+      const now = this.#options.clock.now();
+      // Still due right after a tick means it could not fire (homed is stopping): try again at the next wake-up.
+      if (soonest !== undefined && soonest > now) delay = Math.min(WAKE_MS, soonest - now);
+    } catch (error) {
+      this.#failures++;
+      this.#options.logger.error("Schedules could not be read ({error}); read again in a minute", { error });
+    }
     this.#cancelTimer = this.#options.clock.after(delay, () => this.#tick());
+  }
+
+  /**
+   * The watchdog, on the daemon's heartbeat: a timer that has not woken for two wake-ups lost its timer somehow (it
+   * should never happen) — it is said in the log and in status (`stalls`), and the timer wakes now.
+   */
+  heartbeat(): void {
+    if (!this.#context || this.#lastWake === undefined) return;
+    const silentMs = this.#options.clock.now() - this.#lastWake;
+    if (silentMs <= 2 * WAKE_MS + STALL_SLACK_MS) return;
+    this.#stalls++;
+    this.#options.logger.error("The timer had not woken for {seconds} s (its wake-up was lost); woken now", {
+      seconds: Math.round(silentMs / 1_000),
+    });
+    this.#tick();
   }
 
   /** Fires everything due, in order, then re-arms. A failure is logged and retried at the next wake-up. */
   #tick(): void {
+    this.#lastWake = this.#options.clock.now();
     try {
       const now = this.#options.clock.now();
       this.#saveUnsaved();

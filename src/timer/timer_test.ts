@@ -468,3 +468,76 @@ Deno.test("a member who switched the reply channel still schedules only for the 
     await r.close();
   }
 });
+
+Deno.test("a store that cannot be read while a schedule is made does not end the timer's wake-ups", async () => {
+  const r = await rig();
+  try {
+    const soonest = r.store.soonest.bind(r.store);
+    let failOnce = true;
+    r.store.soonest = () => {
+      if (failOnce) {
+        failOnce = false;
+        throw new Error("SQLITE_BUSY: database is locked");
+      }
+      return soonest();
+    };
+    // Made at 09:00 for 09:10: the re-arm after storing it cannot read the store.
+    await callDeviceTool(r.timer, "schedule_create", { text: "Tea", at: "2026-11-30T09:10:00+08:00" }, context());
+    assert.equal(failOnce, false, "the failing read happened");
+    assert.equal(r.timer.status().failed_firings, 1);
+    r.clock.advance(10 * 60_000);
+    assert.deepEqual(r.fired.map((event) => event.payload.schedule_text), ["Tea"], "fired on time all the same");
+  } finally {
+    await r.close();
+  }
+});
+
+Deno.test("the heartbeat's watchdog wakes a timer whose wake-up was lost, and says so in status", async () => {
+  const clock = new FakeClock(START);
+  let dropNext = 0;
+  // A clock that loses the next wake-ups asked of it: what a stalled timer looks like from inside.
+  const lossy = {
+    now: () => clock.now(),
+    monotonic: () => clock.monotonic(),
+    sleep: (ms: number, signal?: AbortSignal) => clock.sleep(ms, signal),
+    after: (ms: number, callback: () => void) => dropNext-- > 0 ? () => {} : clock.after(ms, callback),
+  };
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-timer-" });
+  const store = ScheduleStore.open(join(dir, "schedules.db"));
+  const timer = new TimerDevice({
+    store,
+    clock: lossy,
+    timezone: "Asia/Shanghai",
+    checkChannel: () => undefined,
+    logger: getLogger("test"),
+  });
+  const fired: InputDraft[] = [];
+  await timer.start({
+    emit: (draft) => (fired.push(draft), { id: "e", time: clock.now(), ...draft }),
+    clock: lossy,
+    log: getLogger("test"),
+    readyAgain: () => {},
+    waiting: () => 0,
+  });
+  try {
+    dropNext = 1;
+    await callDeviceTool(timer, "schedule_create", { text: "Tea", at: "2026-11-30T09:01:00+08:00" }, context());
+    clock.advance(2 * 60_000);
+    timer.heartbeat();
+    assert.equal(fired.length, 0, "two minutes without a wake-up are not yet taken as a stall");
+    assert.equal(timer.status().stalls, 0);
+    clock.advance(60_000);
+    timer.heartbeat();
+    assert.deepEqual(fired.map((draft) => draft.payload.schedule_text), ["Tea"], "woken by the watchdog");
+    assert.equal(timer.status().stalls, 1);
+    assert.equal(timer.status().last_wake, new Date(clock.now()).toISOString());
+    // Wake-ups go on by themselves afterwards.
+    await callDeviceTool(timer, "schedule_create", { text: "Cake", at: "2026-11-30T09:05:00+08:00" }, context());
+    clock.advance(2 * 60_000);
+    assert.deepEqual(fired.map((draft) => draft.payload.schedule_text), ["Tea", "Cake"]);
+  } finally {
+    await timer.stop();
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -139,6 +139,7 @@ Deno.test({
       await camera.publish("cam/front", "motion", { qos: 2 });
       await waitFor(() => messages.length === 1, "the small message after the two dropped ones");
       assert.deepEqual(messages, ["cam/front 6 QoS 2"]);
+      assert.equal(client.options.writeCache, false, "no 65,536-Buffer number cache kept for a household's rate");
       assert.deepEqual(dropped.map(({ topic, payloadBytes, qos }) => [topic, payloadBytes, qos]), [
         ["cam/front", 50_000, 2],
         ["cam/front", 60_000, 2],
