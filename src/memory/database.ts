@@ -6,6 +6,7 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
+import { storageFault } from "../fs/store_health.ts";
 import { useWal } from "../sqlite/durability.ts";
 import { prepared } from "../sqlite/prepared.ts";
 import { fileNames } from "./graph/synonyms.ts";
@@ -91,6 +92,18 @@ const MIGRATIONS: Record<number, string | ((db: DatabaseSync) => void)> = {
     addMissingColumns(db, "triples", { heard: "TEXT NOT NULL DEFAULT '[]'" });
   },
 };
+
+/**
+ * Indexes of reads that run on every memory job, made at open when missing. Derived from the rows, so no schema
+ * version: an older homed opens the file as before (and SQLite keeps them current for it too). Without them each run
+ * read every entity and every document kept, the whole year's, for a handful of new lines.
+ */
+const JOB_INDEXES = [
+  // The system message's graph index: the most mentioned entities, in `GraphReader.index`'s order.
+  "CREATE INDEX IF NOT EXISTS entities_mentioned ON entities (mentions DESC, last_seen DESC, name)",
+  // The documents not archived yet — all that `DocumentStore.archiveCold` looks at, not every document ever kept.
+  "CREATE INDEX IF NOT EXISTS documents_live ON documents (last_accessed) WHERE archived = 0",
+];
 
 /**
  * A value kept in the `meta` table (e.g. how far the distiller got), or `undefined`.
@@ -204,6 +217,15 @@ export function openMemoryDb(path: string): DatabaseSync {
       else migration(db);
       prepared(db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)").run(String(next));
     });
+  }
+  for (const index of JOB_INDEXES) {
+    try {
+      db.exec(index);
+    } catch (error) {
+      // A full or read-only disk at the first open after an upgrade: memory opens all the same (its jobs scan until a
+      // later open makes the index).
+      if (!storageFault(error)) throw error;
+    }
   }
   return db;
 }

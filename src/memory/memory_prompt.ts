@@ -56,10 +56,10 @@ export class MemoryPrompt implements PromptContributor {
     // household member or the owner — never what was learnt only in someone's private chat, nor a guest's claim.
     const limit = this.#indexEntities;
     const household = { sender: "", trust: "household" as const };
-    const entities = graph.index(limit * 4).filter((entity) =>
-      graph.facts(entity.name).some((fact) =>
-        fact.validTo === null && fact.trust !== "guest" && factVisibleTo(household, fact)
-      )
+    // Each candidate's own facts that hold, read by id: this runs after every memory job, and a read per name
+    // (`graph.facts`) scanned every entity's aliases, so the job's cost grew with the whole graph.
+    const entities = graph.indexWithFacts(limit * 4).filter((entity) =>
+      entity.facts.some((fact) => fact.trust !== "guest" && factVisibleTo(household, fact))
     ).slice(0, limit);
     this.#graphIndex = entities.map((e) => `${e.name} (${e.type}) ×${e.mentions}`).join("; ");
   }
