@@ -9,6 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { storageFault } from "../fs/store_health.ts";
 import { useWal } from "../sqlite/durability.ts";
 import { prepared } from "../sqlite/prepared.ts";
+import { ensureGraphReadIndexes } from "./graph/entity_names.ts";
 import { fileNames } from "./graph/synonyms.ts";
 
 /** The schema version this homed writes. */
@@ -227,5 +228,7 @@ export function openMemoryDb(path: string): DatabaseSync {
       if (!storageFault(error)) throw error;
     }
   }
+  // The graph's reads by name and by speaker (people's profiles, the console): index reads, not every fact's.
+  ensureGraphReadIndexes(db);
   return db;
 }

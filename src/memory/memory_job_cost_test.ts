@@ -7,26 +7,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
+import { wholeTableScans } from "../../tests/support/query_plan.ts";
 import { ContextWindow } from "../context/context_window.ts";
 import { VectorStore } from "../search/store.ts";
 import { MemoryService } from "./memory_service.ts";
 
 const SOURCE = "qq:group:household";
 const ROOMS = ["kitchen", "garage", "study", "attic", "balcony", "bedroom"];
-
-/**
- * The lines of `sql`'s query plan that read a whole table: a `SCAN` of a table (not of a table-valued function such as
- * `json_each`, or of a statement's own VALUES), unless it walks an index in the statement's order and stops at its `LIMIT`.
- */
-function wholeTableScans(db: DatabaseSync, sql: string): string[] {
-  const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((row) => row.detail);
-  const sorted = plan.some((detail) => detail.startsWith("USE TEMP B-TREE FOR ORDER BY"));
-  const stopsAtLimit = /\bLIMIT\b/i.test(sql) && !sorted;
-  return plan.filter((detail) =>
-    /^SCAN /.test(detail) && !/VIRTUAL TABLE|CONSTANT ROW|VALUES CLAUSE/.test(detail) &&
-    !(stopsAtLimit && / USING (COVERING )?INDEX /.test(detail))
-  ).map((detail) => `${detail} — in: ${sql.replace(/\s+/g, " ")}`);
-}
 
 /** Runs `body` with every statement executed and every index write and compaction recorded. */
 async function recorded(

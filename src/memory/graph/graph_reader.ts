@@ -12,6 +12,7 @@ import { prepared } from "../../sqlite/prepared.ts";
 import type { Trust } from "../../identity/trust.ts";
 import type { Fact } from "./fact.ts";
 import { factOf, likeLiteral, normalize } from "./graph_rows.ts";
+import { hasEntityAliases } from "./entity_names.ts";
 
 /** An entity as the console lists it: how often it was mentioned, how many facts hold about it, when last seen. */
 export interface EntitySummary {
@@ -43,6 +44,8 @@ export interface EntityText {
 /** The read side of the graph over `memory.db`; {@link GraphStore} extends it with the writes. */
 export class GraphReader {
   #db: DatabaseSync;
+  /** Whether the file has the alias table (`entity_names.ts`), asked once; a full disk at open leaves it out. */
+  #aliasTable: boolean | undefined;
 
   /**
    * Reads `db` (memory.db, migrated): nothing is read until a method asks.
@@ -119,7 +122,8 @@ export class GraphReader {
 
   /**
    * The facts that hold about the entities named exactly `name` (any type; aliases not searched), found through the
-   * name's index — cheap enough for every turn (the prompt's profiles), unlike {@link GraphReader.facts}.
+   * name's index — cheap enough for every turn (the prompt's profiles); {@link GraphReader.facts} adds aliases and
+   * history.
    *
    * @example
    * ```ts
@@ -161,14 +165,37 @@ export class GraphReader {
     return rows.map(factOf);
   }
 
-  /** The facts about an entity (any type), holding ones first, then history; newest first within each. */
+  /**
+   * SQL of the ids of the entities whose name or an alias is `value` (an SQL expression): a lookup in the names'
+   * index and one in the alias table — or, in a file without that table (a full disk at open), every entity's aliases
+   * read with `json_each`, as all reads by name did before it.
+   */
+  #namedIds(value: string): string {
+    this.#aliasTable ??= hasEntityAliases(this.#db);
+    return this.#aliasTable
+      ? `SELECT id FROM entities WHERE name = ${value} UNION SELECT entity FROM entity_aliases WHERE alias = ${value}`
+      : `SELECT n.id FROM entities n
+         WHERE n.name = ${value} OR EXISTS (SELECT 1 FROM json_each(n.aliases) WHERE value = ${value})`;
+  }
+
+  /**
+   * The facts about the entities named `name` or with it as an alias (any type), holding ones first, then history;
+   * newest first within each. Index reads only (the alias table, `triples_subject`): the console's entity pages, the
+   * people's profiles and forgetting an entity read it, on a graph of any size.
+   *
+   * @example
+   * ```ts
+   * declare const graph: GraphReader;
+   * graph.facts("客厅的灯"); // an alias of 客厅灯: [{ subject: "客厅灯", predicate: "位于", object: "卧室", validTo: null, … }, …]
+   * ```
+   */
   facts(name: string): Fact[] {
     const rows = prepared(
       this.#db,
       `SELECT t.id, e.name AS subject, e.type AS subject_type, t.predicate, t.object, t.provenance, t.valid_from, t.valid_to,
          t.corrected_by, t.said_by, t.trust, t.heard
        FROM triples t JOIN entities e ON e.id = t.subject
-       WHERE e.name = ?1 OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value = ?1)
+       WHERE t.subject IN (${this.#namedIds("?1")})
        ORDER BY (t.valid_to IS NOT NULL), t.valid_from DESC, t.id DESC`,
     ).all(normalize(name)) as Array<Record<string, unknown>>;
     return rows.map(factOf);
@@ -190,8 +217,9 @@ export class GraphReader {
   /**
    * {@link GraphReader.index}'s entities, each with the facts that hold about it (that entity's own, by its id): what
    * the system message's index is chosen from after every memory job. Two reads through indexes (`entities_mentioned`,
-   * `triples_open`) whatever the graph's size — not {@link GraphReader.facts} per name, whose alias match reads every
-   * entity's aliases (a year's 48k rows per name, 97% of a memory job's time on a year).
+   * `triples_open`) whatever the graph's size — not {@link GraphReader.facts} per name, whose alias match then read
+   * every entity's aliases (a year's 48k rows per name, 97% of a memory job's time on a year), and which would still
+   * be a read per name.
    *
    * @example
    * ```ts
@@ -305,8 +333,7 @@ export class GraphReader {
     type Node = { id: number; name: string; type: string; mentions: number; aliases: string };
     const centers = prepared(
       this.#db,
-      `SELECT id, name, type, mentions, aliases FROM entities e
-       WHERE e.name = ?1 OR EXISTS (SELECT 1 FROM json_each(e.aliases) WHERE value = ?1)
+      `SELECT id, name, type, mentions, aliases FROM entities e WHERE e.id IN (${this.#namedIds("?1")})
        ORDER BY mentions DESC, last_seen DESC, id`,
     ).all(normalize(name)) as Node[];
     if (!centers.length) return undefined;
@@ -316,12 +343,12 @@ export class GraphReader {
       for (const alias of [center.name, ...JSON.parse(center.aliases) as string[]]) names.set(alias, center.id);
     }
     type Link = { fact: number; from: number; to: number; predicate: string; holds: number };
+    // In the order of the fact, then of the entity it names: of a value naming two entities, the first is kept.
     const outgoing = prepared(
       this.#db,
       `SELECT t.id AS fact, t.subject AS "from", o.id AS "to", t.predicate, t.valid_to IS NULL AS holds
-       FROM triples t JOIN entities o
-         ON o.name = t.object OR EXISTS (SELECT 1 FROM json_each(o.aliases) WHERE value = t.object)
-       WHERE t.subject IN (SELECT value FROM json_each(?1))`,
+       FROM triples t JOIN entities o ON o.id IN (${this.#namedIds("t.object")})
+       WHERE t.subject IN (SELECT value FROM json_each(?1)) ORDER BY t.id, o.id`,
     ).all(JSON.stringify(centerIds)) as Link[];
     const incoming = (prepared(
       this.#db,
@@ -372,12 +399,22 @@ export class GraphReader {
    * ```
    */
   speakers(): Array<{ name: string; trust: Trust }> {
+    // Speaker by speaker through `triples_speakers` (each the least name after the one before, then whether any of
+    // their facts is the owner's): a seek or two per speaker, where grouping every fact read the whole table — once a
+    // minute in a turn (the profiles' member list). Each WHERE repeats the index's condition so SQLite may use it.
+    const said = "said_by != '' AND trust IN ('owner', 'household')";
     const rows = prepared(
       this.#db,
-      `SELECT said_by, MAX(CASE trust WHEN 'owner' THEN 2 ELSE 1 END) AS rank FROM triples
-       WHERE said_by != '' AND trust IN ('owner', 'household') GROUP BY said_by ORDER BY said_by`,
-    ).all() as Array<{ said_by: string; rank: number }>;
-    return rows.map((row) => ({ name: row.said_by, trust: row.rank === 2 ? "owner" : "household" }));
+      `WITH RECURSIVE speaker (name) AS (
+         SELECT (SELECT MIN(said_by) FROM triples WHERE ${said})
+         UNION ALL
+         SELECT (SELECT MIN(said_by) FROM triples WHERE ${said} AND said_by > speaker.name)
+         FROM speaker WHERE speaker.name IS NOT NULL)
+       SELECT name AS said_by, EXISTS (SELECT 1 FROM triples WHERE ${said} AND said_by = speaker.name AND trust = 'owner')
+         AS owner
+       FROM speaker WHERE name IS NOT NULL ORDER BY name`,
+    ).all() as Array<{ said_by: string; owner: number }>;
+    return rows.map((row) => ({ name: row.said_by, trust: row.owner ? "owner" : "household" }));
   }
 
   /** Entity and open-fact counts. */
