@@ -20,7 +20,7 @@
  */
 
 import type { DocMeta, SearchOptions } from "./inverted_index.ts";
-import type { IndexPart } from "./ranking.ts";
+import type { IndexPart, Postings } from "./ranking.ts";
 
 /** Rounding slack of the bounds: float64 sums of a few terms are off by far less. */
 const SLACK = 1 + 1e-5;
@@ -31,16 +31,27 @@ export interface QueryTerm {
   weight: number;
 }
 
-/** Score, part, slot. */
-export type Candidate = [number, number, number];
+/**
+ * Score, part, slot, and which query terms the document holds: bit `q` for the `q`-th of the terms scored (the first
+ * {@link MASK_TERMS}; a query with more has no mask, -1). Supersession reads it instead of each candidate's terms.
+ */
+export type Candidate = [number, number, number, number];
+
+/** Query terms a candidate's mask can tell (bits of a 32-bit integer, the sign bit left alone). */
+export const MASK_TERMS = 31;
 
 /**
- * The pool: the best candidates met so far, at most `size`, worst first (a sorted array: the pool is tens long).
- * Worse means a lower score, then a later part, then a higher slot.
+ * The pool: the best candidates met so far, at most `size`, worst first (sorted: the pool is tens long). Worse means
+ * a lower score, then a later part, then a higher slot. Kept in typed arrays: a search offers it thousands of
+ * candidates, and an array for each was most of what a recall left to the garbage collector.
  */
 export class Pool {
   readonly size: number;
-  readonly items: Candidate[] = [];
+  #scores: Float64Array;
+  #parts: Int32Array;
+  #slots: Int32Array;
+  #masks: Int32Array;
+  #length = 0;
 
   /**
    * @example
@@ -52,33 +63,70 @@ export class Pool {
    */
   constructor(size: number) {
     this.size = size;
+    this.#scores = new Float64Array(size);
+    this.#parts = new Int32Array(size);
+    this.#slots = new Int32Array(size);
+    this.#masks = new Int32Array(size);
+  }
+
+  /** The candidates, worst first (fresh arrays). */
+  get items(): Candidate[] {
+    return Array.from({ length: this.#length }, (_, i) => [
+      this.#scores[i]!,
+      this.#parts[i]!,
+      this.#slots[i]!,
+      this.#masks[i]!,
+    ]);
+  }
+
+  /** The candidates' scores, worst first, as the first `count` of a reused array (valid until the next offer). */
+  get scores(): { values: Float64Array; count: number } {
+    return { values: this.#scores, count: this.#length };
   }
 
   /** The worst score in a full pool (a candidate must reach it to enter); -∞ while it is not full. */
   get threshold(): number {
-    return this.items.length < this.size ? -Infinity : this.items[0]![0];
+    return this.#length < this.size ? -Infinity : this.#scores[0]!;
   }
 
   /** Whether a candidate would enter (before any filter is asked). */
   admits(score: number, part: number, slot: number): boolean {
-    if (this.items.length < this.size) return true;
-    return worse(this.items[0]!, score, part, slot);
+    if (this.#length < this.size) return true;
+    // The worst candidate ranks below the new one.
+    return this.size > 0 && this.#below(0, score, part, slot);
   }
 
   /** Puts a candidate in (when it {@link admits}), dropping the worst of a full pool. */
-  offer(score: number, part: number, slot: number): void {
+  offer(score: number, part: number, slot: number, mask = -1): void {
     if (!this.admits(score, part, slot)) return;
-    const items = this.items;
-    if (items.length === this.size) items.shift();
-    let at = items.length;
-    while (at > 0 && worse([score, part, slot], items[at - 1]![0], items[at - 1]![1], items[at - 1]![2])) at--;
-    items.splice(at, 0, [score, part, slot]);
+    const scores = this.#scores, parts = this.#parts, slots = this.#slots, masks = this.#masks;
+    let n = this.#length;
+    if (n === this.size) {
+      scores.copyWithin(0, 1, n);
+      parts.copyWithin(0, 1, n);
+      slots.copyWithin(0, 1, n);
+      masks.copyWithin(0, 1, n);
+      n--;
+    }
+    let at = n;
+    while (at > 0 && !this.#below(at - 1, score, part, slot)) at--;
+    scores.copyWithin(at + 1, at, n);
+    parts.copyWithin(at + 1, at, n);
+    slots.copyWithin(at + 1, at, n);
+    masks.copyWithin(at + 1, at, n);
+    scores[at] = score;
+    parts[at] = part;
+    slots[at] = slot;
+    masks[at] = mask;
+    this.#length = n + 1;
   }
-}
 
-/** Whether `a` ranks below the candidate (score, part, slot). */
-function worse(a: Candidate, score: number, part: number, slot: number): boolean {
-  return a[0] < score || (a[0] === score && (a[1] > part || (a[1] === part && a[2] > slot)));
+  /** Whether the `i`-th candidate ranks below the candidate (score, part, slot). */
+  #below(i: number, score: number, part: number, slot: number): boolean {
+    const held = this.#scores[i]!;
+    return held < score ||
+      (held === score && (this.#parts[i]! > part || (this.#parts[i] === part && this.#slots[i]! > slot)));
+  }
 }
 
 /** What scoring a part needs besides the part. */
@@ -109,14 +157,16 @@ export interface PartScoring {
  *   part: 0, terms: [{ ids: [0], weight: 1 }], queryNorm: 1, slope: 0.75, pivot: 1,
  *   keep: undefined, filter: undefined, matches: () => true,
  * });
- * pool.items; // [[score, 0, 0]]
+ * pool.items; // [[score, 0, 0, 1]]: score, part, slot, and the query terms it holds (bit 0: the first)
  * ```
  */
 export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
   // The summing order, the same in every part: rarer terms first (a higher weight), then the query's order.
   const order = s.terms.map((term, q) => ({ ...term, q })).sort((a, b) => b.weight - a.weight || a.q - b.q);
-  const lists: Array<{ termId: number; weight: number; bound: number; length: number }> = [];
-  for (const { ids, weight } of order) {
+  const lists: Array<{ termId: number; weight: number; bound: number; length: number; bit: number }> = [];
+  // Masks are kept when every term has a bit (a longer query's candidates have none: -1).
+  const masked = s.terms.length <= MASK_TERMS;
+  for (const { ids, weight, q } of order) {
     const termId = ids[s.part]!;
     if (termId < 0) continue;
     // Before any postings are read: a segment may read them to find its maxima.
@@ -126,20 +176,24 @@ export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
       const pair = (weight * most) / (s.queryNorm * ((1 - s.slope) * s.pivot + s.slope * maxima.norms[j]!));
       if (pair > bound) bound = pair;
     });
-    lists.push({ termId, weight, bound, length: part.df(termId) });
+    lists.push({ termId, weight, bound, length: part.df(termId), bit: masked ? 1 << q : 0 });
   }
   if (!lists.length) return;
   if (accumulator.length < part.slotCount) {
     accumulator = new Float64Array(part.slotCount);
     touched = new Int32Array(part.slotCount);
+    held = new Int32Array(part.slotCount);
   }
-  const acc = accumulator, met = touched, norms = part.norms(), alive = part.aliveFlags();
-  const scale = (slot: number) => s.queryNorm * ((1 - s.slope) * s.pivot + s.slope * norms[slot]!);
+  const acc = accumulator, met = touched, masks = held, norms = part.norms(), alive = part.aliveFlags();
+  const queryNorm = s.queryNorm, slope = s.slope, base = (1 - s.slope) * s.pivot;
   // `unmet[i]`: what the lists from i on can add together, to a document none of the lists before i holds.
   const unmet = lists.map(() => 0);
   for (let i = lists.length - 1; i >= 0; i--) unmet[i] = (unmet[i + 1] ?? 0) + lists[i]!.bound;
   let left = lists.reduce((sum, list) => sum + list.length, 0);
   let count = 0, open = true;
+  // A document's score is its sum / (queryNorm · (base + slope · norm)), written out where it is needed: a function
+  // returning it boxed each number, thousands a search.
+  const candidates: Candidates = { pool, part: s.part, keep: s.keep, masked, queryNorm, base, slope, norms };
   try {
     for (let i = 0; i < lists.length; i++) {
       const list = lists[i]!;
@@ -147,55 +201,178 @@ export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
       // where the lists left are longer than the documents met (the check reads those); not under a filter function,
       // whose verdicts would have to be asked of every document met.
       if (open && i > 0 && !s.filter && unmet[i]! < Infinity && left > count) {
-        if (unmet[i]! * SLACK < lowerBar(pool, acc, met, count, scale, s.keep)) open = false;
+        if (unmet[i]! * SLACK < lowerBar(acc, met, count, candidates)) open = false;
       }
       left -= list.length;
-      const { slots, weights, from, to } = part.postings(list.termId);
-      for (let j = from; j < to; j++) {
-        const slot = slots[j]!;
-        if (!alive[slot]) continue;
-        const before = acc[slot]!;
-        if (before === 0) {
-          if (!open) continue;
-          met[count++] = slot;
-        }
-        acc[slot] = before + list.weight * weights[j]!;
-      }
+      const postings = part.postings(list.termId);
+      if (!open) addToMet(postings, list.weight, list.bit, acc, masks);
+      // The last list, open: each of its documents has its whole sum here, so it is scored at once rather than met
+      // and scored after (a family member's name is in 40,000 documents of a year: the second pass was half the
+      // search). Not under a filter, which would read metadata into the buffer these postings are in.
+      else if (i === lists.length - 1 && !s.filter) {
+        scoreLast(postings, list.weight, list.bit, alive, acc, masks, candidates);
+      } else count = meet(postings, list.weight, list.bit, alive, acc, masks, met, count);
     }
+    let threshold = pool.threshold;
     for (let i = 0; i < count; i++) {
-      const slot = met[i]!, score = acc[slot]! / scale(slot);
+      const slot = met[i]!, sum = acc[slot]!;
+      if (sum < 0) continue; // scored with the last list
+      const score = sum / (queryNorm * (base + slope * norms[slot]!));
       // The filter is asked only of a document that would enter (a filter function reads metadata from disk).
-      if (!pool.admits(score, s.part, slot)) continue;
+      if (score < threshold || !pool.admits(score, s.part, slot)) continue;
       if (s.keep && !s.keep.has(slot)) continue;
       if (s.filter && !s.matches(part.meta(slot), s.filter)) continue;
-      pool.offer(score, s.part, slot);
+      pool.offer(score, s.part, slot, masked ? masks[slot]! : -1);
+      threshold = pool.threshold;
     }
   } finally {
-    for (let i = 0; i < count; i++) acc[met[i]!] = 0;
+    for (let i = 0; i < count; i++) acc[met[i]!] = masks[met[i]!] = 0;
+  }
+}
+
+// The loops over postings are functions of their own, of typed arrays and numbers: inside the search's one function
+// they were deoptimized whenever its other parts changed (another index's part, a garbage collection), and ran
+// unoptimized meanwhile, boxing a number per posting.
+
+/** Adds a list to the documents it holds, meeting those not met yet; returns how many are met now. */
+function meet(
+  { slots, weights, from, to }: Postings,
+  weight: number,
+  bit: number,
+  alive: Uint8Array,
+  acc: Float64Array,
+  masks: Int32Array,
+  met: Int32Array,
+  count: number,
+): number {
+  for (let j = from; j < to; j++) {
+    const slot = slots[j]!;
+    if (!alive[slot]) continue;
+    const before = acc[slot]!;
+    if (before === 0) met[count++] = slot;
+    acc[slot] = before + weight * weights[j]!;
+    masks[slot] = masks[slot]! | bit;
+  }
+  return count;
+}
+
+/** Adds a list to the documents met only (the walk is closed; a deleted document never was met). */
+function addToMet(
+  { slots, weights, from, to }: Postings,
+  weight: number,
+  bit: number,
+  acc: Float64Array,
+  masks: Int32Array,
+): void {
+  for (let j = from; j < to; j++) {
+    const slot = slots[j]!;
+    const before = acc[slot]!;
+    if (before === 0) continue;
+    acc[slot] = before + weight * weights[j]!;
+    masks[slot] = masks[slot]! | bit;
+  }
+}
+
+/** The pool, and what a document's score and admission are figured with ({@link scoreLast}, {@link lowerBar}). */
+interface Candidates {
+  pool: Pool;
+  part: number;
+  keep: Set<number> | undefined;
+  masked: boolean;
+  queryNorm: number;
+  base: number;
+  slope: number;
+  norms: Float32Array;
+}
+
+/**
+ * Scores the documents of the last list at their whole sums and offers them to the pool; one met before is marked
+ * scored (its sum negated) for the loop over the documents met, which clears it with the rest.
+ */
+function scoreLast(
+  { slots, weights, from, to }: Postings,
+  weight: number,
+  bit: number,
+  alive: Uint8Array,
+  acc: Float64Array,
+  masks: Int32Array,
+  { pool, part, keep, masked, queryNorm, base, slope, norms }: Candidates,
+): void {
+  let threshold = pool.threshold;
+  for (let j = from; j < to; j++) {
+    const slot = slots[j]!;
+    if (!alive[slot]) continue;
+    const before = acc[slot]!, sum = before + weight * weights[j]!;
+    if (before !== 0) acc[slot] = -sum;
+    const score = sum / (queryNorm * (base + slope * norms[slot]!));
+    if (score < threshold || !pool.admits(score, part, slot)) continue;
+    if (keep && !keep.has(slot)) continue;
+    pool.offer(score, part, slot, masked ? masks[slot]! | bit : -1);
+    threshold = pool.threshold;
   }
 }
 
 /** One search at a time (ranking is synchronous): the sums and the documents met, grown to the largest part. */
 let accumulator = new Float64Array(0);
 let touched = new Int32Array(0);
+/** Per document met, the bits of the query terms whose lists held it (see {@link Candidate}). */
+let held = new Int32Array(0);
 
 /**
- * A lower bound of the pool's final bar: the worst of the best `size` among the pool and the documents met, each at
- * its sum so far (which only grows); -∞ while there are not that many.
+ * A lower bound of the pool's final bar: the `size`-th best score among the pool and the documents met, each at its
+ * sum so far (which only grows); -∞ while there are not that many. Found with a min-heap of the best `size` scores in
+ * a reused array (the bar is a score: which of equal scores is kept does not change it).
  */
 function lowerBar(
-  pool: Pool,
   acc: Float64Array,
   met: Int32Array,
   count: number,
-  scale: (slot: number) => number,
-  keep: Set<number> | undefined,
+  { pool, keep, queryNorm, base, slope, norms }: Candidates,
 ): number {
-  const best = new Pool(pool.size);
-  for (const item of pool.items) best.offer(item[0], item[1], item[2]);
+  const size = pool.size;
+  if (size === 0) return -Infinity;
+  if (bar.length < size) bar = new Float64Array(size);
+  const heap = bar, { values, count: pooled } = pool.scores;
+  let length = 0;
+  for (let i = 0; i < pooled; i++) length = keepBest(heap, length, size, values[i]!);
   for (let i = 0; i < count; i++) {
     const slot = met[i]!;
-    if (!keep || keep.has(slot)) best.offer(acc[slot]! / scale(slot), Infinity, slot);
+    if (keep && !keep.has(slot)) continue;
+    length = keepBest(heap, length, size, acc[slot]! / (queryNorm * (base + slope * norms[slot]!)));
   }
-  return best.threshold;
+  return length < size ? -Infinity : heap[0]!;
 }
+
+/**
+ * Puts `score` in the min-heap of the best `size` scores (its first `length` entries) when there is room or it beats
+ * the least; returns the heap's new length.
+ */
+function keepBest(heap: Float64Array, length: number, size: number, score: number): number {
+  if (length < size) {
+    // Sift up.
+    let at = length++;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (heap[parent]! <= score) break;
+      heap[at] = heap[parent]!;
+      at = parent;
+    }
+    heap[at] = score;
+  } else if (score > heap[0]!) {
+    // Replace the least and sift down.
+    let at = 0;
+    for (;;) {
+      const left = 2 * at + 1;
+      if (left >= size) break;
+      const child = left + 1 < size && heap[left + 1]! < heap[left]! ? left + 1 : left;
+      if (heap[child]! >= score) break;
+      heap[at] = heap[child]!;
+      at = child;
+    }
+    heap[at] = score;
+  }
+  return length;
+}
+
+/** {@link lowerBar}'s heap, grown to the largest pool. */
+let bar = new Float64Array(0);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type DocMeta, InvertedIndex, type ScoringOptions } from "./inverted_index.ts";
 import { type IndexPart, rank } from "./ranking.ts";
+import { MASK_TERMS, Pool, scorePart } from "./max_score.ts";
 import { Segment } from "./segment.ts";
 import { writeSegment } from "./segment_writer.ts";
 
@@ -157,4 +158,61 @@ Deno.test("MaxScore over a segment's long lists: the same pool, and the filter a
   }
   segment.close();
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("each candidate's mask names exactly the query terms it holds, in every part", () => {
+  const random = lcg(31);
+  const scoring: ScoringOptions = { slope: 0.75, conceptWeight: 1.5, supersede: undefined };
+  const older = new InvertedIndex(scoring), newer = new InvertedIndex(scoring);
+  corpus(random, 600).forEach((terms, d) => (random() < 0.6 ? older : newer).put(`d${d}`, terms, {}));
+  const parts = [older.part(), newer.part()];
+  for (let q = 0; q < 40; q++) {
+    const query = [...queryOf(random)].map(([term]) => term);
+    const pool = new Pool(20);
+    // As `rank` gives them: each term's id in each part (terms no document holds left out), rarer first.
+    const terms = query.map((term) => ({
+      ids: parts.map((part) => part.termId(term)),
+      weight: 1 + query.indexOf(term),
+    }))
+      .filter(({ ids }) => ids.some((id) => id >= 0));
+    parts.forEach((part, p) =>
+      scorePart(part, pool, {
+        part: p,
+        terms,
+        queryNorm: 1,
+        slope: 0.75,
+        pivot: part.normSum / Math.max(1, part.live),
+        keep: undefined,
+        filter: undefined,
+        matches: () => true,
+      })
+    );
+    for (const [, p, slot, mask] of pool.items) {
+      const held = new Set(parts[p]!.docTerms(slot).termIds);
+      const expected = terms.reduce((bits, { ids }, t) => held.has(ids[p]!) ? bits | (1 << t) : bits, 0);
+      assert.equal(mask, expected, `query ${query}, part ${p}, slot ${slot}`);
+    }
+  }
+});
+
+Deno.test("a newer near-duplicate supersedes the older with a query too long for a mask as with a short one", () => {
+  const index = new InvertedIndex();
+  const filler = Array.from({ length: 40 }, (_, i) => `w${i}`);
+  index.put("older", new Map([["spare", 1], ["key", 1], ["flowerpot", 1]]), { time: 1 });
+  index.put("newer", new Map([["spare", 1], ["key", 1], ["flowerpot", 1], ["blue", 1]]), { time: 2 });
+  index.put("elsewhere", new Map([["spare", 1], ["key", 1], ["drawer", 1]]), { time: 3 });
+  index.put("filler", new Map(filler.map((term) => [term, 1])), { time: 0 });
+  for (let d = 0; d < 20; d++) index.put(`other${d}`, new Map([[`x${d}`, 1], ["spare", 1]]), { time: 0 });
+  const short = new Map([["spare", 1], ["key", 1], ["flowerpot", 1]]);
+  const long = new Map([...short, ...filler.map((term) => [term, 1] as const)]);
+  assert.ok(long.size > MASK_TERMS);
+  for (const query of [short, long]) {
+    const ids = index.search(query, { k: 3 }).map((hit) => hit.id);
+    assert.ok(ids.indexOf("newer") < ids.indexOf("older"), `${query.size} terms: ${ids}`);
+  }
+  // Without the newer one's terms, the older ranks first: it was moved, not outscored.
+  const alone = new InvertedIndex();
+  alone.put("older", new Map([["spare", 1], ["key", 1], ["flowerpot", 1]]), { time: 1 });
+  alone.put("newer", new Map([["spare", 1], ["key", 1], ["flowerpot", 1], ["blue", 1]]), { time: 0 });
+  assert.equal(alone.search(short, { k: 2 })[0]!.id, "older");
 });

@@ -8,7 +8,7 @@
  */
 
 import type { DocMeta, Hit, ScoringOptions, SearchOptions } from "./inverted_index.ts";
-import { Pool, scorePart } from "./max_score.ts";
+import { type Candidate, Pool, scorePart } from "./max_score.ts";
 
 /**
  * Marks a filter term: a document's metadata value of a key its store filters by (`=guest\u0000visitor`), indexed
@@ -62,7 +62,7 @@ export interface IndexPart {
   termText(termId: number): string;
   id(slot: number): string;
   meta(slot: number): DocMeta;
-  /** The slot's term ids and weights (fresh arrays). */
+  /** The slot's term ids and weights (shared with other callers: read them, never change them). */
   docTerms(slot: number): { termIds: Int32Array; weights: Float32Array };
   /**
    * Bounds holding for every posting of the term (live or deleted) — what MaxScore prunes by (`max_score.ts`);
@@ -108,7 +108,7 @@ export function rank(
   for (const part of parts) n += part.live;
   if (n === 0 || k <= 0) return [];
   // Per query term: its id in each part and its weight.
-  const weights: Array<{ ids: number[]; weight: number }> = [];
+  const weights: Array<{ ids: number[]; weight: number; term: string }> = [];
   let queryNorm = 0;
   let queryNormAll = 0;
   for (const [term, tf] of query) {
@@ -122,7 +122,7 @@ export function rank(
     let weight = (1 + Math.log(tf)) * Math.log((n + 1) / df);
     if (part.concept(termId)) weight *= scoring.conceptWeight;
     if (weight <= 0) continue;
-    weights.push({ ids, weight });
+    weights.push({ ids, weight, term });
     if (!part.unnormed(termId)) queryNorm += weight * weight;
     queryNormAll += weight * weight;
   }
@@ -141,11 +141,12 @@ export function rank(
   parts.forEach((part, p) => {
     scorePart(part, pool, { part: p, terms: weights, queryNorm, slope, pivot, keep: allowed?.[p], filter, matches });
   });
-  const heap = pool.items; // score, part, slot
-  const hitOf = ([score, p, slot]: [number, number, number]): Hit => ({
-    id: parts[p]!.id(slot),
-    score,
-    meta: parts[p]!.meta(slot),
+  const heap = pool.items; // score, part, slot, mask
+  // Candidates are read by index, not destructured: destructuring an array walks its iterator, an object a time.
+  const hitOf = (candidate: Candidate): Hit => ({
+    id: parts[candidate[1]]!.id(candidate[2]),
+    score: candidate[0],
+    meta: parts[candidate[1]]!.meta(candidate[2]),
   });
   const metas = new Map<number, DocMeta>();
   const metaOf = (p: number, slot: number) => {
@@ -162,7 +163,18 @@ export function rank(
   }
   heap.sort((a, b) => b[0] - a[0] || a[1] - b[1] || a[2] - b[2]);
   if (scoring.supersede) supersede(parts, heap, weights, scoring.supersede, metaOf);
-  return heap.slice(0, k).map(([score, p, slot]) => ({ id: parts[p]!.id(slot), score, meta: metaOf(p, slot) }));
+  return heap.slice(0, k).map((candidate) => {
+    const hit: Hit = {
+      id: parts[candidate[1]]!.id(candidate[2]),
+      score: candidate[0],
+      meta: metaOf(candidate[1], candidate[2]),
+    };
+    const mask = candidate[3];
+    if (options.withMatched && mask >= 0) {
+      hit.matched = weights.filter((_, q) => mask & (1 << q)).map(({ term }) => term);
+    }
+    return hit;
+  });
 }
 
 /** For an equality filter on indexed keys only: per part, the slots holding every filter term. */
@@ -194,16 +206,17 @@ function matches(meta: DocMeta, filter: NonNullable<SearchOptions["filter"]>): b
 /**
  * Moves a newer near-duplicate of a document above it (a newer note on the same fact supersedes the older): only
  * when it matches every query term the older one matches — a note about another room is not a newer version.
+ * Which query terms a candidate holds is its mask from scoring (`max_score.ts`), read from its terms only for a query
+ * too long for one; two documents of one part are compared by term ids, of two parts by the terms' text.
  */
 function supersede(
   parts: readonly IndexPart[],
-  ranked: Array<[number, number, number]>,
+  ranked: Candidate[],
   query: ReadonlyArray<{ ids: number[] }>,
   rule: { similarity: number; ratio: number },
   metaOf: (part: number, slot: number) => DocMeta,
 ): void {
   const time = (p: number, slot: number) => Number(metaOf(p, slot).time ?? 0);
-  const vectors = new Map<number, Map<string, number>>();
   const terms = new Map<number, { termIds: Int32Array; weights: Float32Array }>();
   const termsOf = (p: number, slot: number) => {
     const key = slot * parts.length + p;
@@ -211,8 +224,10 @@ function supersede(
     if (!found) terms.set(key, found = parts[p]!.docTerms(slot));
     return found;
   };
-  // The query terms a document holds, as indexes into `query` (the same in every part).
-  const matched = (p: number, slot: number) => {
+  // The query terms a document holds, as bits of their indexes into `query` (the same in every part).
+  const matched = (candidate: Candidate) => {
+    const p = candidate[1], slot = candidate[2], mask = candidate[3];
+    if (mask >= 0) return mask;
     const byId = new Map<number, number>();
     query.forEach(({ ids }, q) => ids[p]! >= 0 && byId.set(ids[p]!, q));
     const found = new Set<number>();
@@ -222,10 +237,19 @@ function supersede(
     }
     return found;
   };
-  // A document's normed terms by their text (documents of two parts have different term ids).
-  const vector = (p: number, slot: number) => {
+  const holdsAll = (a: Candidate, b: Candidate) => {
+    const termsA = matched(a), termsB = matched(b);
+    if (typeof termsA === "number" && typeof termsB === "number") return (termsA & ~termsB) === 0;
+    const setOf = (found: number | Set<number>) =>
+      typeof found === "number" ? new Set(query.map((_, q) => q).filter((q) => found & (1 << q))) : found;
+    const inB = setOf(termsB);
+    return [...setOf(termsA)].every((term) => inB.has(term));
+  };
+  // A document's normed terms by their text, for documents of two parts (their term ids differ).
+  const byText = new Map<number, Map<string, number>>();
+  const vectorByText = (p: number, slot: number) => {
     const key = slot * parts.length + p;
-    let found = vectors.get(key);
+    let found = byText.get(key);
     if (!found) {
       found = new Map();
       const { termIds, weights } = termsOf(p, slot);
@@ -233,23 +257,40 @@ function supersede(
       for (let i = 0; i < termIds.length; i++) {
         if (!part.unnormed(termIds[i]!)) found.set(part.termText(termIds[i]!), weights[i]!);
       }
-      vectors.set(key, found);
+      byText.set(key, found);
     }
     return found;
   };
-  // Over the documents' normed terms by text, B's in its order (the same sum, term for term, as by term ids).
-  const cosine = (a: [number, number, number], b: [number, number, number]) => {
-    const vectorA = vector(a[1], a[2]);
+  // Over the documents' normed terms, B's in its order: the same sum, term for term, by term ids within a part (a
+  // document holds tens of terms: two loops over its arrays) as by text across two.
+  const cosine = (a: Candidate, b: Candidate) => {
     let dot = 0;
-    for (const [term, weight] of vector(b[1], b[2])) dot += (vectorA.get(term) ?? 0) * weight;
+    if (a[1] === b[1]) {
+      const part = parts[a[1]]!;
+      const termsA = termsOf(a[1], a[2]), termsB = termsOf(b[1], b[2]);
+      for (let j = 0; j < termsB.termIds.length; j++) {
+        const termId = termsB.termIds[j]!;
+        if (part.unnormed(termId)) continue;
+        let weightA = 0;
+        for (let i = 0; i < termsA.termIds.length; i++) {
+          if (termsA.termIds[i] === termId) {
+            weightA = termsA.weights[i]!;
+            break;
+          }
+        }
+        dot += weightA * termsB.weights[j]!;
+      }
+    } else {
+      const vectorA = vectorByText(a[1], a[2]);
+      vectorByText(b[1], b[2]).forEach((weight, term) => dot += (vectorA.get(term) ?? 0) * weight);
+    }
     return dot / (parts[a[1]]!.norms()[a[2]]! * parts[b[1]]!.norms()[b[2]]!);
   };
   for (let i = 0; i < Math.min(ranked.length, 10); i++) {
     for (let j = i + 1; j < ranked.length; j++) {
       const a = ranked[i]!, b = ranked[j]!;
       if (time(b[1], b[2]) <= time(a[1], a[2]) || b[0] < rule.ratio * a[0]) continue;
-      const termsB = matched(b[1], b[2]);
-      if (![...matched(a[1], a[2])].every((term) => termsB.has(term))) continue;
+      if (!holdsAll(a, b)) continue;
       if (cosine(a, b) < rule.similarity) continue;
       ranked.splice(j, 1);
       ranked.splice(i, 0, b);

@@ -189,3 +189,67 @@ Deno.test("a segment keeps only its dictionary, ids and per-document figures in 
   segment.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("a segment's reads of metadata and terms kept from searches never outlive it: compaction renumbers slots", async () => {
+  const dir = await tempDir();
+  const store = await VectorStore.open(dir, { pause: noPause });
+  const random = lcg(3903);
+  const texts = new Map<string, string>();
+  const put = (id: string, version: number) => {
+    texts.set(id, `${sentence(random, 6)} umbrella`);
+    store.put(id, texts.get(id)!, { version, of: id });
+  };
+  for (let d = 0; d < 300; d++) put(`d${d}`, 1);
+  await store.compact();
+  const segment = store.index.segment!;
+  // Every document read once through the searches' path, so the segment keeps its metadata and terms.
+  const first = store.search("umbrella", { k: 300 });
+  assert.equal(first.length, 300);
+  for (let slot = 0; slot < segment.documents; slot++) segment.docTerms(slot);
+  const again = segment.meta(7);
+  assert.equal(segment.meta(7), again, "read again from what the segment kept");
+  // Some documents deleted, some written anew: their slots move at the next compaction.
+  for (let d = 0; d < 300; d += 3) store.delete(`d${d}`);
+  for (let d = 1; d < 300; d += 3) put(`d${d}`, 2);
+  const check = () => {
+    const hits = store.search("umbrella", { k: 300 });
+    assert.equal(hits.length, 200);
+    for (const hit of hits) {
+      assert.equal(hit.meta.of, hit.id, `${hit.id}'s own metadata`);
+      assert.equal(hit.meta.version, Number(hit.id.slice(1)) % 3 === 1 ? 2 : 1);
+      assert.deepEqual(store.index.get(hit.id)!.terms, analyze(texts.get(hit.id)!), `${hit.id}'s own terms`);
+    }
+  };
+  check();
+  await store.compact();
+  assert.notEqual(store.index.segment, segment);
+  check();
+  await store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a segment finds its long lists' maxima when it opens, the same as on a term's first search", async () => {
+  const dir = await tempDir();
+  const index = new InvertedIndex(DEFAULT_SCORING);
+  const random = lcg(404);
+  for (let d = 0; d < 2_000; d++) index.put(`d${d}`, analyze(sentence(random, 8)), {});
+  const path = join(dir, "seg-1.bin");
+  await writeSegment(path, { delta: index.snapshot() }, noPause);
+  const segment = await Segment.open(path, noPause);
+  const lamp = segment.termId("lamp");
+  assert.ok(segment.df(lamp) >= 256, "a long list");
+  const found = segment.maxima(lamp)!;
+  // Computed anew from the postings, as a first search did before.
+  const { slots, weights, to } = segment.postings(lamp);
+  const least = new Map<number, number>();
+  for (let i = 0; i < to; i++) {
+    const norm = segment.norms()[slots[i]!]!;
+    if (!(norm >= least.get(weights[i]!)!)) least.set(weights[i]!, norm);
+  }
+  const pairs = [...least].sort((a, b) => a[0] - b[0]);
+  assert.ok(pairs.length <= 4, "few weights (tf 1 to 3)");
+  assert.deepEqual(found.weights, pairs.map(([w]) => w));
+  assert.deepEqual(found.norms, pairs.map(([, norm]) => norm));
+  segment.close();
+  await Deno.remove(dir, { recursive: true });
+});

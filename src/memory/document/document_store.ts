@@ -13,7 +13,13 @@ import type { Clock } from "../../clock.ts";
 import type { Trust } from "../../identity/trust.ts";
 import { type Provenance, type Viewer, visibleTo } from "../../identity/visibility.ts";
 import { readMeta, writeMeta } from "../database.ts";
-import { DEFAULT_SCORING, type DocMeta, type Hit, type ScoringOptions } from "../../search/inverted_index.ts";
+import {
+  CONTEXT_FIELD,
+  DEFAULT_SCORING,
+  type DocMeta,
+  type Hit,
+  type ScoringOptions,
+} from "../../search/inverted_index.ts";
 import type { VectorStore } from "../../search/store.ts";
 import { indexMatchesRows } from "../index_digest.ts";
 import { prepared } from "../../sqlite/prepared.ts";
@@ -46,6 +52,11 @@ export interface MemoryDocument {
 export interface DocumentHit {
   document: MemoryDocument;
   score: number;
+  /**
+   * Whether the query's words are in its context field (the turn before it), when the index could tell: false
+   * saves tokenizing the turn to learn that it matches nothing (`withWhatMatched`).
+   */
+  contextMatched?: boolean;
 }
 
 /**
@@ -352,6 +363,14 @@ export class DocumentStore {
       .map(fromRow);
   }
 
+  /** The documents of `ids` that exist, by id (one statement). */
+  #rows(ids: readonly string[]): Map<string, MemoryDocument> {
+    if (!ids.length) return new Map();
+    const rows = prepared(this.#db, "SELECT * FROM documents WHERE id IN (SELECT value FROM json_each(?))")
+      .all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
+    return new Map(rows.map((row) => [String(row.id), fromRow(row)]));
+  }
+
   get(id: string): MemoryDocument | undefined {
     const row = prepared(this.#db, "SELECT * FROM documents WHERE id = ?").get(id) as
       | Record<string, unknown>
@@ -384,14 +403,20 @@ export class DocumentStore {
       k,
       pool: RERANK_POOL,
       contextWeight: CONTEXT_WEIGHT,
+      withMatched: true,
       ...(filter !== undefined ? { filter } : {}),
       // Before the index orders and supersedes: a newer note on the same fact still moves above an older one.
       rerank: (candidates) =>
         fuseConversations(candidates, SESSION_WEIGHT, (hit) => String(hit.meta.session ?? hit.id)),
     });
-    const hits = ranked.flatMap((hit) => {
-      const document = this.get(hit.id);
-      return document ? [{ document, score: hit.score }] : [];
+    // The rows of all the hits in one statement: a year's 30 lookups by id, one by one, were a tenth of a recall.
+    const rows = this.#rows(ranked.map((hit) => hit.id));
+    const hits = ranked.flatMap((hit): DocumentHit[] => {
+      const document = rows.get(hit.id);
+      if (!document) return [];
+      return hit.matched
+        ? [{ document, score: hit.score, contextMatched: hit.matched.some((term) => term.startsWith(CONTEXT_FIELD)) }]
+        : [{ document, score: hit.score }];
     });
     if (touch) this.touch(hits.map((hit) => hit.document));
     return hits;
@@ -409,9 +434,19 @@ export class DocumentStore {
   touch(shown: readonly MemoryDocument[]): void {
     if (!shown.length) return;
     const now = this.#clock.now();
-    const bump = prepared(this.#db, "UPDATE documents SET hits = hits + 1, last_accessed = ? WHERE id = ?");
+    const ids = shown.map((document) => document.id);
+    if (new Set(ids).size === ids.length) {
+      // One statement, one commit: on a year, a commit per document shown took ≈ 100 µs for five, this ≈ 70 µs.
+      prepared(
+        this.#db,
+        "UPDATE documents SET hits = hits + 1, last_accessed = ? WHERE id IN (SELECT value FROM json_each(?))",
+      ).run(now, JSON.stringify(ids));
+    } else {
+      // A document shown twice counts twice, as it always has.
+      const bump = prepared(this.#db, "UPDATE documents SET hits = hits + 1, last_accessed = ? WHERE id = ?");
+      for (const id of ids) bump.run(now, id);
+    }
     for (const document of shown) {
-      bump.run(now, document.id);
       document.hits++;
       document.lastAccessed = now;
     }

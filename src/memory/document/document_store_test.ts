@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { systemClock } from "../../clock.ts";
+import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { openMemoryDb } from "../database.ts";
 import { VectorStore } from "../../search/store.ts";
+import { termsOf } from "../../search/relevance.ts";
 import { COLD_AFTER_MS, coldness, DocumentStore, SESSION_WEIGHT } from "./document_store.ts";
 
 Deno.test("documents the index lost (killed before its write, or set aside) are indexed again at open", async () => {
@@ -185,6 +187,91 @@ Deno.test("after a clean close equal counts are trusted; unequal counts or an un
   );
   assert.equal(documents.reconcile({ closedCleanly: false }), 1, "without a clean close every id is checked");
   assert.deepEqual(documents.search("bins tuesday", 3, false).map((hit) => hit.document.id), [bins.id]);
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a search reads its hits' rows in one statement: the same documents as one by one, in the index's order", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-rows-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  const index = await VectorStore.open(join(dir, "documents-index"));
+  const documents = DocumentStore.over(db, index, systemClock);
+  for (let i = 0; i < 40; i++) {
+    documents.add({
+      lines: [{ speaker: i % 2 ? "Anna" : "Ben", text: `The umbrella ${i} is in the ${i % 3 ? "hall" : "car"}` }],
+      time: i,
+      provenance: [`e${i}`],
+      ...(i % 4 === 0 ? { context: { text: "Where is the umbrella?", eventId: `q${i}` } } : {}),
+    });
+  }
+  const hits = documents.search("where is the umbrella in the car", 30, false);
+  assert.equal(hits.length, 30);
+  for (const hit of hits) assert.deepEqual(hit.document, documents.get(hit.document.id));
+  assert.deepEqual(
+    hits.map((hit) => hit.document.id),
+    index.search("where is the umbrella in the car", { k: 30, pool: 40, contextWeight: 0.7 }).map((hit) => hit.id)
+      .filter((id) => hits.some((hit) => hit.document.id === id)),
+    "in the order ranked",
+  );
+  // A row deleted behind the index's back is left out, not an error.
+  db.prepare("DELETE FROM documents WHERE id = ?").run(hits[0]!.document.id);
+  assert.equal(documents.search("where is the umbrella in the car", 30, false).length, 29);
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("touch counts one hit per document shown, in one statement, and a document shown twice twice", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-touch-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  const index = await VectorStore.open(join(dir, "documents-index"));
+  const clock = new FakeClock({ start: 1_000 });
+  const documents = DocumentStore.over(db, index, clock);
+  const [a, b] = ["bins on Tuesday", "glass on Friday"].map((text, i) =>
+    documents.add({ lines: [{ speaker: "owner", text }], time: i, provenance: [`e${i}`] })
+  );
+  clock.advance(1_000);
+  documents.touch([a!, b!]);
+  assert.deepEqual([documents.get(a!.id)!.hits, documents.get(b!.id)!.hits], [1, 1]);
+  assert.deepEqual([documents.get(a!.id)!.lastAccessed, documents.get(b!.id)!.lastAccessed], [2_000, 2_000]);
+  assert.equal(a!.hits, 1, "the objects shown are updated too");
+  clock.advance(1_000);
+  const shown = documents.get(a!.id)!;
+  documents.touch([shown, shown]);
+  assert.equal(documents.get(a!.id)!.hits, 3);
+  assert.equal(shown.hits, 3);
+  assert.equal(documents.get(b!.id)!.hits, 1, "only what was shown");
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("a hit says whether the query's words are in its context field, as the tokenizer would find them", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-matched-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  const index = await VectorStore.open(join(dir, "documents-index"));
+  const documents = DocumentStore.over(db, index, systemClock);
+  const contexts = ["Where is the passport?", "What's for dinner tonight?", "护照放在哪里了？", ""];
+  for (let i = 0; i < 40; i++) {
+    const context = contexts[i % contexts.length]!;
+    documents.add({
+      lines: [{ speaker: "Ben", text: i % 2 ? `Top drawer ${i}.` : `The passport ${i} is in the drawer` }],
+      time: i,
+      provenance: [`e${i}`],
+      ...(context ? { context: { text: context, eventId: `q${i}` } } : {}),
+    });
+  }
+  for (const query of ["where is the passport", "护照在哪", "drawer", "dinner passport"]) {
+    const hits = documents.search(query, 30, false);
+    assert.ok(hits.length > 0, query);
+    const asked = new Set(termsOf(query).keys());
+    for (const hit of hits) {
+      const context = hit.document.context?.text ?? "";
+      const shares = [...termsOf(context).keys()].some((term) => asked.has(term));
+      assert.equal(hit.contextMatched, shares, `${query}: ${hit.document.text} after "${context}"`);
+    }
+  }
   await index.close();
   db.close();
   await Deno.remove(dir, { recursive: true });

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { similarities } from "../../search/relevance.ts";
+import { similarities, termsOf } from "../../search/relevance.ts";
 import { HOUSEHOLD, termFrequencies } from "../../search/tokenizer.ts";
 
 /**
@@ -76,7 +76,7 @@ export function focused(line: string, query: string, max = LINE_SHOWN_CHARS): st
  * query asks about, the earliest such run; "…" where words were cut before or after it.
  */
 function aroundMatches(sentence: string, query: string, max: number): string {
-  const asked = new Set(termFrequencies(query, { lexicon: HOUSEHOLD }).keys());
+  const asked = new Set(termsOf(query).keys());
   const words = sentence.split(/\s+/);
   const hits = words.map((word) => [...termFrequencies(word, { lexicon: HOUSEHOLD }).keys()].some((t) => asked.has(t)));
   // The run from `start` as long as it fits: room for "… " before a run that does not start the sentence and "…" after.

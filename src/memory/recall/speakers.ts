@@ -32,13 +32,31 @@ export function namedSpeakers(query: string, texts: readonly string[]): Set<stri
   // Chinese writes no spaces: "前天奶奶去了哪里" names 奶奶 inside one run, so a Han name counts where it occurs.
   const says = (speaker: string) => words.has(speaker) || (HAN_NAME.test(speaker) && lower.includes(speaker));
   const named = new Set<string>();
-  for (const text of texts) {
-    for (const line of text.split("\n")) {
-      const speaker = /^([^:\n]{1,40}): /.exec(line)?.[1]?.toLowerCase();
-      if (speaker && says(speaker)) named.add(speaker);
-    }
-  }
+  for (const text of texts) for (const speaker of speakersOf(text)) if (says(speaker)) named.add(speaker);
   return named;
+}
+
+/** Texts whose speakers are kept: every recall reads the recent lines' and its documents' again. */
+const MEMO_ENTRIES = 512;
+const memo = new Map<string, readonly string[]>();
+
+/**
+ * The speakers of a text's lines ("Name: …"), lower case, in order (repeats kept), from a small memo: they depend on
+ * the text alone, so it is never stale.
+ */
+function speakersOf(text: string): readonly string[] {
+  const kept = memo.get(text);
+  if (kept) return kept;
+  const speakers: string[] = [];
+  for (const line of text.split("\n")) {
+    const speaker = /^([^:\n]{1,40}): /.exec(line)?.[1]?.toLowerCase();
+    if (speaker) speakers.push(speaker);
+  }
+  // A long text is read again each time: it would keep the memo large.
+  if (text.length > 1_000) return speakers;
+  if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
+  memo.set(text, speakers);
+  return speakers;
 }
 
 /**

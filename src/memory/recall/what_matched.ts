@@ -81,7 +81,8 @@ export function withWhatMatched(
   const merged = new Set<number>();
   pool.forEach((hit, i) => {
     const context = hit.document.context;
-    if (!context || merged.has(i)) return;
+    // A turn before that holds none of the query's words (the index says so) cannot match it better: not tokenized.
+    if (!context || merged.has(i) || hit.contextMatched === false) return;
     const [before, own] = similarities([context.text, hit.document.text], query);
     if (!(before! > own!)) return;
     const item = items[i]!;

@@ -72,3 +72,30 @@ Deno.test("a line shows the words asked about, not a greeting that names the per
   assert.match(item!.text, /painted a lake/);
   assert.doesNotMatch(item!.text, /Thanks, Caroline/);
 });
+
+Deno.test("a turn before that the index says holds none of the query's words is not compared: the same items", () => {
+  const hit = (id: string, text: string, context: string, contextMatched?: boolean) => ({
+    document: {
+      id,
+      text,
+      summary: text,
+      created: 0,
+      lastAccessed: 0,
+      hits: 0,
+      provenance: [id],
+      sender: "",
+      trust: "household" as const,
+      source: "http",
+      context: { text: context, eventId: `before-${id}` },
+    },
+    score: 1,
+    ...(contextMatched === undefined ? {} : { contextMatched }),
+  });
+  const query = "where is the passport";
+  const told = [hit("e1", "Ben: Top drawer.", "Anna: What's for dinner?", false)];
+  const asked = [hit("e1", "Ben: Top drawer.", "Anna: What's for dinner?")];
+  assert.deepEqual(withWhatMatched(told, query), withWhatMatched(asked, query));
+  // A turn that does hold them is still compared and shown.
+  const matching = withWhatMatched([hit("e2", "Ben: Top drawer.", "Anna: Where is the passport?", true)], query);
+  assert.equal(matching[0]!.text, "(before: Anna: Where is the passport?)\nBen: Top drawer.");
+});
