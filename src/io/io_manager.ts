@@ -58,9 +58,14 @@ export interface IOManagerOptions {
   perSender?: number;
 }
 
+/** How long one heartbeat waits for the devices' heartbeats (a device's bookkeeping; never the network). */
+const HEARTBEAT_DEADLINE_MS = 5_000;
+
 /** The IO layer's hub. */
 export class IOManager implements Service {
   readonly name = "io";
+  /** Devices whose heartbeat is still running (a hung one is not called again on top of itself). */
+  readonly #beating = new Set<Device>();
   #devices: ReadonlyMap<string, Device> = new Map();
   /** The device set by owner (`core`: the daemon's own; `plugins`: the plugin service's), composed on each change. */
   #groups = new Map<DeviceGroup, readonly Device[]>();
@@ -177,15 +182,30 @@ export class IOManager implements Service {
     return this.close();
   }
 
-  /** Runs each device's heartbeat; one device's failure is logged and does not stop the others. */
+  /**
+   * Runs every device's heartbeat side by side under one deadline: one device's failure, or a heartbeat that hangs,
+   * is reported and never holds back the others (the timer's watchdog among them). A device whose last heartbeat has
+   * not ended yet is skipped, not called again on top of it.
+   */
   async heartbeat(): Promise<void> {
     const failures: string[] = [];
-    for (const device of this.#devices.values()) {
-      try {
-        await device.heartbeat?.();
-      } catch (error) {
-        failures.push(`${device.name}: ${(error as Error)?.message ?? String(error)}`);
-      }
+    const limit = deadline(this.#options.clock, HEARTBEAT_DEADLINE_MS);
+    try {
+      await Promise.all([...this.#devices.values()].map(async (device) => {
+        if (!device.heartbeat) return;
+        if (this.#beating.has(device)) return void failures.push(`${device.name}: its last heartbeat has not ended`);
+        const beat = Promise.resolve().then(() => device.heartbeat!()).finally(() => this.#beating.delete(device));
+        this.#beating.add(device);
+        try {
+          if ((await limit.race(beat)).late) {
+            failures.push(`${device.name}: its heartbeat did not end within ${HEARTBEAT_DEADLINE_MS / 1_000} s`);
+          }
+        } catch (error) {
+          failures.push(`${device.name}: ${(error as Error)?.message ?? String(error)}`);
+        }
+      }));
+    } finally {
+      limit.cancel();
     }
     if (failures.length) throw new Error(`device heartbeat failed (${failures.join("; ")})`);
   }

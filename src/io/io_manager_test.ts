@@ -302,3 +302,32 @@ Deno.test("a schedule's firings wait their turn beside the owner's live messages
   assert.deepEqual(order, ["live", "fired 0", "member", "fired 1"]);
   await io.close();
 });
+
+Deno.test("a device whose heartbeat hangs holds back no other device's, is reported by name and is not called again on top of itself", async () => {
+  const clock = new FakeClock(1_000);
+  const { io } = setup({ clock });
+  const hung = Object.assign(new RecordingDevice("hall"), {
+    calls: 0,
+    heartbeat() {
+      hung.calls++;
+      return new Promise<void>(() => {});
+    },
+  });
+  const timer = Object.assign(new RecordingDevice("timer"), {
+    beats: 0,
+    heartbeat() {
+      timer.beats++;
+    },
+  });
+  await io.replaceDevices([hung, timer]);
+  const first = io.heartbeat();
+  await clock.timersArmed();
+  assert.equal(timer.beats, 1, "the other device's heartbeat ran at once");
+  await new Promise((resolve) => setTimeout(resolve, 0)); // its end reaches the race, as before any real timer
+  clock.advance(5_000);
+  await assert.rejects(first, /^Error: device heartbeat failed \(hall: its heartbeat did not end within 5 s\)$/);
+  await assert.rejects(io.heartbeat(), /^Error: device heartbeat failed \(hall: its last heartbeat has not ended\)$/);
+  assert.equal(hung.calls, 1);
+  assert.equal(timer.beats, 2);
+  await io.close();
+});
