@@ -99,8 +99,46 @@ export const HOUSEHOLD: Lexicon = compileLexicon(HOUSEHOLD_LEXICON, HOUSEHOLD_ID
  */
 export const ANALYZER = "engine-4";
 
+/** What a lexicon's entries start with: every entry, and each of its leading parts (CJK characters, English words). */
+interface Prefixes {
+  cjk: Set<string>;
+  latin: Set<string>;
+  idioms: Set<string>;
+}
+
+/** Each lexicon's {@link Prefixes}, made on its first use (a lexicon is not changed once compiled). */
+const PREFIXES = new WeakMap<Lexicon, Prefixes>();
+
+/**
+ * The prefixes of `lexicon`. A lookup stops at the first text no entry starts with: most places start none, so each
+ * costs one Map probe instead of one per length up to the longest entry (a new string hashed for each).
+ */
+function prefixesOf(lexicon: Lexicon): Prefixes {
+  let prefixes = PREFIXES.get(lexicon);
+  if (prefixes) return prefixes;
+  const cjk = new Set<string>();
+  for (const word of lexicon.cjk.keys()) {
+    let prefix = "";
+    for (const char of word) cjk.add(prefix += char);
+  }
+  // A phrase is extended by " " and a word: its prefixes end where a space starts.
+  const spaced = (keys: Iterable<string>) => {
+    const out = new Set<string>();
+    for (const key of keys) {
+      out.add(key);
+      for (let at = key.indexOf(" "); at >= 0; at = key.indexOf(" ", at + 1)) out.add(key.slice(0, at));
+    }
+    return out;
+  };
+  prefixes = { cjk, latin: spaced(lexicon.latin.keys()), idioms: spaced(lexicon.idioms) };
+  PREFIXES.set(lexicon, prefixes);
+  return prefixes;
+}
+
 /** The characters a day word can start with (大, 前, 上 …). */
 const DEICTIC_FIRST = new Set([...ZH_DEICTIC_WORDS].map((word) => word[0]!));
+/** The characters a question word can start with (什, 怎, 哪 …): no bigram is made at the others. */
+const QUESTION_FIRST = new Set([...ZH_QUESTION_BIGRAMS].map((word) => word[0]!));
 
 /** Options of {@link tokenize}. */
 export interface TokenizeOptions {
@@ -113,12 +151,14 @@ export interface TokenizeOptions {
   stem?: ((word: string) => string) | undefined;
 }
 
+/** A unit of a CJK segment that is a number written inside it (a digit run), not a character. */
+const isNumber = (unit: string) => unit.length > 1 || (unit >= "0" && unit <= "9");
+
 /**
  * Terms of one CJK segment. `units` are its characters, with numbers written inside it ("城巴7号线", "22点") kept as
  * single units so that they pair with their neighbours (巴7, 7号) as well as standing alone.
  */
 function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | undefined): void {
-  const isNumber = (unit: string) => unit.length > 1 || (unit >= "0" && unit <= "9");
   // Day words relative to their saying (大前天, 上周三): the longest at each place, dropped with all their characters.
   const deictic = new Uint8Array(units.length);
   for (let i = 0; i + 1 < units.length; i++) {
@@ -131,6 +171,7 @@ function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | un
     }
   }
   if (lexicon) {
+    const prefixes = prefixesOf(lexicon).cjk;
     for (let i = 0; i < units.length; i++) {
       // 上周一 names no weekday concept: it is a date, read by named_period.ts.
       if (deictic[i]) continue;
@@ -141,13 +182,16 @@ function cjkTerms(units: readonly string[], out: string[], lexicon: Lexicon | un
         word += unit;
         const concepts = lexicon.cjk.get(word);
         if (concepts) out.push(...concepts);
+        if (!prefixes.has(word)) break; // no entry starts with it: no longer one can match
       }
     }
   }
   // Split at particles, and drop question words and fillers together with both their characters.
   const keep = units.map((unit, i) => !ZH_SPLIT_CHARS.has(unit) && !deictic[i]);
   for (let i = 0; i + 1 < units.length; i++) {
-    if (ZH_QUESTION_BIGRAMS.has(units[i]! + units[i + 1]!)) keep[i] = keep[i + 1] = false;
+    if (QUESTION_FIRST.has(units[i]!) && ZH_QUESTION_BIGRAMS.has(units[i]! + units[i + 1]!)) {
+      keep[i] = keep[i + 1] = false;
+    }
   }
   let start = 0;
   for (let i = 0; i <= units.length; i++) {
@@ -193,13 +237,14 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
       end: match.index + match[0].length,
     });
   }
-  const isNumber = (piece: { cjk: boolean; text: string }) => !piece.cjk && /^\d+$/.test(piece.text);
+  const isNumberPiece = (piece: { cjk: boolean; text: string }) => !piece.cjk && /^\d+$/.test(piece.text);
   let words: string[] = [];
   // Stopwords are judged on the word as written: stemming first would index "does" as "doe".
   let stops: boolean[] = [];
   const flushWords = () => {
     if (!words.length) return;
     if (lexicon) {
+      const prefixes = prefixesOf(lexicon);
       // Words inside an idiom name no concept.
       const inIdiom = new Uint8Array(words.length);
       for (let i = 0; lexicon.idiomMax && i < words.length; i++) {
@@ -207,6 +252,7 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
         for (let length = 1; length <= lexicon.idiomMax && i + length <= words.length; length++) {
           phrase = length === 1 ? words[i]! : `${phrase} ${words[i + length - 1]}`;
           if (lexicon.idioms.has(phrase)) inIdiom.fill(1, i, i + length);
+          if (!prefixes.idioms.has(phrase)) break;
         }
       }
       for (let i = 0; i < words.length; i++) {
@@ -216,6 +262,7 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
           phrase = length === 1 ? words[i]! : `${phrase} ${words[i + length - 1]}`;
           const concepts = lexicon.latin.get(phrase);
           if (concepts) out.push(...concepts);
+          if (!prefixes.latin.has(phrase)) break;
         }
       }
     }
@@ -230,7 +277,7 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
     let j = i;
     let hasCjk = false;
     while (
-      j < pieces.length && (pieces[j]!.cjk || isNumber(pieces[j]!)) &&
+      j < pieces.length && (pieces[j]!.cjk || isNumberPiece(pieces[j]!)) &&
       (j === i || pieces[j - 1]!.end === pieces[j]!.start)
     ) {
       hasCjk ||= pieces[j]!.cjk;
@@ -238,7 +285,13 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
     }
     if (hasCjk) {
       flushWords();
-      const units = pieces.slice(i, j).flatMap((piece) => piece.cjk ? [...piece.text] : [piece.text]);
+      // Gathered in one array: a slice and an array per piece (flatMap) were garbage made for every CJK segment.
+      const units: string[] = [];
+      for (let at = i; at < j; at++) {
+        const piece = pieces[at]!;
+        if (!piece.cjk) units.push(piece.text);
+        else for (const char of piece.text) units.push(char);
+      }
       cjkTerms(units, out, lexicon);
       i = j;
       continue;

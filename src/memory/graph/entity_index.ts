@@ -19,10 +19,29 @@ export interface FactHit {
 const DOC_PREFIX = "e";
 const docId = (id: number) => `${DOC_PREFIX}${id}`;
 
+/**
+ * Entities whose open facts are kept read (a household member's name is in most questions: their facts were read from
+ * SQLite on every recall). The oldest read goes first; an entry is ≈ one or two facts.
+ */
+const CACHED_ENTITIES = 4_096;
+
+/** A copy of a cached fact: callers may keep or change what they are given (recall hands out `provenance`). */
+const copyOf = (fact: Fact): Fact => ({
+  ...fact,
+  provenance: [...fact.provenance],
+  heard: fact.heard.map((heard) => ({ ...heard })),
+});
+
 /** The index over a graph's entities. */
 export class EntityIndex {
   #graph: GraphStore;
   #store: VectorStore;
+  /**
+   * Open facts of entities, by id, in fact order; dropped in {@linkcode EntityIndex.refresh}, which the graph calls
+   * after every committed write with each entity whose facts it changed. The same for every asker: visibility is
+   * filtered by the caller on each search.
+   */
+  #facts = new Map<number, Fact[]>();
 
   /**
    * Wraps an opened store; call {@linkcode EntityIndex.reconcile} once at start.
@@ -61,6 +80,7 @@ export class EntityIndex {
   refresh(ids: Iterable<number>): void {
     const docs: Array<{ id: string; text: string; meta: { time: number } }> = [];
     for (const id of ids) {
+      this.#facts.delete(id);
       const entity = this.#graph.entityText(id);
       if (entity) docs.push({ id: docId(id), text: entity.text, meta: { time: entity.lastSeen } });
       else this.#store.delete(docId(id));
@@ -97,8 +117,26 @@ export class EntityIndex {
   search(query: string, k: number): FactHit[] {
     const hits = this.#store.search(query, { k });
     const scores = new Map(hits.map((hit) => [Number(hit.id.slice(1)), hit.score]));
-    return this.#graph.openFactsOf([...scores.keys()])
-      .map(({ entity, ...fact }) => ({ fact, score: scores.get(entity) ?? 0 }))
-      .sort((a, b) => b.score - a.score || b.fact.validFrom - a.fact.validFrom);
+    const factsOf = new Map<number, Fact[]>();
+    const missing: number[] = [];
+    for (const id of scores.keys()) {
+      const cached = this.#facts.get(id);
+      if (cached) factsOf.set(id, cached);
+      else missing.push(id);
+    }
+    if (missing.length) {
+      for (const id of missing) factsOf.set(id, []);
+      for (const { entity, ...fact } of this.#graph.openFactsOf(missing)) factsOf.get(entity)!.push(fact);
+      for (const id of missing) {
+        if (this.#facts.size >= CACHED_ENTITIES) this.#facts.delete(this.#facts.keys().next().value!);
+        this.#facts.set(id, factsOf.get(id)!);
+      }
+    }
+    const found: FactHit[] = [];
+    for (const [id, facts] of factsOf) {
+      for (const fact of facts) found.push({ fact: copyOf(fact), score: scores.get(id)! });
+    }
+    // Fact order last: one query over all the entities returned them in that order before a stable sort.
+    return found.sort((a, b) => b.score - a.score || b.fact.validFrom - a.fact.validFrom || a.fact.id - b.fact.id);
   }
 }

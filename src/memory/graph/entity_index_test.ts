@@ -47,3 +47,79 @@ Deno.test("the entity index follows every committed write and is rebuilt for ent
   db.close();
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("the entity index's cached facts are what the graph holds after every kind of write", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-entity-cache-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  const graph = new GraphStore(db, { onChange: (ids) => entities.refresh(ids) });
+  const store = await VectorStore.open(join(dir, "graph-index"));
+  const entities = new EntityIndex(graph, store);
+  const queries = [
+    "where is the spare key",
+    "Lily",
+    "Lily allergic peanuts",
+    "客厅灯在哪",
+    "Wei tea",
+    "key lamp Lily Wei",
+  ];
+  // A new index over the same graph and store has read nothing: its answer is the graph's, uncached.
+  const same = (why: string) => {
+    for (const query of queries) {
+      for (const k of [1, 3, 10]) {
+        assert.deepEqual(entities.search(query, k), new EntityIndex(graph, store).search(query, k), `${why}: ${query}`);
+      }
+    }
+  };
+  const record = (name: string, type: string, predicate: string, object: string, event: string, single = true) =>
+    graph.record({
+      subject: { name, type },
+      predicate,
+      object,
+      time: T0 + Number(event.slice(1)),
+      provenance: [event],
+      single,
+    });
+  record("spare key", "thing", "kept in", "the blue flowerpot", "e1");
+  record("Lily", "person", "allergic to", "peanuts", "e2", false);
+  record("客厅灯", "device", "位于", "客厅", "e3");
+  record("Wei", "person", "takes tea", "with milk", "e4");
+  same("filled");
+
+  record("spare key", "thing", "kept in", "the blue flowerpot", "e5"); // confirmed: provenance grows
+  same("confirmed");
+  graph.recordBatch([
+    {
+      subject: { name: "spare key", type: "thing" },
+      predicate: "kept in",
+      object: "the garage drawer",
+      time: T0 + 6,
+      provenance: ["e6"],
+      single: true,
+    },
+    {
+      subject: { name: "Lily", type: "person" },
+      predicate: "allergic to",
+      object: "shellfish",
+      time: T0 + 6,
+      provenance: ["e6"],
+      single: false,
+      saidBy: "visitor",
+      trust: "guest",
+    },
+  ]);
+  same("replaced, added by a guest");
+  const tea = entities.search("Wei tea", 3)[0]!.fact;
+  tea.provenance.push("changed by a caller"); // what a caller does with its copy is not cached
+  tea.heard.push({ event: "x", source: "x", sender: "x", trust: "guest" });
+  same("a caller changed its copy");
+  graph.correct(tea.id, "without sugar", "Wei", T0 + 7, "household");
+  same("corrected");
+  const lamp = entities.search("客厅灯在哪", 1)[0]!.fact;
+  graph.delete(lamp.id);
+  same("deleted");
+  graph.forget(new Set(["e2"]));
+  same("forgotten");
+  await store.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
