@@ -63,6 +63,11 @@ Deno.test("a never-answering LLM ends the turn at llm.turn_timeout with a clear 
     assert.equal(status.process.pid, homed.pid);
     assert.ok(status.process.heap_used_bytes > 0 && status.process.heap_used_bytes <= status.process.heap_total_bytes);
     assert.ok(status.process.rss_bytes > status.process.heap_total_bytes, JSON.stringify(status.process));
+    // By space: the old space holds most; every space's use within its size, their sizes summing to the heap's.
+    const spaces = Object.values(status.process.heap_spaces) as Array<{ size_bytes: number; used_bytes: number }>;
+    assert.ok(status.process.heap_spaces.old_space.used_bytes > 0, JSON.stringify(status.process.heap_spaces));
+    assert.ok(spaces.every((space) => space.used_bytes <= space.size_bytes));
+    assert.equal(spaces.reduce((sum, space) => sum + space.size_bytes, 0), status.process.heap_total_bytes);
     for (const time of [status.started_at, status.agent.last_heartbeat, status.services.agent.started_at]) {
       assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }

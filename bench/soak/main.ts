@@ -132,20 +132,28 @@ async function residentMb(pid: number): Promise<{ rss: number; anon: number; fil
     : { rss, anon: field("RssAnon") ?? Number.NaN, file: field("RssFile") ?? Number.NaN };
 }
 
-/** homed's JS heap (used and held) and external memory in MB, from `/api/status`'s `process`. */
-async function heapMb(): Promise<{ used: number; total: number; external: number }> {
+/** homed's JS heap (used and held, and held by V8 space) and external memory in MB, from `/api/status`'s `process`. */
+async function heapMb(): Promise<{ used: number; total: number; external: number; spaces: Record<string, number> }> {
   try {
     const body = await (await fetch(`${homed.url}/api/status`)).json() as {
-      process?: { heap_used_bytes: number; heap_total_bytes: number; external_bytes: number };
+      process?: {
+        heap_used_bytes: number;
+        heap_total_bytes: number;
+        external_bytes: number;
+        heap_spaces?: Record<string, { size_bytes: number }>;
+      };
     };
     const mb = (bytes: number | undefined) => bytes === undefined ? Number.NaN : round(bytes / 1024 / 1024);
     return {
       used: mb(body.process?.heap_used_bytes),
       total: mb(body.process?.heap_total_bytes),
       external: mb(body.process?.external_bytes),
+      spaces: Object.fromEntries(
+        Object.entries(body.process?.heap_spaces ?? {}).map(([name, space]) => [name, mb(space.size_bytes)]),
+      ),
     };
   } catch {
-    return { used: Number.NaN, total: Number.NaN, external: Number.NaN };
+    return { used: Number.NaN, total: Number.NaN, external: Number.NaN, spaces: {} };
   }
 }
 
@@ -528,6 +536,8 @@ interface Sample {
   /** The JS heap V8 uses and holds, and external memory, from `/api/status`'s `process`. */
   heap_used_mb: number;
   heap_total_mb: number;
+  /** What V8 holds in each space of the heap (`old_space`, `code_space`, `large_object_space`, …). */
+  heap_spaces_mb: Record<string, number>;
   external_mb: number;
   fds: number;
   wal_kb: number;
@@ -555,6 +565,7 @@ async function sample(): Promise<Sample | undefined> {
     rss_file_mb: resident.file,
     heap_used_mb: heap.used,
     heap_total_mb: heap.total,
+    heap_spaces_mb: heap.spaces,
     external_mb: heap.external,
     fds,
     wal_kb: Object.values(wal).reduce((a, b) => a + b, 0),
@@ -585,7 +596,11 @@ while ((samples.length + 1) * INTERVAL_S * 1000 <= DURATION_MS + 1 && !exited) {
     `  ${
       taken.minute.toFixed(2).padStart(6)
     } min  rss ${taken.rss_mb} MB (anon ${taken.rss_anon_mb}, file ${taken.rss_file_mb})  ` +
-      `heap ${taken.heap_used_mb}/${taken.heap_total_mb} MB ext ${taken.external_mb}  fds ${taken.fds}  wal ${taken.wal_kb} KB  ` +
+      `heap ${taken.heap_used_mb}/${taken.heap_total_mb} MB (old ${taken.heap_spaces_mb.old_space ?? "?"}, code ${
+        taken.heap_spaces_mb.code_space ?? "?"
+      }, lo ${
+        taken.heap_spaces_mb.large_object_space ?? 0
+      }) ext ${taken.external_mb}  fds ${taken.fds}  wal ${taken.wal_kb} KB  ` +
       `turns ${taken.turns}  p50 ${taken.p50_ms} ms  p99 ${taken.p99_ms} ms  anchor rss ${taken.anchor_rss_mb} MB`,
   );
 }

@@ -18,6 +18,7 @@ import type { ServiceHost } from "../service/service_host.ts";
 import type { DiskSpaceBody } from "../service/disk_watch.ts";
 import type { BackupsStatus } from "../backup/backup_service.ts";
 import type { TimerDevice } from "../timer/timer.ts";
+import { getHeapSpaceStatistics } from "node:v8";
 import type { ToolRegistry } from "../tools/registry.ts";
 import { VERSION } from "../version.ts";
 import type { BudgetView } from "../provider/budget.ts";
@@ -49,6 +50,11 @@ export interface StatusBody {
     heap_total_bytes: number;
     heap_used_bytes: number;
     external_bytes: number;
+    /**
+     * The JS heap by V8's spaces that hold anything (`old_space`, `code_space`, `large_object_space`, …): what each
+     * holds and uses — which one a climb of `heap_total_bytes` is in (a soak's question).
+     */
+    heap_spaces: Record<string, { size_bytes: number; used_bytes: number }>;
   };
   /** The config file, or `embedded defaults`. */
   config: string;
@@ -104,6 +110,12 @@ function processMemory(): StatusBody["process"] {
     heap_total_bytes: memory.heapTotal,
     heap_used_bytes: memory.heapUsed,
     external_bytes: memory.external,
+    heap_spaces: Object.fromEntries(
+      getHeapSpaceStatistics().filter((space) => space.space_size > 0).map((space) => [
+        space.space_name,
+        { size_bytes: space.space_size, used_bytes: space.space_used_size },
+      ]),
+    ),
   };
 }
 
