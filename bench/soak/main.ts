@@ -666,6 +666,24 @@ const rssSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.rss_mb])),
 const anonSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.rss_anon_mb])), 2);
 const heapSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.heap_used_mb])), 2);
 const anchorSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.anchor_rss_mb])), 2);
+/**
+ * The floor's slope: the least RSS of each whole 5-minute window after the warm-up, against the window's middle. V8's
+ * old space climbs and falls back at each full collection (≈ 10 MB, every 10–20 minutes here), so a least-squares line
+ * through every sample reads the saw's phase as much as a trend; what a collection leaves — the floor — grows only
+ * with what is really kept. Reported beside the slope, not instead of it.
+ */
+const floorSlope = (() => {
+  const windows = new Map<number, Sample[]>();
+  for (const s of afterWarmup) {
+    const at = Math.floor((s.minute * 60_000 - WARMUP_MS - 1) / 300_000);
+    windows.set(at, [...windows.get(at) ?? [], s]);
+  }
+  const whole = [...windows.values()].filter((w) => w.length * INTERVAL_S >= 290);
+  return whole.length < 3 ? Number.NaN : round(
+    slope(whole.map((w) => [(w[0]!.minute + w.at(-1)!.minute) / 120, Math.min(...w.map((s) => s.rss_mb))])),
+    2,
+  );
+})();
 const fdSlope = round(slope(afterWarmup.map((s) => [s.minute / 60, s.fds])), 1);
 const fdGrowth = median(samples.filter(lastWindow).map((s) => s.fds)) -
   median(samples.filter(firstWindow).map((s) => s.fds));
@@ -717,6 +735,7 @@ const results = {
     rss_first_mb: samples[0]?.rss_mb,
     rss_last_mb: lastSample?.rss_mb,
     rss_slope_mb_per_h: rssSlope,
+    rss_floor_slope_mb_per_h: floorSlope,
     rss_anon_slope_mb_per_h: anonSlope,
     heap_used_slope_mb_per_h: heapSlope,
     anchor_rss_slope_mb_per_h: anchorSlope,
@@ -768,6 +787,11 @@ console.table({
     figure: `${rssSlope} MB/h (anchor ${anchorSlope} MB/h)`,
     target: "≤ 1 MB/h",
     verdict: verdicts.rss_slope,
+  },
+  "RSS floor (least of each 5 min) slope": {
+    figure: `${floorSlope} MB/h`,
+    target: "(reported)",
+    verdict: "—",
   },
   "descriptors (median, last vs first window)": {
     figure: `${results.summary.fds_first_window} → ${results.summary.fds_last_window} (${
