@@ -196,3 +196,34 @@ Deno.test("restore refuses a database that fails its integrity check, naming it"
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("backups taken while homed holds its database open keep at most one descriptor of it, reused by the next", async () => {
+  const { dir, loaded } = await home();
+  const path = join(dir, "data", "memory", "memory.db");
+  // homed's own connection, as during an automatic backup: SQLite cannot close the backup connection's descriptor
+  // while this one holds locks on the same file (POSIX locks belong to the process), so it keeps it for the next open.
+  const live = new DatabaseSync(path);
+  live.prepare("SELECT COUNT(*) FROM notes").get();
+  // Counted by a shell (the tests may run sh, not read /proc): every descriptor, and those of memory.db.
+  const descriptors = async () => {
+    const script = `ls -l /proc/${Deno.pid}/fd | wc -l; ls -l /proc/${Deno.pid}/fd | grep -c -- '-> ${path}$'`;
+    const out = await new Deno.Command("sh", { args: ["-c", script], stdout: "piped" }).output();
+    const [all, ofDb] = new TextDecoder().decode(out.stdout).trim().split("\n").map(Number);
+    return { all: all!, ofDb: ofDb! };
+  };
+  try {
+    assert.equal((await descriptors()).ofDb, 1);
+    // Two first: Deno's own descriptors for file work off the main thread are made on first use.
+    for (let n = 0; n < 2; n++) await archiveOf(loaded);
+    const settled = await descriptors();
+    assert.ok(settled.ofDb <= 2, `homed's connection and at most one kept for the next backup: ${settled.ofDb}`);
+    for (let n = 0; n < 4; n++) {
+      live.prepare("INSERT INTO notes (text) VALUES (?)").run(`note ${n}`);
+      await archiveOf(loaded);
+    }
+    assert.deepEqual(await descriptors(), settled, "four more backups keep no more descriptors");
+  } finally {
+    live.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
