@@ -2,7 +2,7 @@
 import { api, query, seg } from "../api.js";
 import { badge, clip, fill, fmtNum, fmtTime, h, load, section, show, statusLine, table } from "../dom.js";
 import { t } from "../i18n.js";
-import { correctFact, forgetFact } from "../fact_actions.js";
+import { factButtons } from "../fact_actions.js";
 
 const MAX_NEIGHBOURS = 16;
 
@@ -215,20 +215,7 @@ export default function memory(root, ctx) {
     const factStatus = statusLine();
     const actions = (fact) =>
       owner
-        ? h(
-          "div",
-          { class: "row" },
-          h("button", {
-            type: "button",
-            class: "fact-correct secondary",
-            onclick: () => correct(fact, factStatus),
-          }, t("correct")),
-          h("button", {
-            type: "button",
-            class: "fact-forget danger",
-            onclick: () => forget(fact, factStatus),
-          }, t("forget")),
-        )
+        ? factButtons(root, fact, factStatus, `${fact.subject ?? ""} ${fact.predicate} ${fact.object}`, reload)
         : null;
     const columns = [
       [t("predicate"), (fact) => fact.predicate],
@@ -265,9 +252,6 @@ export default function memory(root, ctx) {
   }
 
   const reload = () => Promise.all([loadEntity(selected), loadEntities()]);
-  const correct = (fact, factStatus) => correctFact(root, fact, factStatus, reload);
-  const forget = (fact, factStatus) =>
-    forgetFact(root, fact, factStatus, `${fact.subject ?? ""} ${fact.predicate} ${fact.object}`, reload);
 
   let timer;
   search.addEventListener("input", () => {

@@ -4,7 +4,7 @@
 import { api, seg } from "../api.js";
 import { badge, clip, fill, fmtNum, fmtTime, h, load, section, statusLine } from "../dom.js";
 import { t } from "../i18n.js";
-import { correctFact, forgetFact } from "../fact_actions.js";
+import { factButtons } from "../fact_actions.js";
 
 const KINDS = ["health", "dates", "preferences", "relations", "other"];
 
@@ -94,20 +94,7 @@ export default function people(root, ctx) {
 
   function factCard(fact, factStatus, person) {
     const actions = owner && fact.holds
-      ? h(
-        "div",
-        { class: "row" },
-        h("button", {
-          type: "button",
-          class: "fact-correct secondary",
-          onclick: () => correct(fact, factStatus),
-        }, t("correct")),
-        h("button", {
-          type: "button",
-          class: "fact-forget danger",
-          onclick: () => forget(fact, factStatus),
-        }, t("forget")),
-      )
+      ? factButtons(root, fact, factStatus, `${fact.predicate} ${fact.object}`, reload)
       : null;
     return h(
       "article",
@@ -169,8 +156,6 @@ export default function people(root, ctx) {
   }
 
   const reload = () => Promise.all([loadProfile(selected), loadPeople()]);
-  const correct = (fact, factStatus) => correctFact(root, fact, factStatus, reload);
-  const forget = (fact, factStatus) => forgetFact(root, fact, factStatus, `${fact.predicate} ${fact.object}`, reload);
 
   root.append(h("h2", {}, t("nav_people")), h("p", { class: "muted" }, t("profileHint")), status, list, detail);
   loadPeople();
