@@ -145,10 +145,12 @@ const LAUNCHER = `#!/bin/sh
 # homed, bundled: runs homed.js on Deno ${DENO_VERSION} with exactly the rights \`homed flags\` computes for the command.
 # DENO: the deno to use (default: deno on PATH). HOMED_LAYOUT=repo: config/homed.yaml under the current folder
 # instead of /etc/homed/homed.yaml and /var/lib/homed. --no-config: a deno.json in the current folder (a checkout's)
-# would map the bundle's packages back into node_modules/; the bundle carries them. MALLOC_ARENA_MAX=2: two glibc
-# malloc arenas keep a long-running daemon's memory outside the JS heap flat (DAEMON_ENV in src/rights/command_flags.ts).
+# would map the bundle's packages back into node_modules/; the bundle carries them. MALLOC_ARENA_MAX=2 and
+# MALLOC_MMAP_THRESHOLD_=131072: two glibc malloc arenas, and large blocks in mappings of their own, keep a long-running
+# daemon's memory outside the JS heap flat (DAEMON_ENV in src/rights/command_flags.ts).
 set -e
 export MALLOC_ARENA_MAX="\${MALLOC_ARENA_MAX:-2}"
+export MALLOC_MMAP_THRESHOLD_="\${MALLOC_MMAP_THRESHOLD_:-131072}"
 here=$(cd "$(dirname "$0")" && pwd)
 deno=\${DENO:-deno}
 layout=--standard-layout

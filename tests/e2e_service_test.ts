@@ -117,6 +117,7 @@ Deno.test("homed service install writes a unit running the daemon with `homed fl
         "StandardError=journal",
         `Environment=HOMED_CONFIG=${ws.configPath}`,
         "Environment=MALLOC_ARENA_MAX=2",
+        "Environment=MALLOC_MMAP_THRESHOLD_=131072",
       ]
     ) assert.ok(unit.split("\n").includes(line), `${line} in\n${unit}`);
     const readWrite = unit.match(/^ReadWritePaths=(.*)$/m)?.[1] ?? "";
@@ -307,7 +308,11 @@ Deno.test("an MCP server run by npx gets a writable home of its own under the un
     const { unit, unitPath, said } = await installedUnit(ws);
     assert.match(said, /^MCP servers everything \(a package runner\) get HOME=\/var\/cache\/homed for their cache/m);
     assert.deepEqual(valuesOf(unit, "CacheDirectory"), ["homed"]);
-    assert.deepEqual(valuesOf(unit, "Environment").slice(2), ["HOME=/var/cache/homed", "DENO_DIR=/root/.cache/deno"]);
+    // After the daemon's own (DAEMON_ENV, then HOMED_CONFIG): the package runner's home and Deno's cache.
+    assert.deepEqual(valuesOf(unit, "Environment").filter((value) => /^(HOME|DENO_DIR)=/.test(value)), [
+      "HOME=/var/cache/homed",
+      "DENO_DIR=/root/.cache/deno",
+    ]);
     assert.deepEqual(valuesOf(unit, "ProtectHome"), ["read-only"], "root's home (npx's own cache) stays read-only");
     assert.ok(unit.includes("--allow-run=npx"), "the daemon may start npx");
     if (!systemd.ignore) await verified(unitPath);

@@ -70,9 +70,12 @@ Deno.test("homed supervise runs the checkout's bundle, built when missing or sta
     assert.equal(status.status, 200);
     const body = await status.json();
     assert.equal(body.version, VERSION);
-    // The daemon's environment (DAEMON_ENV): two malloc arenas, read by glibc at its start.
+    // The daemon's environment (DAEMON_ENV): two malloc arenas and a fixed mmap threshold, read by glibc at its start.
     const environ = await new Deno.Command("cat", { args: [`/proc/${body.process.pid}/environ`] }).output();
-    assert.ok(new TextDecoder().decode(environ.stdout).split("\0").includes("MALLOC_ARENA_MAX=2"));
+    const variables = new TextDecoder().decode(environ.stdout).split("\0");
+    for (const assignment of ["MALLOC_ARENA_MAX=2", "MALLOC_MMAP_THRESHOLD_=131072"]) {
+      assert.ok(variables.includes(assignment), `${assignment} in ${variables.join(" ")}`);
+    }
     // What it was built from: these sources, now.
     const manifest = JSON.parse(await Deno.readTextFile(join(REPO, "dist", "homed.js.json")));
     assert.equal(manifest.sources, sourceFingerprint(REPO));

@@ -11,7 +11,10 @@
  *   seconds and disconnecting (one every 10 s);
  * - Home Assistant `state_changed` events (the strict fake HA, every 5 s) and MQTT messages (a real mosquitto, every
  *   2 s) on subscribed entities and topics;
- * - the memory job on its fastest clock (`memory.distill_interval` and `memory.cold_after`: 1 minute).
+ * - the memory job on its fastest clock (`memory.distill_interval` and `memory.cold_after`: 1 minute);
+ * - the automatic backup (`backup.schedule`, in UTC) once a day, its first in the middle of the warm-up: a backup keeps
+ *   one descriptor per database for the next (SQLite cannot close it while homed's own connection holds its locks), a
+ *   bounded step that the descriptor verdict would otherwise read as growth whenever a run crossed the default 03:30.
  *
  * The fake LLM is a small server in this process that answers every request from its content (no script to run
  * out of; the distiller gets `{"facts": []}`, a valid answer). Every `--interval` seconds (default 60) it records
@@ -324,10 +327,14 @@ const dataDir = join(dir, "data");
 await Deno.mkdir(join(dataDir, "knowledge"), { recursive: true });
 const port = freePort();
 const configPath = join(dir, "homed.yaml");
+/** The daily backup's minute and hour (UTC): the warm-up's middle; off when the warm-up is too short to hold it. */
+const backupAt = new Date(Date.now() + WARMUP_MS / 2);
+const backupSchedule = WARMUP_MS >= 120_000 ? `${backupAt.getUTCMinutes()} ${backupAt.getUTCHours()} * * *` : "";
 await Deno.writeTextFile(
   configPath,
   stringify({
-    daemon: { listen_addr: `127.0.0.1:${port}`, data_dir: dataDir },
+    daemon: { listen_addr: `127.0.0.1:${port}`, data_dir: dataDir, timezone: "UTC" },
+    backup: { schedule: backupSchedule },
     llm: { base_url: fakeLlm.baseUrl, api_key: KEY, max_retries: 0 },
     onebot: { owner: OWNER, min_send_interval: "0s" },
     paths: { personal: join(REPO, "personal.md"), knowledge: join(dataDir, "knowledge") },
@@ -611,7 +618,7 @@ await Promise.all([http, qq, heartbeat, status, events, haEvents, mqtt, anchorLo
 
 // ---------------------------------------------------------------- teardown
 
-/** The timer's and the memory service's own status at the end (firings; the memory job's last run). */
+/** The timer's, the memory service's and the backups' own status at the end (firings; the job's last run; the backup). */
 const endedAt = Date.now();
 const finalStatus = await (async () => {
   try {
@@ -619,10 +626,11 @@ const finalStatus = await (async () => {
     const body = await response.json() as {
       schedules?: Record<string, unknown>;
       services?: Record<string, Record<string, unknown>>;
+      backups?: Record<string, unknown>;
     };
-    return { schedules: body.schedules ?? {}, memory: body.services?.memory ?? {} };
+    return { schedules: body.schedules ?? {}, memory: body.services?.memory ?? {}, backups: body.backups ?? {} };
   } catch {
-    return { schedules: {}, memory: {} };
+    return { schedules: {}, memory: {}, backups: {} };
   }
 })();
 await sim.close().catch(() => {});
@@ -760,6 +768,7 @@ const results = {
     llm: llmCounts,
     schedules: finalStatus.schedules,
     memory_service: finalStatus.memory,
+    backups: finalStatus.backups,
     errors,
     ha_violations: haViolations,
   },

@@ -73,7 +73,7 @@ Deno.test("deno task start gives the daemon its environment (DAEMON_ENV), as the
   const { DAEMON_ENV } = await import("./command_flags.ts");
   const tasks = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url))).tasks;
   const assignments = Object.entries(DAEMON_ENV).map(([name, value]) => `${name}=${value} `).join("");
-  assert.equal(assignments, "MALLOC_ARENA_MAX=2 ");
+  assert.equal(assignments, "MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 ");
   assert.ok(tasks.start.startsWith(`${assignments}deno run `), tasks.start);
 });
 
