@@ -12,14 +12,26 @@
  * two-core machine, those of the client and the fake took a core from homed in the middle of its turns (on the year,
  * p99 11.4 ms with them, 7.9–8.4 without, same homed).
  *
- * Input, as JSON on stdin: `{data, questions, warmUp, turns}`. Output, on stdout: one JSON {@link DaemonFigures}.
- * Run by bench/memory/scale.ts, not as a task of its own.
+ * homed gets the daemon's environment (`DAEMON_ENV`, as `deno task start`, the supervisor and the unit give it), or
+ * `env` instead when given (`bench:daemon-env` compares them).
+ *
+ * Input, as JSON on stdin: `{data, questions, warmUp, turns, env?}`. Output, on stdout: one JSON {@link DaemonFigures}.
+ * Run through {@link measureDaemonApart} by bench/memory/scale.ts and bench/turn_overhead/daemon_env.ts, not as a task
+ * of its own.
  *
  * @module
  */
 
+import { DAEMON_ENV } from "../../src/rights/command_flags.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "../../tests/support/contract.ts";
-import { healthy, spawnDeno, taskFlags, workspace } from "../../tests/support/homed_process.ts";
+import {
+  healthy,
+  PASSED_TO_CHILDREN,
+  REPO,
+  spawnDeno,
+  taskFlags,
+  workspace,
+} from "../../tests/support/homed_process.ts";
 import { percentile, rssMb } from "../support/report.ts";
 import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";
 
@@ -43,6 +55,8 @@ export interface DaemonTurnsInput {
   questions: string[];
   warmUp: number;
   turns: number;
+  /** homed's environment beside its config (default: `DAEMON_ENV`). */
+  env?: Record<string, string>;
 }
 
 const TOKEN = "bench-owner-token-0123456789";
@@ -64,7 +78,7 @@ export async function measureDaemon(input: DaemonTurnsInput): Promise<DaemonFigu
     llm: { base_url: llm.baseUrl, api_key: TEST_KEY },
     onebot: { enabled: false },
     daemon: { api_token: TOKEN, data_dir: input.data },
-  });
+  }, input.env ?? { ...DAEMON_ENV });
   const url = `http://127.0.0.1:${ws.port}`;
   const flags = await taskFlags("run", ws.env);
   const decoder = new TextDecoder();
@@ -135,6 +149,43 @@ export async function measureDaemon(input: DaemonTurnsInput): Promise<DaemonFigu
     await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
     await llm.close().catch((error: Error) => console.warn(`fake LLM: ${error.message}`));
   }
+}
+
+/**
+ * {@link measureDaemon} in a fresh Deno of its own: the caller's heap (a replay's hundreds of megabytes) and threads
+ * stay out of the timed requests.
+ *
+ * @example
+ * ```ts
+ * const figures = await measureDaemonApart({ data: "/tmp/empty", questions: ["Where is the key?"], warmUp: 50, turns: 1000 });
+ * figures.turn_overhead_p50_ms; // 1.6
+ * ```
+ */
+export async function measureDaemonApart(input: DaemonTurnsInput): Promise<DaemonFigures> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      // No JIT or GC helper threads of its own: on a two-core machine they took cores from the homed being measured.
+      "--v8-flags=--single-threaded",
+      "--no-prompt",
+      "--allow-read=.,/tmp",
+      "--allow-write=/tmp",
+      "--allow-net=127.0.0.1",
+      `--allow-env=${["LOG_TOKENS", "LOG_STREAM", ...PASSED_TO_CHILDREN].join(",")}`,
+      `--allow-run=${Deno.execPath()},ps`,
+      "bench/memory/daemon_turns.ts",
+    ],
+    cwd: REPO,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(JSON.stringify(input)));
+  await writer.close();
+  const { code, stdout } = await child.output();
+  if (code !== 0) throw new Error(`bench/memory/daemon_turns.ts exited with ${code}`);
+  return JSON.parse(new TextDecoder().decode(stdout).trim().split("\n").at(-1)!) as DaemonFigures;
 }
 
 if (import.meta.main) {

@@ -59,10 +59,10 @@ import { MemoryService } from "../../src/memory/memory_service.ts";
 import { TextMemory } from "../../src/memory/text/text_memory.ts";
 import { VectorStore } from "../../src/search/store.ts";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
-import { childEnv, PASSED_TO_CHILDREN, REPO } from "../../tests/support/homed_process.ts";
+import { childEnv, REPO } from "../../tests/support/homed_process.ts";
 import { environment, percentile, RECORD, writeResults } from "../support/report.ts";
 import { seededRandom } from "../support/seeded_random.ts";
-import type { DaemonFigures, DaemonTurnsInput } from "./daemon_turns.ts";
+import { type DaemonFigures, measureDaemonApart } from "./daemon_turns.ts";
 import { EN, FILLER_EN, FILLER_ZH, PLANTS, ROOMS, ROOMS_ZH, ZH } from "./make_household_log.ts";
 
 const DAYS = 365;
@@ -713,7 +713,7 @@ async function daemonRuns(source: string | undefined, options: { crashed?: boole
         writeMeta(db, "closed_cleanly", "0");
         db.close();
       }
-      runs.push(await daemon(dir));
+      runs.push(await measureDaemonApart({ data: dir, questions: QUESTIONS, warmUp: WARM_UP_TURNS, turns: TURNS }));
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -722,38 +722,6 @@ async function daemonRuns(source: string | undefined, options: { crashed?: boole
     Object.keys(runs[0]!).map((key) => [key, percentile(runs.map((r) => r[key as keyof DaemonFigures]), 50)]),
   ) as unknown as DaemonFigures;
   return { ...figures, turn_overhead_p99_runs_ms: runs.map((r) => r.turn_overhead_p99_ms) };
-}
-
-/**
- * The daemon's figures on `data`, measured by bench/memory/daemon_turns.ts in a fresh Deno: this process holds the
- * replay's heap, whose collections would land inside the timed requests.
- */
-async function daemon(data: string): Promise<DaemonFigures> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      // No JIT or GC helper threads of its own: on a two-core machine they took cores from the homed being measured.
-      "--v8-flags=--single-threaded",
-      "--no-prompt",
-      "--allow-read=.,/tmp",
-      "--allow-write=/tmp",
-      "--allow-net=127.0.0.1",
-      `--allow-env=${["LOG_TOKENS", "LOG_STREAM", ...PASSED_TO_CHILDREN].join(",")}`,
-      `--allow-run=${Deno.execPath()},ps`,
-      "bench/memory/daemon_turns.ts",
-    ],
-    cwd: REPO,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const input: DaemonTurnsInput = { data, questions: QUESTIONS, warmUp: WARM_UP_TURNS, turns: TURNS };
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(JSON.stringify(input)));
-  await writer.close();
-  const { code, stdout } = await child.output();
-  if (code !== 0) throw new Error(`bench/memory/daemon_turns.ts exited with ${code}`);
-  return JSON.parse(new TextDecoder().decode(stdout).trim().split("\n").at(-1)!) as DaemonFigures;
 }
 
 /** Memory use of a fresh process (the daemon's V8 flags) that only opens the year's memory, as the daemon does. */

@@ -84,6 +84,7 @@ const RECORDED = [
   "mqtt.json",
   "ha_burst.json",
   "call.json",
+  "daemon_env.json",
 ];
 
 /** True when the run was asked to update the committed results (`--record`). */
