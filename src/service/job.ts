@@ -1,7 +1,9 @@
 /**
  * A periodic job that can fail without harming anything else: runs never overlap (the next run is scheduled when
  * the previous one ended), a throw is logged with the job's name, counted and retried with exponential backoff, and
- * nothing it does can reach the daemon as an uncaught error.
+ * nothing it does can reach the daemon as an uncaught error. A run has a deadline: past it, its signal is aborted
+ * (a run that listens ends and counts as failed), the overrun is logged and counted, and status shows the job
+ * `overdue` until the run ends — a hung run holds back its own job only, and is seen.
  *
  * @module
  */
@@ -24,6 +26,8 @@ export interface JobOptions {
   retryMaxMs?: number;
   /** Delay before the first run (default: `everyMs`). */
   firstRunMs?: number;
+  /** How long a run may take before it is aborted and reported (default: two intervals, at least a minute). */
+  deadlineMs?: number;
 }
 
 /** What `/api/status` shows of a job. */
@@ -37,6 +41,12 @@ export interface JobStatus {
   last_duration_ms: number | null;
   last_error: string | null;
   next_run_at: string | null;
+  /** A run's deadline. */
+  deadline_ms: number;
+  /** Runs that went past it. */
+  overruns: number;
+  /** The run in progress is past its deadline (aborted, not ended yet). */
+  overdue: boolean;
 }
 
 /**
@@ -67,6 +77,8 @@ export class Job {
     lastDurationMs: undefined as number | undefined,
     lastError: undefined as string | undefined,
     nextRunAt: undefined as number | undefined,
+    overruns: 0,
+    overdue: false,
   };
 
   /**
@@ -119,8 +131,16 @@ export class Job {
     this.#state.nextRunAt = undefined;
     const started = clock.monotonic();
     this.#state.lastRunAt = clock.now();
+    const overrun = new AbortController();
+    const deadlineMs = this.#deadlineMs;
+    const cancelDeadline = clock.after(deadlineMs, () => {
+      this.#state.overruns++;
+      this.#state.overdue = true;
+      logger.error("Job {job} has run past its deadline of {deadlineMs} ms; aborted", { job: this.name, deadlineMs });
+      overrun.abort(new Error(`Job ${this.name} ran past its deadline of ${deadlineMs} ms`));
+    });
     try {
-      await this.#options.run(this.#stop.signal);
+      await this.#options.run(AbortSignal.any([this.#stop.signal, overrun.signal]));
       this.#state.consecutive = 0;
       this.#state.lastError = undefined;
     } catch (error) {
@@ -138,10 +158,16 @@ export class Job {
         error,
       });
     } finally {
+      cancelDeadline();
+      this.#state.overdue = false;
       this.#state.runs++;
       this.#state.lastDurationMs = Math.round(clock.monotonic() - started);
     }
     this.#schedule(this.#nextDelay());
+  }
+
+  get #deadlineMs(): number {
+    return this.#options.deadlineMs ?? Math.max(2 * this.#options.everyMs, 60_000);
   }
 
   #nextDelay(): number {
@@ -177,6 +203,9 @@ export class Job {
       last_duration_ms: s.lastDurationMs ?? null,
       last_error: s.lastError ?? null,
       next_run_at: iso(s.nextRunAt),
+      deadline_ms: this.#deadlineMs,
+      overruns: s.overruns,
+      overdue: s.overdue,
     };
   }
 }

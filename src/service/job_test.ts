@@ -63,12 +63,66 @@ Deno.test("runs never overlap: a run still going when the next is due is awaited
   job.start();
   clock.advance(1_000);
   const again = job.runOnce();
-  clock.advance(5_000); // no timer is armed while a run is in progress
-  assert.equal(clock.pendingTimers, 0);
+  clock.advance(5_000); // no next run is armed while a run is in progress: only its deadline
+  assert.equal(clock.pendingTimers, 1);
   release();
   await again;
   assert.equal(most, 1);
   assert.equal(job.status().runs, 1);
+  await job.stop();
+});
+
+Deno.test("a run past its deadline is aborted, logged, counted and retried; one that listens ends as failed", async () => {
+  const clock = new FakeClock();
+  const job = new Job({
+    name: "memory.distill",
+    everyMs: 60_000,
+    deadlineMs: 90_000,
+    clock,
+    logger: getLogger(["test"]),
+    // A peer that never answers, but the run passes the signal on, as the distiller does to its model call.
+    run: (signal) => new Promise<void>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+  });
+  job.start();
+  clock.advance(60_000);
+  assert.equal(job.status().running, true);
+  clock.advance(89_999);
+  assert.equal(job.status().overdue, false);
+  clock.advance(1);
+  await job.idle();
+  const status = job.status();
+  assert.equal(status.overruns, 1);
+  assert.equal(status.failures, 1);
+  assert.equal(status.overdue, false, "the run ended");
+  assert.equal(status.last_error, "Job memory.distill ran past its deadline of 90000 ms");
+  assert.equal(status.deadline_ms, 90_000);
+  assert.equal(status.next_run_at, new Date(clock.now() + 1_000).toISOString(), "retried with backoff");
+  await job.stop();
+});
+
+Deno.test("a run that ignores its deadline shows the job overdue and is never doubled; its end clears it", async () => {
+  const clock = new FakeClock();
+  let started = 0;
+  let release!: () => void;
+  const job = new Job({
+    name: "heartbeat",
+    everyMs: 10_000,
+    clock,
+    logger: getLogger(["test"]),
+    run: () => (started++, new Promise<void>((resolve) => release = resolve)),
+  });
+  job.start();
+  clock.advance(10_000);
+  clock.advance(60_000); // the default deadline: two intervals, at least a minute
+  let status = job.status();
+  assert.deepEqual([status.running, status.overdue, status.overruns, status.deadline_ms], [true, true, 1, 60_000]);
+  clock.advance(600_000);
+  assert.equal(started, 1, "no second run on top of the hung one");
+  release();
+  await job.idle();
+  status = job.status();
+  assert.deepEqual([status.running, status.overdue, status.runs], [false, false, 1]);
+  assert.equal(status.next_run_at, new Date(clock.now() + 10_000).toISOString());
   await job.stop();
 });
 

@@ -123,8 +123,10 @@ export class TimerDevice implements Device {
   #cancelTimer: (() => void) | undefined;
   #fired = 0;
   #failures = 0;
-  /** When the timer last woke (`clock.now()`), for the heartbeat's watchdog. */
+  /** When the timer last woke (`clock.now()`), for status. */
   #lastWake: number | undefined;
+  /** The same on the monotonic clock, for the heartbeat's watchdog. */
+  #lastWakeMonotonic: number | undefined;
   /** Wake-ups the watchdog found lost. */
   #stalls = 0;
   /** Firings (and skipped runs) `schedules.db` has not taken yet, by schedule id: they count as done. */
@@ -431,8 +433,9 @@ export class TimerDevice implements Device {
    * should never happen) — it is said in the log and in status (`stalls`), and the timer wakes now.
    */
   heartbeat(): void {
-    if (!this.#context || this.#lastWake === undefined) return;
-    const silentMs = this.#options.clock.now() - this.#lastWake;
+    if (!this.#context || this.#lastWakeMonotonic === undefined) return;
+    // Silence on the monotonic clock: the wall clock's jumps (NTP, a box resumed from sleep) are no lost wake-up.
+    const silentMs = this.#options.clock.monotonic() - this.#lastWakeMonotonic;
     if (silentMs <= 2 * WAKE_MS + STALL_SLACK_MS) return;
     this.#stalls++;
     this.#options.logger.error("The timer had not woken for {seconds} s (its wake-up was lost); woken now", {
@@ -444,6 +447,7 @@ export class TimerDevice implements Device {
   /** Fires everything due, in order, then re-arms. A failure is logged and retried at the next wake-up. */
   #tick(): void {
     this.#lastWake = this.#options.clock.now();
+    this.#lastWakeMonotonic = this.#options.clock.monotonic();
     try {
       const now = this.#options.clock.now();
       this.#saveUnsaved();

@@ -492,6 +492,44 @@ Deno.test("a store that cannot be read while a schedule is made does not end the
   }
 });
 
+Deno.test("the watchdog measures silence on the monotonic clock: a wall clock set forward is no stall", async () => {
+  const clock = new FakeClock(START);
+  let jumped = 0;
+  // NTP (or a box resumed from sleep) sets the wall clock an hour forward; the monotonic clock and timers go on.
+  const jumpy = {
+    now: () => clock.now() + jumped,
+    monotonic: () => clock.monotonic(),
+    sleep: (ms: number, signal?: AbortSignal) => clock.sleep(ms, signal),
+    after: (ms: number, callback: () => void) => clock.after(ms, callback),
+  };
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-timer-" });
+  const store = ScheduleStore.open(join(dir, "schedules.db"));
+  const timer = new TimerDevice({
+    store,
+    clock: jumpy,
+    timezone: "Asia/Shanghai",
+    checkChannel: () => undefined,
+    logger: getLogger("test"),
+  });
+  await timer.start({
+    emit: (draft) => ({ id: "e", time: jumpy.now(), ...draft }),
+    clock: jumpy,
+    log: getLogger("test"),
+    readyAgain: () => {},
+    waiting: () => 0,
+  });
+  try {
+    clock.advance(30_000);
+    jumped = 3_600_000;
+    timer.heartbeat();
+    assert.equal(timer.status().stalls, 0, "an hour on the wall clock in 30 s is no lost wake-up");
+  } finally {
+    await timer.stop();
+    store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("the heartbeat's watchdog wakes a timer whose wake-up was lost, and says so in status", async () => {
   const clock = new FakeClock(START);
   let dropNext = 0;

@@ -291,6 +291,10 @@ const WORDS = {
     problemServiceState: "The service {name} is {state}.",
     problemServiceStatus: "The service {name} cannot report its status: {why}",
     problemJobFailing: "The job {job} failed {n} times in a row: {why}",
+    problemJobOverdue:
+      "The job {job} has run past its deadline of {deadline} and was told to stop; it has not ended yet.",
+    problemTimerStalled:
+      "The reminder timer lost its wake-up {n} times and was woken by the watchdog (last wake-up {last}); reminders may have come late — see the log.",
     problemMemoryFailed: "Memory could not be opened: {why}",
     problemDeviceState: "{name} is {state}{why}",
     problemPortState: "{name} is {state}: {why}",
@@ -662,6 +666,9 @@ const WORDS = {
     problemServiceState: "服务 {name} 处于 {state} 状态。",
     problemServiceStatus: "服务 {name} 无法报告状态：{why}",
     problemJobFailing: "任务 {job} 已连续失败 {n} 次：{why}",
+    problemJobOverdue: "任务 {job} 已超过时限 {deadline}，已通知它停止，但还没有结束。",
+    problemTimerStalled:
+      "提醒计时器有 {n} 次没有按时醒来，已由看门狗唤醒（最近一次唤醒 {last}）；提醒可能迟到了，详见日志。",
     problemMemoryFailed: "记忆无法打开：{why}",
     problemDeviceState: "{name} 处于 {state} 状态{why}",
     problemPortState: "{name} 处于 {state} 状态：{why}",

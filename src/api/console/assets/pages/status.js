@@ -90,6 +90,7 @@ export function problemsOf(body, usage) {
     else if (service.state !== "running") add("warn", t("problemServiceState", { name, state: service.state }));
     if (service.status_error) add("warn", t("problemServiceStatus", { name, why: service.status_error }));
     for (const [job, state] of Object.entries(service.jobs ?? {})) {
+      if (state?.overdue) add("warn", t("problemJobOverdue", { job, deadline: fmtDuration(state.deadline_ms) }));
       if (state?.consecutive_failures > 0) {
         add(
           "warn",
@@ -97,6 +98,13 @@ export function problemsOf(body, usage) {
         );
       }
     }
+  }
+  // The timer's watchdog found a wake-up lost (and woke it): reminders may have come late; the log says when.
+  if (body.schedules?.stalls > 0) {
+    add(
+      "warn",
+      t("problemTimerStalled", { n: fmtNum(body.schedules.stalls), last: fmtTime(body.schedules.last_wake) }),
+    );
   }
   const memory = body.services?.memory;
   if (memory?.stores === "failed") add("error", t("problemMemoryFailed", { why: memory.error ?? "" }));
