@@ -161,6 +161,10 @@ Deno.test({
         headers: { authorization: `Bearer ${OWNER}` },
       })).json();
       assert.deepEqual(graph.facts, [], "forgotten in homed, not only on the page");
+      // The owner tidies memory now: the chat above is distilled (the fake model, as the distiller, finds nothing).
+      llm.enqueue({ reply: '{"facts": []}' });
+      await page.click("#memory-run-job");
+      await page.waitFor(".memory-job .status.ok", { text: "Memory tidied in" });
 
       // Knowledge: a new topic, written by the owner, found by search.
       await openPage(page, "knowledge");

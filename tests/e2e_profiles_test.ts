@@ -1,8 +1,8 @@
 /**
  * Profiles end to end (issue 39.2): a real homed with four tokens (the owner, alice and bob of the household, a
  * visitor who is a guest) and the fake LLM, which answers each turn and plays the memory distiller. A household's
- * month of messages is replayed through `/api/chat`; once the memory job (every minute, its shortest interval) has
- * distilled them, each member's page lists the facts stated about them with their provenance, a newer statement and
+ * month of messages is replayed through `/api/chat`; once the memory job (run at once by the owner's
+ * `POST /api/memory/job`) has distilled them, each member's page lists the facts stated about them with their provenance, a newer statement and
  * a correction supersede (and say so), a member gets 403 on another member's page, a guest sees none, and a member's
  * turn carries their own profile in its reference block — without what the owner said about them in private.
  */
@@ -69,7 +69,6 @@ Deno.test("a household's month: a page per person with provenance, superseding, 
         visitor: { token: TOKENS.visitor, trust: "guest" },
       },
     },
-    memory: { distill_interval: "1m" },
   });
   const homed = await startHomed(ws);
   try {
@@ -78,9 +77,12 @@ Deno.test("a household's month: a page per person with provenance, superseding, 
       fake.enqueue({ from: answer });
       await chatAs(homed, TOKENS[line.sender], line.text);
     }
-    // The memory job runs a minute after the start: 60 journal lines (each turn and its reply), two batches of 40.
+    // The owner runs the memory job now (its own schedule: every 30 minutes): 60 journal lines (each turn and its
+    // reply), two batches of 40.
     fake.enqueue({ from: answer }, { from: answer });
-    await waitFor(() => fake.remaining === 0, "the memory job's two distiller requests", { limitMs: 120_000 });
+    const run = await call(homed, "owner", "/api/memory/job", { method: "POST" });
+    assert.deepEqual([run.status, run.body.done, (run.body.job as { runs: number }).runs], [200, true, 1]);
+    assert.equal(fake.remaining, 0, "the memory job's two distiller requests");
     await waitFor(
       async () => (await profileOf(homed, "owner", "bob")).holding >= 6,
       "bob's profile to be distilled",

@@ -145,7 +145,7 @@ export async function startApi(options: ApiSetupOptions): Promise<HttpServer> {
     }),
     routes: [
       knowledgeRoutes(options.knowledge),
-      memoryRoutes(options.memory),
+      memoryRoutes(options.memory, { job: () => options.services.job("memory.distill") }),
       peopleRoutes(new Profiles(options.memory.profileSource(), () => configuredMembers(config))),
       pluginRoutes(options.plugins),
       trackerRoutes(options.tracker),

@@ -11,12 +11,22 @@ import type { Context, Hono } from "hono";
 import type { Identity } from "../identity/identity.ts";
 import type { Viewer } from "../identity/visibility.ts";
 import { FactConflict, type ForgetCounts, type MemoryService } from "../memory/memory_service.ts";
+import type { Job } from "../service/job.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";
 import { intParam, searchParams } from "./search_params.ts";
 import { requireTrust } from "./require_trust.ts";
 
 type ApiContext = Context<{ Variables: ApiVariables }>;
+
+/** How long `POST /api/memory/job` waits for the run before it answers 202 (the run goes on). */
+const JOB_WAIT_MS = 30_000;
+
+/** What the memory routes need besides memory. */
+export interface MemoryRoutesOptions {
+  /** The memory job (`memory.distill`), once the services are scheduled: `POST /api/memory/job` runs it now. */
+  job?: () => Job | undefined;
+}
 
 /**
  * Refuses a caller below trust `household`, naming the trust needed and the caller's; returns them as a reader: what
@@ -169,8 +179,25 @@ const FORGET_MAX = 500;
  * const app = createApi({ ...options, routes: [memoryRoutes(memory)] });
  * ```
  */
-export function memoryRoutes(memory: MemoryService): (app: Hono<{ Variables: ApiVariables }>) => void {
+export function memoryRoutes(
+  memory: MemoryService,
+  options: MemoryRoutesOptions = {},
+): (app: Hono<{ Variables: ApiVariables }>) => void {
   return (app) => {
+    app.post("/api/memory/job", async (c) => {
+      requireOwnerIdentity(c.get("identity"));
+      const job = options.job?.();
+      if (!job) {
+        throw new ApiError(503, "unavailable", "The memory job is not scheduled yet (homed is starting); try again");
+      }
+      const run = job.runOnce();
+      // A long backlog (a model call per batch) may take minutes: answer when it is done or after a while, whichever
+      // is first; the run goes on and its end shows in /api/status.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), JOB_WAIT_MS));
+      const done = await Promise.race([run.then(() => true), waited]).finally(() => clearTimeout(timer));
+      return c.json({ done, job: job.status() }, done ? 200 : 202);
+    });
     app.get("/api/memory/export", async (c) => {
       requireOwnerIdentity(c.get("identity"));
       const entity = c.req.query("entity");

@@ -6,6 +6,7 @@ import { ALICE, OWNER, type RouteApi, routeApi } from "../../tests/support/route
 import { ContextWindow } from "../context/context_window.ts";
 import type { Trust } from "../identity/trust.ts";
 import { MemoryService } from "../memory/memory_service.ts";
+import { Job } from "../service/job.ts";
 import { memoryRoutes } from "./memory_routes.ts";
 
 const VISITOR = "visitor-token-0123456789";
@@ -211,6 +212,44 @@ Deno.test("a household member's memory pages hold only what they may read: not t
   }
 });
 
+Deno.test("the owner runs the memory job now (POST /api/memory/job): what was said is distilled; 503 before it is scheduled", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-memory-routes-" });
+  const clock = new FakeClock({ start: T0 });
+  const parts = await open(dir, clock);
+  const [spec] = parts.memory.jobs();
+  const job = new Job({
+    name: "memory.distill",
+    everyMs: 30 * 60_000,
+    run: spec!.run,
+    clock,
+    logger: getLogger(["test"]),
+  });
+  let scheduled: Job | undefined;
+  const app = routeApi([memoryRoutes(parts.memory, { job: () => scheduled })], { maxBodyBytes: 65_536 });
+  try {
+    await say(parts, clock, 1, { sender: "owner", trust: "owner" }, "The spare key is under the blue flowerpot.");
+    assert.deepEqual(await request(app, OWNER, "POST", "/api/memory/job"), {
+      status: 503,
+      body: {
+        error: {
+          code: "unavailable",
+          message: "The memory job is not scheduled yet (homed is starting); try again",
+        },
+      },
+    });
+    assert.deepEqual(await graph(app, "spare key"), [], "nothing distilled before the job runs");
+    scheduled = job;
+    const { status, body } = await request(app, OWNER, "POST", "/api/memory/job");
+    assert.equal(status, 200);
+    assert.equal(body.done, true);
+    assert.deepEqual([(body.job as Json).runs, (body.job as Json).last_error], [1, null]);
+    assert.deepEqual((await graph(app, "spare key")).map((fact) => fact.object), ["under blue flowerpot"]);
+  } finally {
+    await job.stop();
+    await cleanup(parts.memory, dir);
+  }
+});
+
 Deno.test("a guest may not read memory; a household member may not change it (403 naming the trust needed)", async () => {
   const { dir, memory, app } = await setup();
   try {
@@ -231,6 +270,7 @@ Deno.test("a guest may not read memory; a household member may not change it (40
       ["DELETE", `/api/memory/facts/${key!.id}`],
       ["DELETE", "/api/memory/documents/d1"],
       ["POST", "/api/memory/forget", JSON.stringify({ event_ids: ["e1"] })],
+      ["POST", "/api/memory/job"],
     ];
     for (const [method, path, body] of changes) {
       for (const [token, name, trust] of [[ALICE, "alice", "household"], [VISITOR, "visitor", "guest"]]) {

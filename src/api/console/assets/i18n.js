@@ -291,6 +291,10 @@ const WORDS = {
     problemServiceState: "The service {name} is {state}.",
     problemServiceStatus: "The service {name} cannot report its status: {why}",
     problemJobFailing: "The job {job} failed {n} times in a row: {why}",
+    memoryRunJob: "Tidy memory now",
+    memoryJobDone: "Memory tidied in {duration}: what was said is learnt.",
+    memoryJobRunning: "Still tidying (a long backlog); it goes on in the background.",
+    memoryJobFailed: "Tidying memory failed: {why}. It is tried again by itself; the status page shows the job.",
     problemJobOverdue:
       "The job {job} has run past its deadline of {deadline} and was told to stop; it has not ended yet.",
     problemTimerStalled:
@@ -666,6 +670,10 @@ const WORDS = {
     problemServiceState: "服务 {name} 处于 {state} 状态。",
     problemServiceStatus: "服务 {name} 无法报告状态：{why}",
     problemJobFailing: "任务 {job} 已连续失败 {n} 次：{why}",
+    memoryRunJob: "立即整理记忆",
+    memoryJobDone: "记忆已整理（用时 {duration}）：说过的话都记下了。",
+    memoryJobRunning: "还在整理（积压较多），会在后台继续。",
+    memoryJobFailed: "整理记忆失败：{why}。稍后会自动重试，状态页可查看该任务。",
     problemJobOverdue: "任务 {job} 已超过时限 {deadline}，已通知它停止，但还没有结束。",
     problemTimerStalled:
       "提醒计时器有 {n} 次没有按时醒来，已由看门狗唤醒（最近一次唤醒 {last}）；提醒可能迟到了，详见日志。",

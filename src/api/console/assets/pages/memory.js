@@ -1,6 +1,6 @@
 // Memory: entities, an entity's facts with their sources, its neighbourhood as a graph, and stored documents.
 import { api, query, seg } from "../api.js";
-import { badge, clip, fill, fmtNum, fmtTime, h, load, section, show, statusLine, table } from "../dom.js";
+import { badge, clip, fill, fmtDuration, fmtNum, fmtTime, h, load, section, show, statusLine, table } from "../dom.js";
 import { t } from "../i18n.js";
 import { factButtons } from "../fact_actions.js";
 
@@ -276,9 +276,34 @@ export default function memory(root, ctx) {
     h("button", { type: "submit" }, t("search")),
   );
 
+  // The owner runs the memory job now (after a long conversation, or to see a correction's effect at once).
+  const jobStatus = statusLine();
+  const runJob = owner
+    ? h("button", {
+      type: "button",
+      id: "memory-run-job",
+      onclick: async (event) => {
+        const button = event.currentTarget;
+        button.disabled = true;
+        const done = await load(root, jobStatus, async () => {
+          const body = await api.post("/api/memory/job");
+          const failed = body.done && body.job?.last_error;
+          if (failed) show(jobStatus, t("memoryJobFailed", { why: body.job.last_error }), "error");
+          else if (body.done) {
+            show(jobStatus, t("memoryJobDone", { duration: fmtDuration(body.job?.last_duration_ms) }), "ok");
+          } else show(jobStatus, t("memoryJobRunning"));
+          return body.done;
+        });
+        button.disabled = false;
+        if (done === true) reload();
+      },
+    }, t("memoryRunJob"))
+    : null;
+
   root.append(
     h("h2", {}, t("nav_memory")),
     form,
+    ...(runJob ? [h("p", { class: "memory-job" }, runJob, " ", jobStatus)] : []),
     status,
     h("div", { class: "split" }, section(t("entities"), entities), h("div", { class: "detail" }, detail)),
     section(t("documents"), docStatus, documents),
