@@ -28,6 +28,7 @@ import pagesSystemJs from "./assets/pages/system.js" with { type: "text" };
 import pagesTurnsJs from "./assets/pages/turns.js" with { type: "text" };
 import picturesJs from "./assets/pictures.js" with { type: "text" };
 import sseJs from "./assets/sse.js" with { type: "text" };
+import statusProblemsJs from "./assets/status_problems.js" with { type: "text" };
 
 /** Each file by its path under `assets/`. */
 export const CONSOLE_FILES: Readonly<Record<string, string>> = {
@@ -54,4 +55,5 @@ export const CONSOLE_FILES: Readonly<Record<string, string>> = {
   "pages/turns.js": pagesTurnsJs,
   "pictures.js": picturesJs,
   "sse.js": sseJs,
+  "status_problems.js": statusProblemsJs,
 };

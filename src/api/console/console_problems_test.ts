@@ -1,11 +1,11 @@
 /**
- * The status page's list of what needs attention (`problemsOf` in assets/pages/status.js), fed status bodies as
+ * The status page's list of what needs attention (`problemsOf` in assets/status_problems.js), fed status bodies as
  * `/api/status` gives them: a job past its deadline and a timer the watchdog had to wake are each said once, by name.
  */
 
 import assert from "node:assert/strict";
 
-const { problemsOf } = await import("./assets/pages/status.js") as {
+const { problemsOf } = await import("./assets/status_problems.js") as {
   problemsOf: (body: unknown, usage: unknown) => Array<{ level: string; text: string }>;
 };
 
