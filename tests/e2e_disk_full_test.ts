@@ -22,6 +22,17 @@ import { assertWhole, chat, degraded } from "./support/storage_checks.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 import { fillDisk, run, tmpfs } from "./support/tmpfs.ts";
+import { checkRunning } from "../src/cli/doctor_running.ts";
+import { parseConfig } from "../src/config/load.ts";
+
+/** A config that points `homed doctor` at `daemon` (its real port; no token, as the daemon has none). */
+const doctorConfig = (daemon: Daemon) =>
+  parseConfig({
+    text: `daemon: { listen_addr: "127.0.0.1:${new URL(daemon.url).port}" }`,
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
 
 Deno.test({
   name: "a full disk: every message is answered, the stores are degraded, the owner told once, writing resumes",
@@ -67,6 +78,12 @@ Deno.test({
       }
       const toOwner = () => sentToOwner(sim!).filter((text) => text.includes("cannot write to its disk"));
       await waitFor(() => toOwner().length > 0, "the owner was told");
+      // `homed doctor` beside it says the same, from the daemon's own status.
+      const doctorSees = async () =>
+        (await checkRunning(doctorConfig(daemon!))).find((check) => check.name === "stores");
+      const seen = await doctorSees();
+      assert.equal(seen?.ok, false);
+      assert.match(seen?.detail ?? "", /memory journal cannot write .* \(free space on that disk\)/);
 
       await Deno.remove(filler);
       await waitFor(async () => {
@@ -74,6 +91,11 @@ Deno.test({
         return (await Deno.readTextFile(journal)).includes("we eat dumplings tonight") &&
           (await degraded(daemon!)).length === 0;
       }, "writing resumed and no store is degraded");
+      assert.deepEqual(await doctorSees(), {
+        ok: true,
+        name: "stores",
+        detail: "every store of the running homed writes",
+      });
       assert.equal(toOwner().length, 1, toOwner().join("\n"));
       assert.match(toOwner()[0]!, /the disk is full/);
 

@@ -19,6 +19,7 @@ import type { CommandLine } from "./command_line.ts";
 import { loadCommandConfig } from "./command_config.ts";
 import { print } from "./output.ts";
 import { probeHomed } from "./homed_probe.ts";
+import { checkRunning } from "./doctor_running.ts";
 import { kindChecks } from "../devices/kinds.ts";
 import type { DoctorCheck } from "../devices/kind.ts";
 import { loadIntents } from "../intents/intents_setup.ts";
@@ -246,6 +247,7 @@ export async function runDoctor(loaded: LoadedConfig, fetcher: typeof fetch = fe
   const secrets = await checkSecretsFile(loaded);
   if (secrets) checks.push(secrets);
   checks.push(await checkListen(loaded, fetcher));
+  checks.push(...await checkRunning(loaded, fetcher));
   checks.push(await checkLlm(loaded, fetcher));
   checks.push(await checkIntents(loaded));
   checks.push(...await kindChecks(loaded.config));

@@ -24,6 +24,7 @@ import { faultAdvice, storageFault, type StoreHealth } from "../fs/store_health.
 import type { Tool, ToolContext } from "../tools/tool.ts";
 import type { Device, DeviceContext, TurnEvent } from "../io/device.ts";
 import type { OutputEvent } from "../io/event.ts";
+import type { TimerStatus } from "./timer_status.ts";
 
 /** Options of {@link TimerDevice}. */
 export interface TimerOptions {
@@ -237,7 +238,7 @@ export class TimerDevice implements Device {
     }
   }
 
-  status(): Record<string, unknown> {
+  status(): TimerStatus {
     const soonest = this.#soonest();
     return {
       active: this.#options.store.count(),
