@@ -131,16 +131,22 @@ export class Job {
     this.#state.nextRunAt = undefined;
     const started = clock.monotonic();
     this.#state.lastRunAt = clock.now();
-    const overrun = new AbortController();
+    // The run's own signal: aborted by stop() or by its deadline. A listener, not AbortSignal.any: a composite per
+    // run would be one more dependent on the job's lifelong stop signal each time, for a job that runs every minute.
+    const run = new AbortController();
+    const stop = this.#stop.signal;
+    const stopped = () => run.abort(stop.reason);
+    if (stop.aborted) stopped();
+    else stop.addEventListener("abort", stopped, { once: true });
     const deadlineMs = this.#deadlineMs;
     const cancelDeadline = clock.after(deadlineMs, () => {
       this.#state.overruns++;
       this.#state.overdue = true;
       logger.error("Job {job} has run past its deadline of {deadlineMs} ms; aborted", { job: this.name, deadlineMs });
-      overrun.abort(new Error(`Job ${this.name} ran past its deadline of ${deadlineMs} ms`));
+      run.abort(new Error(`Job ${this.name} ran past its deadline of ${deadlineMs} ms`));
     });
     try {
-      await this.#options.run(AbortSignal.any([this.#stop.signal, overrun.signal]));
+      await this.#options.run(run.signal);
       this.#state.consecutive = 0;
       this.#state.lastError = undefined;
     } catch (error) {
@@ -158,6 +164,7 @@ export class Job {
         error,
       });
     } finally {
+      stop.removeEventListener("abort", stopped);
       cancelDeadline();
       this.#state.overdue = false;
       this.#state.runs++;

@@ -126,6 +126,26 @@ Deno.test("a run that ignores its deadline shows the job overdue and is never do
   await job.stop();
 });
 
+Deno.test("stop() aborts the run in progress with the stop's reason, counts no failure, and leaves nothing armed", async () => {
+  const clock = new FakeClock();
+  const reasons: string[] = [];
+  const job = new Job({
+    name: "knowledge.reindex",
+    everyMs: 60_000,
+    clock,
+    logger: getLogger(["test"]),
+    run: (signal) =>
+      new Promise<void>((_, reject) =>
+        signal.addEventListener("abort", () => (reasons.push(String(signal.reason)), reject(signal.reason)))
+      ),
+  });
+  job.start();
+  clock.advance(60_000);
+  await job.stop();
+  assert.deepEqual(reasons, ["Error: Job knowledge.reindex stopped"]);
+  assert.deepEqual([job.status().failures, job.status().overruns, clock.pendingTimers], [0, 0, 0]);
+});
+
 Deno.test("the retry delay doubles per failure, capped at max(retryMax, interval)", () => {
   assert.deepEqual([0, 1, 2, 3, 10].map((n) => retryDelay(15_000, n, 1_000, 300_000)), [
     15_000,
