@@ -46,7 +46,7 @@ export const MASK_TERMS = 31;
  * candidates, and an array for each was most of what a recall left to the garbage collector.
  */
 export class Pool {
-  readonly size: number;
+  #size: number;
   #scores: Float64Array;
   #parts: Int32Array;
   #slots: Int32Array;
@@ -62,11 +62,39 @@ export class Pool {
    * ```
    */
   constructor(size: number) {
-    this.size = size;
+    this.#size = size;
     this.#scores = new Float64Array(size);
     this.#parts = new Int32Array(size);
     this.#slots = new Int32Array(size);
     this.#masks = new Int32Array(size);
+  }
+
+  /** At most this many candidates are kept. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Empties the pool for a search keeping at most `size` candidates (its arrays grown when they are shorter), and
+   * returns it: ranking reuses one pool, see `ranking.ts`.
+   *
+   * @example
+   * ```ts
+   * const pool = new Pool(2);
+   * pool.offer(0.5, 0, 7);
+   * pool.reset(3).items; // []
+   * ```
+   */
+  reset(size: number): this {
+    if (this.#scores.length < size) {
+      this.#scores = new Float64Array(size);
+      this.#parts = new Int32Array(size);
+      this.#slots = new Int32Array(size);
+      this.#masks = new Int32Array(size);
+    }
+    this.#size = size;
+    this.#length = 0;
+    return this;
   }
 
   /** The candidates, worst first (fresh arrays). */
@@ -86,14 +114,14 @@ export class Pool {
 
   /** The worst score in a full pool (a candidate must reach it to enter); -∞ while it is not full. */
   get threshold(): number {
-    return this.#length < this.size ? -Infinity : this.#scores[0]!;
+    return this.#length < this.#size ? -Infinity : this.#scores[0]!;
   }
 
   /** Whether a candidate would enter (before any filter is asked). */
   admits(score: number, part: number, slot: number): boolean {
-    if (this.#length < this.size) return true;
+    if (this.#length < this.#size) return true;
     // The worst candidate ranks below the new one.
-    return this.size > 0 && this.#below(0, score, part, slot);
+    return this.#size > 0 && this.#below(0, score, part, slot);
   }
 
   /** Puts a candidate in (when it {@link admits}), dropping the worst of a full pool. */
@@ -101,7 +129,7 @@ export class Pool {
     if (!this.admits(score, part, slot)) return;
     const scores = this.#scores, parts = this.#parts, slots = this.#slots, masks = this.#masks;
     let n = this.#length;
-    if (n === this.size) {
+    if (n === this.#size) {
       scores.copyWithin(0, 1, n);
       parts.copyWithin(0, 1, n);
       slots.copyWithin(0, 1, n);
@@ -162,20 +190,25 @@ export interface PartScoring {
  */
 export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
   // The summing order, the same in every part: rarer terms first (a higher weight), then the query's order.
-  const order = s.terms.map((term, q) => ({ ...term, q })).sort((a, b) => b.weight - a.weight || a.q - b.q);
+  // Indexes, not copies of the terms: a copy's hidden class lived only during a search, and a full garbage collection
+  // between searches dropped it and deoptimized this function (see `ranking.ts`'s pool).
+  const terms = s.terms;
+  const order = terms.map((_, q) => q).sort((a, b) => terms[b]!.weight - terms[a]!.weight || a - b);
   const lists: Array<{ termId: number; weight: number; bound: number; length: number; bit: number }> = [];
   // Masks are kept when every term has a bit (a longer query's candidates have none: -1).
   const masked = s.terms.length <= MASK_TERMS;
-  for (const { ids, weight, q } of order) {
+  for (const q of order) {
+    const { ids, weight } = terms[q]!;
     const termId = ids[s.part]!;
     if (termId < 0) continue;
     // Before any postings are read: a segment may read them to find its maxima.
     const maxima = s.slope >= 0 ? part.maxima(termId) : undefined;
     let bound = maxima ? 0 : Infinity;
-    maxima?.weights.forEach((most, j) => {
-      const pair = (weight * most) / (s.queryNorm * ((1 - s.slope) * s.pivot + s.slope * maxima.norms[j]!));
+    for (let j = 0; maxima && j < maxima.weights.length; j++) {
+      const pair = (weight * maxima.weights[j]!) /
+        (s.queryNorm * ((1 - s.slope) * s.pivot + s.slope * maxima.norms[j]!));
       if (pair > bound) bound = pair;
-    });
+    }
     lists.push({ termId, weight, bound, length: part.df(termId), bit: masked ? 1 << q : 0 });
   }
   if (!lists.length) return;
@@ -213,20 +246,9 @@ export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
         scoreLast(postings, list.weight, list.bit, alive, acc, masks, candidates);
       } else count = meet(postings, list.weight, list.bit, alive, acc, masks, met, count);
     }
-    let threshold = pool.threshold;
-    for (let i = 0; i < count; i++) {
-      const slot = met[i]!, sum = acc[slot]!;
-      if (sum < 0) continue; // scored with the last list
-      const score = sum / (queryNorm * (base + slope * norms[slot]!));
-      // The filter is asked only of a document that would enter (a filter function reads metadata from disk).
-      if (score < threshold || !pool.admits(score, s.part, slot)) continue;
-      if (s.keep && !s.keep.has(slot)) continue;
-      if (s.filter && !s.matches(part.meta(slot), s.filter)) continue;
-      pool.offer(score, s.part, slot, masked ? masks[slot]! : -1);
-      threshold = pool.threshold;
-    }
+    scoreMet(acc, masks, met, count, candidates, s.filter && ((slot) => s.matches(part.meta(slot), s.filter!)));
   } finally {
-    for (let i = 0; i < count; i++) acc[met[i]!] = masks[met[i]!] = 0;
+    clearMet(acc, masks, met, count);
   }
 }
 
@@ -271,6 +293,36 @@ function addToMet(
     acc[slot] = before + weight * weights[j]!;
     masks[slot] = masks[slot]! | bit;
   }
+}
+
+/**
+ * Offers the documents met to the pool at their whole sums (one scored with the last list is skipped); `allows`, the
+ * filter, is asked only of a document that would enter (a filter function reads metadata from disk).
+ */
+function scoreMet(
+  acc: Float64Array,
+  masks: Int32Array,
+  met: Int32Array,
+  count: number,
+  { pool, part, keep, masked, queryNorm, base, slope, norms }: Candidates,
+  allows: ((slot: number) => boolean) | undefined,
+): void {
+  let threshold = pool.threshold;
+  for (let i = 0; i < count; i++) {
+    const slot = met[i]!, sum = acc[slot]!;
+    if (sum < 0) continue; // scored with the last list
+    const score = sum / (queryNorm * (base + slope * norms[slot]!));
+    if (score < threshold || !pool.admits(score, part, slot)) continue;
+    if (keep && !keep.has(slot)) continue;
+    if (allows && !allows(slot)) continue;
+    pool.offer(score, part, slot, masked ? masks[slot]! : -1);
+    threshold = pool.threshold;
+  }
+}
+
+/** Clears the sums and masks of the documents met, for the next search. */
+function clearMet(acc: Float64Array, masks: Int32Array, met: Int32Array, count: number): void {
+  for (let i = 0; i < count; i++) acc[met[i]!] = masks[met[i]!] = 0;
 }
 
 /** The pool, and what a document's score and admission are figured with ({@link scoreLast}, {@link lowerBar}). */
@@ -338,7 +390,11 @@ function lowerBar(
   for (let i = 0; i < count; i++) {
     const slot = met[i]!;
     if (keep && !keep.has(slot)) continue;
-    length = keepBest(heap, length, size, acc[slot]! / (queryNorm * (base + slope * norms[slot]!)));
+    const score = acc[slot]! / (queryNorm * (base + slope * norms[slot]!));
+    // Most documents met are below the least kept: checked here, as passing the score on boxed it (a number object
+    // per document met, a third of what a recall allocated).
+    if (length === size && score <= heap[0]!) continue;
+    length = keepBest(heap, length, size, score);
   }
   return length < size ? -Infinity : heap[0]!;
 }

@@ -160,6 +160,27 @@ Deno.test("MaxScore over a segment's long lists: the same pool, and the filter a
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("a pool emptied for another search keeps what a new pool of its size keeps", () => {
+  const random = lcg(5);
+  // Scores on a coarse grid: many ties, which the part and the slot order.
+  const offers = Array.from(
+    { length: 300 },
+    () => [Math.round(random() * 40) / 8, random() < 0.5 ? 0 : 1, (random() * 1e3) | 0],
+  );
+  const reused = new Pool(3);
+  reused.offer(9, 0, 0);
+  for (const size of [5, 2, 40, 1]) {
+    const fresh = new Pool(size);
+    assert.equal(reused.reset(size), reused);
+    assert.equal(reused.size, size);
+    for (const [score, part, slot] of offers) {
+      fresh.offer(score!, part!, slot!, slot);
+      reused.offer(score!, part!, slot!, slot);
+    }
+    assert.deepEqual(reused.items, fresh.items, `size ${size}`);
+  }
+});
+
 Deno.test("each candidate's mask names exactly the query terms it holds, in every part", () => {
   const random = lcg(31);
   const scoring: ScoringOptions = { slope: 0.75, conceptWeight: 1.5, supersede: undefined };

@@ -80,7 +80,19 @@ export interface TermMaxima {
   norms: readonly number[];
 }
 
-/** The search options ranking takes, and the metadata keys whose equality filters are indexed as filter terms. */
+/**
+ * The pool of every search (ranking is synchronous; its candidates are copied out before the next). One pool for the
+ * process rather than one a search, so that one is always alive: with none alive between two searches, a full garbage
+ * collection dropped the pool's hidden class, which deoptimized the code V8 had optimized for it — the pool's methods
+ * and MaxScore's loops (`max_score.ts`) — and the first searches after each such collection ran unoptimized: a year's
+ * recalls took 2–6 ms instead of 1 until they were compiled again.
+ */
+const POOL = new Pool(0);
+
+/**
+ * The search options ranking takes, and the metadata keys whose equality filters are indexed as filter terms (or
+ * given apart, see {@link rank}).
+ */
 export type RankOptions = SearchOptions & { indexedKeys?: ReadonlySet<string> };
 
 /**
@@ -96,12 +108,17 @@ export type RankOptions = SearchOptions & { indexedKeys?: ReadonlySet<string> };
  * index.put("note-1", new Map([["客厅", 1]]), { time: 1 });
  * rank([index.part()], new Map([["客厅", 1]]), { k: 5 }, index.scoring); // [{ id: "note-1", … }]
  * ```
+ *
+ * `indexedKeys` (default: the options') are given apart by a caller passing its own caller's options on: a copy
+ * with them added has a hidden class that lives only during a search, and a full garbage collection between two
+ * searches dropped it and deoptimized the code reading the options.
  */
 export function rank(
   parts: readonly IndexPart[],
   query: ReadonlyMap<string, number>,
   options: RankOptions,
   scoring: ScoringOptions,
+  indexedKeys: ReadonlySet<string> | undefined = options.indexedKeys,
 ): Hit[] {
   const k = options.k ?? 10;
   let n = 0;
@@ -129,14 +146,14 @@ export function rank(
   if (!weights.length) return [];
   // Only context-field terms matched anything: normalise by them rather than divide by zero.
   queryNorm = Math.sqrt(queryNorm || queryNormAll);
-  const allowed = allowedSlots(parts, options);
+  const allowed = allowedSlots(parts, options.filter, indexedKeys);
 
   let normSum = 0;
   for (const part of parts) normSum += part.normSum;
   const slope = scoring.slope;
   const pivot = normSum / n;
   const want = Math.max(options.pool ?? k, scoring.supersede ? Math.max(k, 20) : k);
-  const pool = new Pool(want);
+  const pool = POOL.reset(want);
   const filter = allowed ? undefined : options.filter;
   parts.forEach((part, p) => {
     scorePart(part, pool, { part: p, terms: weights, queryNorm, slope, pivot, keep: allowed?.[p], filter, matches });
@@ -178,8 +195,11 @@ export function rank(
 }
 
 /** For an equality filter on indexed keys only: per part, the slots holding every filter term. */
-function allowedSlots(parts: readonly IndexPart[], options: RankOptions): Array<Set<number>> | undefined {
-  const { filter, indexedKeys } = options;
+function allowedSlots(
+  parts: readonly IndexPart[],
+  filter: SearchOptions["filter"],
+  indexedKeys: ReadonlySet<string> | undefined,
+): Array<Set<number>> | undefined {
   if (!filter || typeof filter === "function" || !indexedKeys) return undefined;
   const entries = Object.entries(filter);
   if (!entries.length || !entries.every(([key]) => indexedKeys.has(key))) return undefined;
@@ -201,6 +221,34 @@ function matches(meta: DocMeta, filter: NonNullable<SearchOptions["filter"]>): b
   if (typeof filter === "function") return filter(meta);
   for (const [key, value] of Object.entries(filter)) if (meta[key] !== value) return false;
   return true;
+}
+
+/**
+ * The dot product of two documents of one part over B's normed terms, in B's order (the sum `supersede` compares).
+ * A function of its own, of typed arrays and numbers: as a closure of each search it ran unoptimized for the first
+ * searches, boxing a number per term.
+ */
+function dotOfTerms(
+  part: IndexPart,
+  termIdsA: Int32Array,
+  weightsA: Float32Array,
+  termIdsB: Int32Array,
+  weightsB: Float32Array,
+): number {
+  let dot = 0;
+  for (let j = 0; j < termIdsB.length; j++) {
+    const termId = termIdsB[j]!;
+    if (part.unnormed(termId)) continue;
+    let weightA = 0;
+    for (let i = 0; i < termIdsA.length; i++) {
+      if (termIdsA[i] === termId) {
+        weightA = weightsA[i]!;
+        break;
+      }
+    }
+    dot += weightA * weightsB[j]!;
+  }
+  return dot;
 }
 
 /**
@@ -266,20 +314,8 @@ function supersede(
   const cosine = (a: Candidate, b: Candidate) => {
     let dot = 0;
     if (a[1] === b[1]) {
-      const part = parts[a[1]]!;
       const termsA = termsOf(a[1], a[2]), termsB = termsOf(b[1], b[2]);
-      for (let j = 0; j < termsB.termIds.length; j++) {
-        const termId = termsB.termIds[j]!;
-        if (part.unnormed(termId)) continue;
-        let weightA = 0;
-        for (let i = 0; i < termsA.termIds.length; i++) {
-          if (termsA.termIds[i] === termId) {
-            weightA = termsA.weights[i]!;
-            break;
-          }
-        }
-        dot += weightA * termsB.weights[j]!;
-      }
+      dot = dotOfTerms(parts[a[1]]!, termsA.termIds, termsA.weights, termsB.termIds, termsB.weights);
     } else {
       const vectorA = vectorByText(a[1], a[2]);
       vectorByText(b[1], b[2]).forEach((weight, term) => dot += (vectorA.get(term) ?? 0) * weight);
@@ -289,7 +325,8 @@ function supersede(
   for (let i = 0; i < Math.min(ranked.length, 10); i++) {
     for (let j = i + 1; j < ranked.length; j++) {
       const a = ranked[i]!, b = ranked[j]!;
-      if (time(b[1], b[2]) <= time(a[1], a[2]) || b[0] < rule.ratio * a[0]) continue;
+      // The scores first: they are at hand, the times are read from a segment's metadata on disk.
+      if (b[0] < rule.ratio * a[0] || time(b[1], b[2]) <= time(a[1], a[2])) continue;
       if (!holdsAll(a, b)) continue;
       if (cosine(a, b) < rule.similarity) continue;
       ranked.splice(j, 1);

@@ -28,7 +28,7 @@ import { crc32 } from "./crc32.ts";
 import type { DocMeta } from "./inverted_index.ts";
 import type { IndexPart, Postings, TermMaxima } from "./ranking.ts";
 import { FILTER_FIELD } from "./ranking.ts";
-import { compareBytes, hashBytes } from "./segment_bytes.ts";
+import { compareBytes, hashBytes, textOf } from "./segment_bytes.ts";
 import { type Counts, type Layout, layoutOf, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment_layout.ts";
 import { readAt, readSections, type Sections } from "./segment_sections.ts";
 import { SnapshotError } from "./snapshot.ts";
@@ -296,7 +296,7 @@ export class Segment implements IndexPart {
   }
 
   id(slot: number): string {
-    return decoder.decode(this.#idBytes.subarray(this.#idStart[slot]!, this.#idStart[slot + 1]!));
+    return textOf(this.#idBytes, this.#idStart[slot]!, this.#idStart[slot + 1]!);
   }
 
   /** The slot of `id` (live or deleted), or -1. */
@@ -326,6 +326,33 @@ export class Segment implements IndexPart {
     const bytes = this.#read(this.#layout.metas + from, to - from);
     meta = JSON.parse(decoder.decode(bytes.subarray(0, to - from))) as DocMeta;
     return remember(this.#metas, slot, meta);
+  }
+
+  /**
+   * Reads into this segment's caches the metadata and terms that `older` kept from its searches, of the documents it
+   * held live at `alive` — the cut a compaction wrote this segment from (a document written since is killed here by
+   * its newer version), yielding to `pause` between slices. A compaction used to start the caches empty: the first
+   * recalls after it read again from disk what they had read before, for every candidate.
+   *
+   * @example
+   * ```ts
+   * declare const older: Segment, newer: Segment, alive: Uint8Array; // `newer` written from `older`'s cut
+   * await newer.readAsCached(older, alive);
+   * ```
+   */
+  async readAsCached(
+    older: Segment,
+    alive: Uint8Array,
+    pause: () => Promise<void> = () => Promise.resolve(),
+  ): Promise<void> {
+    const slotOf = (slot: number) => (alive[slot] ? this.slotOf(older.id(slot)) : -1);
+    // Oldest first, as they were kept; copied first: searches may go on meanwhile.
+    const metas = [...older.#metas.keys()].map(slotOf), terms = [...older.#terms.keys()].map(slotOf);
+    for (let i = 0; i < Math.max(metas.length, terms.length); i++) {
+      if (metas[i] !== undefined && metas[i]! >= 0) this.meta(metas[i]!);
+      if (terms[i] !== undefined && terms[i]! >= 0) this.docTerms(terms[i]!);
+      if (i % 64 === 63) await pause();
+    }
   }
 
   /** The slot's term ids and weights, as {@link meta} (shared arrays: read them, never change them). */

@@ -1,7 +1,7 @@
 /**
  * The two byte orders a segment is sorted by: terms by their UTF-8 bytes ({@link compareBytes}), ids by the FNV-1a
  * hash of theirs ({@link hashBytes}, {@link idHash}). The reader's lookups and checks, the writer's merge and the
- * memory's id digest must agree on both, so they live here once.
+ * memory's id digest must agree on both, so they live here once; and the reading of an id's bytes as text.
  *
  * @module
  */
@@ -61,4 +61,32 @@ export function compareBytes(
     if (d) return d;
   }
   return aTo - aFrom - (bTo - bFrom);
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+/** Character codes of a short ASCII text being read (reused). */
+const codes: number[] = [];
+/** Texts longer than this are always decoded by the decoder. */
+const SHORT_TEXT = 64;
+
+/**
+ * `bytes[from, to)` as UTF-8 text (throwing on invalid UTF-8). A short ASCII text — an id, mostly — is read here
+ * rather than by the decoder, whose call cost three times as much: a recall reads some 70 ids.
+ *
+ * @example
+ * ```ts
+ * const bytes = new TextEncoder().encode("d1a2b-3 客厅");
+ * textOf(bytes, 0, 7); // "d1a2b-3"
+ * textOf(bytes, 8, bytes.length); // "客厅"
+ * ```
+ */
+export function textOf(bytes: Uint8Array, from: number, to: number): string {
+  if (to - from > SHORT_TEXT) return decoder.decode(bytes.subarray(from, to));
+  codes.length = 0;
+  for (let i = from; i < to; i++) {
+    const byte = bytes[i]!;
+    if (byte >= 0x80) return decoder.decode(bytes.subarray(from, to));
+    codes.push(byte);
+  }
+  return String.fromCharCode.apply(null, codes);
 }

@@ -128,7 +128,8 @@ export class SegmentIndex {
   }
 
   /**
-   * Top-k documents for already-tokenized query terms, over the segment and the newer documents as one index.
+   * Top-k documents for already-tokenized query terms, over the segment and the newer documents as one index
+   * (`indexedKeys`: see {@link rank}).
    *
    * @example
    * ```ts
@@ -137,9 +138,13 @@ export class SegmentIndex {
    * index.search(new Map([["客厅", 1]]), { k: 5 }); // [{ id: "note-1", … }]
    * ```
    */
-  search(query: ReadonlyMap<string, number>, options: RankOptions = {}): Hit[] {
+  search(
+    query: ReadonlyMap<string, number>,
+    options: RankOptions = {},
+    indexedKeys: ReadonlySet<string> | undefined = options.indexedKeys,
+  ): Hit[] {
     const parts: IndexPart[] = this.#segment ? [this.#segment, this.#recent.part()] : [this.#recent.part()];
-    return rank(parts, query, options, this.scoring);
+    return rank(parts, query, options, this.scoring, indexedKeys);
   }
 
   /**

@@ -374,13 +374,14 @@ export class VectorStore {
    * ```
    */
   search(query: string, options: SearchOptions & { contextWeight?: number } = {}): Hit[] {
-    const { contextWeight = 0, ...rest } = options;
+    const contextWeight = options.contextWeight ?? 0;
     const terms = this.#analyze(query);
     // A query term weighs (1 + ln tf)·idf: tf = e^(w−1) makes the context field's copy weigh w·idf.
     if (contextWeight > 0) {
       for (const term of [...terms.keys()]) terms.set(`${CONTEXT_FIELD}${term}`, Math.exp(contextWeight - 1));
     }
-    return this.#index.search(terms, { ...rest, indexedKeys: this.#filterKeys });
+    // The options as given (ranking ignores `contextWeight`), not a copy: see `rank`.
+    return this.#index.search(terms, options, this.#filterKeys);
   }
 
   #maybeCompact(): void {
@@ -431,6 +432,7 @@ export class VectorStore {
       await Deno.mkdir(this.dir, { recursive: true });
       await writeSegment(temporary, input, pause);
       segment = await Segment.open(temporary, pause);
+      if (input.base) await segment.readAsCached(input.base.segment, input.base.alive, pause);
       if (!this.#wal) throw new RangeError(`Vector store ${this.dir} was closed during compaction`);
       // From here on everything is synchronous, so no write can slip between the steps. The next log gets the
       // carried writes first (they are also in the current log); only then does the segment take over.

@@ -84,6 +84,44 @@ Deno.test("everything survives reopening, before and after compaction", async ()
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("after a compaction, searches read no more from disk what they read before it, and find what a reopened store finds", async () => {
+  const dir = await tempDir();
+  let store = await VectorStore.open(dir);
+  const room = (i: number) => (i % 3 ? "hall" : "car");
+  for (let i = 0; i < 60; i++) {
+    store.put(`n${i}`, `note ${i}: the umbrella is in the ${room(i)}`, { time: i, room: room(i) });
+  }
+  await store.compact();
+  const query = "umbrella car";
+  store.search(query, { k: 20 });
+  // Written after the search: a newer version (its new metadata must win), a deletion, a new note.
+  store.put("n3", "note 3: the umbrella is in the car again", { time: 100, room: "car", moved: true });
+  store.delete("n6");
+  store.put("n60", "note 60: the umbrella is in the car", { time: 60, room: "car" });
+  await store.compact();
+  const file = Deno.FsFile.prototype as { readSync(buffer: Uint8Array): number | null };
+  const readSync = file.readSync;
+  let reads = 0;
+  file.readSync = function (this: Deno.FsFile, buffer: Uint8Array) {
+    reads++;
+    return readSync.call(this, buffer);
+  };
+  try {
+    const found = store.search(query, { k: 20 });
+    const readHere = reads;
+    await store.close();
+    store = await VectorStore.open(dir);
+    reads = 0;
+    assert.deepEqual(found, store.search(query, { k: 20 }), "the same hits, metadata and all");
+    assert.ok(found.some((hit) => hit.id === "n3" && hit.meta.moved === true));
+    assert.ok(readHere + 10 < reads, `${readHere} reads after the compaction, ${reads} after a reopen`);
+  } finally {
+    file.readSync = readSync;
+  }
+  await store.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("a torn last log record is cut off and reported", async () => {
   const dir = await tempDir();
   let store = await VectorStore.open(dir);

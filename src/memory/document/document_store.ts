@@ -97,16 +97,22 @@ export const DOCUMENT_FILTER_KEYS: readonly string[] = ["guest"];
  * ```
  */
 export function fuseConversations(candidates: Hit[], weight: number, conversationOf: (hit: Hit) => string): void {
-  const scoresOf = new Map<string, number[]>();
+  // Per conversation its best score and the best of the rest once one of those is taken out (the second best, or the
+  // best again when two have it): the best of a candidate's others is one of the two. Not a list of every score per
+  // conversation, copied for each candidate.
+  const best = new Map<string, { first: number; second: number }>();
   const conversations = candidates.map(conversationOf);
-  candidates.forEach((hit, i) =>
-    scoresOf.set(conversations[i]!, [...(scoresOf.get(conversations[i]!) ?? []), hit.score])
-  );
-  const raw = candidates.map((hit) => hit.score);
   candidates.forEach((hit, i) => {
-    const others = [...scoresOf.get(conversations[i]!)!];
-    others.splice(others.indexOf(raw[i]!), 1);
-    hit.score = raw[i]! + weight * Math.max(0, ...others);
+    const top = best.get(conversations[i]!), score = hit.score;
+    if (!top) best.set(conversations[i]!, { first: score, second: -Infinity });
+    else if (score > top.first) {
+      top.second = top.first;
+      top.first = score;
+    } else if (score > top.second) top.second = score;
+  });
+  candidates.forEach((hit, i) => {
+    const top = best.get(conversations[i]!)!;
+    hit.score = hit.score + weight * Math.max(0, hit.score === top.first ? top.second : top.first);
   });
 }
 
@@ -138,6 +144,11 @@ const INDEX_META = "document_index_meta";
 const INDEX_META_VERSION = "2";
 /** Index hits re-ranked per search: enough for a conversation's other turns to be among them. */
 const RERANK_POOL = 40;
+/**
+ * Rows searches read lately, kept by id (≈ 0.5 kB each): a recall reads 30, the same household's questions meet the
+ * same documents, and reading them from SQLite was 0.2–0.3 ms of a year's recall of 1–1.5 (`bench:memory-scale`).
+ */
+const RECENT_ROWS = 1024;
 
 /** What a document is made from: one exchange, as lines of who said what. */
 export interface DocumentDraft {
@@ -187,6 +198,12 @@ export class DocumentStore {
   #index: VectorStore;
   #clock: Clock;
   #counter = 0;
+  /**
+   * The rows of documents searches found lately, oldest first (see {@link RECENT_ROWS}); callers get copies. Every
+   * write of a row is this store's: {@linkcode DocumentStore.touch} counts on them as on the table, and
+   * {@linkcode DocumentStore.forget} drops them all.
+   */
+  #recentRows = new Map<string, MemoryDocument>();
 
   private constructor(db: DatabaseSync, index: VectorStore, clock: Clock) {
     this.#db = db;
@@ -335,6 +352,7 @@ export class DocumentStore {
    * from the context field of the documents that had it as context; returns how many documents were deleted.
    */
   forget(eventIds: ReadonlySet<string>): number {
+    this.#recentRows.clear();
     const rows = prepared(
       this.#db,
       "SELECT id, text, created, provenance, context_event, session, sender, trust, source FROM documents",
@@ -363,12 +381,31 @@ export class DocumentStore {
       .map(fromRow);
   }
 
-  /** The documents of `ids` that exist, by id (one statement). */
+  /** The documents of `ids` that exist, by id: copies of those read lately, the others in one statement. */
   #rows(ids: readonly string[]): Map<string, MemoryDocument> {
-    if (!ids.length) return new Map();
+    const found = new Map<string, MemoryDocument>();
+    const recent = this.#recentRows, missing: string[] = [];
+    for (const id of ids) {
+      const kept = recent.get(id);
+      if (kept === undefined) {
+        missing.push(id);
+        continue;
+      }
+      // Moved to the newest end.
+      recent.delete(id);
+      recent.set(id, kept);
+      found.set(id, copyOf(kept));
+    }
+    if (!missing.length) return found;
     const rows = prepared(this.#db, "SELECT * FROM documents WHERE id IN (SELECT value FROM json_each(?))")
-      .all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
-    return new Map(rows.map((row) => [String(row.id), fromRow(row)]));
+      .all(JSON.stringify(missing)) as Array<Record<string, unknown>>;
+    for (const row of rows) {
+      const document = fromRow(row);
+      if (recent.size >= RECENT_ROWS) recent.delete(recent.keys().next().value!);
+      recent.set(document.id, document);
+      found.set(document.id, copyOf(document));
+    }
+    return found;
   }
 
   get(id: string): MemoryDocument | undefined {
@@ -399,16 +436,15 @@ export class DocumentStore {
       // A guest reads only their own: the posting list of their own turns.
       ? { [GUEST_META]: saidBy.sender }
       : (meta: DocMeta) => visibleTo(saidBy, provenanceOf(meta));
-    const ranked = this.#index.search(query, {
-      k,
-      pool: RERANK_POOL,
-      contextWeight: CONTEXT_WEIGHT,
-      withMatched: true,
-      ...(filter !== undefined ? { filter } : {}),
-      // Before the index orders and supersedes: a newer note on the same fact still moves above an older one.
-      rerank: (candidates) =>
-        fuseConversations(candidates, SESSION_WEIGHT, (hit) => String(hit.meta.session ?? hit.id)),
-    });
+    // Before the index orders and supersedes: a newer note on the same fact still moves above an older one.
+    const rerank = (candidates: Hit[]) =>
+      fuseConversations(candidates, SESSION_WEIGHT, (hit) => String(hit.meta.session ?? hit.id));
+    // Two literals rather than one with a spread in it: such an object's hidden class lived only during a search,
+    // and a full garbage collection between searches dropped it and deoptimized the ranking that reads it.
+    const options = filter === undefined
+      ? { k, pool: RERANK_POOL, contextWeight: CONTEXT_WEIGHT, withMatched: true, rerank }
+      : { k, pool: RERANK_POOL, contextWeight: CONTEXT_WEIGHT, withMatched: true, filter, rerank };
+    const ranked = this.#index.search(query, options);
     // The rows of all the hits in one statement: a year's 30 lookups by id, one by one, were a tenth of a recall.
     const rows = this.#rows(ranked.map((hit) => hit.id));
     const hits = ranked.flatMap((hit): DocumentHit[] => {
@@ -446,9 +482,15 @@ export class DocumentStore {
       const bump = prepared(this.#db, "UPDATE documents SET hits = hits + 1, last_accessed = ? WHERE id = ?");
       for (const id of ids) bump.run(now, id);
     }
+    const recent = this.#recentRows;
     for (const document of shown) {
       document.hits++;
       document.lastAccessed = now;
+      const kept = recent.get(document.id);
+      if (kept) {
+        kept.hits++;
+        kept.lastAccessed = now;
+      }
     }
   }
 }
@@ -492,6 +534,24 @@ function provenanceOf(meta: DocMeta): Provenance {
       : { source: "", sender: String(guest), trust: "guest" };
   }
   return { source: String(meta.src), sender: String(meta.by ?? ""), trust: trustOf(meta.trust) };
+}
+
+/** A copy a caller may change (its provenance and context too) without changing the row kept. */
+function copyOf(document: MemoryDocument): MemoryDocument {
+  const copy: MemoryDocument = {
+    id: document.id,
+    text: document.text,
+    summary: document.summary,
+    created: document.created,
+    lastAccessed: document.lastAccessed,
+    hits: document.hits,
+    provenance: [...document.provenance],
+    sender: document.sender,
+    trust: document.trust,
+    source: document.source,
+  };
+  if (document.context) copy.context = { text: document.context.text, eventId: document.context.eventId };
+  return copy;
 }
 
 function fromRow(row: Record<string, unknown>): MemoryDocument {
