@@ -5,6 +5,7 @@
  * @module
  */
 
+import { collectIdleGarbage } from "./idle_collection.ts";
 import type { Logger } from "@logtape/logtape";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config/schema.ts";
@@ -78,5 +79,6 @@ export function buildAgent(options: AgentSetupOptions): Agent {
     ...(options.localIntents ? { localIntents: { intents: options.localIntents, mode: agent.local_intents } } : {}),
     ...(options.modelDown ? { modelDown: options.modelDown } : {}),
     ...(options.timezone ? { timezone: options.timezone } : {}),
+    whenIdle: collectIdleGarbage,
   });
 }

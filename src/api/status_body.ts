@@ -4,6 +4,7 @@
  * @module
  */
 
+import { type IdleCollections, idleCollections } from "../agent/idle_collection.ts";
 import type { Agent } from "../agent/core/agent.ts";
 import type { Persona } from "../agent/personal.ts";
 import type { Clock } from "../clock.ts";
@@ -55,6 +56,8 @@ export interface StatusBody {
      * holds and uses — which one a climb of `heap_total_bytes` is in (a soak's question).
      */
     heap_spaces: Record<string, { size_bytes: number; used_bytes: number }>;
+    /** The full collections made on quiet heartbeats (`agent/idle_collection.ts`) and the last one's time. */
+    idle_collections: IdleCollections;
   };
   /** The config file, or `embedded defaults`. */
   config: string;
@@ -116,6 +119,7 @@ function processMemory(): StatusBody["process"] {
         { size_bytes: space.space_size, used_bytes: space.space_used_size },
       ]),
     ),
+    idle_collections: idleCollections(),
   };
 }
 

@@ -13,9 +13,9 @@ import { type PermissionMode, requiredPermissions, toFlags } from "./permissions
  * instead of 2–4 ms with the default), which is what sets homed's p99 turn overhead, and it trims resident memory
  * on a small home machine. Not `--optimize-for-size`: it narrows the soak's heap swing (≈ 3 MB instead of ≈ 7) but
  * costs ≈ 2 ms of p99 turn overhead (docs/PERFORMANCE.md, "Soak"). Measured in `docs/PERFORMANCE.md`; the benchmarks
- * run with the same flag.
+ * run with the same flag. `--expose-gc`: the agent collects garbage on a quiet heartbeat (`agent/idle_collection.ts`).
  */
-export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1";
+export const DAEMON_V8_FLAGS = "--v8-flags=--max-semi-space-size=1,--expose-gc";
 
 /**
  * The daemon's environment beside its flags; glibc reads both at process start, so they cannot be set from inside.
@@ -43,7 +43,7 @@ export const DAEMON_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: 
  * const readEnv = (name: string) => Deno.env.get(name);
  * const loaded = await loadConfig({ flag: "/etc/homed/homed.yaml", readEnv, cwd: "/" });
  * commandFlags(loaded, "run");
- * // ["--no-prompt", "--allow-read=/etc/homed/homed.yaml,…", …, "--v8-flags=--max-semi-space-size=1"]
+ * // ["--no-prompt", "--allow-read=/etc/homed/homed.yaml,…", …, "--v8-flags=--max-semi-space-size=1,--expose-gc"]
  * commandFlags(loaded, "run", await pluginRights(loaded.config, readEnv)); // plus what skills' gates need
  * ```
  */

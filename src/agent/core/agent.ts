@@ -180,11 +180,12 @@ export class Agent implements Service {
     }
   }
 
-  /** Local bookkeeping on the heartbeat; never calls the LLM. */
+  /** Local bookkeeping on the heartbeat, and `whenIdle` when nothing runs or waits; never calls the LLM. */
   heartbeat(): void {
     const now = this.#options.clock.now();
     this.#lastHeartbeat = now;
     this.#events.forgetBefore(now - 86_400_000);
+    if (!this.#busy && this.#options.io.queued === 0) this.#options.whenIdle?.();
   }
 
   /** Counters for `/api/status`. */

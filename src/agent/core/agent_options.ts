@@ -57,4 +57,9 @@ export interface AgentOptions {
   modelDown?: () => string | undefined;
   /** The household's time zone (`daemon.timezone`, else the system's), for the reference block's "Now". */
   timezone?: () => string;
+  /**
+   * Called on the heartbeat when no turn runs and none waits: the daemon collects garbage then
+   * (`idle_collection.ts`), so its heap never swells between V8's own full collections.
+   */
+  whenIdle?: () => void;
 }

@@ -34,6 +34,7 @@ interface SetupOptions {
   extraDevices?: RecordingDevice[];
   contributors?: PromptContributor[];
   media?: MediaService;
+  whenIdle?: () => void;
 }
 
 async function setup(options: SetupOptions = {}) {
@@ -68,6 +69,7 @@ async function setup(options: SetupOptions = {}) {
     ...(options.contributors ? { promptContributors: options.contributors } : {}),
     ...(options.media ? { media: options.media } : {}),
     ...(options.turnTimeoutMs ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
+    ...(options.whenIdle ? { whenIdle: options.whenIdle } : {}),
     shutdownGraceMs: 1_000,
     keepReasoning: false,
   });
@@ -264,6 +266,26 @@ Deno.test("a never-answering LLM ends the turn at llm.turn_timeout and the next 
   assert.equal(agent.status().turn_timeouts, 1);
   // The timed-out turn left no trace in the context.
   assert.deepEqual(provider.requests[1]!.messages.map((m) => m.role), ["system", "user"]);
+  await close();
+});
+
+Deno.test("the heartbeat calls whenIdle (the daemon's garbage collection) only when no turn runs and none waits", async () => {
+  const clock = new FakeClock({ start: Date.UTC(2026, 10, 30, 8) });
+  let idle = 0;
+  const { provider, tv, agent, close } = await setup({ clock, turnTimeoutMs: 90_000, whenIdle: () => idle++ });
+  agent.heartbeat();
+  assert.equal(idle, 1, "quiet: collected");
+  provider.enqueue("hang", { content: "back" });
+  const hung = tv.emit("are you there?");
+  tv.emit("and now?");
+  await clock.timersArmed();
+  agent.heartbeat();
+  assert.equal(idle, 1, "a turn runs and another waits: not now");
+  clock.advance(90_000);
+  await tv.doneFor(hung.id);
+  await waitFor(() => agent.status().busy === false, "the waiting turn answered");
+  agent.heartbeat();
+  assert.equal(idle, 2, "quiet again");
   await close();
 });
 
