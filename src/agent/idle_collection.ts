@@ -3,8 +3,8 @@
  * the runtime exposes `gc` — the daemon runs with V8's `--expose-gc` (`DAEMON_V8_FLAGS`). Between V8's own full
  * collections, which come every 10–20 minutes under a household's light but steady load, the old space swelled by
  * ≈ 7 MB and fell back: a saw in the resident memory that the soak read as growth and a small box pays for at its
- * peaks. One collection a minute when idle keeps the heap near what is live, for a pause of a few milliseconds that no
- * turn waits on.
+ * peaks. One collection per quiet heartbeat (`daemon.heartbeat_interval`, 15 s by default) keeps the heap near what
+ * is live, for a pause of ≈ 20 ms that no turn waits on (a message that comes during it waits that long).
  *
  * @module
  */
@@ -23,7 +23,7 @@ const made: IdleCollections = { runs: 0, last_ms: null };
  * @example
  * ```ts
  * collectIdleGarbage(); // true under `deno run --v8-flags=--expose-gc`
- * idleCollections(); // { runs: 1, last_ms: 4.2 }
+ * idleCollections(); // { runs: 1, last_ms: 21.1 }
  * ```
  */
 export function collectIdleGarbage(): boolean {
