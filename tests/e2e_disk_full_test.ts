@@ -83,7 +83,10 @@ Deno.test({
         (await checkRunning(doctorConfig(daemon!))).find((check) => check.name === "stores");
       const seen = await doctorSees();
       assert.equal(seen?.ok, false);
-      assert.match(seen?.detail ?? "", /memory journal cannot write .* \(free space on that disk\)/);
+      assert.match(
+        seen?.detail ?? "",
+        /memory journal cannot write .* \(the disk is full: delete files that are not needed/,
+      );
 
       await Deno.remove(filler);
       await waitFor(async () => {

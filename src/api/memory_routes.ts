@@ -8,6 +8,7 @@
  */
 
 import type { Context, Hono } from "hono";
+import { type Clock, deadline, systemClock } from "../clock.ts";
 import type { Identity } from "../identity/identity.ts";
 import type { Viewer } from "../identity/visibility.ts";
 import { FactConflict, type ForgetCounts, type MemoryService } from "../memory/memory_service.ts";
@@ -26,6 +27,8 @@ const JOB_WAIT_MS = 30_000;
 export interface MemoryRoutesOptions {
   /** The memory job (`memory.distill`), once the services are scheduled: `POST /api/memory/job` runs it now. */
   job?: () => Job | undefined;
+  /** The clock its wait is measured on (default: the system's). */
+  clock?: Clock;
 }
 
 /**
@@ -193,9 +196,8 @@ export function memoryRoutes(
       const run = job.runOnce();
       // A long backlog (a model call per batch) may take minutes: answer when it is done or after a while, whichever
       // is first; the run goes on and its end shows in /api/status.
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const waited = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), JOB_WAIT_MS));
-      const done = await Promise.race([run.then(() => true), waited]).finally(() => clearTimeout(timer));
+      const limit = deadline(options.clock ?? systemClock, JOB_WAIT_MS);
+      const done = !(await limit.race(run).finally(() => limit.cancel())).late;
       return c.json({ done, job: job.status() }, done ? 200 : 202);
     });
     app.get("/api/memory/export", async (c) => {

@@ -10,6 +10,7 @@
 import type { StatusBody } from "../api/status_body.ts";
 import type { LoadedConfig } from "../config/load.ts";
 import type { DoctorCheck } from "../devices/kind.ts";
+import { faultAdvice } from "../fs/store_health.ts";
 import type { JobStatus } from "../service/job.ts";
 import type { TimerStatus } from "../timer/timer_status.ts";
 import { homedUrl, probeHomed } from "./homed_probe.ts";
@@ -23,13 +24,6 @@ interface RunningStatus {
   services?: Record<string, { jobs?: Record<string, Partial<JobStatus>> }>;
   schedules?: Partial<Pick<TimerStatus, "stalls" | "last_wake">>;
 }
-
-/** What a storage fault's kind asks of the owner. */
-const FAULT_ADVICE: Record<string, string> = {
-  disk_full: "free space on that disk",
-  read_only: "the disk went read-only: check it (dmesg) and remount it read-write",
-  io_error: "the disk reports I/O errors: check it (dmesg, smartctl) and keep a backup elsewhere",
-};
 
 /**
  * The running homed's findings, one check each: `stores` (FAIL while a store cannot write), `set_aside`, `jobs` and
@@ -75,9 +69,7 @@ function storesCheck(status: RunningStatus): DoctorCheck {
   const degraded = status.storage?.degraded ?? [];
   if (!degraded.length) return { ok: true, name: "stores", detail: "every store of the running homed writes" };
   const lines = degraded.map((store) =>
-    `${store.store} cannot write ${store.path} since ${store.since}: ${store.error} (${
-      FAULT_ADVICE[store.kind] ?? store.kind
-    })`
+    `${store.store} cannot write ${store.path} since ${store.since}: ${store.error} (${faultAdvice(store.kind)})`
   );
   return {
     ok: false,

@@ -53,8 +53,8 @@ Deno.test("doctor beside a running homed: a store that cannot write fails, namin
         ok: false,
         name: "stores",
         detail: "memory journal cannot write /var/lib/homed/memory/journal.jsonl since 2026-12-05T02:00:00.000Z: No " +
-          "space left on device (os error 28) (free space on that disk); homed answers meanwhile and writes again by " +
-          "itself once it can",
+          "space left on device (os error 28) (the disk is full: delete files that are not needed (or move " +
+          "backup.dir to another disk)); homed answers meanwhile and writes again by itself once it can",
       },
       {
         ok: true,
