@@ -146,8 +146,8 @@ interface RunningParts extends Omit<Daemon, "reloadPlugins" | "stop"> {
   plugins: { reload: Daemon["reloadPlugins"] };
   graceMs: number;
   logger: Logger;
-  /** Cancels the tracker's first baseline. */
-  cancelBaseline: () => void;
+  /** Cancels the tracker's first baseline, or waits for the one being written. */
+  stopBaseline: () => Promise<void>;
   /** Closes what is not a service, after the services stopped. */
   close: () => void;
 }
@@ -169,9 +169,8 @@ function running(parts: RunningParts): Daemon {
     reloadPlugins: () => plugins.reload(),
     stop() {
       stopping ??= (async () => {
-        parts.cancelBaseline();
         logger.info("Stopping (the turn in flight gets {graceMs} ms)", { graceMs });
-        await services.stop(graceMs + 1_500);
+        await Promise.all([parts.stopBaseline(), services.stop(graceMs + 1_500)]);
         parts.close();
         logger.info("Stopped");
       })();
@@ -314,14 +313,14 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
     // The heartbeat is local bookkeeping and never calls the LLM; each service's jobs run on their own clocks.
     start.services.schedule();
     await agent.heartbeat();
-    const cancelBaseline = scheduleBaseline(loaded, clock, log("tracker"));
+    const stopBaseline = scheduleBaseline(loaded, clock, log("tracker"));
     return running({
       ...handle,
       plugins: devices.plugins,
       url: server.url,
       graceMs: start.graceMs,
       logger,
-      cancelBaseline,
+      stopBaseline,
       close,
     });
   } catch (error) {

@@ -115,16 +115,20 @@ export class Job {
     this.#state.nextRunAt = this.#options.clock.now() + delay;
     this.#cancelTimer = this.#options.clock.after(delay, () => {
       this.#cancelTimer = undefined;
-      this.#running = this.runOnce().finally(() => (this.#running = undefined));
+      void this.runOnce();
     });
   }
 
   /**
    * Runs the job now (unless a run is in progress, whose end it then awaits) and schedules the next run. Never
-   * throws.
+   * throws. A run asked for here (the console's "now") is one {@link Job.stop} waits for, as a scheduled one.
    */
-  async runOnce(): Promise<void> {
-    if (this.#running) return await this.#running;
+  runOnce(): Promise<void> {
+    this.#running ??= this.#run().finally(() => (this.#running = undefined));
+    return this.#running;
+  }
+
+  async #run(): Promise<void> {
     const { clock, logger } = this.#options;
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;

@@ -156,3 +156,32 @@ Deno.test("the retry delay doubles per failure, capped at max(retryMax, interval
   ]);
   assert.equal(retryDelay(3_600_000, 20, 1_000, 300_000), 3_600_000);
 });
+
+Deno.test("stop() waits for a run asked for directly (the console's 'now'), as for one the timer started", async () => {
+  const clock = new FakeClock();
+  let release!: () => void;
+  let ended = false;
+  const job = new Job({
+    name: "memory.job",
+    everyMs: 60_000,
+    clock,
+    logger: getLogger(["test"]),
+    // A run that does not listen to its signal: the stop must still wait for its last write.
+    run: async () => {
+      await new Promise<void>((resolve) => release = resolve);
+      ended = true;
+    },
+  });
+  job.start();
+  const asked = job.runOnce();
+  assert.equal(job.status().running, true);
+  let stopped = false;
+  const stopping = job.stop().then(() => stopped = true);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(stopped, false, "stop() returned while the asked-for run was still going");
+  release();
+  await Promise.all([asked, stopping]);
+  assert.equal(ended, true);
+  assert.equal(job.status().running, false);
+  assert.equal(clock.pendingTimers, 0, "nothing is armed after the stop");
+});

@@ -51,7 +51,8 @@ async function recordBaseline(loaded: LoadedConfig, clock: Clock, logger: Logger
 /**
  * A second after start, on a first start on this data dir: what is deployed now becomes the change tracker's
  * baseline, so `homed tracker status` later shows what the butler learned and what was edited since. Later starts
- * load no tracker code. Returns a function that cancels it (at stop).
+ * load no tracker code. Returns the stop: it cancels the baseline not yet begun, or waits for the one being written —
+ * so nothing writes into the data dir after the daemon said it stopped.
  *
  * @example
  * ```ts
@@ -60,10 +61,17 @@ async function recordBaseline(loaded: LoadedConfig, clock: Clock, logger: Logger
  * import { log } from "../log/logging.ts";
  *
  * declare const loaded: LoadedConfig;
- * const cancel = scheduleBaseline(loaded, systemClock, log("tracker"));
- * cancel(); // stopping before it ran
+ * const stop = scheduleBaseline(loaded, systemClock, log("tracker"));
+ * await stop(); // stopping before it ran
  * ```
  */
-export function scheduleBaseline(loaded: LoadedConfig, clock: Clock, logger: Logger): () => void {
-  return clock.after(1_000, () => void recordBaseline(loaded, clock, logger));
+export function scheduleBaseline(loaded: LoadedConfig, clock: Clock, logger: Logger): () => Promise<void> {
+  let recording: Promise<void> | undefined;
+  const cancel = clock.after(1_000, () => {
+    recording = recordBaseline(loaded, clock, logger);
+  });
+  return async () => {
+    cancel();
+    await recording;
+  };
 }
