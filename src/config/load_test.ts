@@ -228,6 +228,19 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     ["onebot:\n  enabled: maybe\n", /^onebot\.enabled: got "maybe"; allowed: true or false$/],
     [
+      "telegram:\n  token: 123:abc\n",
+      /^telegram\.token: got a secret of 7 characters; allowed: a bot token from @BotFather, such as 123456789:AA…$/,
+    ],
+    [
+      'telegram:\n  token: "123456789:AAabcdefghijklmnopqrstuvwxyz0123456"\n  owner: "@wei"\n',
+      /^telegram\.owner: got "@wei"; allowed: empty, or a Telegram id \(digits; a group's begins with -\)$/,
+    ],
+    [
+      "weixin:\n  owner: wei@qq.com\n",
+      /^weixin\.owner: got "wei@qq\.com"; allowed: empty, or a WeChat user id ending in @im\.wechat$/,
+    ],
+    ["weixin:\n  split_at: 4000\n", /^weixin\.split_at: got 4000; allowed: a whole number from 100 to 2000$/],
+    [
       "daemon:\n  timezone: Mars/Base\n",
       /^daemon\.timezone: got "Mars\/Base"; allowed: an IANA time zone such as Asia\/Shanghai/,
     ],
@@ -329,7 +342,7 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     [
       "lm:\n  model: x\n",
-      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, vision, speech, media, devices, smart_home, mcp, io, agent, memory, plugins, tracker, backup, paths, log$/,
+      /^lm: unknown key; allowed keys here: daemon, llm, lua, onebot, weixin, telegram, vision, speech, media, devices, smart_home, mcp, io, agent, memory, plugins, tracker, backup, paths, log$/,
     ],
     ["- a\n- b\n", /^\(top level\): got \["a","b"\]; allowed: a mapping of keys$/],
     ["llm: [\n", /^the file is not valid YAML: /],

@@ -196,6 +196,23 @@ const personToken = z.strictObject({
 });
 
 /** A QQ number (user or group), as a string of digits. */
+/** A Telegram user or chat id (digits; a group's negative, `-1001234567890`), or `""` where `empty` says so. */
+function telegramId(empty: boolean) {
+  const allowed = `${empty ? "empty, or " : ""}a Telegram id (digits; a group's begins with -)`;
+  return numeric(z.number()).transform(String).or(z.string({ error: allowed })).pipe(
+    text(allowed, empty ? /^(-?\d{1,20})?$/ : /^-?\d{1,20}$/),
+  );
+}
+
+/** A WeChat user id as the iLink API names people (`o9cq80…@im.wechat`), or `""` where `empty` says so. */
+function weixinId(empty: boolean) {
+  const id = "[A-Za-z0-9_-]{1,128}@im\\.wechat";
+  return text(
+    `${empty ? "empty, or " : ""}a WeChat user id ending in @im.wechat`,
+    new RegExp(empty ? `^(${id})?$` : `^${id}$`),
+  );
+}
+
 const qqId = numeric(z.number()).transform(String).or(text("a QQ number (digits)", /^\d{5,12}$/)).pipe(
   text("a QQ number (digits)", /^\d{5,12}$/),
 );
@@ -330,6 +347,34 @@ export const configSchema = z.strictObject({
     queue_limit: number(1, 10_000, true).default(100),
     max_frame_bytes: number(4_096, 64 * 1024 * 1024, true).default(1_048_576),
   }).prefault({}),
+  // Personal WeChat through Tencent's iLink bot API (issue 40): private chats only; the token comes from
+  // `homed weixin login` (kept in the data dir, 0600) unless set here.
+  weixin: z.strictObject({
+    token: secret(16).default(""),
+    base_url: baseUrl.default("https://ilinkai.weixin.qq.com"),
+    cdn_url: baseUrl.default("https://novac2c.cdn.weixin.qq.com/c2c"),
+    owner: weixinId(true).default(""),
+    allow_users: z.array(weixinId(false), { error: "a list of WeChat user ids (…@im.wechat)" }).default([]),
+    // The service truncates or refuses longer texts (reported from 2,000 characters on).
+    split_at: number(100, 2_000, true).default(2_000),
+    // About three sends within a second throttle the bot for a long time.
+    min_send_interval: duration(500, 60_000, "500ms to 1m").prefault("1s"),
+    poll_timeout: duration(1_000, 120_000, "1s to 2m").prefault("35s"),
+    queue_limit: number(1, 10_000, true).default(100),
+  }).nullable().default(null),
+  // Telegram through the Bot API (long polling: no public address needed).
+  telegram: z.strictObject({
+    token: text("a bot token from @BotFather, such as 123456789:AA…", /^\d{5,20}:[A-Za-z0-9_-]{30,100}$/),
+    api_url: baseUrl.default("https://api.telegram.org"),
+    owner: telegramId(true).default(""),
+    allow_users: z.array(telegramId(false), { error: "a list of Telegram user ids (digits)" }).default([]),
+    allow_groups: z.array(telegramId(false), { error: "a list of Telegram group ids (digits, beginning with -)" })
+      .default([]),
+    split_at: number(100, 4_096, true).default(4_096),
+    min_send_interval: duration(0, 60_000, "0s to 1m").prefault("1s"),
+    poll_timeout: duration(1_000, 120_000, "1s to 2m").prefault("30s"),
+    queue_limit: number(1, 10_000, true).default(100),
+  }).nullable().default(null),
   vision: z.strictObject({
     base_url: baseUrl,
     model: text("a non-empty model name").min(1, { error: "a non-empty model name" }),
