@@ -4,6 +4,7 @@
  * the owner's *next* message in that chat decides it: exactly `yes`, `是` or `确认` within the timeout runs it once,
  * costing no LLM call; anything else, the timeout, or anyone else's yes runs nothing. When two actions wait in one
  * chat a bare yes runs neither (homed lists them and asks for `/confirm <id>`): a yes decides only the action it names.
+ * `/deny <id>` declines the one it names (a chat's no button sends it).
  *
  * The owner may also answer in the web console ({@link Confirmations.decide}, behind `POST /api/confirmations/<id>`
  * and the owner's token): the same action, run once by the same code, reported the same way (decided on `console`).
@@ -91,6 +92,8 @@ export interface ConfirmationsOptions {
 const YES = new Set(["yes", "y", "是", "是的", "确认", "好", "ok"]);
 /** `/confirm <id>`, or a yes followed by the id (`yes a1b2`, `是 a1b2`). */
 const CONFIRM_COMMAND = /^(?:\/confirm|yes|y|ok|是|是的|确认|好)\s+([0-9a-f]{4,8})$/i;
+/** `/deny <id>`: the no of a chat's button (Telegram's inline keyboard), naming the action it declines. */
+const DENY_COMMAND = /^\/deny\s+([0-9a-f]{4,8})$/i;
 
 /** The pending confirmations, their question, and the owner's message that decides each. */
 export class Confirmations implements PromptContributor {
@@ -176,6 +179,10 @@ export class Confirmations implements PromptContributor {
     if (id !== undefined && (text.startsWith("/") || this.#pending.has(id))) {
       return { decision: `confirmation ${id}`, decide: () => this.#confirmNamed(id, input.source) };
     }
+    const denied = DENY_COMMAND.exec(text)?.[1]?.toLowerCase();
+    if (denied !== undefined) {
+      return { decision: `declined ${denied}`, decide: () => Promise.resolve(this.#denyNamed(denied, input.source)) };
+    }
     const waiting = this.#waitingIn(input.source);
     if (waiting.length === 0) return undefined;
     if (YES.has(text.toLowerCase())) {
@@ -222,19 +229,30 @@ export class Confirmations implements PromptContributor {
   }
 
   #confirmNamed(id: string, source: string): Promise<string> {
+    const found = this.#namedIn(id, source);
+    return typeof found === "string" ? Promise.resolve(found) : this.#confirm(found, source);
+  }
+
+  #denyNamed(id: string, source: string): string {
+    const found = this.#namedIn(id, source);
+    if (typeof found === "string") return found;
+    this.#decide(found, "declined", source);
+    return `Not done: ${found.summary}. Declined.`;
+  }
+
+  /** The action `id` when `source` may decide it (its chat or the owner's own), else why not, as a line. */
+  #namedIn(id: string, source: string): Pending | string {
     this.#expire();
     const pending = this.#pending.get(id);
-    if (!pending) return Promise.resolve(`Nothing is waiting for confirmation ${id} (it ran, was declined or expired)`);
+    if (!pending) return `Nothing is waiting for confirmation ${id} (it ran, was declined or expired)`;
     if (source !== pending.channel && source !== this.#options.ownerChannel) {
-      return Promise.resolve(
-        `Confirmation ${id} is decided on ${pending.channel}` +
-          (this.#options.ownerChannel && this.#options.ownerChannel !== pending.channel
-            ? ` or on your own channel ${this.#options.ownerChannel}`
-            : "") +
-          `, not on ${source}; nothing was done`,
-      );
+      return `Confirmation ${id} is decided on ${pending.channel}` +
+        (this.#options.ownerChannel && this.#options.ownerChannel !== pending.channel
+          ? ` or on your own channel ${this.#options.ownerChannel}`
+          : "") +
+        `, not on ${source}; nothing was done`;
     }
-    return this.#confirm(pending, source);
+    return pending;
   }
 
   /** The chat's answer to a yes: the action run once, as a line for the owner. */

@@ -104,6 +104,28 @@ Deno.test("/confirm <id> works in the chat it was asked in and on the owner's ch
   assert.deepEqual(none.sent, []);
 });
 
+Deno.test("/deny <id> (a chat's no button) declines the action it names, once, on its chat only; a guest's is a message", async () => {
+  const t = setup();
+  await t.confirmations.ask({ ...t.unlock, turn: OWNER_TURN });
+  assert.equal(await t.answer("/deny a000", "guest"), undefined, "a guest's /deny is an ordinary message");
+  assert.equal(
+    await t.answer("/deny a000", "owner", "timer:5"),
+    "Confirmation a000 is decided on qq:private:10001, not on timer:5; nothing was done",
+  );
+  assert.equal(t.confirmations.status().length, 1, "still waiting");
+  assert.equal(await t.answer("/deny a000"), "Not done: Unlock lock.front_door (lock.unlock). Declined.");
+  assert.equal(
+    await t.answer("/deny a000"),
+    "Nothing is waiting for confirmation a000 (it ran, was declined or expired)",
+  );
+  assert.equal(
+    await t.answer("/confirm a000"),
+    "Nothing is waiting for confirmation a000 (it ran, was declined or expired)",
+  );
+  assert.equal(t.runs(), 0);
+  assert.deepEqual(t.outcomes.map((o) => [o.id, o.outcome, o.decidedOn]), [["a000", "declined", "qq:private:10001"]]);
+});
+
 Deno.test("no tool exists through which anything could confirm: the decision is a message's, never a call's", () => {
   const t = setup();
   assert.equal("tools" in t.confirmations, false);
