@@ -44,6 +44,8 @@ import { ServiceHost } from "./service/service_host.ts";
 import { DiskWatch } from "./service/disk_watch.ts";
 import { ToolRegistry } from "./tools/registry.ts";
 import { lazyTracker, scheduleBaseline } from "./tracker/tracker_setup.ts";
+import { addressBook } from "./config/people.ts";
+import { personChannelsPrompt } from "./prompt/person_channels.ts";
 import type { RecentLines } from "./log/recent_lines.ts";
 import { UsageLedger } from "./provider/usage_ledger.ts";
 import { llmProviders } from "./config/llm_providers.ts";
@@ -273,7 +275,13 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       logger: log("agent"),
       shutdownGraceMs: start.graceMs,
       // The owner's yes to a waiting action is taken before anything else sees the message.
-      promptContributors: [confirmations.confirmations, knowledgePrompt(core.knowledge), devices.plugins, core.memory],
+      promptContributors: [
+        confirmations.confirmations,
+        knowledgePrompt(core.knowledge),
+        devices.plugins,
+        core.memory,
+        personChannelsPrompt((name) => devices.people.named(name)?.channels ?? []),
+      ],
       media: devices.media,
       localIntents,
       // No model can answer now: a message is answered locally at once instead of costing a deadline.
@@ -471,6 +479,7 @@ async function startDevices(start: StartContext, core: Core) {
   const { config } = loaded;
   const { tools } = core;
   // The IO manager comes first: the timer, media and the kinds ask it about channels while they work.
+  const people = addressBook(config);
   const io = await openIo({
     config: { ...config.io, routes: ioRoutes(config) },
     dataDir,
@@ -478,6 +487,7 @@ async function startDevices(start: StartContext, core: Core) {
     logger: log("io"),
     tools,
     damaged: start.damaged,
+    people,
   });
   core.attachIo(io);
   const http = new HttpDevice();
@@ -489,6 +499,7 @@ async function startDevices(start: StartContext, core: Core) {
     timezone: config.daemon.timezone,
     logger: log("timer"),
     checkChannel: (channel) => io.checkChannel(channel, "message"),
+    personChannels: (name) => people.named(name)?.channels ?? [],
     damaged: start.damaged,
     health: start.health,
   });
@@ -549,7 +560,7 @@ async function startDevices(start: StartContext, core: Core) {
   });
   const crowded = toolRoomProblem(tools.listing(), config.llm.max_tools);
   if (crowded) throw new StartupError(crowded);
-  return { io, http, openAi, timer, media, kinds, mcp, plugins };
+  return { io, http, openAi, timer, media, kinds, mcp, plugins, people };
 }
 
 /** The HTTP API over the devices, served on `daemon.listen_addr`. */

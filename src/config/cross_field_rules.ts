@@ -1,8 +1,9 @@
 /**
  * The config's rules across keys, which one schema per key cannot say: a daemon listening beyond loopback needs an API
  * token (and an OneBot one when OneBot is on), a lua provider needs its adapter and a `builtin:` adapter must exist,
- * the LLM chain's rules (`llm.fallbacks`, `llm.budget`, `llm.prices`), and the API tokens (no `owner` entry, no token
- * twice, exactly one owner). Each broken rule is one line in the `key: got …; allowed: …` form of the schema's.
+ * the LLM chain's rules (`llm.fallbacks`, `llm.budget`, `llm.prices`), the API tokens (no `owner` entry, no token
+ * twice, exactly one owner), and `people:` (`people.ts`). Each broken rule is one line in the `key: got …; allowed: …`
+ * form of the schema's.
  *
  * @module
  */
@@ -10,6 +11,7 @@
 import { builtinAdapter } from "./builtin_adapters.ts";
 import { isLoopback } from "./listen_addr.ts";
 import { llmProviders } from "./llm_providers.ts";
+import { peopleProblems } from "./people.ts";
 import type { Config } from "./schema.ts";
 
 /**
@@ -40,6 +42,7 @@ export function crossFieldProblems(config: Config): string[] {
   }
   problems.push(...llmChainProblems(config));
   problems.push(...tokenProblems(config));
+  problems.push(...peopleProblems(config));
   return problems;
 }
 

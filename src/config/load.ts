@@ -18,6 +18,7 @@ import { type Layout, placePaths, STANDARD_LAYOUT } from "./config_paths.ts";
 import { crossFieldProblems } from "./cross_field_rules.ts";
 import { type EnvReader, expandTree } from "./expand.ts";
 import { collectKeys, readRaw, readSecretSource, withDefaultSecrets } from "./raw_config.ts";
+import { withPeople } from "./people.ts";
 import { type Config, configSchema } from "./schema.ts";
 
 export { type Layout, STANDARD_LAYOUT } from "./config_paths.ts";
@@ -110,10 +111,10 @@ export function parseConfig(options: ParseOptions): LoadedConfig {
   const expanded = expandTree(withSecrets, options.readEnv, seen);
   const result = configSchema.safeParse(expanded, { reportInput: true });
   if (!result.success) throw new ConfigError(source, result.error.issues.map(problemOf));
-  const config = result.data;
-
-  const problems = crossFieldProblems(config);
+  const problems = crossFieldProblems(result.data);
   if (problems.length) throw new ConfigError(source, problems);
+  // Each chat admits the people listed with an address on it (people.ts).
+  const config = withPeople(result.data);
 
   const baseDir = placePaths(config, {
     file: options.location.path,

@@ -8,76 +8,10 @@
  */
 
 import { z } from "zod";
-import { BYTE_SIZE_FORMS, parseByteSize } from "./byte_size.ts";
 import { CRON_FORMS, cronProblem } from "./cron_text.ts";
-import { DURATION_FORMS, parseDuration } from "./duration.ts";
 import { parseListenAddr } from "./listen_addr.ts";
-
-/** Accepts numbers written as strings, which is what `${VAR:-4096}` expands to. */
-function numeric(schema: z.ZodNumber) {
-  return z.preprocess(
-    (value) => typeof value === "string" && /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value,
-    schema,
-  );
-}
-
-function number(min: number, max: number, integer: boolean) {
-  const allowed = `${integer ? "a whole number" : "a number"} from ${min} to ${max}`;
-  let schema = z.number({ error: allowed }).min(min, { error: allowed }).max(max, { error: allowed });
-  if (integer) schema = schema.int({ error: allowed });
-  return numeric(schema);
-}
-
-function boolean() {
-  const allowed = "true or false";
-  return z.preprocess(
-    (value) => value === "true" ? true : value === "false" ? false : value,
-    z.boolean({ error: allowed }),
-  );
-}
-
-function duration(minMs: number, maxMs: number, range: string) {
-  const allowed = `${DURATION_FORMS}, from ${range}`;
-  return z.string({ error: allowed }).transform((text, ctx) => {
-    const ms = parseDuration(text);
-    if (ms === undefined || ms < minMs || ms > maxMs) {
-      ctx.addIssue({ code: "custom", message: allowed, input: text });
-      return z.NEVER;
-    }
-    return ms;
-  });
-}
-
-/** A size such as "500MB" (see `byte_size.ts`), in bytes; `0` (also unquoted) is 0. */
-function byteSize(zero: string) {
-  const allowed = `${BYTE_SIZE_FORMS}, or 0 (${zero})`;
-  return z.preprocess(
-    (value) => typeof value === "number" ? String(value) : value,
-    z.string({ error: allowed }).transform((text, ctx) => {
-      const bytes = parseByteSize(text);
-      if (bytes === undefined) {
-        ctx.addIssue({ code: "custom", message: allowed, input: text });
-        return z.NEVER;
-      }
-      return bytes;
-    }),
-  );
-}
-
-function text(allowed: string, pattern?: RegExp) {
-  const schema = z.string({ error: allowed });
-  return pattern ? schema.regex(pattern, { error: allowed }) : schema;
-}
-
-const path = () => text("a non-empty file system path").min(1, { error: "a non-empty file system path" });
-
-/** A secret: empty means "not set", and a set one must not be guessable. */
-function secret(minLength: number) {
-  const allowed = `empty (not set) or a string of at least ${minLength} characters`;
-  return z.string({ error: allowed }).refine((value) => value === "" || value.length >= minLength, {
-    error: allowed,
-  });
-}
+import { peopleSection, personName, qqId, telegramId, weixinId } from "./schema_people.ts";
+import { baseUrl, boolean, byteSize, duration, number, path, secret, text } from "./schema_values.ts";
 
 const listenAddr = z.string({ error: 'host:port such as "127.0.0.1:8080" or ":8080"' }).transform(
   (value, ctx) => {
@@ -93,15 +27,6 @@ const listenAddr = z.string({ error: 'host:port such as "127.0.0.1:8080" or ":80
     return parsed;
   },
 );
-
-const baseUrl = z.string({ error: "an http:// or https:// URL" }).refine((value) => {
-  try {
-    const url = new URL(value);
-    return (url.protocol === "http:" || url.protocol === "https:") && url.username === "";
-  } catch {
-    return false;
-  }
-}, { error: "an http:// or https:// URL without credentials" });
 
 /** A host name homed may be reached as (`home.example`, `home.example:8443`, `192.168.1.5:8080`). */
 const publicHost = text(
@@ -195,28 +120,6 @@ const personToken = z.strictObject({
   trust: z.enum(["owner", "household", "guest"], { error: '"owner", "household" or "guest"' }).default("household"),
 });
 
-/** A QQ number (user or group), as a string of digits. */
-/** A Telegram user or chat id (digits; a group's negative, `-1001234567890`), or `""` where `empty` says so. */
-function telegramId(empty: boolean) {
-  const allowed = `${empty ? "empty, or " : ""}a Telegram id (digits; a group's begins with -)`;
-  return numeric(z.number()).transform(String).or(z.string({ error: allowed })).pipe(
-    text(allowed, empty ? /^(-?\d{1,20})?$/ : /^-?\d{1,20}$/),
-  );
-}
-
-/** A WeChat user id as the iLink API names people (`o9cq80…@im.wechat`), or `""` where `empty` says so. */
-function weixinId(empty: boolean) {
-  const id = "[A-Za-z0-9_-]{1,128}@im\\.wechat";
-  return text(
-    `${empty ? "empty, or " : ""}a WeChat user id ending in @im.wechat`,
-    new RegExp(empty ? `^(${id})?$` : `^${id}$`),
-  );
-}
-
-const qqId = numeric(z.number()).transform(String).or(text("a QQ number (digits)", /^\d{5,12}$/)).pipe(
-  text("a QQ number (digits)", /^\d{5,12}$/),
-);
-
 const channelName = text(
   'a channel name such as "http" or "qq:group:123"',
   /^[A-Za-z0-9_-]+(?::[^\s:]+)*$/,
@@ -273,10 +176,7 @@ export const configSchema = z.strictObject({
     // Warn the owner (at most once a day, on their channel) when the data dir's disk has less free than this.
     low_disk: byteSize("never warn").prefault("500MB"),
     api_token: secret(16).default(""),
-    api_tokens: z.record(
-      text("a person's name: 1 to 64 letters, digits, _ . @ -", /^[\p{L}\p{N}_.@-]{1,64}$/u),
-      personToken,
-    ).default({}),
+    api_tokens: z.record(personName, personToken).default({}),
     public_hosts: z.array(publicHost, { error: "a list of host names" }).default([]),
     allowed_origins: z.array(origin, { error: "a list of origins" }).default([]),
     max_body_bytes: number(1_024, 16 * 1024 * 1024, true).default(262_144),
@@ -321,6 +221,8 @@ export const configSchema = z.strictObject({
     time_limit: duration(10, 60_000, "10ms to 1m").prefault("1s"),
     memory_limit: number(1_048_576, 1_073_741_824, true).default(16_777_216),
   }).prefault({}),
+  // Each member of the household once, with their addresses on every chat: one person across channels (issue 40).
+  people: peopleSection,
   onebot: z.strictObject({
     enabled: boolean().default(true),
     path: text('a URL path starting with "/"', /^\/[A-Za-z0-9/_.-]*$/).default("/onebot/v11/ws"),

@@ -23,6 +23,8 @@ import { mqttKind } from "./mqtt/kind.ts";
 import { qqKind } from "./qq/kind.ts";
 import { serialKind } from "./serial/kind.ts";
 import { speakerKind } from "./speaker/kind.ts";
+import { telegramKind } from "./telegram/kind.ts";
+import { weixinKind } from "./weixin/kind.ts";
 
 /** Every kind, in the order their devices join the IO layer. */
 export const DEVICE_KINDS = [
@@ -34,6 +36,8 @@ export const DEVICE_KINDS = [
   listKind(cameraKind),
   listKind(homeAssistantKind),
   listKind(mqttKind),
+  listKind(telegramKind),
+  listKind(weixinKind),
 ] as const;
 
 /** What the configured kinds need, together: each list without repeats. */

@@ -13,8 +13,13 @@ export interface InputEvent {
   time: number;
   /** Where it came from: a device name, optionally with an address (`qq:group:123`). */
   source: string;
-  /** Who speaks in the shared conversation: the identity the channel authenticated (a token's name, a QQ id). */
+  /**
+   * Who speaks in the shared conversation: the identity the channel authenticated (a token's name, a QQ id) — or,
+   * for someone `people:` lists, their person's name, the same on every chat.
+   */
   sender: string;
+  /** The sender as their chat names them (a QQ number), when `people:` named them by their person's name. */
+  address?: string;
   /** How far homed trusts the sender, set by the channel from what it authenticated — never from the text. */
   trust: Trust;
   /** `message` for something to answer; anything else (sensor readings, notices) is recorded, not answered. */
@@ -40,7 +45,7 @@ export interface InputEvent {
 export type ReplyHandle = Readonly<Record<string, string>>;
 
 /** The input an output answers, as the device that took it in needs it back. */
-export type InputRef = Pick<InputEvent, "id" | "source" | "sender" | "handle">;
+export type InputRef = Pick<InputEvent, "id" | "source" | "sender" | "address" | "handle">;
 
 /**
  * The reference an answer to `event` carries.
@@ -64,6 +69,7 @@ export function refOf(event: InputRef): InputRef {
     id: event.id,
     source: event.source,
     sender: event.sender,
+    ...(event.address ? { address: event.address } : {}),
     ...(event.handle ? { handle: event.handle } : {}),
   };
 }

@@ -8,6 +8,7 @@
 
 import type { Logger } from "@logtape/logtape";
 import { type Clock, deadline } from "../clock.ts";
+import type { AddressBook } from "../config/people.ts";
 import type { Service } from "../service/service.ts";
 import { deviceOwner, type ToolRegistry } from "../tools/registry.ts";
 import type { Tool } from "../tools/tool.ts";
@@ -56,6 +57,8 @@ export interface IOManagerOptions {
   newId?: () => string;
   /** Most inputs one sender may have waiting (50); more is refused with `LaneFullError`. */
   perSender?: number;
+  /** `people:` (`config/people.ts`): a listed sender is named by their person's name wherever they write. */
+  people?: Pick<AddressBook, "personOf">;
 }
 
 /** How long one heartbeat waits for the devices' heartbeats (a device's bookkeeping; never the network). */
@@ -240,6 +243,13 @@ export class IOManager implements Service {
   submit(draft: InputDraft): InputEvent {
     if (this.#inputs.closed) throw new ShuttingDown();
     const event: InputEvent = { id: this.#newId(), time: this.#options.clock.now(), ...draft };
+    // One person across chats: their conversation, reminders and what they may read follow the person. The trust
+    // stays the chat's, which authenticated them (and admits them by the same list, see `withPeople`).
+    const person = this.#options.people?.personOf(draft.source, draft.sender);
+    if (person && person.name !== draft.sender) {
+      event.sender = person.name;
+      event.address = draft.sender;
+    }
     this.#inputs.push(event);
     this.#inputCount++;
     return event;

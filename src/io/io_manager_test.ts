@@ -5,7 +5,9 @@ import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { type Clock, systemClock } from "../clock.ts";
 import { ToolRegistry } from "../tools/registry.ts";
 import { testToolContext } from "../../tests/support/tool_context.ts";
-import { Capability } from "./event.ts";
+import { addressBook } from "../config/people.ts";
+import { configSchema } from "../config/schema.ts";
+import { Capability, refOf } from "./event.ts";
 import { ChannelError, IOManager } from "./io_manager.ts";
 import { outputTools } from "./output_tools.ts";
 import { RouteTable } from "./route_table.ts";
@@ -329,5 +331,31 @@ Deno.test("a device whose heartbeat hangs holds back no other device's, is repor
   await assert.rejects(io.heartbeat(), /^Error: device heartbeat failed \(hall: its last heartbeat has not ended\)$/);
   assert.equal(hung.calls, 1);
   assert.equal(timer.beats, 2);
+  await io.close();
+});
+
+Deno.test("people: a listed sender is named by their person's name on every chat, their chat's name kept as the address", async () => {
+  const people = addressBook(configSchema.parse({
+    people: { wei: { trust: "owner", qq: "10001", telegram: "777000" } },
+  }));
+  let n = 0;
+  const io = new IOManager({
+    clock: { ...systemClock, now: () => 1000 },
+    routes: new RouteTable({}, {}, undefined),
+    tools: new ToolRegistry(),
+    logger: getLogger(["test"]),
+    newId: () => `e${++n}`,
+    people,
+  });
+  const said = (source: string, sender: string) =>
+    io.submit({ source, sender, trust: "owner", type: "message", payload: { text: "hi" } });
+  const onQq = said("qq:private:10001", "10001");
+  const onTelegram = said("telegram:private:777000", "777000");
+  assert.deepEqual([onQq.sender, onQq.address], ["wei", "10001"]);
+  assert.deepEqual([onTelegram.sender, onTelegram.address], ["wei", "777000"]);
+  assert.equal(onTelegram.trust, "owner", "the trust is the chat's, which authenticated the sender");
+  assert.deepEqual(refOf(onQq), { id: "e1", source: "qq:private:10001", sender: "wei", address: "10001" });
+  const stranger = said("qq:private:10003", "10003");
+  assert.deepEqual([stranger.sender, stranger.address], ["10003", undefined], "unlisted: the chat's own name");
   await io.close();
 });

@@ -8,6 +8,7 @@
 import type { Logger } from "@logtape/logtape";
 import { join } from "node:path";
 import type { Clock } from "../clock.ts";
+import type { AddressBook } from "../config/people.ts";
 import type { Config } from "../config/schema.ts";
 import type { ServiceHost } from "../service/service_host.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
@@ -30,6 +31,8 @@ export interface IoSetupOptions {
   tools: ToolRegistry;
   /** Where a damaged `routes.json` is set aside and recorded (the daemon's list, for `/api/status`). */
   damaged?: DamagedFiles;
+  /** `people:`: a listed sender is named by their person's name on every chat. */
+  people?: Pick<AddressBook, "personOf">;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function openIo(options: IoSetupOptions): Promise<IOManager> {
     logger,
     sendTimeoutMs: config.send_timeout,
     perSender: config.max_waiting_per_sender,
+    ...(options.people ? { people: options.people } : {}),
   });
 }
 

@@ -78,6 +78,8 @@ export interface DecidedAction {
 export interface ConfirmationsOptions {
   /** The owner's own channel (`qq:private:<onebot.owner>`), for actions someone else asked for; none: refused. */
   ownerChannel: string | undefined;
+  /** Every private chat of the owner's (QQ, Telegram, WeChat): a `/confirm <id>` there decides, as on `ownerChannel`. */
+  ownerChats?: readonly string[];
   /** Sends the question to a channel. */
   send(channel: string, text: string): Promise<void>;
   timeoutMs: number;
@@ -130,7 +132,7 @@ export class Confirmations implements PromptContributor {
     const channel = turn.trust === "owner" ? turn.source : this.#options.ownerChannel;
     if (!channel) {
       return `Not done: "${summary}" needs the owner's confirmation, and homed has no channel to ask the owner on ` +
-        "(set onebot.owner)";
+        "(set onebot.owner, telegram.owner or weixin.owner — or the owner's addresses in people:)";
     }
     this.#expire();
     const id = this.#newId();
@@ -245,7 +247,8 @@ export class Confirmations implements PromptContributor {
     this.#expire();
     const pending = this.#pending.get(id);
     if (!pending) return `Nothing is waiting for confirmation ${id} (it ran, was declined or expired)`;
-    if (source !== pending.channel && source !== this.#options.ownerChannel) {
+    const owners = this.#options.ownerChats ?? [];
+    if (source !== pending.channel && source !== this.#options.ownerChannel && !owners.includes(source)) {
       return `Confirmation ${id} is decided on ${pending.channel}` +
         (this.#options.ownerChannel && this.#options.ownerChannel !== pending.channel
           ? ` or on your own channel ${this.#options.ownerChannel}`

@@ -3,13 +3,14 @@ import { getLogger } from "@logtape/logtape";
 import { FakeClock } from "../../tests/support/fake_clock.ts";
 import { type ConfirmationOutcome, Confirmations } from "./confirmations.ts";
 
-function setup(ownerChannel: string | null = "qq:private:10001") {
+function setup(ownerChannel: string | null = "qq:private:10001", ownerChats: string[] = []) {
   const clock = new FakeClock();
   const sent: Array<[string, string]> = [];
   const outcomes: ConfirmationOutcome[] = [];
   let ids = 0;
   const confirmations = new Confirmations({
     ownerChannel: ownerChannel ?? undefined,
+    ownerChats,
     send: (channel, text) => (sent.push([channel, text]), Promise.resolve()),
     timeoutMs: 120_000,
     clock,
@@ -100,7 +101,10 @@ Deno.test("/confirm <id> works in the chat it was asked in and on the owner's ch
   );
   const none = setup(null);
   const told = await none.confirmations.ask({ ...none.unlock, turn: { ...OWNER_TURN, trust: "household" } });
-  assert.match(told, /^Not done: .* homed has no channel to ask the owner on \(set onebot\.owner\)$/);
+  assert.match(
+    told,
+    /^Not done: .* homed has no channel to ask the owner on \(set onebot\.owner, telegram\.owner or weixin\.owner — or the owner's addresses in people:\)$/,
+  );
   assert.deepEqual(none.sent, []);
 });
 
@@ -221,4 +225,21 @@ Deno.test("decide: an approved action that fails is confirmed with the failure a
   });
   assert.equal(runs, 1);
   assert.equal(t.outcomes[0]!.result, "Confirmed, but it failed: Home Assistant is not connected");
+});
+
+Deno.test("the owner's /confirm decides on any of their own chats (QQ, Telegram, WeChat), and on nobody else's", async () => {
+  const t = setup("qq:private:10001", ["qq:private:10001", "telegram:private:777000"]);
+  await t.confirmations.ask({
+    ...t.unlock,
+    turn: { eventId: "e3", source: "qq:group:555", sender: "10002", trust: "guest" },
+  });
+  assert.match(
+    await t.answer("/confirm a000", "owner", "weixin:private:o9x@im.wechat") ?? "",
+    /, not on weixin:private:o9x@im\.wechat; nothing was done$/,
+  );
+  assert.equal(
+    await t.answer("/confirm a000", "owner", "telegram:private:777000"),
+    "Done: Unlock lock.front_door (lock.unlock). unlocked (1)",
+  );
+  assert.deepEqual(t.outcomes.map((o) => [o.outcome, o.decidedOn]), [["confirmed", "telegram:private:777000"]]);
 });

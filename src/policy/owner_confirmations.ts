@@ -15,8 +15,30 @@ import { type ConfirmationOutcome, Confirmations } from "./confirmations.ts";
 const OUTCOMES_KEPT = 500;
 
 /**
- * The owner's own channel — their QQ private chat — where homed asks and tells them things, or undefined when no owner
- * is set (`onebot.owner`).
+ * The owner's private chats, in the order homed writes to them first: QQ (`onebot.owner`), Telegram
+ * (`telegram.owner`), then WeChat (`weixin.owner`: last, as WeChat takes a message homed starts only within a while of
+ * the owner's own). `people:` fills each chat's `owner` from the owner person's addresses (`config/people.ts`).
+ *
+ * @example
+ * ```ts
+ * import type { Config } from "../config/schema.ts";
+ *
+ * declare const config: Config; // onebot.owner: "10001", telegram.owner: "777000"
+ * ownerChannels(config); // ["qq:private:10001", "telegram:private:777000"]
+ * ```
+ */
+export function ownerChannels(config: Pick<Config, "onebot" | "telegram" | "weixin">): string[] {
+  const { onebot, telegram, weixin } = config;
+  return [
+    ...(onebot.enabled && onebot.owner !== "" ? [`qq:private:${onebot.owner}`] : []),
+    ...(telegram && telegram.owner !== "" ? [`telegram:private:${telegram.owner}`] : []),
+    ...(weixin && weixin.owner !== "" ? [`weixin:private:${weixin.owner}`] : []),
+  ];
+}
+
+/**
+ * The owner's own channel — the first of {@link ownerChannels} — where homed asks and tells them things, or undefined
+ * when no chat names an owner.
  *
  * @example
  * ```ts
@@ -26,9 +48,8 @@ const OUTCOMES_KEPT = 500;
  * ownerChannel(config); // "qq:private:10001"
  * ```
  */
-export function ownerChannel(config: Pick<Config, "onebot">): string | undefined {
-  const { onebot } = config;
-  return onebot.enabled && onebot.owner !== "" ? `qq:private:${onebot.owner}` : undefined;
+export function ownerChannel(config: Pick<Config, "onebot" | "telegram" | "weixin">): string | undefined {
+  return ownerChannels(config)[0];
 }
 
 /**
@@ -46,7 +67,7 @@ export function ownerChannel(config: Pick<Config, "onebot">): string | undefined
  * ```
  */
 export function ownerConfirmations(
-  config: Pick<Config, "smart_home" | "onebot">,
+  config: Pick<Config, "smart_home" | "onebot" | "telegram" | "weixin">,
   clock: Clock,
   logger: Logger,
   send: (channel: string, text: string) => Promise<void>,
@@ -54,6 +75,7 @@ export function ownerConfirmations(
   const kept: ConfirmationOutcome[] = [];
   const confirmations = new Confirmations({
     ownerChannel: ownerChannel(config),
+    ownerChats: ownerChannels(config),
     send,
     timeoutMs: config.smart_home.home_assistant?.confirm_timeout ?? 120_000,
     clock,

@@ -34,6 +34,8 @@ export interface TimerOptions {
   timezone: string;
   /** Why a channel cannot take a message, or undefined (the IO manager's check). */
   checkChannel(channel: string): string | undefined;
+  /** A person's own private chats (`people:`): theirs to schedule for, as the chat they asked on is. */
+  personChannels?(name: string): readonly string[];
   logger: Logger;
   /** New schedule ids (tests pass a counter). */
   newId?: () => string;
@@ -266,9 +268,13 @@ export class TimerDevice implements Device {
     const owner = context.trust === "owner";
     const own = owner ? context.replyChannel() : context.source;
     const channel = typeof args.channel === "string" ? args.channel : own;
-    if (channel !== own && !owner) {
+    // "Remind me on QQ", asked on WeChat: a person's own private chats elsewhere are theirs too.
+    const theirs = this.#options.personChannels?.(context.sender) ?? [];
+    if (channel !== own && !owner && !theirs.includes(channel)) {
       throw new Error(
-        `channel: only the owner may schedule for another channel (${channel}); yours is ${own}`,
+        `channel: only the owner may schedule for another channel (${channel}); yours ${
+          theirs.length ? `are ${[own, ...theirs.filter((c) => c !== own)].join(", ")}` : `is ${own}`
+        }`,
       );
     }
     const problem = this.#options.checkChannel(channel);

@@ -26,6 +26,8 @@ export interface TimerSetupOptions {
   logger: Logger;
   /** Why a channel cannot take a message, or undefined (the IO manager's check, asked when a schedule is made). */
   checkChannel(channel: string): string | undefined;
+  /** A person's own private chats (`people:`), theirs to schedule for. */
+  personChannels?(name: string): readonly string[];
   /**
    * Where a damaged `schedules.db` is set aside and recorded (the daemon's list, for `/api/status`); the timer then
    * starts with no schedules.
@@ -79,6 +81,7 @@ export function openTimer(options: TimerSetupOptions): TimerSetup {
     clock: options.clock,
     timezone: options.timezone,
     checkChannel: options.checkChannel,
+    ...(options.personChannels ? { personChannels: options.personChannels } : {}),
     logger: options.logger,
     ...(options.health ? { health: { record: options.health, path } } : {}),
     ledger,

@@ -27,7 +27,9 @@ interface Rig {
   close(): Promise<void>;
 }
 
-async function rig(options: { start?: number; refuse?: boolean; dir?: string } = {}): Promise<Rig> {
+async function rig(
+  options: { start?: number; refuse?: boolean; dir?: string; people?: Record<string, string[]> } = {},
+): Promise<Rig> {
   const dir = options.dir ?? await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-timer-" });
   const clock = new FakeClock(options.start ?? START);
   const fired: InputEvent[] = [];
@@ -43,6 +45,7 @@ async function rig(options: { start?: number; refuse?: boolean; dir?: string } =
       logger: getLogger("test"),
       newId: () => `s${++ids + 100 * count}`,
       maxActive: 2_000,
+      personChannels: (name) => options.people?.[name] ?? [],
     });
     return { store, timer };
   };
@@ -577,5 +580,29 @@ Deno.test("the heartbeat's watchdog wakes a timer whose wake-up was lost, and sa
     await timer.stop();
     store.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("people: a member schedules for her own chats elsewhere ('remind me on QQ', asked on WeChat), never another's", async () => {
+  const r = await rig({ people: { alice: ["qq:private:10001", "weixin:private:o9alice@im.wechat"] } });
+  try {
+    const alice = context("alice", "household", "weixin:private:o9alice@im.wechat");
+    const made = await callDeviceTool(r.timer, "schedule_create", {
+      text: "dentist",
+      at: "2026-12-01T20:00:00+08:00",
+      channel: "qq:private:10001",
+    }, alice) as { channel: string };
+    assert.equal(made.channel, "qq:private:10001");
+    await assert.rejects(
+      () =>
+        callDeviceTool(r.timer, "schedule_create", {
+          text: "x",
+          at: "2026-12-01T20:00:00+08:00",
+          channel: "qq:private:10002",
+        }, alice),
+      /^Error: channel: only the owner may schedule for another channel \(qq:private:10002\); yours are weixin:private:o9alice@im\.wechat, qq:private:10001$/,
+    );
+  } finally {
+    await r.close();
   }
 });

@@ -577,7 +577,7 @@ export class QqDevice implements Device {
     if (answered?.source === channelOf(conversation) && conversation.kind === "group") {
       const quoted = answered.handle?.message_id;
       if (quoted) lead.push({ type: "reply", data: { id: quoted } });
-      lead.push({ type: "at", data: { qq: answered.sender } }, textSegment(" "));
+      lead.push({ type: "at", data: { qq: answered.address ?? answered.sender } }, textSegment(" "));
     }
     const media: Record<string, string> = { image: "image", audio: "record", file: "file" };
     const pieces: Segment[][] = [];
