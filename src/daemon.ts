@@ -33,7 +33,7 @@ import { log } from "./log/logging.ts";
 import { startMemory } from "./memory/memory_setup.ts";
 import { startMedia } from "./media/media_setup.ts";
 import { createKinds, ioRoutes } from "./devices/kinds.ts";
-import { ownerChannel, ownerConfirmations } from "./policy/owner_confirmations.ts";
+import { ownerChannel, ownerChannels, ownerConfirmations } from "./policy/owner_confirmations.ts";
 import { ToolPolicy } from "./policy/tool_policy.ts";
 import { startMcp } from "./mcp/mcp_setup.ts";
 import { mcpServers } from "./config/mcp_servers.ts";
@@ -46,6 +46,7 @@ import { ToolRegistry } from "./tools/registry.ts";
 import { lazyTracker, scheduleBaseline } from "./tracker/tracker_setup.ts";
 import { addressBook } from "./config/people.ts";
 import { personChannelsPrompt } from "./prompt/person_channels.ts";
+import { undeliverablePolicy } from "./agent/delivery_notices.ts";
 import type { RecentLines } from "./log/recent_lines.ts";
 import { UsageLedger } from "./provider/usage_ledger.ts";
 import { llmProviders } from "./config/llm_providers.ts";
@@ -242,7 +243,7 @@ export async function startDaemon(loaded: LoadedConfig, options: DaemonOptions =
       throw new StartupError(`Local intents: ${(error as Error).message}`, { cause: error });
     });
     const core = await startCore(start, persona);
-    const devices = await startDevices(start, core);
+    const devices = await startDevices(start, core, persona);
     storage.ioMade(devices.io);
     const { io, tools, llm, confirmations } = { ...core, ...devices };
     const localIntents = new LocalIntents({
@@ -474,7 +475,7 @@ async function startLlm(start: StartContext) {
 }
 
 /** The IO manager and every device: HTTP, the OpenAI door, the timer, the configured kinds; media, MCP, plugins. */
-async function startDevices(start: StartContext, core: Core) {
+async function startDevices(start: StartContext, core: Core, persona: Persona) {
   const { loaded, clock, random, services, dataDir } = start;
   const { config } = loaded;
   const { tools } = core;
@@ -488,6 +489,14 @@ async function startDevices(start: StartContext, core: Core) {
     tools,
     damaged: start.damaged,
     people,
+    // A chat that refused a message for good (WeChat): the person's other chats, else the owner is told.
+    undeliverable: undeliverablePolicy({
+      chatsOf: (channel) => people.personAt(channel)?.channels ?? [],
+      ownerChannels: ownerChannels(config),
+      send: (channel, text) => io.send({ target: channel, type: "message", payload: { text } }),
+      persona: () => persona.text,
+      logger: log("io"),
+    }),
   });
   core.attachIo(io);
   const http = new HttpDevice();

@@ -152,6 +152,8 @@ export interface AddressBook {
   personOf(source: string, sender: string): Person | undefined;
   /** A person by name, or undefined. */
   named(name: string): Person | undefined;
+  /** The person whose private chat `channel` is (`telegram:private:777`), or undefined. */
+  personAt(channel: string): Person | undefined;
 }
 
 /** Channels whose sender is an API token's name. */
@@ -192,5 +194,6 @@ export function addressBook(config: Config): AddressBook {
       return byAddress.get(TOKEN_CHANNELS.has(chat) ? `token:${sender}` : `${chat}:${sender}`);
     },
     named: (name) => byName.get(name),
+    personAt: (channel) => [...byName.values()].find((person) => person.channels.includes(channel)),
   };
 }

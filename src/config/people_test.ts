@@ -43,6 +43,8 @@ Deno.test("people: one person wherever they write — by chat address and by API
   assert.equal(book.personOf("telegram:private:10001", "10001"), undefined, "a QQ number is no Telegram address");
   assert.equal(book.personOf("serial:door", "10001"), undefined);
   assert.equal(book.named("lin")?.channels.join(), "qq:private:10002,telegram:private:777001");
+  assert.equal(book.personAt("telegram:private:777001")?.name, "lin");
+  assert.equal(book.personAt("qq:group:555"), undefined, "a group is nobody's own chat");
 });
 
 Deno.test("people: each broken rule names the key, the value and what is allowed", () => {

@@ -144,3 +144,21 @@ export class SendInterrupted extends Error {
     this.name = "SendInterrupted";
   }
 }
+
+/**
+ * A device's channel refused an output for good, for this recipient now — WeChat takes a message homed starts only
+ * within a while of the person's own last one. Not retried by the queue: the IO layer tries the person's other chats
+ * (`people:`) and, failing those, tells the owner; it is never dropped silently.
+ */
+export class Undeliverable extends Error {
+  /**
+   * @example
+   * ```ts
+   * throw new Undeliverable("WeChat user o9cq80abc@im.wechat has not written to the butler lately");
+   * ```
+   */
+  constructor(message: string) {
+    super(message);
+    this.name = "Undeliverable";
+  }
+}

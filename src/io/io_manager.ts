@@ -15,6 +15,7 @@ import type { Tool } from "../tools/tool.ts";
 import { TOOL_NAME } from "../tools/tool.ts";
 import type { MessageAttachment } from "./message_payload.ts";
 import type { Device, DeviceContext, DeviceGroup, InputDraft, TurnEvent } from "./device.ts";
+import { type UndeliverablePolicy, Undelivered } from "./undelivered.ts";
 import type { HomeTarget } from "./home_target.ts";
 import {
   capabilityNames,
@@ -59,6 +60,8 @@ export interface IOManagerOptions {
   perSender?: number;
   /** `people:` (`config/people.ts`): a listed sender is named by their person's name wherever they write. */
   people?: Pick<AddressBook, "personOf">;
+  /** What happens to an output its channel refused for good (`Undeliverable`), see {@link UndeliverablePolicy}. */
+  undeliverable?: UndeliverablePolicy;
 }
 
 /** How long one heartbeat waits for the devices' heartbeats (a device's bookkeeping; never the network). */
@@ -81,6 +84,7 @@ export class IOManager implements Service {
   #newId: () => string;
   #inputCount = 0;
   #initial: readonly Device[] | undefined;
+  #undelivered: Undelivered | undefined;
 
   /**
    * @example
@@ -113,6 +117,13 @@ export class IOManager implements Service {
       first: (event) => event.trust === "owner" && !firedBySchedule(event),
       ...(options.perSender === undefined ? {} : { perSender: options.perSender }),
     });
+    if (options.undeliverable) {
+      this.#undelivered = new Undelivered({
+        policy: options.undeliverable,
+        clock: options.clock,
+        logger: options.logger,
+      });
+    }
   }
 
   get #sendTimeoutMs(): number {
@@ -225,6 +236,7 @@ export class IOManager implements Service {
           ...device.status?.(),
         }]),
       ),
+      undeliverable: this.#undelivered?.status() ?? [],
     };
   }
 
@@ -507,7 +519,20 @@ export class IOManager implements Service {
     const device = this.#devices.get(deviceOf(event.target))!;
     const outbox = this.#outboxes.get(device);
     if (!outbox) return Promise.reject(new ChannelError(`Channel ${JSON.stringify(event.target)} is not running`));
-    return outbox.push(event);
+    const sent = outbox.push(event);
+    return this.#undelivered ? sent.catch((error) => this.#undelivered!.handle(event, error, this)) : sent;
+  }
+
+  /**
+   * Queues `event` on its channel's device directly, with no second chance for a refusal: how {@link Undelivered}
+   * tries a recipient's other chats. Rejects with the reason when the channel cannot take it.
+   */
+  sendOnly(event: OutputEvent): Promise<void> {
+    const problem = this.checkChannel(event.target, event.type);
+    if (problem) return Promise.reject(new ChannelError(problem));
+    const outbox = this.#outboxes.get(this.#devices.get(deviceOf(event.target))!);
+    return outbox?.push(event) ??
+      Promise.reject(new ChannelError(`Channel ${JSON.stringify(event.target)} is not running`));
   }
 
   /**

@@ -359,3 +359,35 @@ Deno.test("people: a listed sender is named by their person's name on every chat
   assert.deepEqual([stranger.sender, stranger.address], ["10003", undefined], "unlisted: the chat's own name");
   await io.close();
 });
+
+Deno.test("a message a chat refuses for good goes to the person's other chat; with none, the owner's policy hears and the caller gets the refusal", async () => {
+  const told: string[] = [];
+  let n = 0;
+  const io = new IOManager({
+    clock: { ...systemClock, now: () => Date.UTC(2026, 11, 5) },
+    routes: new RouteTable({}, {}, undefined),
+    tools: new ToolRegistry(),
+    logger: getLogger(["test"]),
+    newId: () => `e${++n}`,
+    undeliverable: {
+      elsewhere: (target) => target === "weixin:private:lin" ? ["weixin:private:lin", "qq:private:10002"] : [],
+      tell: (failure) => told.push(`${failure.target}: ${failure.reason} (${failure.text})`),
+    },
+  });
+  const weixin = new RecordingDevice("weixin", { refuseSend: "no recent message from them" });
+  const qq = new RecordingDevice("qq");
+  await io.replaceDevices([weixin, qq]);
+  await io.send({ target: "weixin:private:lin", type: "message", payload: { text: "dentist at 3" } });
+  assert.deepEqual(qq.sent.map((event) => [event.target, event.payload.text]), [["qq:private:10002", "dentist at 3"]]);
+  await assert.rejects(
+    io.send({ target: "weixin:private:wei", type: "message", payload: { text: "take the pills" } }),
+    (error: Error) => error instanceof ChannelError && /no recent message from them/.test(error.message),
+  );
+  assert.deepEqual(told, ["weixin:private:wei: no recent message from them (take the pills)"]);
+  assert.deepEqual(
+    (io.status().undeliverable as Array<Record<string, unknown>>).map((entry) => [entry.target, entry.delivered_on]),
+    [["weixin:private:wei", null], ["weixin:private:lin", "qq:private:10002"]],
+    "newest first",
+  );
+  await io.close();
+});

@@ -14,6 +14,7 @@ import type { ServiceHost } from "../service/service_host.ts";
 import type { ToolRegistry } from "../tools/registry.ts";
 import type { Device } from "./device.ts";
 import { IOManager } from "./io_manager.ts";
+import type { UndeliverablePolicy } from "./undelivered.ts";
 import { type FetchOutgoing, outputTools } from "./output_tools.ts";
 import { fileRouteStore, RouteTable } from "./route_table.ts";
 import type { DamagedFiles } from "../fs/set_aside.ts";
@@ -33,6 +34,8 @@ export interface IoSetupOptions {
   damaged?: DamagedFiles;
   /** `people:`: a listed sender is named by their person's name on every chat. */
   people?: Pick<AddressBook, "personOf">;
+  /** What happens to a message a chat refused for good. */
+  undeliverable?: UndeliverablePolicy;
 }
 
 /**
@@ -69,6 +72,7 @@ export async function openIo(options: IoSetupOptions): Promise<IOManager> {
     sendTimeoutMs: config.send_timeout,
     perSender: config.max_waiting_per_sender,
     ...(options.people ? { people: options.people } : {}),
+    ...(options.undeliverable ? { undeliverable: options.undeliverable } : {}),
   });
 }
 

@@ -21,8 +21,8 @@ export class ChannelError extends Error {
    * throw new ChannelError('Channel "tv" does not exist; channels: http');
    * ```
    */
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "ChannelError";
   }
 }
@@ -162,6 +162,7 @@ export class Outbox {
         this.#counts.failed++;
         throw new ChannelError(
           `Channel ${JSON.stringify(event.target)} failed to deliver: ${(error as Error)?.message ?? String(error)}`,
+          { cause: error },
         );
       }));
       if (raced.late) {

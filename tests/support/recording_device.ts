@@ -4,7 +4,14 @@
  * @module
  */
 
-import type { Device, DeviceContext, DeviceTool, TurnEvent, TurnResult } from "../../src/io/device.ts";
+import {
+  type Device,
+  type DeviceContext,
+  type DeviceTool,
+  type TurnEvent,
+  type TurnResult,
+  Undeliverable,
+} from "../../src/io/device.ts";
 import { Capability, type InputEvent, type OutputEvent } from "../../src/io/event.ts";
 import type { Trust } from "../../src/identity/trust.ts";
 import type { ToolContext, ToolSpec } from "../../src/tools/tool.ts";
@@ -45,6 +52,8 @@ export interface RecordingOptions {
   failSend?: string;
   /** Makes `send()` never settle (a hung peer). */
   hangSend?: boolean;
+  /** Makes `send()` refuse for good ({@link Undeliverable}) with this message (WeChat with no recent message). */
+  refuseSend?: string;
   /** Declares the device a request/response channel whose replies come inline in `done`. */
   answersInline?: boolean;
   /** `start()` waits for this promise (a slow device). */
@@ -109,6 +118,7 @@ export class RecordingDevice implements Device {
 
   send(event: OutputEvent): Promise<void> {
     if (this.options.failSend) return Promise.reject(new Error(this.options.failSend));
+    if (this.options.refuseSend) return Promise.reject(new Undeliverable(this.options.refuseSend));
     if (this.options.hangSend) {
       this.hung++;
       return new Promise<void>(() => {});

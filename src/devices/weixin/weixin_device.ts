@@ -19,7 +19,7 @@ import { Pacer } from "../../chat_policy/pacer.ts";
 import { RecentMap } from "../../chat_policy/recent.ts";
 import { SeenMessages } from "../../chat_policy/seen_messages.ts";
 import { splitText } from "../../chat_policy/split_text.ts";
-import { type Device, type DeviceContext, SendInterrupted, type TurnEvent } from "../../io/device.ts";
+import { type Device, type DeviceContext, SendInterrupted, type TurnEvent, Undeliverable } from "../../io/device.ts";
 import { Capability, type InputRef, type OutputEvent } from "../../io/event.ts";
 import type { MessageAttachment } from "../../io/message_payload.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
@@ -71,7 +71,7 @@ export interface WeixinDeviceOptions {
 }
 
 /** A message could not be delivered because WeChat gives the butler no way to write to that person now. */
-export class WeixinUndeliverable extends Error {
+export class WeixinUndeliverable extends Undeliverable {
   readonly user: string;
   /**
    * @example
