@@ -47,6 +47,7 @@ import { lazyTracker, scheduleBaseline } from "./tracker/tracker_setup.ts";
 import { addressBook } from "./config/people.ts";
 import { personChannelsPrompt } from "./prompt/person_channels.ts";
 import { undeliverablePolicy } from "./agent/delivery_notices.ts";
+import { languagesOf } from "./intents/replies.ts";
 import type { RecentLines } from "./log/recent_lines.ts";
 import { UsageLedger } from "./provider/usage_ledger.ts";
 import { llmProviders } from "./config/llm_providers.ts";
@@ -536,6 +537,14 @@ async function startDevices(start: StartContext, core: Core, persona: Persona) {
     },
     learnDevices: (entities) => core.memory.learnDevices(entities),
     channels: () => io.channels(),
+    tellOwner: (notice, avoid) => {
+      const channel = ownerChannels(config).find((owner) => !owner.startsWith(`${avoid}:`));
+      if (!channel) return;
+      const text = languagesOf(persona.text).map((language) => notice[language]).join("\n");
+      io.send({ target: channel, type: "message", payload: { text } }).catch((error) =>
+        log("io").warning("Could not tell the owner on {channel}: {error}", { channel, error: error.message })
+      );
+    },
   });
   // MCP servers connect in the background: homed listens before the slowest one is up.
   const mcp = await startMcp({

@@ -87,6 +87,17 @@ export interface KindContext {
   learnDevices(devices: LearnedDevice[]): Promise<void>;
   /** The IO layer's device table now (a plugin may bring a kind's device and take it away again). */
   channels(): readonly ChannelInfo[];
+  /**
+   * Tells the owner, in the persona's language, on one of their own chats other than device `avoid`'s (a chat in
+   * trouble — a WeChat session that expired — cannot carry its own news). Nothing when no other chat has an owner.
+   */
+  tellOwner?(text: OwnerNotice, avoid: string): void;
+}
+
+/** A notice for the owner, in both languages homed speaks (the persona's is chosen). */
+export interface OwnerNotice {
+  en: string;
+  zh: string;
 }
 
 /** A route the HTTP API mounts for a kind (the OneBot reverse WebSocket). */

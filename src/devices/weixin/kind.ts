@@ -8,7 +8,7 @@
 
 import type { Config } from "../../config/schema.ts";
 import { hostPort } from "../../net/host_port.ts";
-import type { DeviceKind, DoctorCheck, KindContext, KindParts } from "../kind.ts";
+import type { DeviceKind, DoctorCheck, KindContext, KindParts, OwnerNotice } from "../kind.ts";
 import { WeixinDevice } from "./weixin_device.ts";
 import { loadWeixinLogin, weixinDir } from "./weixin_state.ts";
 
@@ -53,6 +53,7 @@ function createWeixin(weixin: WeixinSection, context: KindContext, config: Confi
     logger: context.logger("weixin"),
     random: context.random,
     media: { read: (id) => context.media.read(id) },
+    ...(context.tellOwner ? { tellOwner: (notice: OwnerNotice) => context.tellOwner!(notice, "weixin") } : {}),
   });
   return { devices: [device] };
 }

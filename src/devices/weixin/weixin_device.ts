@@ -13,6 +13,7 @@
  */
 
 import type { Logger } from "@logtape/logtape";
+import type { OwnerNotice } from "../kind.ts";
 import { type Clock, sleepWith } from "../../clock.ts";
 import { AllowList } from "../../chat_policy/allow_list.ts";
 import { Pacer } from "../../chat_policy/pacer.ts";
@@ -68,6 +69,8 @@ export interface WeixinDeviceOptions {
   recheckMs?: number;
   /** Sends one context token carries (default {@link SENDS_PER_CONTEXT_TOKEN}, as reported of the live service). */
   sendsPerToken?: number;
+  /** Tells the owner on another chat (the session expired: WeChat cannot carry that news itself). */
+  tellOwner?: (notice: OwnerNotice) => void;
 }
 
 /** A message could not be delivered because WeChat gives the butler no way to write to that person now. */
@@ -414,6 +417,13 @@ export class WeixinDevice implements Device {
       "The WeChat session expired (the account was bound elsewhere, or idle too long): run `homed weixin login` " +
         "again; replies wait meanwhile",
     );
+    this.#options.tellOwner?.({
+      en: "The butler's WeChat session expired (the account was bound elsewhere, or idle too long): WeChat messages " +
+        "wait until you log in again — run `homed weixin login`, or use Log in to WeChat in the console.",
+      zh:
+        "管家的微信登录已失效（账号在别处绑定，或太久没用）：微信消息会先等着，直到重新登录——运行 `homed weixin login`，" +
+        "或在控制台点“登录微信”。",
+    });
   }
 
   /** Waits for the next re-check, a {@link WeixinDevice.recheckLogin}, or the stop. */

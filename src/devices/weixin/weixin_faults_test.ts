@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import type { OwnerNotice } from "../kind.ts";
 import type { Logger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../../clock.ts";
 import type { DeviceContext } from "../../io/device.ts";
@@ -27,6 +28,8 @@ interface Started {
   inputs: InputEvent[];
   lines: string[];
   ready: { count: number };
+  /** What the owner was told on another chat. */
+  told: OwnerNotice[];
 }
 
 async function startDevice(
@@ -38,6 +41,7 @@ async function startDevice(
   const inputs: InputEvent[] = [];
   const lines: string[] = [];
   const ready = { count: 0 };
+  const told: OwnerNotice[] = [];
   const device = new WeixinDevice({
     settings: {
       token: options.token ?? fake.botToken ?? "",
@@ -57,6 +61,7 @@ async function startDevice(
     // The official shape (2 s growing to 30 s) at a tenth of the time, so a 10 s outage is 1 s here.
     retry: { minMs: 200, maxMs: 3_000 },
     ...(options.recheckMs ? { recheckMs: options.recheckMs } : {}),
+    tellOwner: (notice) => told.push(notice),
   });
   const context: DeviceContext = {
     emit: (draft) => {
@@ -70,7 +75,7 @@ async function startDevice(
     log: recordingLogger(lines),
   };
   await device.start(context);
-  return { device, inputs, lines, ready };
+  return { device, inputs, lines, ready, told };
 }
 
 const texts = (inputs: InputEvent[]) => inputs.map((input) => input.payload.text);
@@ -115,7 +120,7 @@ Deno.test("an expired session pauses polling (no tight loop), says so once, and 
   // Waits and re-checks are timers on this clock: only the test moves them.
   const clock = new FakeClock({ start: Date.UTC(2026, 2, 1, 9) });
   try {
-    const { device, inputs, lines } = await startDevice(fake, dataDir, { clock });
+    const { device, inputs, lines, told } = await startDevice(fake, dataDir, { clock });
     fake.userSends({ from: OWNER, text: "before" });
     await waitFor(() => inputs.length === 1, "the first input");
     fake.expireSession();
@@ -133,6 +138,9 @@ Deno.test("an expired session pauses polling (no tight loop), says so once, and 
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(fake.callsWhileExpired, 1, "one call per re-check");
     assert.equal(lines.filter((line) => line.includes("session expired")).length, 1, "logged once, not per check");
+    assert.equal(told.length, 1, "the owner is told once, on another chat");
+    assert.match(told[0]!.en, /WeChat session expired.*homed weixin login/);
+    assert.match(told[0]!.zh, /微信登录已失效/);
     // The owner logs in again (what `homed weixin login` does) and the new token is stored.
     const login = weixinLogin({ baseUrl: fake.baseUrl, clock: systemClock, onStep: () => {} });
     await waitFor(() => fake.login.status === "wait", "a QR code");
