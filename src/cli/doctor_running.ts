@@ -21,13 +21,27 @@ const STATUS_MS = 5_000;
 /** The parts of `/api/status` read here, as the daemon writes them (`src/api/status_body.ts`); the rest is ignored. */
 interface RunningStatus {
   storage?: Partial<Pick<StatusBody["storage"], "degraded" | "set_aside">>;
-  services?: Record<string, { jobs?: Record<string, Partial<JobStatus>> }>;
+  services?: Record<string, { jobs?: Record<string, Partial<JobStatus>>; devices?: Record<string, ChatStatus> }>;
   schedules?: Partial<Pick<TimerStatus, "stalls" | "last_wake">>;
 }
 
+/** What a long-polling chat (Telegram, WeChat) says of itself in `/api/status` (`services.io.devices.<name>`). */
+interface ChatStatus {
+  connected?: boolean;
+  connected_since?: string | null;
+  last_message_at?: string | null;
+  last_error?: string | null;
+  session_expired?: boolean;
+  session_expired_since?: string | null;
+  problem?: string | null;
+}
+
+/** The chats whose connection state doctor reports. */
+const CHATS = ["telegram", "weixin"];
+
 /**
  * The running homed's findings, one check each: `stores` (FAIL while a store cannot write), `set_aside`, `jobs` and
- * `timer` (warnings). Empty when no homed answers; one warning when its status cannot be read.
+ * `timer` (warnings), and one line per chat (`telegram`, `weixin`: connected since, last message; a warning when not). Empty when no homed answers; one warning when its status cannot be read.
  *
  * @example
  * ```ts
@@ -59,7 +73,7 @@ export async function checkRunning(loaded: LoadedConfig, fetcher: typeof fetch =
   } catch (error) {
     return [warning("running", `homed runs at ${url}, but its status could not be read: ${(error as Error).message}`)];
   }
-  return [storesCheck(status), ...setAsideChecks(status), jobsCheck(status), timerCheck(status)]
+  return [storesCheck(status), ...setAsideChecks(status), jobsCheck(status), timerCheck(status), ...chatChecks(status)]
     .filter((check): check is DoctorCheck => check !== undefined);
 }
 
@@ -109,4 +123,24 @@ function timerCheck(status: RunningStatus): DoctorCheck | undefined {
     `the reminder timer lost its wake-up ${stalls} times and was woken by its watchdog (last wake-up ` +
       `${status.schedules?.last_wake ?? "?"}): reminders may have come late; the log says when`,
   );
+}
+
+function chatChecks(status: RunningStatus): DoctorCheck[] {
+  const devices = status.services?.io?.devices ?? {};
+  return CHATS.flatMap((name) => {
+    const chat = devices[name];
+    if (!chat) return [];
+    const last = `last message ${chat.last_message_at ?? "none yet"}`;
+    if (chat.session_expired) {
+      return [warning(
+        name,
+        `the session expired at ${chat.session_expired_since ?? "?"}: messages wait; run homed ${name} login again`,
+      )];
+    }
+    if (!chat.connected) {
+      const why = chat.problem ?? chat.last_error ?? "not connected yet";
+      return [warning(name, `not connected: ${why}; ${last}`)];
+    }
+    return [{ ok: true, name, detail: `connected since ${chat.connected_since ?? "?"}; ${last}` }];
+  });
 }

@@ -104,3 +104,61 @@ Deno.test("doctor beside a healthy homed says every store writes; a refused toke
   listener.close();
   assert.deepEqual(await checkRunning(loadedAt(port)), []);
 });
+
+Deno.test("doctor beside a running homed: each chat's connection — connected since, the last message; an expired or unreachable one warns", async () => {
+  const server = homedAnswering({
+    storage: { degraded: [], set_aside: [] },
+    services: {
+      io: {
+        devices: {
+          telegram: {
+            connected: true,
+            connected_since: "2026-12-05T01:00:00.000Z",
+            last_message_at: "2026-12-05T07:59:00.000Z",
+          },
+          weixin: {
+            connected: false,
+            session_expired: true,
+            session_expired_since: "2026-12-05T06:00:00.000Z",
+            last_message_at: null,
+          },
+          qq: { bots: [] },
+        },
+      },
+    },
+  });
+  try {
+    const checks = await checkRunning(loadedAt(server.addr.port));
+    assert.deepEqual(checks.filter((check) => check.name === "telegram" || check.name === "weixin"), [
+      {
+        ok: true,
+        name: "telegram",
+        detail: "connected since 2026-12-05T01:00:00.000Z; last message 2026-12-05T07:59:00.000Z",
+      },
+      {
+        ok: true,
+        warn: true,
+        name: "weixin",
+        detail: "the session expired at 2026-12-05T06:00:00.000Z: messages wait; run homed weixin login again",
+      },
+    ]);
+  } finally {
+    await server.shutdown();
+  }
+  const down = homedAnswering({
+    services: {
+      io: { devices: { telegram: { connected: false, last_error: "Telegram refuses telegram.token (401)" } } },
+    },
+  });
+  try {
+    const [telegram] = (await checkRunning(loadedAt(down.addr.port))).filter((check) => check.name === "telegram");
+    assert.deepEqual(telegram, {
+      ok: true,
+      warn: true,
+      name: "telegram",
+      detail: "not connected: Telegram refuses telegram.token (401); last message none yet",
+    });
+  } finally {
+    await down.shutdown();
+  }
+});
