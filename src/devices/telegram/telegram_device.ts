@@ -122,6 +122,8 @@ export class TelegramDevice implements Device {
   #offset: number | undefined;
   /** Updates already handed in (a crash between emit and the offset's write delivers them again). */
   #handled = new RecentMap<number, true>(1_000);
+  /** Messages whose buttons were taken away (`chat:message`): a second tap edits nothing Telegram would refuse. */
+  #unbuttoned = new RecentMap<string, true>(1_000);
   #bot: { id: string; username: string } | undefined;
   /** Polling reached Telegram last time (undefined: not asked yet). */
   #connected: boolean | undefined;
@@ -477,7 +479,9 @@ export class TelegramDevice implements Device {
     });
     this.#counts.inputs++;
     after.push(answer(verb === "confirm" ? "Approved" : "Denied"));
-    if (callback.messageId) {
+    const pressed = `${callback.chatId}:${callback.messageId}`;
+    if (callback.messageId && !this.#unbuttoned.has(pressed)) {
+      this.#unbuttoned.set(pressed, true);
       const messageId = Number(callback.messageId);
       after.push(() =>
         this.#api.call("editMessageReplyMarkup", { chat_id: callback.chatId, message_id: messageId }, {

@@ -172,7 +172,9 @@ Deno.test("confirmation: Approve / Deny buttons; the owner's press hands in /con
     });
     fake.userPresses({ from: MEMBER, message_id: asked.message_id, data: "confirm:a1b2" });
     fake.userPresses({ from: OWNER, message_id: asked.message_id, data: "confirm:a1b2" });
-    const [input] = await inputsAt(h, 1);
+    // A double tap, before the buttons went: handed in again (Confirmations runs nothing twice), never edited twice.
+    fake.userPresses({ from: OWNER, message_id: asked.message_id, data: "confirm:a1b2" });
+    const [input] = await inputsAt(h, 2);
     assert.deepEqual([input!.source, input!.sender, input!.trust, input!.payload.text], [
       "telegram:group:-100777",
       "42",
@@ -186,7 +188,8 @@ Deno.test("confirmation: Approve / Deny buttons; the owner's press hands in /con
     await h.push({ target: "telegram:group:-100777", type: "message", payload: { text: "Unlocked." } });
     assert.deepEqual(fake.unansweredCallbacks(), []);
     await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal(h.inputs.length, 1, "the member's press handed nothing in, the owner's only once");
+    assert.equal(h.inputs.length, 2, "the member's press handed nothing in, each of the owner's once");
+    assert.equal(fake.edits.length, 1, "the buttons were taken away once (a second edit is refused: not modified)");
   } finally {
     await h.close();
   }
