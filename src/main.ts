@@ -1,7 +1,7 @@
 /**
  * `homed`: the entry point. It hands the command line to `cli/dispatch.ts`, with the module in `cli/` that runs each
- * command: `run` (default), `supervise`, `service`, `backup`, `restore`, `tracker`, `flags`, `chat`, `doctor`, `init`
- * and `mcp serve` (`help` and `version` are answered there).
+ * command: `run` (default), `supervise`, `service`, `backup`, `restore`, `tracker`, `flags`, `chat`, `doctor`, `init`,
+ * `mcp serve` and `weixin login` (`help` and `version` are answered there).
  *
  * @module
  */
@@ -30,6 +30,7 @@ const COMMANDS: Commands = new Map([
   ["doctor", async (line) => (await import("./cli/doctor.ts")).doctorCli(line)],
   ["init", async (line) => (await import("./cli/init.ts")).initCli(line, initConfig)],
   ["mcp", async (line) => (await import("./cli/mcp_command.ts")).mcpCli(line)],
+  ["weixin", async (line) => (await import("./cli/weixin_login_command.ts")).weixinCli(line)],
 ]);
 
 if (import.meta.main) await dispatch(Deno.args, COMMANDS);

@@ -69,9 +69,9 @@ export function parseCommandLine(argv: string[]): CommandLine {
   }
   const command = argv[0] && !argv[0].startsWith("-") ? argv[0] : "run";
   let rest = argv[0] === command ? argv.slice(1) : argv;
-  // `service` takes an action word first: homed service install|uninstall|status|unit.
+  // `service` takes an action word first: homed service install|uninstall|status|unit (`mcp serve`, `weixin login`).
   let action = "";
-  if ((command === "service" || command === "mcp") && rest[0] && !rest[0].startsWith("-")) {
+  if ((command === "service" || command === "mcp" || command === "weixin") && rest[0] && !rest[0].startsWith("-")) {
     [action, rest] = [rest[0], rest.slice(1)];
   }
   // `backup` and `restore` take the archive first; `-` is standard output or input.

@@ -16,6 +16,7 @@ Commands:
   run      Run the daemon (default)             [--config FILE]
   chat     Chat with a running daemon            [--config FILE] [--user NAME] [--message TEXT] [--url URL]
   mcp serve  homed as an MCP server on stdin/stdout  [--config FILE] [--url URL]
+  weixin login  Log in to WeChat: show the QR code, wait for the scan, keep the token  [--config FILE]
   doctor   Check config, rights, data dir, LLM   [--config FILE]
   init     Ask for the LLM, key, LAN and time zone; write the config, persona and homed.env; run doctor
            [--config FILE (default config/homed.yaml)] [--force] [--provider deepseek|ollama|URL] [--model M] [--lan]

@@ -156,3 +156,8 @@ export function createKinds(config: Config, context: KindContext): MadeKinds {
 function unique(items: readonly string[]): string[] {
   return [...new Set(items)];
 }
+
+// `homed weixin login` (a command of the CLI, above devices/) runs WeChat's QR login and keeps its credentials: the
+// kind's folder is reached through this list only.
+export { weixinLogin, WeixinLoginError, type WeixinLoginStep } from "./weixin/weixin_login.ts";
+export { loadWeixinLogin, saveWeixinLogin, type WeixinCredentials, weixinDir } from "./weixin/weixin_state.ts";

@@ -55,7 +55,8 @@ export type PermissionMode =
   | "backup"
   | "restore"
   | "tracker"
-  | "mcp";
+  | "mcp"
+  | "weixin";
 
 /** The modes, for argument checks. */
 export const PERMISSION_MODES: readonly PermissionMode[] = [
@@ -69,6 +70,7 @@ export const PERMISSION_MODES: readonly PermissionMode[] = [
   "restore",
   "tracker",
   "mcp",
+  "weixin",
 ];
 
 /**
@@ -80,28 +82,32 @@ function fetchesMedia(config: Config, kinds: NeededRights): boolean {
 }
 
 /**
- * Whether homed resolves host names to check media URLs: it fetches media and a host it may fetch from is a name
- * (QQ's own, `*.qpic.cn`), not an IP address. Then it needs the system's name servers (`name_servers.ts`) and to read
+ * Whether homed resolves host names to check media URLs: a host it may fetch from is a name (QQ's own, `*.qpic.cn`,
+ * or one in `media.allow_hosts`), not an IP address. Then it needs the system's name servers (`name_servers.ts`) and to read
  * `/etc/resolv.conf` for them — the daemon checks its rights at start, the supervisor and `homed service install`
  * compute the daemon's flags.
  */
 function resolvesMediaNames(config: Config, kinds: NeededRights): boolean {
   const isName = (host: string) => !/^\[|^[\d.]+(:\d+)?$/.test(host);
-  return fetchesMedia(config, kinds) && [...config.media.fetch_hosts, ...config.media.allow_hosts].some(isName);
+  return config.media.allow_hosts.some(isName) ||
+    (fetchesMedia(config, kinds) && config.media.fetch_hosts.some(isName));
 }
 
 /**
- * The hosts seeing and hearing reach: the vision, speech-to-text and text-to-speech servers, and — when a kind
- * receives media by URL — the hosts it is fetched from (`media.fetch_hosts`, `media.allow_hosts`; `*.` entries as
- * Deno's wildcards; the kind's own, any port), and the name servers that resolve them: `Deno.resolveDns` needs
- * `ip:53` of each one `resolvConf` lists.
+ * The hosts seeing and hearing reach: the vision, speech-to-text and text-to-speech servers, `media.allow_hosts`
+ * (`output_send` fetches a URL from them), and — when a kind receives media by URL — the hosts it is fetched from
+ * (`media.fetch_hosts`; `*.` entries as Deno's wildcards; the kind's own, any port), and the name servers that resolve
+ * them: `Deno.resolveDns` needs `ip:53` of each one `resolvConf` lists.
  */
 function mediaHosts(config: Config, kinds: NeededRights, resolvConf: () => string): string[] {
   const models = [config.vision?.base_url, config.speech.stt?.base_url, config.speech.tts?.base_url];
   const fetches = fetchesMedia(config, kinds);
   return [
     ...models.filter((url): url is string => url !== undefined).map(hostPort),
-    ...(fetches ? [...config.media.fetch_hosts, ...config.media.allow_hosts, ...kinds.fetchesMedia!.hosts] : []),
+    ...(fetches ? config.media.fetch_hosts : []),
+    // `output_send` fetches a picture by URL from media.allow_hosts whatever the chats (Telegram's too): always.
+    ...config.media.allow_hosts,
+    ...(fetches ? kinds.fetchesMedia!.hosts : []),
     ...(resolvesMediaNames(config, kinds) ? nameServerRights(resolvConf()) : []),
   ];
 }
@@ -221,6 +227,28 @@ export function requiredPermissions(
   if (mode === "tracker") {
     const parts = unique([...configFile, config.paths.personal, ...dirs]);
     return { read: unique([...parts, ...overlay]), write: parts, net: [], env };
+  }
+  if (mode === "weixin") {
+    // `homed weixin login`: WeChat's QR login at weixin.base_url (and, for Tencent's service, the hosts of its domain a
+    // login may be moved to), the credentials kept in the data dir's weixin/ folder, and a running homed asked to
+    // re-check (the listen address). Without a weixin: section it only reads the config to say what to add.
+    const weixin = config.weixin;
+    const stateDir = join(config.daemon.data_dir, "weixin");
+    const tencent = weixin && /(^|\.)weixin\.qq\.com$/.test(new URL(weixin.base_url).hostname)
+      ? ["*.weixin.qq.com"]
+      : [];
+    return {
+      read: unique([...configFile, ...(weixin ? [stateDir] : [])]),
+      write: weixin ? [stateDir] : [],
+      net: weixin
+        ? unique([
+          hostPort(weixin.base_url),
+          ...tencent,
+          ...(listen.port === 0 ? [] : [`${connectHost(listen)}:${listen.port}`]),
+        ])
+        : [],
+      env,
+    };
   }
   return daemonRights(loaded, mode, {
     kinds,

@@ -200,6 +200,26 @@ Deno.test("seeing and hearing add exactly their servers, QQ's media hosts, the l
     cwd: "/",
   });
   assert.deepEqual(requiredPermissions(deaf, "run").net, ["127.0.0.1:8080", "api.deepseek.com:443", "127.0.0.1:11434"]);
+  // No chat that receives media by URL (Telegram hands over bytes): output_send still fetches from media.allow_hosts.
+  const telegramOnly = parseConfig({
+    text: [
+      "onebot: { enabled: false }",
+      "telegram: { token: '123456789:AAabcdefghijklmnopqrstuvwxyz0123456', api_url: 'http://127.0.0.1:8081' }",
+      "media: { allow_hosts: ['127.0.0.1:9000', 'pictures.home.example'] }",
+      "",
+    ].join("\n"),
+    location: { path: "/etc/homed/homed.yaml", origin: "--config" },
+    readEnv: () => undefined,
+    cwd: "/",
+  });
+  assert.deepEqual(requiredPermissions(telegramOnly, "run", { resolvConf: "nameserver 127.0.0.53\n" }).net, [
+    "127.0.0.1:8080",
+    "api.deepseek.com:443",
+    "127.0.0.1:8081",
+    "127.0.0.1:9000",
+    "pictures.home.example",
+    "127.0.0.53:53",
+  ]);
 });
 
 Deno.test("local devices: --allow-run names exactly their programs, for the daemon and doctor only; none without devices", () => {

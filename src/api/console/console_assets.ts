@@ -29,6 +29,7 @@ import pagesTurnsJs from "./assets/pages/turns.js" with { type: "text" };
 import picturesJs from "./assets/pictures.js" with { type: "text" };
 import sseJs from "./assets/sse.js" with { type: "text" };
 import statusProblemsJs from "./assets/status_problems.js" with { type: "text" };
+import weixinLoginJs from "./assets/weixin_login.js" with { type: "text" };
 
 /** Each file by its path under `assets/`. */
 export const CONSOLE_FILES: Readonly<Record<string, string>> = {
@@ -56,4 +57,5 @@ export const CONSOLE_FILES: Readonly<Record<string, string>> = {
   "pictures.js": picturesJs,
   "sse.js": sseJs,
   "status_problems.js": statusProblemsJs,
+  "weixin_login.js": weixinLoginJs,
 };

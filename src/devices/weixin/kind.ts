@@ -10,6 +10,7 @@ import type { Config } from "../../config/schema.ts";
 import { hostPort } from "../../net/host_port.ts";
 import type { DeviceKind, DoctorCheck, KindContext, KindParts, OwnerNotice } from "../kind.ts";
 import { WeixinDevice } from "./weixin_device.ts";
+import { WeixinConsoleLogin } from "./weixin_routes.ts";
 import { loadWeixinLogin, weixinDir } from "./weixin_state.ts";
 
 type WeixinSection = NonNullable<Config["weixin"]>;
@@ -55,7 +56,16 @@ function createWeixin(weixin: WeixinSection, context: KindContext, config: Confi
     media: { read: (id) => context.media.read(id) },
     ...(context.tellOwner ? { tellOwner: (notice: OwnerNotice) => context.tellOwner!(notice, "weixin") } : {}),
   });
-  return { devices: [device] };
+  // The console's QR login and `homed weixin login`'s re-check reach this device through the kind's own routes.
+  const login = new WeixinConsoleLogin({
+    baseUrl: weixin.base_url.replace(/\/+$/, ""),
+    dataDir: config.daemon.data_dir,
+    owner: weixin.owner,
+    clock: context.clock,
+    logger: context.logger("weixin"),
+    device,
+  });
+  return { devices: [device], http: [login.route()], services: [login] };
 }
 
 /**

@@ -8,6 +8,7 @@ import { t } from "../i18n.js";
 import { deviceDescription, stateBadge, stateKind } from "../labels.js";
 import { homedToday, soonTime, usageChart, usageLegend } from "../pictures.js";
 import { BUDGET_KINDS, budgetAmount, fmtBytes, keptText, problemsOf, refusalLine } from "../status_problems.js";
+import { weixinView } from "../weixin_login.js";
 
 const share = (value) => {
   if (typeof value !== "number" || !Number.isFinite(value)) return "—";
@@ -186,9 +187,10 @@ function qqView(device) {
   ];
 }
 
-/** One device's state in a line or two. */
-function deviceState(name, device) {
+/** One device's state in a line or two; `viewer` is who looks (the owner may log WeChat in) and the page's refresh. */
+function deviceState(name, device, viewer) {
   if (device.type === "onebot") return qqView(device);
+  if (device.type === "weixin") return weixinView(device, viewer);
   const parts = [];
   if (typeof device.state === "string") {
     parts.push(
@@ -221,7 +223,7 @@ function deviceState(name, device) {
 }
 
 /** The channels and devices card; plugin devices are counted, their page has them. */
-function devicesCard(body) {
+function devicesCard(body, viewer) {
   const states = body.services?.io?.devices ?? {};
   const listed = body.devices ?? [];
   const own = listed.filter((device) => device.type !== "plugin");
@@ -243,7 +245,7 @@ function devicesCard(body) {
             " ",
             h("span", { class: "muted" }, deviceDescription(device)),
           ),
-          deviceState(device.name, states[device.name] ?? {}),
+          deviceState(device.name, states[device.name] ?? {}, viewer),
         )
       ),
     ),
@@ -543,7 +545,7 @@ export default function status(root, ctx) {
       fill(
         grid,
         modelCard(body, usageBody.error ? null : usageBody),
-        devicesCard(body),
+        devicesCard(body, { owner, onLoggedIn: () => refresh(), login: body.services?.weixin_login?.login }),
         memoryCard(body),
         schedulesCard(schedules.schedules),
         storageCard(body),
