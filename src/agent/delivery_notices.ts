@@ -74,7 +74,7 @@ export function undeliverablePolicy(options: UndeliverableNoticeOptions): Undeli
 export function undeliveredText(failure: UndeliveredOutput, languages: readonly ReplyLanguage[]): string {
   return languages.map((language) =>
     language === "zh"
-      ? `没能把消息送到 ${failure.target}（${failure.reason}）。内容是：“${failure.text}”`
+      ? `没能把消息送到 ${failure.target}（原因：${failure.reason}）。内容是：“${failure.text}”`
       : `Could not deliver a message to ${failure.target} (${failure.reason}). It said: "${failure.text}"`
   ).join("\n");
 }

@@ -24,5 +24,5 @@ Deno.test("a refused message: tried on the person's other chats, then the owner 
   });
   await Promise.resolve();
   assert.deepEqual(told.map(([channel]) => channel), ["qq:private:10001"], "not on the chat that refused it");
-  assert.match(told[0]![1], /^没能把消息送到 weixin:private:o9wei@im\.wechat（WeChat lets .*）。内容是：“记得吃药”$/);
+  assert.match(told[0]![1], /^没能把消息送到 weixin:private:o9wei@im\.wechat（原因：WeChat lets .*）。内容是：“记得吃药”$/);
 });

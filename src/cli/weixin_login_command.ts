@@ -187,9 +187,11 @@ async function recheck(loaded: LoadedConfig, fetcher: typeof fetch): Promise<str
   const token = loaded.config.daemon.api_token;
   let status: number;
   try {
+    // A JSON body: the API takes no other POST (its guard answers 415 to a bodiless one).
     const response = await fetcher(`${url}/api/weixin/recheck`, {
       method: "POST",
-      headers: token ? { authorization: `Bearer ${token}` } : {},
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: "{}",
       signal: AbortSignal.timeout(RECHECK_MS),
     });
     await response.body?.cancel();

@@ -113,6 +113,8 @@ Deno.test("homed weixin login tells a running homed to re-check, with daemon.api
     const path = new URL(request.url).pathname;
     if (path === "/healthz") return Response.json({ ok: true });
     if (path === "/api/weixin/recheck" && request.method === "POST") {
+      // As homed's request guard: an /api/* POST without a JSON body is refused 415.
+      if (request.headers.get("content-type") !== "application/json") return new Response(null, { status: 415 });
       asked.push(request.headers.get("authorization"));
       return Response.json({ rechecking: true });
     }
