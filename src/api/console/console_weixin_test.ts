@@ -28,6 +28,9 @@ Deno.test("the WeChat channel's state: not logged in, session expired, connected
     assert.equal(weixinChannelState(device), state, JSON.stringify(device));
     assert.equal(weixinNeedsLogin(state), offered, state);
   }
+  // Telegram's status has no login: connected, down or connecting by the same rule (the status page's line for it).
+  assert.equal(weixinChannelState({ connected: true, connected_since: "2026-12-05T01:00:00.000Z" }), "connected");
+  assert.equal(weixinChannelState({ connected: false, last_error: "Telegram refuses telegram.token (401)" }), "down");
 });
 
 Deno.test("a console login's state in words: waiting (renewed), scanned, confirmed with who scanned, expired, failed", () => {

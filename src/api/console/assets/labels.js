@@ -17,6 +17,10 @@ const DEVICES_ZH = {
   serial: "串口：按行收发",
   mqtt: "MQTT 代理：订阅的主题作为事件，可用 mqtt_publish 发布",
   home_assistant: "Home Assistant：实体的状态，以及可调用的服务",
+  telegram:
+    "Telegram 机器人：telegram:private:<聊天 id> 是私聊，telegram:group:<聊天 id> 是群聊；收发文字、图片、语音和文件",
+  weixin:
+    "个人微信（iLink 机器人接口）：weixin:private:<用户 id>，只有私聊；收发文字、图片和文件。对方发消息后的一段时间内管家才能给他写",
 };
 
 /** The descriptions of the plugins shipped in plugins/, in Chinese (by plugin name). */

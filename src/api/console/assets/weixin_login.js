@@ -176,7 +176,22 @@ async function start() {
  */
 export function weixinView(device, { owner, onLoggedIn, login: loginState }) {
   const state = weixinChannelState(device);
-  const head = h(
+  const head = chatStateLine(device);
+  if (!owner) return [head];
+  const login = loginBox();
+  login.done = onLoggedIn;
+  join(loginState);
+  if (!login.going) login.button.hidden = !weixinNeedsLogin(state);
+  return [head, login.el];
+}
+
+/**
+ * A long-polling chat's state in a line (WeChat, Telegram): connected since, the last message, and why not when it is
+ * not.
+ */
+export function chatStateLine(device) {
+  const state = weixinChannelState(device);
+  return h(
     "p",
     { class: "weixin-state", "data-state": state },
     badge(t(`weixinState_${state}`), CHANNEL_KIND[state]),
@@ -188,10 +203,4 @@ export function weixinView(device, { owner, onLoggedIn, login: loginState }) {
       : null,
     state !== "connected" && device.last_error ? h("span", { class: "meta block-line" }, device.last_error) : null,
   );
-  if (!owner) return [head];
-  const login = loginBox();
-  login.done = onLoggedIn;
-  join(loginState);
-  if (!login.going) login.button.hidden = !weixinNeedsLogin(state);
-  return [head, login.el];
 }

@@ -8,7 +8,7 @@ import { t } from "../i18n.js";
 import { deviceDescription, stateBadge, stateKind } from "../labels.js";
 import { homedToday, soonTime, usageChart, usageLegend } from "../pictures.js";
 import { BUDGET_KINDS, budgetAmount, fmtBytes, keptText, problemsOf, refusalLine } from "../status_problems.js";
-import { weixinView } from "../weixin_login.js";
+import { chatStateLine, weixinView } from "../weixin_login.js";
 
 const share = (value) => {
   if (typeof value !== "number" || !Number.isFinite(value)) return "—";
@@ -191,6 +191,7 @@ function qqView(device) {
 function deviceState(name, device, viewer) {
   if (device.type === "onebot") return qqView(device);
   if (device.type === "weixin") return weixinView(device, viewer);
+  if (device.type === "telegram") return [chatStateLine(device)];
   const parts = [];
   if (typeof device.state === "string") {
     parts.push(
