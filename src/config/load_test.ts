@@ -228,8 +228,8 @@ Deno.test("each kind of bad value names the key, the value and what is allowed",
     ],
     ["onebot:\n  enabled: maybe\n", /^onebot\.enabled: got "maybe"; allowed: true or false$/],
     [
-      "telegram:\n  token: 123:abc\n",
-      /^telegram\.token: got a secret of 7 characters; allowed: a bot token from @BotFather, such as 123456789:AA…$/,
+      "telegram:\n  token: abc-from-botfather\n",
+      /^telegram\.token: got a secret of 18 characters; allowed: a bot token from @BotFather: <bot id>:<secret>, such as 123456789:AA…$/,
     ],
     [
       'telegram:\n  token: "123456789:AAabcdefghijklmnopqrstuvwxyz0123456"\n  owner: "@wei"\n',

@@ -252,7 +252,7 @@ export const configSchema = z.strictObject({
   // Personal WeChat through Tencent's iLink bot API (issue 40): private chats only; the token comes from
   // `homed weixin login` (kept in the data dir, 0600) unless set here.
   weixin: z.strictObject({
-    token: secret(16).default(""),
+    token: z.string({ error: "the bot token homed weixin login keeps, or empty" }).default(""),
     base_url: baseUrl.default("https://ilinkai.weixin.qq.com"),
     cdn_url: baseUrl.default("https://novac2c.cdn.weixin.qq.com/c2c"),
     owner: weixinId(true).default(""),
@@ -266,7 +266,11 @@ export const configSchema = z.strictObject({
   }).nullable().default(null),
   // Telegram through the Bot API (long polling: no public address needed).
   telegram: z.strictObject({
-    token: text("a bot token from @BotFather, such as 123456789:AA…", /^\d{5,20}:[A-Za-z0-9_-]{30,100}$/),
+    // Checked for its shape only (<bot id>:<secret>): Telegram decides the rest, and doctor asks it.
+    token: text(
+      "a bot token from @BotFather: <bot id>:<secret>, such as 123456789:AA…",
+      /^\d{1,20}:[A-Za-z0-9_-]{1,200}$/,
+    ),
     api_url: baseUrl.default("https://api.telegram.org"),
     owner: telegramId(true).default(""),
     allow_users: z.array(telegramId(false), { error: "a list of Telegram user ids (digits)" }).default([]),

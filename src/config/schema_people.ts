@@ -19,7 +19,7 @@ export function telegramId(empty: boolean) {
 
 /** A WeChat user id as the iLink API names people (`o9cq80…@im.wechat`), or `""` where `empty` says so. */
 export function weixinId(empty: boolean) {
-  const id = "[A-Za-z0-9_-]{1,128}@im\\.wechat";
+  const id = "[^\\s@]{1,128}@im\\.wechat";
   return text(
     `${empty ? "empty, or " : ""}a WeChat user id ending in @im.wechat`,
     new RegExp(empty ? `^(${id})?$` : `^${id}$`),
