@@ -318,8 +318,16 @@ export class TelegramDevice implements Device {
       throw new TelegramError("getMe", 0, "answered without the bot's id and username");
     }
     this.#bot = { id: String(me.id), username: me.username };
-    // A webhook set elsewhere makes every getUpdates fail with 409; pending updates are kept.
-    await this.#api.call("deleteWebhook", { drop_pending_updates: false }, { signal, timeoutMs: 15_000 });
+    // A webhook set elsewhere makes every getUpdates fail with 409; pending updates are kept. Best effort: a Bot API
+    // server without the method (a local one, a proxy) still takes getUpdates, and a 409 later says what is wrong.
+    try {
+      await this.#api.call("deleteWebhook", { drop_pending_updates: false }, { signal, timeoutMs: 15_000 });
+    } catch (error) {
+      if (signal.aborted || (error instanceof TelegramError && error.code === 401)) throw error;
+      this.#log.warning("Telegram: could not remove a webhook ({error}); polling anyway", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
     this.#log.info("Telegram bot @{username} is polling for messages", { username: me.username });
   }
 

@@ -209,3 +209,31 @@ Deno.test("confirmation: the owner's Deny hands in /deny <id>", async () => {
     await h.close();
   }
 });
+
+Deno.test("a Bot API server without deleteWebhook (a local one, a proxy) is polled anyway, with one warning", async () => {
+  await using fake = FakeTelegram.start({ rateLimit: false });
+  // In front of the fake: deleteWebhook answers 404 as Telegram's answer to an unknown method; the rest goes through.
+  const front = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    const url = new URL(request.url);
+    if (url.pathname.endsWith("/deleteWebhook")) {
+      await request.body?.cancel();
+      return Response.json({ ok: false, error_code: 404, description: "Not Found" }, { status: 404 });
+    }
+    return await fetch(`${fake.apiUrl}${url.pathname}${url.search}`, {
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+    });
+  });
+  const h = await harness(fake, { settings: { apiUrl: `http://127.0.0.1:${front.addr.port}` } });
+  try {
+    fake.addChat(private_(OWNER), OWNER);
+    fake.userSends({ chat: private_(OWNER), from: OWNER, text: "hello" });
+    const [input] = await inputsAt(h, 1);
+    assert.equal(input!.payload.text, "hello");
+    assert.equal(h.lines.filter((line) => line.includes("could not remove a webhook")).length, 1);
+  } finally {
+    await h.close();
+    await front.shutdown();
+  }
+});
