@@ -89,8 +89,9 @@ Deno.test("WeChat: a 10 s outage and an expired session cost few calls; after a 
       const llmCalls = llm.requests.length;
       const pollsBefore = fake.polls;
       fake.userSends({ from: WX_OWNER, text: "过期的时候发的消息" });
-      await sleep(10_000 - (performance.now() - expiredAt));
-      assert.ok(fake.callsWhileExpired <= 3, `calls while expired: ${fake.callsWhileExpired}`);
+      // A tight loop would make hundreds of calls in 5 s; homed checks again only every 10 minutes (or after a login).
+      await sleep(5_000 - (performance.now() - expiredAt));
+      assert.ok(fake.callsWhileExpired <= 2, `calls while expired: ${fake.callsWhileExpired}`);
       assert.equal(fake.polls, pollsBefore, "no poll with the stale token got through");
       assert.equal(fake.pending, 1, "the message waits at the service");
       assert.equal(llm.requests.length, llmCalls);
