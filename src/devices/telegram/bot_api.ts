@@ -11,6 +11,7 @@
  */
 
 import { type Clock, deadline } from "../../clock.ts";
+import { readAtMost } from "../../net/read_at_most.ts";
 
 /** A file to upload: its bytes, the name the user sees, its MIME type. */
 export interface Upload {
@@ -158,18 +159,9 @@ export class BotApi {
         await response.body?.cancel();
         throw new TelegramError("download", 413, `the file ${filePath} is ${declared} bytes, over ${maxBytes}`);
       }
-      const chunks: Uint8Array[] = [];
-      let size = 0;
-      for await (const chunk of response.body ?? new ReadableStream<Uint8Array>()) {
-        size += chunk.length;
-        if (size > maxBytes) throw new TelegramError("download", 413, `the file ${filePath} is over ${maxBytes} bytes`);
-        chunks.push(chunk);
-      }
-      const bytes = new Uint8Array(size);
-      let at = 0;
-      for (const chunk of chunks) {
-        bytes.set(chunk, at);
-        at += chunk.length;
+      const bytes = await readAtMost(response.body, maxBytes);
+      if (bytes.length > maxBytes) {
+        throw new TelegramError("download", 413, `the file ${filePath} is over ${maxBytes} bytes`);
       }
       return bytes;
     });

@@ -12,6 +12,7 @@ import { Buffer } from "node:buffer";
 import { createCipheriv, createDecipheriv, createHash } from "node:crypto";
 import { type Clock, deadline } from "../../clock.ts";
 import type { IlinkClient } from "./ilink_client.ts";
+import { readAtMost } from "../../net/read_at_most.ts";
 
 /** The official client's cap on a media file (100 MB). */
 export const MAX_MEDIA_BYTES = 100 * 1024 * 1024;
@@ -109,7 +110,7 @@ export async function downloadMedia(media: InboundMedia, options: DownloadOption
       await response.body?.cancel();
       throw new Error(`the WeChat CDN answered HTTP ${response.status} for the file (expired media answers 404)`);
     }
-    return await readAtMost(response, maxBytes + 16);
+    return await readAtMost(response.body, maxBytes + 16);
   });
   if (ciphertext.length > maxBytes + 16) throw new Error(`the file is larger than ${maxBytes} bytes`);
   try {
@@ -223,29 +224,4 @@ async function bounded<T>(
     limit.cancel();
     options.signal?.removeEventListener("abort", onAbort);
   }
-}
-
-/** The body, stopping once it is over `limit` bytes (a CDN that sends too much is not read to the end). */
-async function readAtMost(response: Response, limit: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = response.body?.getReader();
-  if (!reader) return new Uint8Array();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    chunks.push(value);
-    if (size > limit) {
-      await reader.cancel();
-      break;
-    }
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return bytes;
 }
