@@ -5,12 +5,12 @@
  * @module
  */
 
-import type { Logger } from "@logtape/logtape";
 import { systemClock } from "../../clock.ts";
 import type { DeviceContext, InputDraft } from "../../io/device.ts";
 import type { InputEvent, OutputEvent } from "../../io/event.ts";
 import { Outbox } from "../../io/outbox.ts";
 import type { FakeTelegram } from "../../../tests/support/fake_telegram.ts";
+import { recordingLogger } from "../../../tests/support/recording_logger.ts";
 import { TelegramDevice, type TelegramDeviceOptions, type TelegramSettings } from "./telegram_device.ts";
 
 export const OWNER = { id: 42, first_name: "Ann", username: "ann_at_home" };
@@ -18,20 +18,6 @@ export const MEMBER = { id: 43, first_name: "Bo" };
 export const STRANGER = { id: 44, first_name: "Eve" };
 export const HOME = { id: -100777, type: "supergroup" as const, title: "Home" };
 export const private_ = (user: { id: number }) => ({ id: user.id, type: "private" as const });
-
-/** A logger that keeps each line with its properties, as text. */
-export function recordingLogger(lines: string[]): Logger {
-  const keep = (message: unknown, properties?: Record<string, unknown>) =>
-    lines.push(`${String(message)} ${JSON.stringify(properties ?? {})}`);
-  const logger: Logger = new Proxy({} as Logger, {
-    get: (_target, key) => {
-      if (key === "getChild" || key === "with") return () => logger;
-      if (key === "isEnabledFor") return () => true;
-      return keep;
-    },
-  });
-  return logger;
-}
 
 /** A device under test and what it did. */
 export interface Harness {

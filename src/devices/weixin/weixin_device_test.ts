@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import type { Logger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../../clock.ts";
 import type { DeviceContext, InputDraft, TurnResult } from "../../io/device.ts";
 import type { InputEvent, OutputEvent } from "../../io/event.ts";
@@ -13,21 +12,11 @@ import {
   type WeixinDeviceOptions,
   WeixinUndeliverable,
 } from "./weixin_device.ts";
+import { recordingLogger } from "../../../tests/support/recording_logger.ts";
 
 const OWNER = "wxid_owner@im.wechat";
 const MEMBER = "wxid_member@im.wechat";
 const STRANGER = "wxid_stranger@im.wechat";
-
-/** Every line the device logs, as text. */
-function recordingLogger(lines: string[]): Logger {
-  const keep = (message: unknown, properties?: Record<string, unknown>) =>
-    lines.push(`${String(message)} ${JSON.stringify(properties ?? {})}`);
-  const logger: Logger = new Proxy({} as Logger, {
-    get: (_target, key) =>
-      key === "getChild" || key === "with" ? () => logger : key === "isEnabledFor" ? () => true : keep,
-  });
-  return logger;
-}
 
 interface Harness {
   fake: FakeWeixin;

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import type { OwnerNotice } from "../kind.ts";
-import type { Logger } from "@logtape/logtape";
 import { type Clock, systemClock } from "../../clock.ts";
 import type { DeviceContext } from "../../io/device.ts";
 import type { InputEvent, OutputEvent } from "../../io/event.ts";
@@ -10,18 +9,9 @@ import { waitFor } from "../../../tests/support/wait.ts";
 import { WeixinDevice } from "./weixin_device.ts";
 import { weixinLogin } from "./weixin_login.ts";
 import { saveWeixinLogin } from "./weixin_state.ts";
+import { recordingLogger } from "../../../tests/support/recording_logger.ts";
 
 const OWNER = "wxid_owner@im.wechat";
-
-function recordingLogger(lines: string[]): Logger {
-  const keep = (message: unknown, properties?: Record<string, unknown>) =>
-    lines.push(`${String(message)} ${JSON.stringify(properties ?? {})}`);
-  const logger: Logger = new Proxy({} as Logger, {
-    get: (_target, key) =>
-      key === "getChild" || key === "with" ? () => logger : key === "isEnabledFor" ? () => true : keep,
-  });
-  return logger;
-}
 
 interface Started {
   device: WeixinDevice;
