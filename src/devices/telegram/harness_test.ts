@@ -5,7 +5,7 @@
  * @module
  */
 
-import { systemClock } from "../../clock.ts";
+import { type Clock, systemClock } from "../../clock.ts";
 import type { DeviceContext, InputDraft } from "../../io/device.ts";
 import type { InputEvent, OutputEvent } from "../../io/event.ts";
 import { Outbox } from "../../io/outbox.ts";
@@ -42,8 +42,11 @@ export async function harness(
     dataDir?: string;
     backoff?: TelegramDeviceOptions["backoff"];
     unauthorizedWaitMs?: number;
+    /** The device's clock (default the system's): a fake one makes its deadlines wait for the test. */
+    clock?: Clock;
   } = {},
 ): Promise<Harness> {
+  const clock = options.clock ?? systemClock;
   const dataDir = options.dataDir ?? await Deno.makeTempDir({ prefix: "homed-telegram-" });
   const lines: string[] = [];
   const inputs: InputEvent[] = [];
@@ -61,14 +64,14 @@ export async function harness(
       dataDir,
       ...options.settings,
     },
-    clock: systemClock,
+    clock,
     random: () => 0.5,
     logger: recordingLogger(lines),
     ...(options.media ? { media: options.media } : {}),
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.unauthorizedWaitMs ? { unauthorizedWaitMs: options.unauthorizedWaitMs } : {}),
   });
-  const outbox = new Outbox(device, systemClock, 30_000);
+  const outbox = new Outbox(device, clock, 30_000);
   let n = 0;
   const made: Harness = {
     device,
@@ -94,7 +97,7 @@ export async function harness(
       outbox.wake();
     },
     waiting: () => outbox.pending,
-    clock: systemClock,
+    clock,
     log: recordingLogger(lines),
   };
   await device.start(context);

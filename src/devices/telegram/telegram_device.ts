@@ -26,6 +26,7 @@ import { LogLimiter } from "../../log/rate_limit.ts";
 import { Backoff, type BackoffPolicy, dial, type Dialling } from "../../service/backoff.ts";
 import type { Tool } from "../../tools/tool.ts";
 import { BotApi, TelegramError } from "./bot_api.ts";
+import { TelegramTyping } from "./telegram_typing.ts";
 import { OffsetStore } from "./offset_store.ts";
 import { CAPTION_LIMIT, mediaUpload, type Piece, PieceSender, textPieces } from "./outgoing.ts";
 import { type IncomingCallback, type IncomingMessage, readUpdate } from "./updates.ts";
@@ -70,8 +71,6 @@ const MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
 /** How long `start` waits for the first poll before going on (the loop goes on behind it). */
 const START_WAIT_MS = 3_000;
 /** Telegram shows "typing…" for 5 s: sent again this often while a turn runs, at most this long. */
-const TYPING_EVERY_MS = 5_000;
-const TYPING_AT_MOST_MS = 120_000;
 
 /**
  * Parses a `telegram:private:<id>` / `telegram:group:<id>` channel; `undefined` for anything else.
@@ -135,8 +134,7 @@ export class TelegramDevice implements Device {
   /** Pieces not sent yet of outputs whose send failed half-way, for their next send. */
   #left = new WeakMap<OutputEvent, Piece[]>();
   /** Turns running per chat (input id → chat id), and each chat's typing timer. */
-  #turns = new Map<string, { chatId: string; since: number }>();
-  #typing = new Map<string, () => void>();
+  #typing: TelegramTyping;
   #counts = { inputs: 0, ignored: 0, sent: 0, failed: 0, rate_limited: 0, format_fallbacks: 0 };
 
   /**
@@ -172,6 +170,14 @@ export class TelegramDevice implements Device {
     this.#allow = new AllowList({ owner: settings.owner, users: settings.allowUsers, groups: settings.allowGroups });
     this.#pacer = new Pacer(clock, settings.minSendIntervalMs);
     this.#limiter = new LogLimiter({ clock });
+    this.#typing = new TelegramTyping({
+      clock,
+      send: (chatId, timeoutMs) =>
+        this.#api.call("sendChatAction", { chat_id: chatId, action: "typing" }, {
+          ...(this.#stop ? { signal: this.#stop.signal } : {}),
+          timeoutMs,
+        }),
+    });
     this.#sender = new PieceSender({
       api: this.#api,
       clock,
@@ -228,9 +234,7 @@ export class TelegramDevice implements Device {
     this.#stop?.abort(new Error("homed is stopping"));
     await this.#dialling?.run;
     this.#dialling = undefined;
-    for (const cancel of this.#typing.values()) cancel();
-    this.#typing.clear();
-    this.#turns.clear();
+    await this.#typing.stop();
     this.#limiter.flush();
     this.#connected = undefined;
     this.#unreachable = false;
@@ -262,13 +266,7 @@ export class TelegramDevice implements Device {
 
   /** Typing stops when the turn it was for ends. */
   onTurnEvent(event: TurnEvent): void {
-    if (event.type !== "done") return;
-    const turn = this.#turns.get(event.eventId);
-    this.#turns.delete(event.eventId);
-    if (turn && ![...this.#turns.values()].some((other) => other.chatId === turn.chatId)) {
-      this.#typing.get(turn.chatId)?.();
-      this.#typing.delete(turn.chatId);
-    }
+    if (event.type === "done") this.#typing.end(event.eventId);
   }
 
   // --- Polling -------------------------------------------------------------------------------------------------------
@@ -283,7 +281,7 @@ export class TelegramDevice implements Device {
         problem: stored.problem,
       });
     }
-    let prepared = false;
+    let prepared = false, polled = false;
     while (!signal.aborted) {
       let wait = 0;
       try {
@@ -291,11 +289,14 @@ export class TelegramDevice implements Device {
           await this.#prepare(signal);
           prepared = true;
         }
+        // The first poll is answered at once (timeout 0): start waits for it, and a quiet bot's long poll is held
+        // for the whole poll timeout — homed's listener would open that much later.
         const updates = await this.#api.call("getUpdates", {
           ...(this.#offset === undefined ? {} : { offset: this.#offset }),
-          timeout: Math.round(settings.pollTimeoutMs / 1000),
+          timeout: polled ? Math.round(settings.pollTimeoutMs / 1000) : 0,
           allowed_updates: ["message", "callback_query"],
         }, { signal, timeoutMs: settings.pollTimeoutMs + 15_000 });
+        polled = true;
         this.#reached();
         backoff.reset();
         settled();
@@ -435,11 +436,8 @@ export class TelegramDevice implements Device {
       handle: { message_id: message.messageId, chat_id: message.chatId },
     });
     this.#counts.inputs++;
-    // A turn whose end never came (its input answered within another's) stops counting after the typing limit.
-    const now = this.#options.clock.monotonic();
-    for (const [id, turn] of this.#turns) if (now - turn.since > TYPING_AT_MOST_MS) this.#turns.delete(id);
-    this.#turns.set(input.id, { chatId: message.chatId, since: this.#options.clock.monotonic() });
-    after.push(() => this.#startTyping(message.chatId));
+    // Not awaited: the next poll never waits for "typing…" (a burst of a hundred chats used to wait for each).
+    after.push(() => Promise.resolve(this.#typing.begin(input.id, message.chatId)));
   }
 
   #ignored(message: IncomingMessage): void {
@@ -498,24 +496,6 @@ export class TelegramDevice implements Device {
         })
       );
     }
-  }
-
-  /** "typing…" in `chatId` now and every 5 s while a turn for it runs (best effort, at most 2 minutes). */
-  async #startTyping(chatId: string): Promise<void> {
-    if (this.#typing.has(chatId)) return;
-    const { clock } = this.#options;
-    const started = clock.monotonic();
-    const tick = async () => {
-      this.#typing.delete(chatId);
-      const running = [...this.#turns.values()].some((turn) => turn.chatId === chatId);
-      if (!running || this.#stop?.signal.aborted || clock.monotonic() - started > TYPING_AT_MOST_MS) return;
-      this.#typing.set(chatId, clock.after(TYPING_EVERY_MS, () => void tick()));
-      await this.#api.call("sendChatAction", { chat_id: chatId, action: "typing" }, {
-        ...(this.#stop ? { signal: this.#stop.signal } : {}),
-        timeoutMs: TYPING_EVERY_MS,
-      }).catch(() => {});
-    };
-    await tick();
   }
 
   // --- Sending -------------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { FakeTelegram } from "../../../tests/support/fake_telegram.ts";
 import { harness, HOME, inputsAt, JPEG, MEMBER, OWNER, private_, STRANGER, until } from "./harness_test.ts";
 import { channelOf, conversationOf } from "./telegram_device.ts";
@@ -210,20 +211,33 @@ Deno.test("confirmation: the owner's Deny hands in /deny <id>", async () => {
   }
 });
 
-Deno.test("a Bot API server without deleteWebhook (a local one, a proxy) is polled anyway, with one warning", async () => {
-  await using fake = FakeTelegram.start({ rateLimit: false });
-  // In front of the fake: deleteWebhook answers 404 as Telegram's answer to an unknown method; the rest goes through.
-  const front = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+/**
+ * A Bot API server in front of `fake`: `intercept` answers what it wants to (a method the server lacks, a request that
+ * hangs); the rest goes through.
+ */
+function inFront(
+  fake: FakeTelegram,
+  intercept: (method: string, request: Request) => Promise<Response | undefined>,
+): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
     const url = new URL(request.url);
-    if (url.pathname.endsWith("/deleteWebhook")) {
-      await request.body?.cancel();
-      return Response.json({ ok: false, error_code: 404, description: "Not Found" }, { status: 404 });
-    }
+    const answered = await intercept(url.pathname.split("/").at(-1)!, request);
+    if (answered) return answered;
     return await fetch(`${fake.apiUrl}${url.pathname}${url.search}`, {
       method: request.method,
       headers: request.headers,
       body: request.body,
     });
+  });
+}
+
+Deno.test("a Bot API server without deleteWebhook (a local one, a proxy) is polled anyway, with one warning", async () => {
+  await using fake = FakeTelegram.start({ rateLimit: false });
+  // deleteWebhook answers 404, as the Bot API answers an unknown method.
+  const front = inFront(fake, async (method, request) => {
+    if (method !== "deleteWebhook") return undefined;
+    await request.body?.cancel();
+    return Response.json({ ok: false, error_code: 404, description: "Not Found" }, { status: 404 });
   });
   const h = await harness(fake, { settings: { apiUrl: `http://127.0.0.1:${front.addr.port}` } });
   try {
@@ -234,6 +248,49 @@ Deno.test("a Bot API server without deleteWebhook (a local one, a proxy) is poll
     assert.equal(h.lines.filter((line) => line.includes("could not remove a webhook")).length, 1);
   } finally {
     await h.close();
+    await front.shutdown();
+  }
+});
+
+Deno.test("start: the first poll is answered at once, so a quiet bot is up when start returns (not after its long poll)", async () => {
+  await using fake = FakeTelegram.start({ rateLimit: false });
+  // A poll timeout longer than start's wait: a held first poll would leave the device unconnected when start returns.
+  const h = await harness(fake, { settings: { pollTimeoutMs: 20_000 } });
+  try {
+    assert.equal(h.device.status().connected, true);
+  } finally {
+    await h.close();
+  }
+});
+
+Deno.test("typing never holds the poll: a message comes in while the typing request of the one before still hangs", async () => {
+  await using fake = FakeTelegram.start({ rateLimit: false });
+  const release: Array<() => void> = [];
+  const front = inFront(fake, async (method, request) => {
+    if (method !== "sendChatAction") return undefined;
+    await request.body?.cancel();
+    await new Promise<void>((resolve) => release.push(resolve));
+    return Response.json({ ok: true, result: true });
+  });
+  // On a clock that does not move, a typing request's own deadline never ends it: only a poll loop that does not wait
+  // for it takes the second message.
+  const h = await harness(fake, {
+    settings: { apiUrl: `http://127.0.0.1:${front.addr.port}` },
+    clock: new FakeClock(),
+  });
+  try {
+    fake.addChat(private_(OWNER), OWNER);
+    fake.addChat(private_(MEMBER), MEMBER);
+    fake.userSends({ chat: private_(OWNER), from: OWNER, text: "first" });
+    await until(() => release.length === 1, "the first message's typing request, hanging");
+    fake.userSends({ chat: private_(MEMBER), from: MEMBER, text: "second" });
+    const inputs = await inputsAt(h, 2);
+    assert.deepEqual(inputs.map((input) => input.payload.text), ["first", "second"]);
+  } finally {
+    const closing = h.close();
+    for (const resolve of release.splice(0)) resolve();
+    await closing;
+    for (const resolve of release.splice(0)) resolve();
     await front.shutdown();
   }
 });
