@@ -85,6 +85,7 @@ const RECORDED = [
   "ha_burst.json",
   "call.json",
   "daemon_env.json",
+  "telegram_wire.json",
 ];
 
 /** True when the run was asked to update the committed results (`--record`). */
