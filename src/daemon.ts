@@ -46,8 +46,7 @@ import { ToolRegistry } from "./tools/registry.ts";
 import { lazyTracker, scheduleBaseline } from "./tracker/tracker_setup.ts";
 import { addressBook } from "./config/people.ts";
 import { personChannelsPrompt } from "./prompt/person_channels.ts";
-import { undeliverablePolicy } from "./agent/delivery_notices.ts";
-import { languagesOf } from "./intents/replies.ts";
+import { ownerNoticeElsewhere, undeliverablePolicy } from "./agent/delivery_notices.ts";
 import type { RecentLines } from "./log/recent_lines.ts";
 import { UsageLedger } from "./provider/usage_ledger.ts";
 import { llmProviders } from "./config/llm_providers.ts";
@@ -482,6 +481,13 @@ async function startDevices(start: StartContext, core: Core, persona: Persona) {
   const { tools } = core;
   // The IO manager comes first: the timer, media and the kinds ask it about channels while they work.
   const people = addressBook(config);
+  // How the owner hears of a chat's trouble: on another of their chats, in the persona's language.
+  const owner = {
+    ownerChannels: ownerChannels(config),
+    send: (channel: string, text: string) => io.send({ target: channel, type: "message", payload: { text } }),
+    persona: () => persona.text,
+    logger: log("io"),
+  };
   const io = await openIo({
     config: { ...config.io, routes: ioRoutes(config) },
     dataDir,
@@ -491,13 +497,7 @@ async function startDevices(start: StartContext, core: Core, persona: Persona) {
     damaged: start.damaged,
     people,
     // A chat that refused a message for good (WeChat): the person's other chats, else the owner is told.
-    undeliverable: undeliverablePolicy({
-      chatsOf: (channel) => people.personAt(channel)?.channels ?? [],
-      ownerChannels: ownerChannels(config),
-      send: (channel, text) => io.send({ target: channel, type: "message", payload: { text } }),
-      persona: () => persona.text,
-      logger: log("io"),
-    }),
+    undeliverable: undeliverablePolicy({ ...owner, chatsOf: (channel) => people.personAt(channel)?.channels ?? [] }),
   });
   core.attachIo(io);
   const http = new HttpDevice();
@@ -537,14 +537,7 @@ async function startDevices(start: StartContext, core: Core, persona: Persona) {
     },
     learnDevices: (entities) => core.memory.learnDevices(entities),
     channels: () => io.channels(),
-    tellOwner: (notice, avoid) => {
-      const channel = ownerChannels(config).find((owner) => !owner.startsWith(`${avoid}:`));
-      if (!channel) return;
-      const text = languagesOf(persona.text).map((language) => notice[language]).join("\n");
-      io.send({ target: channel, type: "message", payload: { text } }).catch((error) =>
-        log("io").warning("Could not tell the owner on {channel}: {error}", { channel, error: error.message })
-      );
-    },
+    tellOwner: ownerNoticeElsewhere(owner),
   });
   // MCP servers connect in the background: homed listens before the slowest one is up.
   const mcp = await startMcp({

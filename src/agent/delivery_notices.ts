@@ -8,19 +8,55 @@
  */
 
 import type { Logger } from "@logtape/logtape";
+import type { OwnerNotice } from "../devices/kind.ts";
 import type { UndeliverablePolicy, UndeliveredOutput } from "../io/undelivered.ts";
 import { languagesOf, type ReplyLanguage } from "../intents/replies.ts";
 
-/** Options of {@link undeliverablePolicy}. */
-export interface UndeliverableNoticeOptions {
-  /** The private chats of the person a chat belongs to (`people:`), or none. */
-  chatsOf(channel: string): readonly string[];
+/** How the owner is told things: their chats, the send, the persona's language, the log for what cannot be sent. */
+export interface OwnerNoticeOptions {
   /** The owner's private chats, first the one homed writes to first. */
   ownerChannels: readonly string[];
   send(channel: string, text: string): Promise<void>;
   /** The persona's text: the notice is in its language. */
   persona: () => string;
   logger: Logger;
+}
+
+/** Options of {@link undeliverablePolicy}. */
+export interface UndeliverableNoticeOptions extends OwnerNoticeOptions {
+  /** The private chats of the person a chat belongs to (`people:`), or none. */
+  chatsOf(channel: string): readonly string[];
+}
+
+/**
+ * A device kind's way to tell the owner (`KindContext.tellOwner`): in the persona's language, on the first of the
+ * owner's chats that is not device `avoid`'s (a chat in trouble cannot carry its own news); nothing when there is none.
+ *
+ * @example
+ * ```ts
+ * import { getLogger } from "@logtape/logtape";
+ *
+ * const tell = ownerNoticeElsewhere({
+ *   ownerChannels: ["weixin:private:o9wei@im.wechat", "qq:private:10001"],
+ *   send: async (channel, text) => console.log(channel, text),
+ *   persona: () => "You are Alfred.",
+ *   logger: getLogger(["io"]),
+ * });
+ * tell({ en: "WeChat's session expired", zh: "微信登录已失效" }, "weixin"); // on qq:private:10001
+ * ```
+ */
+export function ownerNoticeElsewhere(options: OwnerNoticeOptions): (notice: OwnerNotice, avoid: string) => void {
+  return (notice, avoid) => {
+    const channel = options.ownerChannels.find((owner) => !owner.startsWith(`${avoid}:`));
+    if (!channel) return;
+    const text = languagesOf(options.persona()).map((language) => notice[language]).join("\n");
+    options.send(channel, text).catch((error) =>
+      options.logger.warning("Could not tell the owner on {channel}: {error}", {
+        channel,
+        error: (error as Error).message,
+      })
+    );
+  };
 }
 
 /**
