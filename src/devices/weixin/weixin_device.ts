@@ -96,7 +96,8 @@ export class WeixinUndeliverable extends Undeliverable {
 /** Sends one inbound message's context token carries on the live service (reported). */
 export const SENDS_PER_CONTEXT_TOKEN = 10;
 const DEFAULT_RETRY: BackoffPolicy = { minMs: 2_000, maxMs: 30_000, multiplier: 2, jitter: 0.1 };
-const USER_ID = /^[A-Za-z0-9_-]{1,128}@im\.wechat$/;
+/** A WeChat user id as `weixin.owner` takes it (`config/schema_people.ts`): anything before `@im.wechat`. */
+const USER_ID = /^[^\s@]{1,128}@im\.wechat$/;
 /** One key: the service throttles the bot as a whole, not per conversation. */
 const PACE_KEY = "bot";
 

@@ -150,6 +150,11 @@ Deno.test("channels: weixin:private:<user id> only", () => {
   assert.deepEqual(conversationOf(`weixin:private:${OWNER}`), { kind: "private", id: OWNER });
   assert.equal(conversationOf("weixin:group:123"), undefined);
   assert.equal(conversationOf("weixin:private:not-a-user"), undefined);
+  // Any id the config takes is a chat (a reply to it is never refused for its spelling).
+  assert.deepEqual(conversationOf("weixin:private:wx.user-1@im.wechat"), {
+    kind: "private",
+    id: "wx.user-1@im.wechat",
+  });
   assert.equal(channelOf({ kind: "private", id: OWNER }), `weixin:private:${OWNER}`);
 });
 
