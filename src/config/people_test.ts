@@ -71,3 +71,17 @@ Deno.test("people: a bad address names the person's key and the value", () => {
   assert.deepEqual(result.error!.issues[0]!.path, ["people", "wei", "telegram"]);
   assert.match(result.error!.issues[0]!.message, /a Telegram id \(digits; a group's begins with -\)/);
 });
+
+Deno.test("people: a list of entries with a name is the same map; a repeated or missing name is an error naming it", () => {
+  const listed = configSchema.parse({
+    people: [{ name: "wei", trust: "owner", qq: "10001" }, { name: "lin", telegram: 777001 }],
+  });
+  assert.deepEqual(listed.people, {
+    wei: { trust: "owner", qq: "10001" },
+    lin: { trust: "household", telegram: "777001" },
+  });
+  const twice = configSchema.safeParse({ people: [{ name: "wei", qq: "10001" }, { name: "wei", qq: "10002" }] });
+  assert.deepEqual(twice.error?.issues.map((issue) => issue.path.join(".")), ["people.wei#2"]);
+  const nameless = configSchema.safeParse({ people: [{ trust: "owner", qq: "10001" }] });
+  assert.deepEqual(nameless.error?.issues.map((issue) => issue.path.join(".")), ["people.#1 (no name)"]);
+});

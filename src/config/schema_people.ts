@@ -44,5 +44,24 @@ const person = z.strictObject({
   http: personName.optional(),
 });
 
-/** `people:`: each member once, by name. */
-export const peopleSection = z.record(personName, person).default({});
+/**
+ * A list of people (`- { name: wei, trust: owner, qq: … }`) as the map `people:` is (`wei: { trust: owner, … }`): both
+ * are written in the wild. A second entry of one name keeps a key the name rule refuses (`wei#2`), so it is an error
+ * naming it rather than a silent overwrite.
+ */
+function listAsMap(value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  const map: Record<string, unknown> = {};
+  value.forEach((entry, index) => {
+    const { name, ...rest } = (entry && typeof entry === "object" ? entry : { name: undefined }) as {
+      name?: unknown;
+    };
+    let key = typeof name === "string" ? name : `#${index + 1} (no name)`;
+    for (let n = 2; key in map; n++) key = `${name}#${n}`;
+    map[key] = entry && typeof entry === "object" ? rest : entry;
+  });
+  return map;
+}
+
+/** `people:`: each member once, by name — a map, or a list of entries with a `name`. */
+export const peopleSection = z.preprocess(listAsMap, z.record(personName, person)).default({});
