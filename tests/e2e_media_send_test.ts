@@ -12,26 +12,11 @@ import { FakeLlm } from "./support/fake_llm.ts";
 import { FakeVision, samplePng } from "./support/fake_media.ts";
 import { startHomed, workspace } from "./support/homed_process.ts";
 import { OneBotSim } from "./support/onebot_sim.ts";
+import { pictureServer } from "./support/picture_server.ts";
 import { teardown } from "./support/teardown.ts";
 
 const OWNER = "20002000";
 const CHANNEL = `qq:private:${OWNER}`;
-
-/** A web server on loopback with one picture, and a log of what it was asked. */
-function pictureServer(png: Uint8Array) {
-  const asked: string[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
-    const path = new URL(request.url).pathname;
-    asked.push(path);
-    return path === "/plant.png" ? new Response(png.slice()) : new Response("gone", { status: 404 });
-  });
-  return {
-    server,
-    asked,
-    port: server.addr.port,
-    url: (path: string) => `http://127.0.0.1:${server.addr.port}${path}`,
-  };
-}
 
 Deno.test("output_send: file:, link-local, loopback, homed's own API and LAN URLs are refused naming the rule; an allowed one reaches QQ as bytes homed holds", async () => {
   const png = samplePng(5_000);

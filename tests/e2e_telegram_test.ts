@@ -14,6 +14,7 @@ import { FakeLlm } from "./support/fake_llm.ts";
 import { FakeVision, samplePng } from "./support/fake_media.ts";
 import { type FakeChat, FakeTelegram, type FakeUser, type SentMessage } from "./support/fake_telegram.ts";
 import { type HomedProcess, startHomed, type Workspace, workspace } from "./support/homed_process.ts";
+import { pictureServer } from "./support/picture_server.ts";
 import { teardown } from "./support/teardown.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -39,10 +40,7 @@ class Household {
   readonly vision = FakeVision.start({ model: "vision-test" });
   readonly ha = FakeHomeAssistant.start({ entities, token: "fake-ha-token-0123456789" });
   readonly picture = samplePng(3_000);
-  readonly web = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
-    const path = new URL(request.url).pathname;
-    return path === "/fern.png" ? new Response(this.picture.slice()) : new Response("gone", { status: 404 });
-  });
+  readonly web = pictureServer(this.picture);
   /** Every text a user sent that homed must hand the model exactly once. */
   readonly answered: string[] = [];
   /** Every update the fake queued for homed. */
@@ -62,7 +60,7 @@ class Household {
         poll_timeout: "2s",
       },
       vision: { base_url: this.vision.baseUrl, model: "vision-test", timeout: "5s" },
-      media: { allow_hosts: [`127.0.0.1:${this.web.addr.port}`], fetch_timeout: "5s" },
+      media: { allow_hosts: [`127.0.0.1:${this.web.port}`], fetch_timeout: "5s" },
       smart_home: { home_assistant: { url: this.ha.url, token: this.ha.token, confirm_timeout: "1m" } },
     };
   }
@@ -114,7 +112,7 @@ class Household {
       () => this.llm.close(),
       () => this.vision.close(),
       () => this.ha.close(),
-      () => this.web.shutdown(),
+      () => this.web.server.shutdown(),
     ];
   }
 }
@@ -277,7 +275,7 @@ Deno.test("Telegram end to end: trust, groups, long replies, 429s, media, the ow
     await t.step(
       "output_send fetches a picture by URL from media.allow_hosts on a Telegram-only homed (its flags grant the host)",
       async () => {
-        const url = `http://127.0.0.1:${home.web.addr.port}/fern.png`;
+        const url = home.web.url("/plant.png");
         llm.enqueue(
           { toolCalls: [{ name: "output_send", arguments: { channel: OWNER_CHANNEL, type: "image", url } }] },
           { reply: "Sent you a healthy one for comparison." },

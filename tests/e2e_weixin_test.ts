@@ -14,6 +14,7 @@ import { FakeLlm } from "./support/fake_llm.ts";
 import { FakeVision, samplePng } from "./support/fake_media.ts";
 import { FakeWeixin } from "./support/fake_weixin.ts";
 import { startHomed, workspace } from "./support/homed_process.ts";
+import { pictureServer } from "./support/picture_server.ts";
 import { waitFor } from "./support/wait.ts";
 import {
   deliver,
@@ -31,17 +32,6 @@ import {
 
 const OWNER_CHAT = `weixin:private:${WX_OWNER}`;
 const MEMBER_CHAT = `weixin:private:${WX_MEMBER}`;
-
-/** A web server on loopback with one picture, and a log of what it was asked. */
-function pictureServer(png: Uint8Array) {
-  const asked: string[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
-    const path = new URL(request.url).pathname;
-    asked.push(path);
-    return path === "/plant.png" ? new Response(png.slice()) : new Response("gone", { status: 404 });
-  });
-  return { server, asked, port: server.addr.port, url: `http://127.0.0.1:${server.addr.port}/plant.png` };
-}
 
 /** A Markdown reply of `count` numbered sections, about 700 characters each. */
 function longMarkdown(count: number): string {
@@ -152,7 +142,12 @@ Deno.test("WeChat: owner and member answered on their message's token, a strange
       // Media out: a picture the butler sends (output_send, fetched by homed under media.allow_hosts) is uploaded
       // encrypted and arrives decrypted byte for byte.
       llm.enqueue(
-        { toolCalls: [{ name: "output_send", arguments: { channel: OWNER_CHAT, type: "image", url: web.url } }] },
+        {
+          toolCalls: [{
+            name: "output_send",
+            arguments: { channel: OWNER_CHAT, type: "image", url: web.url("/plant.png") },
+          }],
+        },
         { reply: "照片发给你了。" },
       );
       await deliver(fake, { from: WX_OWNER, text: "把植物的照片发给我" });
