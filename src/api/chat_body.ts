@@ -8,7 +8,7 @@
  */
 
 import { decodeBase64 } from "../text/base64.ts";
-import { sniffMedia } from "../media/sniff.ts";
+import { sniffMedia } from "../fs/media_type.ts";
 import { ApiError } from "./api_error.ts";
 
 /** An image or audio clip that came with a chat request, checked. */

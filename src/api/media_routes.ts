@@ -9,7 +9,7 @@
  */
 
 import type { Hono } from "hono";
-import { extensionFor, sniffMedia } from "../media/sniff.ts";
+import { extensionFor, sniffMedia } from "../fs/media_type.ts";
 import { MEDIA_ID } from "../media/media_cache.ts";
 import { ApiError } from "./api_error.ts";
 import type { ApiVariables } from "./auth.ts";

@@ -1,6 +1,6 @@
 /**
- * What a file is, told from its first bytes. Images and voice notes arrive from QQ and the HTTP API with names and
- * declared types that anyone can set; homed decides what to do with a file (look at it, transcribe it, keep it as a
+ * What a file is, told from its first bytes. Images and voice notes arrive from the chats and the HTTP API with names
+ * and declared types that anyone can set; homed decides what to do with a file (look at it, transcribe it, keep it as a
  * plain file) from its magic bytes alone, so a "photo.png" that is really a script stays an opaque file.
  *
  * @module

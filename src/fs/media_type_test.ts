@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { extensionFor, sniffMedia } from "./sniff.ts";
+import { extensionFor, sniffMedia } from "./media_type.ts";
 
 /** Bytes from a mix of ASCII text and byte values, as file headers are written down. */
 function bytesOf(...parts: Array<string | number[]>): Uint8Array {

@@ -14,7 +14,7 @@ import { atomicWriteBytes } from "../fs/atomic_write.ts";
 import { faultAdvice, storageFault, type StoreHealth } from "../fs/store_health.ts";
 import { sha256Hex } from "../text/sha256_hex.ts";
 import { escapeControl } from "../text/untrusted.ts";
-import { extensionFor } from "./sniff.ts";
+import { extensionFor } from "../fs/media_type.ts";
 
 /** A file in the cache. */
 export interface MediaRef {

@@ -23,7 +23,7 @@ import { type AddressPolicy, checkMediaUrl } from "./address_policy.ts";
 import { fetchBounded } from "./bounded_fetch.ts";
 import type { MediaCache, MediaRef } from "./media_cache.ts";
 import { kindProblem, outgoingError, outgoingLimit, outgoingRefusal, type OutgoingType } from "./outgoing.ts";
-import { extensionFor, sniffMedia } from "./sniff.ts";
+import { extensionFor, sniffMedia } from "../fs/media_type.ts";
 import { isSilk, silkToWav, wavToSilk } from "../audio/silk.ts";
 
 /** An image or a clip: its bytes and what sniffing found they are. */

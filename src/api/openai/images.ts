@@ -9,7 +9,7 @@
  */
 
 import type { MessageAttachment } from "../../io/message_payload.ts";
-import { sniffMedia } from "../../media/sniff.ts";
+import { sniffMedia } from "../../fs/media_type.ts";
 import { decodeBase64 } from "../../text/base64.ts";
 import { MAX_ATTACHMENTS } from "../chat_body.ts";
 import { invalidField, shown } from "./errors.ts";

@@ -14,6 +14,7 @@ import type { Pacer } from "../../chat_policy/pacer.ts";
 import { splitText } from "../../chat_policy/split_text.ts";
 import { type BotApi, TelegramError, type Upload } from "./bot_api.ts";
 import { toTelegramHtml } from "./telegram_html.ts";
+import { extensionFor, sniffMedia } from "../../fs/media_type.ts";
 
 /** A text message to send: Markdown as the model wrote it. */
 export interface TextPiece {
@@ -224,39 +225,28 @@ export function mediaUpload(
   bytes: Uint8Array,
   name: string | undefined,
 ): { method: MediaPiece["method"]; upload: Upload } {
-  const head = String.fromCharCode(...bytes.subarray(0, 12));
+  const { mime, kind } = sniffMedia(bytes);
   if (type === "image") {
-    const png = head.startsWith("\x89PNG");
+    const image = kind === "image" ? mime : "image/jpeg";
     return {
       method: "sendPhoto",
-      upload: {
-        field: "photo",
-        bytes,
-        filename: png ? "image.png" : "image.jpg",
-        mime: png ? "image/png" : "image/jpeg",
-      },
+      upload: { field: "photo", bytes, filename: `image.${extensionFor(image)}`, mime: image },
     };
   }
+  // What Telegram plays as a voice message. WAV (homed's own speech) it would refuse, and converting needs an Opus
+  // encoder homed does not carry — sent as a file instead.
+  if (type === "audio" && VOICE.has(mime)) {
+    return { method: "sendVoice", upload: { field: "voice", bytes, filename: `voice.${extensionFor(mime)}`, mime } };
+  }
   if (type === "audio") {
-    if (head.startsWith("OggS")) {
-      return { method: "sendVoice", upload: { field: "voice", bytes, filename: "voice.ogg", mime: "audio/ogg" } };
-    }
-    if (head.startsWith("ID3") || (bytes[0] === 0xff && ((bytes[1] ?? 0) & 0xe0) === 0xe0)) {
-      return { method: "sendVoice", upload: { field: "voice", bytes, filename: "voice.mp3", mime: "audio/mpeg" } };
-    }
-    if (head.slice(4, 8) === "ftyp") {
-      return { method: "sendVoice", upload: { field: "voice", bytes, filename: "voice.m4a", mime: "audio/mp4" } };
-    }
-    // WAV (homed's own speech): Telegram would refuse it as a voice message, and converting needs an Opus encoder
-    // homed does not carry — sent as a file instead.
-    const wav = head.startsWith("RIFF");
+    const wav = mime === "audio/wav";
     return {
       method: "sendDocument",
       upload: {
         field: "document",
         bytes,
         filename: name ?? (wav ? "voice.wav" : "audio.bin"),
-        mime: wav ? "audio/wav" : "application/octet-stream",
+        mime: wav ? mime : "application/octet-stream",
       },
     };
   }
@@ -265,3 +255,6 @@ export function mediaUpload(
     upload: { field: "document", bytes, filename: name ?? "file", mime: "application/octet-stream" },
   };
 }
+
+/** The audio Telegram's `sendVoice` takes (OGG/Opus, MP3, M4A). */
+const VOICE = new Set(["audio/ogg", "audio/mpeg", "audio/mp4"]);
