@@ -1,12 +1,13 @@
 /**
  * A segment: an index's documents at its last compaction, in one file searched where it lies. What a search needs at
  * every step stays in memory — the sorted term dictionary (terms packed as UTF-8, their document frequencies and where
- * their postings are), the ids (packed, with a hash order for lookup), and per document its norm, whether it is
- * still live and where its terms and metadata are: ≈ 30 bytes a document and 20 a term. The postings, each
- * document's terms and the metadata stay in the file and are read when a query, a candidate or a deletion asks for
- * them (positioned reads; the operating system's page cache, not this process, holds what is read often), except
- * the terms and metadata of the last thousand documents searches read, and each long list's MaxScore bounds, found
- * when the segment opens.
+ * their postings are), the ids (packed, with a hash order for lookup), per document its norm, whether it is still
+ * live and where its terms and metadata are (≈ 30 bytes a document and 20 a term), and every document's terms (8
+ * bytes a term of a document, ≈ 100 a household's document): a recall compares its 40 best candidates by their terms,
+ * and reading each from the file cost more than comparing them the first time a question was asked. The postings and
+ * the metadata stay in the file and are read when a query or a candidate asks for them (positioned reads; the
+ * operating system's page cache, not this process, holds what is read often), except the metadata of the last
+ * thousand documents searches read, and each long list's MaxScore bounds, found when the segment opens.
  *
  * Layout, little-endian: the magic `HVS3`, a u32 CRC-32 of everything after it, the counts (documents, terms,
  * postings, bytes of the terms, of the ids and of the metadata; u32 each), zeros to byte 64, then the sections, each
@@ -72,6 +73,7 @@ export class Segment implements IndexPart {
   #docStart: Uint32Array;
   #metaStart: Uint32Array;
   #norms: Float32Array;
+  #docTerms: Uint8Array;
   #alive: Uint8Array;
   #live: number;
   #normSum = 0;
@@ -81,13 +83,11 @@ export class Segment implements IndexPart {
   /** The maxima of long lists, as searches asked for them: the segment never changes, deletions keep them bounds. */
   #maxima = new Map<number, TermMaxima>();
   /**
-   * The metadata and terms of the documents searches read lately, by slot (a segment never changes: nothing to
-   * invalidate). Recall reads them for its 40 best candidates, and the same household's questions meet the same
-   * documents: over the 50 questions of a year (`bench:memory-scale`) half of the reads were of a document read
-   * before.
+   * The metadata of the documents searches read lately, by slot (a segment never changes: nothing to invalidate).
+   * Recall reads it for its 40 best candidates, and the same household's questions meet the same documents: over the
+   * 50 questions of a year (`bench:memory-scale`) half of the reads were of a document read before.
    */
   #metas = new Map<number, DocMeta>();
-  #terms = new Map<number, { termIds: Int32Array; weights: Float32Array }>();
 
   private constructor(path: string, file: Deno.FsFile, counts: Counts, sections: Sections) {
     this.path = path;
@@ -106,6 +106,7 @@ export class Segment implements IndexPart {
     this.#docStart = sections.docStart;
     this.#metaStart = sections.metaStart;
     this.#norms = sections.norms;
+    this.#docTerms = sections.docTerms;
     this.#alive = new Uint8Array(counts.documents).fill(1);
     this.#live = counts.documents;
     for (const norm of this.#norms) this.#normSum += norm;
@@ -187,6 +188,7 @@ export class Segment implements IndexPart {
       this.#docStart,
       this.#metaStart,
       this.#norms,
+      this.#docTerms,
       this.#alive,
       this.#scratch,
       this.#rangeScratch,
@@ -329,10 +331,10 @@ export class Segment implements IndexPart {
   }
 
   /**
-   * Reads into this segment's caches the metadata and terms that `older` kept from its searches, of the documents it
-   * held live at `alive` — the cut a compaction wrote this segment from (a document written since is killed here by
-   * its newer version), yielding to `pause` between slices. A compaction used to start the caches empty: the first
-   * recalls after it read again from disk what they had read before, for every candidate.
+   * Reads into this segment's cache the metadata that `older` kept from its searches, of the documents it held live
+   * at `alive` — the cut a compaction wrote this segment from (a document written since is killed here by its newer
+   * version), yielding to `pause` between slices. A compaction used to start the cache empty: the first recalls after
+   * it read again from disk what they had read before, for every candidate.
    *
    * @example
    * ```ts
@@ -345,27 +347,22 @@ export class Segment implements IndexPart {
     alive: Uint8Array,
     pause: () => Promise<void> = () => Promise.resolve(),
   ): Promise<void> {
-    const slotOf = (slot: number) => (alive[slot] ? this.slotOf(older.id(slot)) : -1);
     // Oldest first, as they were kept; copied first: searches may go on meanwhile.
-    const metas = [...older.#metas.keys()].map(slotOf), terms = [...older.#terms.keys()].map(slotOf);
-    for (let i = 0; i < Math.max(metas.length, terms.length); i++) {
-      if (metas[i] !== undefined && metas[i]! >= 0) this.meta(metas[i]!);
-      if (terms[i] !== undefined && terms[i]! >= 0) this.docTerms(terms[i]!);
+    const slots = [...older.#metas.keys()];
+    for (let i = 0; i < slots.length; i++) {
+      const slot = alive[slots[i]!] ? this.slotOf(older.id(slots[i]!)) : -1;
+      if (slot >= 0) this.meta(slot);
       if (i % 64 === 63) await pause();
     }
   }
 
-  /** The slot's term ids and weights, as {@link meta} (shared arrays: read them, never change them). */
+  /** The slot's term ids and weights: views of this segment's own (read them, never change them). */
   docTerms(slot: number): { termIds: Int32Array; weights: Float32Array } {
-    return recently(this.#terms, slot) ?? remember(this.#terms, slot, this.#readTerms(slot));
-  }
-
-  #readTerms(slot: number): { termIds: Int32Array; weights: Float32Array } {
     const from = this.#docStart[slot]!, count = this.#docStart[slot + 1]! - from;
-    const bytes = this.#readFresh(this.#layout.docTerms + 8 * from, 8 * count);
+    const at = this.#docTerms.byteOffset + 8 * from;
     return {
-      termIds: new Int32Array(bytes.buffer, 0, count),
-      weights: new Float32Array(bytes.buffer, 4 * count, count),
+      termIds: new Int32Array(this.#docTerms.buffer, at, count),
+      weights: new Float32Array(this.#docTerms.buffer, at + 4 * count, count),
     };
   }
 
@@ -397,7 +394,7 @@ export class Segment implements IndexPart {
     this.#alive[slot] = 0;
     this.#live--;
     this.#normSum -= this.#norms[slot]!;
-    for (const termId of this.#readTerms(slot).termIds) this.#df[termId]!--;
+    for (const termId of this.docTerms(slot).termIds) this.#df[termId]!--;
   }
 
   /** A copy of the live flags and document frequencies: what a compaction starting now writes. */
@@ -416,24 +413,7 @@ export class Segment implements IndexPart {
   }
 
   /**
-   * The document terms of slots `[from, to)` in one read into a reused buffer: `terms(slot)` gives views of a slot's
-   * term ids and weights, valid until the next range is read.
-   */
-  docTermsOfRange(from: number, to: number): (slot: number) => { termIds: Int32Array; weights: Float32Array } {
-    const first = this.#docStart[from]!;
-    const bytes = this.#readRange(this.#layout.docTerms + 8 * first, 8 * (this.#docStart[to]! - first));
-    return (slot) => {
-      const start = this.#docStart[slot]!, count = this.#docStart[slot + 1]! - start;
-      const at = bytes.byteOffset + 8 * (start - first);
-      return {
-        termIds: new Int32Array(bytes.buffer, at, count),
-        weights: new Float32Array(bytes.buffer, at + 4 * count, count),
-      };
-    };
-  }
-
-  /**
-   * The metadata bytes of slots `[from, to)` in one read into the same reused buffer as {@link docTermsOfRange};
+   * The metadata bytes of slots `[from, to)` in one read into a reused buffer (valid until the next range is read);
    * slot `s`'s are at `[offset(s), offset(s + 1))`.
    */
   metasOfRange(from: number, to: number): { bytes: Uint8Array; offset: (slot: number) => number } {
@@ -442,11 +422,9 @@ export class Segment implements IndexPart {
     return { bytes, offset: (slot) => this.#metaStart[slot]! - first };
   }
 
-  /** Ranges of slots whose document terms are about `bytes` each (at least one slot), for reading in slices. */
-  *slices(bytes: number, of: "terms" | "metas" = "terms"): Generator<[number, number]> {
-    const size = of === "terms"
-      ? (slot: number) => 8 * (this.#docStart[slot + 1]! - this.#docStart[slot]!)
-      : (slot: number) => this.#metaStart[slot + 1]! - this.#metaStart[slot]!;
+  /** Ranges of slots whose metadata is about `bytes` each (at least one slot), for reading in slices. */
+  *metaSlices(bytes: number): Generator<[number, number]> {
+    const size = (slot: number) => this.#metaStart[slot + 1]! - this.#metaStart[slot]!;
     for (let from = 0; from < this.documents;) {
       let to = from, taken = 0;
       while (to < this.documents && (to === from || taken + size(to) <= bytes)) taken += size(to++);
@@ -477,12 +455,6 @@ export class Segment implements IndexPart {
     return this.#scratch;
   }
 
-  #readFresh(position: number, length: number): Uint8Array {
-    const into = new Uint8Array(length);
-    this.#readInto(position, into);
-    return into;
-  }
-
   #readInto(position: number, into: Uint8Array): void {
     const file = this.#file;
     if (!file) throw new RangeError(`Segment ${this.path} is closed`);
@@ -504,7 +476,7 @@ export class Segment implements IndexPart {
   }
 }
 
-/** Documents whose metadata and terms a segment keeps from its searches (≈ 0.5 kB each). */
+/** Documents whose metadata a segment keeps from its searches (≈ 0.3 kB each). */
 const RECENT_DOCUMENTS = 1024;
 
 /** The entry of `key`, moved to the newest end (a `Map` keeps insertion order), or undefined. */

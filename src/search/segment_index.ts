@@ -167,13 +167,10 @@ export class SegmentIndex {
     const alive = segment.aliveFlags();
     const df = new Int32Array(segment.terms);
     let live = 0;
-    for (const [from, to] of segment.slices(256 << 10)) {
-      const terms = segment.docTermsOfRange(from, to);
-      for (let slot = from; slot < to; slot++) {
-        if (!alive[slot]) continue;
-        live++;
-        for (const termId of terms(slot).termIds) df[termId]!++;
-      }
+    for (let slot = 0; slot < segment.documents; slot++) {
+      if (!alive[slot]) continue;
+      live++;
+      for (const termId of segment.docTerms(slot).termIds) df[termId]!++;
     }
     for (let termId = 0; termId < segment.terms; termId++) {
       if (df[termId] !== segment.df(termId)) {

@@ -170,27 +170,43 @@ Deno.test("a filter on a store's filter key reads its posting list; other filter
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("a segment keeps only its dictionary, ids and per-document figures in memory", async () => {
+Deno.test("a segment keeps its dictionary, ids, per-document figures and terms in memory, its postings and metadata on disk", async () => {
   const dir = await tempDir();
   const random = lcg(11);
   const index = new InvertedIndex();
+  let metaBytes = 0;
   for (let i = 0; i < 5_000; i++) {
-    const words = sentence(random, 12);
-    index.put(`doc-${i}`, analyze(`${words} item${i % 1500}`), { time: i, session: `session-${i % 200}` });
+    const meta = { time: i, session: `session-${i % 200}` };
+    index.put(`doc-${i}`, analyze(`${sentence(random, 12)} item${i % 1500}`), meta);
+    metaBytes += new TextEncoder().encode(JSON.stringify(meta)).length;
   }
   const path = join(dir, "snap-1.bin");
-  const written = await writeSegment(path, { delta: index.snapshot() }, noPause);
+  await writeSegment(path, { delta: index.snapshot() }, noPause);
   const segment = await Segment.open(path);
-  // Postings, document terms and metadata stay on disk: most of the file.
-  assert.ok(segment.residentBytes < written.bytes / 2, `${segment.residentBytes} resident of ${written.bytes}`);
-  assert.ok(segment.residentBytes / 5_000 < 60, `${segment.residentBytes / 5_000} bytes a document`);
+  const resident = segment.residentBytes;
+  let pairs = 0;
+  for (let slot = 0; slot < segment.documents; slot++) pairs += segment.termCount(slot);
+  // The document terms (8 bytes a pair) are read in; besides them < 60 bytes a document: neither the postings (8
+  // bytes a pair again) nor the metadata (≈ 36 bytes a document here).
+  assert.ok(resident >= 8 * pairs, `${resident} resident, the document terms alone are ${8 * pairs}`);
+  assert.ok(
+    (resident - 8 * pairs) / 5_000 < 60,
+    `${(resident - 8 * pairs) / 5_000} bytes a document besides its terms`,
+  );
+  assert.ok(metaBytes / 5_000 > 30 && (8 * pairs) / 5_000 > 60, "the postings or the metadata would not fit in 60");
   assert.equal(segment.slotOf("doc-4321"), 4321);
   assert.equal(segment.slotOf("doc-5000"), -1);
+  // A document's terms as they were put (weights 1 + ln tf).
+  const { termIds, weights } = segment.docTerms(4321);
+  assert.deepEqual(
+    new Map([...termIds].map((termId, i) => [segment.termText(termId), Math.round(Math.exp(weights[i]! - 1))])),
+    index.get("doc-4321")!.terms,
+  );
   segment.close();
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("a segment's reads of metadata and terms kept from searches never outlive it: compaction renumbers slots", async () => {
+Deno.test("a segment's metadata kept from searches never outlives it: compaction renumbers slots", async () => {
   const dir = await tempDir();
   const store = await VectorStore.open(dir, { pause: noPause });
   const random = lcg(3903);
@@ -202,7 +218,7 @@ Deno.test("a segment's reads of metadata and terms kept from searches never outl
   for (let d = 0; d < 300; d++) put(`d${d}`, 1);
   await store.compact();
   const segment = store.index.segment!;
-  // Every document read once through the searches' path, so the segment keeps its metadata and terms.
+  // Every document read once through the searches' path, so the segment keeps its metadata.
   const first = store.search("umbrella", { k: 300 });
   assert.equal(first.length, 300);
   for (let slot = 0; slot < segment.documents; slot++) segment.docTerms(slot);

@@ -142,13 +142,10 @@ async function writeDocTerms(
   };
   const segment = base?.segment;
   if (segment) {
-    for (const [from, to] of segment.slices(SLICE_BYTES)) {
-      const terms = segment.docTermsOfRange(from, to);
-      for (let slot = from; slot < to; slot++) {
-        if (newSlotOfBase[slot]! < 0) continue;
-        const { termIds, weights } = terms(slot);
-        await write(termIds, weights, newTermOfBase);
-      }
+    for (let slot = 0; slot < segment.documents; slot++) {
+      if (newSlotOfBase[slot]! < 0) continue;
+      const { termIds, weights } = segment.docTerms(slot);
+      await write(termIds, weights, newTermOfBase);
     }
   }
   let at = 0;
@@ -168,7 +165,7 @@ async function writeMetas(
 ): Promise<void> {
   const segment = base?.segment;
   if (segment) {
-    for (const [from, to] of segment.slices(SLICE_BYTES, "metas")) {
+    for (const [from, to] of segment.metaSlices(SLICE_BYTES)) {
       const range = segment.metasOfRange(from, to);
       for (let slot = from; slot < to; slot++) {
         if (newSlotOfBase[slot]! >= 0) {
