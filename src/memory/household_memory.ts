@@ -400,6 +400,8 @@ export class HouseholdMemory implements Memory {
     await this.#journal.sync();
     await this.#index.sync();
     await this.#entityStore.sync();
+    // Recall's hits, counted in memory since the last heartbeat.
+    this.#documents.flushHits();
     checkpointMemoryDb(this.#db);
   }
 
@@ -421,6 +423,7 @@ export class HouseholdMemory implements Memory {
       await Promise.resolve().then(() => store.close()).catch((error) => failures.push(error));
     }
     try {
+      this.#documents.flushHits();
       // Only now, and only when each closed cleanly: both indexes hold (and have synced) everything memory.db does;
       // otherwise the next start checks them against it.
       if (!failures.length) writeMeta(this.#db, CLOSED_CLEANLY, "1");

@@ -223,7 +223,7 @@ Deno.test("a search reads its hits' rows in one statement: the same documents as
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test("touch counts one hit per document shown, in one statement, and a document shown twice twice", async () => {
+Deno.test("touch counts one hit per document shown (twice when shown twice), written by flushHits in one statement", async () => {
   const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-touch-" });
   const db = openMemoryDb(join(dir, "memory.db"));
   const index = await VectorStore.open(join(dir, "documents-index"));
@@ -232,17 +232,58 @@ Deno.test("touch counts one hit per document shown, in one statement, and a docu
   const [a, b] = ["bins on Tuesday", "glass on Friday"].map((text, i) =>
     documents.add({ lines: [{ speaker: "owner", text }], time: i, provenance: [`e${i}`] })
   );
+  const table = (id: string) =>
+    db.prepare("SELECT hits, last_accessed AS lastAccessed FROM documents WHERE id = ?").get(id) as {
+      hits: number;
+      lastAccessed: number;
+    };
   clock.advance(1_000);
   documents.touch([a!, b!]);
   assert.deepEqual([documents.get(a!.id)!.hits, documents.get(b!.id)!.hits], [1, 1]);
   assert.deepEqual([documents.get(a!.id)!.lastAccessed, documents.get(b!.id)!.lastAccessed], [2_000, 2_000]);
   assert.equal(a!.hits, 1, "the objects shown are updated too");
+  assert.deepEqual({ ...table(a!.id) }, { hits: 0, lastAccessed: 1_000 }, "nothing written per recall");
   clock.advance(1_000);
   const shown = documents.get(a!.id)!;
   documents.touch([shown, shown]);
   assert.equal(documents.get(a!.id)!.hits, 3);
   assert.equal(shown.hits, 3);
   assert.equal(documents.get(b!.id)!.hits, 1, "only what was shown");
+  assert.deepEqual(documents.list().map((document) => document.hits), [3, 1], "an export counts them too");
+  // Written in one statement, then nothing is left to write.
+  assert.equal(documents.flushHits(), 2);
+  assert.deepEqual({ ...table(a!.id) }, { hits: 3, lastAccessed: 3_000 });
+  assert.deepEqual({ ...table(b!.id) }, { hits: 1, lastAccessed: 2_000 });
+  assert.equal(documents.flushHits(), 0);
+  assert.deepEqual([documents.get(a!.id)!.hits, documents.get(b!.id)!.hits], [3, 1], "counted once");
+  // A disk that refuses the write: the hits stay counted, and the next flush writes them.
+  clock.advance(1_000);
+  documents.touch([documents.get(b!.id)!]);
+  db.exec("PRAGMA query_only = ON");
+  assert.throws(() => documents.flushHits(), /readonly|read-only|query_only/i);
+  db.exec("PRAGMA query_only = OFF");
+  assert.equal(documents.get(b!.id)!.hits, 2);
+  assert.equal(documents.flushHits(), 1);
+  assert.deepEqual({ ...table(b!.id) }, { hits: 2, lastAccessed: 4_000 });
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("archiving counts the hits not written yet: a document shown lately stays live", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-archive-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  const index = await VectorStore.open(join(dir, "documents-index"));
+  const clock = new FakeClock({ start: 1_000 });
+  const documents = DocumentStore.over(db, index, clock);
+  const [shown, idle] = ["bins on Tuesday", "glass on Friday"].map((text, i) =>
+    documents.add({ lines: [{ speaker: "owner", text }], time: i, provenance: [`e${i}`] })
+  );
+  clock.advance(100 * 3_600_000);
+  documents.touch([shown!]);
+  assert.equal(documents.archiveCold(clock.now() - 72 * 3_600_000, 2), 1, "only the idle one");
+  const archived = db.prepare("SELECT id FROM documents WHERE archived = 1").all().map((row) => row.id);
+  assert.deepEqual(archived, [idle!.id]);
   await index.close();
   db.close();
   await Deno.remove(dir, { recursive: true });
