@@ -2,12 +2,12 @@
  * A segment: an index's documents at its last compaction, in one file searched where it lies. What a search needs at
  * every step stays in memory — the sorted term dictionary (terms packed as UTF-8, their document frequencies and where
  * their postings are), the ids (packed, with a hash order for lookup), per document its norm, whether it is still
- * live and where its terms and metadata are (≈ 30 bytes a document and 20 a term), and every document's terms (8
- * bytes a term of a document, ≈ 100 a household's document): a recall compares its 40 best candidates by their terms,
- * and reading each from the file cost more than comparing them the first time a question was asked. The postings and
- * the metadata stay in the file and are read when a query or a candidate asks for them (positioned reads; the
- * operating system's page cache, not this process, holds what is read often), except the metadata of the last
- * thousand documents searches read, and each long list's MaxScore bounds, found when the segment opens.
+ * live and where its terms are (≈ 30 bytes a document and 20 a term), every document's terms (8 bytes a term of a
+ * document, ≈ 100 a household's document) and its metadata in columns (`meta_columns.ts`, ≈ 30 bytes a document): a
+ * recall compares its 40 best candidates by their terms and reads their metadata, and reading each from the file cost
+ * more than ranking the first time a question was asked. The postings stay in the file and are read when a query asks
+ * for them (positioned reads; the operating system's page cache, not this process, holds what is read often), with
+ * each long list's MaxScore bounds found when the segment opens.
  *
  * Layout, little-endian: the magic `HVS3`, a u32 CRC-32 of everything after it, the counts (documents, terms,
  * postings, bytes of the terms, of the ids and of the metadata; u32 each), zeros to byte 64, then the sections, each
@@ -31,6 +31,7 @@ import type { IndexPart, Postings, TermMaxima } from "./ranking.ts";
 import { FILTER_FIELD } from "./ranking.ts";
 import { compareBytes, hashBytes, textOf } from "./segment_bytes.ts";
 import { type Counts, type Layout, layoutOf, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment_layout.ts";
+import { MetaColumns } from "./meta_columns.ts";
 import { readAt, readSections, type Sections } from "./segment_sections.ts";
 import { SnapshotError } from "./snapshot.ts";
 
@@ -82,12 +83,8 @@ export class Segment implements IndexPart {
   #key = new Uint8Array(256);
   /** The maxima of long lists, as searches asked for them: the segment never changes, deletions keep them bounds. */
   #maxima = new Map<number, TermMaxima>();
-  /**
-   * The metadata of the documents searches read lately, by slot (a segment never changes: nothing to invalidate).
-   * Recall reads it for its 40 best candidates, and the same household's questions meet the same documents: over the
-   * 50 questions of a year (`bench:memory-scale`) half of the reads were of a document read before.
-   */
-  #metas = new Map<number, DocMeta>();
+  /** The metadata in columns; undefined for metadata of too many keys, which is read from the file. */
+  #columns: MetaColumns | undefined;
 
   private constructor(path: string, file: Deno.FsFile, counts: Counts, sections: Sections) {
     this.path = path;
@@ -155,6 +152,9 @@ export class Segment implements IndexPart {
       const sections = await readSections(file, counts, layout, pause);
       const segment = new Segment(path, file, counts, sections);
       await segment.#findMaxima(pause);
+      segment.#columns = await MetaColumns.read(segment, pause);
+      // The slices' buffer, grown to 256 kB: a compaction grows it again when it reads the metadata of this one.
+      segment.#rangeScratch = new Uint8Array(0);
       return segment;
     } catch (error) {
       file.close();
@@ -192,7 +192,7 @@ export class Segment implements IndexPart {
       this.#alive,
       this.#scratch,
       this.#rangeScratch,
-    ].reduce((sum, array) => sum + array.byteLength, 0);
+    ].reduce((sum, array) => sum + array.byteLength, this.#columns?.residentBytes ?? 0);
   }
 
   aliveFlags(): Uint8Array {
@@ -320,40 +320,12 @@ export class Segment implements IndexPart {
     return -1;
   }
 
-  /** The slot's metadata, from the file or from the documents read lately (shared: read it, never change it). */
+  /** The slot's metadata (a new object). */
   meta(slot: number): DocMeta {
-    let meta = recently(this.#metas, slot);
-    if (meta) return meta;
+    if (this.#columns) return this.#columns.get(slot);
     const from = this.#metaStart[slot]!, to = this.#metaStart[slot + 1]!;
     const bytes = this.#read(this.#layout.metas + from, to - from);
-    meta = JSON.parse(decoder.decode(bytes.subarray(0, to - from))) as DocMeta;
-    return remember(this.#metas, slot, meta);
-  }
-
-  /**
-   * Reads into this segment's cache the metadata that `older` kept from its searches, of the documents it held live
-   * at `alive` — the cut a compaction wrote this segment from (a document written since is killed here by its newer
-   * version), yielding to `pause` between slices. A compaction used to start the cache empty: the first recalls after
-   * it read again from disk what they had read before, for every candidate.
-   *
-   * @example
-   * ```ts
-   * declare const older: Segment, newer: Segment, alive: Uint8Array; // `newer` written from `older`'s cut
-   * await newer.readAsCached(older, alive);
-   * ```
-   */
-  async readAsCached(
-    older: Segment,
-    alive: Uint8Array,
-    pause: () => Promise<void> = () => Promise.resolve(),
-  ): Promise<void> {
-    // Oldest first, as they were kept; copied first: searches may go on meanwhile.
-    const slots = [...older.#metas.keys()];
-    for (let i = 0; i < slots.length; i++) {
-      const slot = alive[slots[i]!] ? this.slotOf(older.id(slots[i]!)) : -1;
-      if (slot >= 0) this.meta(slot);
-      if (i % 64 === 63) await pause();
-    }
+    return JSON.parse(decoder.decode(bytes.subarray(0, to - from))) as DocMeta;
   }
 
   /** The slot's term ids and weights: views of this segment's own (read them, never change them). */
@@ -474,26 +446,6 @@ export class Segment implements IndexPart {
     this.#file?.close();
     this.#file = undefined;
   }
-}
-
-/** Documents whose metadata a segment keeps from its searches (≈ 0.3 kB each). */
-const RECENT_DOCUMENTS = 1024;
-
-/** The entry of `key`, moved to the newest end (a `Map` keeps insertion order), or undefined. */
-function recently<T>(cache: Map<number, T>, key: number): T | undefined {
-  const value = cache.get(key);
-  if (value !== undefined) {
-    cache.delete(key);
-    cache.set(key, value);
-  }
-  return value;
-}
-
-/** Keeps `value` as the newest entry of `key`, dropping the oldest beyond {@link RECENT_DOCUMENTS}; returns it. */
-function remember<T>(cache: Map<number, T>, key: number, value: T): T {
-  if (cache.size >= RECENT_DOCUMENTS) cache.delete(cache.keys().next().value!);
-  cache.set(key, value);
-  return value;
 }
 
 /**

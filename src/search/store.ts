@@ -432,7 +432,6 @@ export class VectorStore {
       await Deno.mkdir(this.dir, { recursive: true });
       await writeSegment(temporary, input, pause);
       segment = await Segment.open(temporary, pause);
-      if (input.base) await segment.readAsCached(input.base.segment, input.base.alive, pause);
       if (!this.#wal) throw new RangeError(`Vector store ${this.dir} was closed during compaction`);
       // From here on everything is synchronous, so no write can slip between the steps. The next log gets the
       // carried writes first (they are also in the current log); only then does the segment take over.
