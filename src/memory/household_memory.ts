@@ -276,14 +276,18 @@ export class HouseholdMemory implements Memory {
     const asksWhen = isWhenQuestion(query);
     const period = namedPeriod(query, this.#options.clock.now());
     const guest = onlySaidBy(asker);
-    // The time and speaker preferences below re-rank: they need a wider pool of documents than the k they keep.
-    // Whether the query names a speaker is known from the documents found, so the wider pool is searched first.
     // The asker reads only what is theirs to read (identity/visibility.ts): documents, recent lines and facts.
-    const found = this.#documents.search(query, Math.max(3 * k, 30), false, asker);
     const recent = this.#recent;
     const origin = origins(recent);
     const heard = asker ? recent.filter((entry) => visibleTo(asker, origin(entry))) : recent;
     const line = (entry: MemoryEntry) => `${entry.role === "user" ? entry.sender : "butler"}: ${entry.text}`;
+    // The time and speaker preferences below re-rank: they need a wider pool of documents than the k they keep. Which
+    // speakers the query names is told from the documents found; when it names none that any document or recent line
+    // has, the pool is the k best (the wider pool's first k), and the rows beyond them are not read: a year's first
+    // asking of such a question read 30 rows for 5 (≈ 0.15 ms).
+    const wide = asksWhen || Boolean(period) || this.#documents.namesASpeaker(query) ||
+      namedSpeakers(query, heard.map(line)).size > 0;
+    const found = this.#documents.search(query, wide ? Math.max(3 * k, 30) : k, false, asker);
     const named = namedSpeakers(query, [...found.map((hit) => hit.document.text), ...heard.map(line)]);
     const pool = asksWhen || period || named.size ? found : found.slice(0, k);
     const shown = new Map(pool.map((hit) => [hit.document.id, hit.document]));

@@ -23,6 +23,7 @@ import {
 import type { VectorStore } from "../../search/store.ts";
 import { indexMatchesRows } from "../index_digest.ts";
 import { prepared } from "../../sqlite/prepared.ts";
+import { lineSpeakers, saysAny } from "../recall/speakers.ts";
 
 /** One document. */
 export interface MemoryDocument {
@@ -139,6 +140,8 @@ export function coldness(document: { lastAccessed: number }, now: number, coldAf
   return Math.round((idle / Math.max(1, coldAfterMs)) * 1000) / 1000;
 }
 
+/** The `meta` key of every speaker of a document's lines, ever (see {@link DocumentStore.namesASpeaker}). */
+const SPEAKERS_META = "document_speakers";
 /** Which metadata the index holds (version 2: time and session); a store with older metadata is re-put once. */
 const INDEX_META = "document_index_meta";
 const INDEX_META_VERSION = "2";
@@ -211,11 +214,44 @@ export class DocumentStore {
    * crash losing a heartbeat's worth of them changes nothing a household sees. Every read of a row adds them.
    */
   #pendingHits = new Map<string, { hits: number; lastAccessed: number }>();
+  /**
+   * Every speaker of a document's lines ("Name: …", lower case) since the store began: forgetting leaves a name in,
+   * so it holds at least the speakers of the documents kept. Kept in memory.db's `meta`, written before the document
+   * that brings a new one (a household has a handful).
+   */
+  #speakers: Set<string>;
 
   private constructor(db: DatabaseSync, index: VectorStore, clock: Clock) {
     this.#db = db;
     this.#index = index;
     this.#clock = clock;
+    const kept = readMeta(db, SPEAKERS_META);
+    this.#speakers = kept === undefined ? this.#readSpeakers() : new Set(JSON.parse(kept) as string[]);
+  }
+
+  /** The speakers of every document's lines, read once from a store kept before they were (≈ 0.2 s a year). */
+  #readSpeakers(): Set<string> {
+    const speakers = new Set<string>();
+    for (const row of prepared(this.#db, "SELECT text FROM documents").iterate() as Iterable<{ text: string }>) {
+      for (const speaker of lineSpeakers(row.text)) speakers.add(speaker);
+    }
+    writeMeta(this.#db, SPEAKERS_META, JSON.stringify([...speakers]));
+    return speakers;
+  }
+
+  /**
+   * Whether `query` says the name of a speaker of some document's lines, as `namedSpeakers` tells one: when it does
+   * not, no document found for it can be preferred for its speaker, and recall reads only the rows it shows.
+   *
+   * @example
+   * ```ts
+   * declare const documents: DocumentStore; // holding "Wei: The bins go out on Tuesday"
+   * documents.namesASpeaker("When did Wei take the bins out?"); // true
+   * documents.namesASpeaker("When do the bins go out?"); // false
+   * ```
+   */
+  namesASpeaker(query: string): boolean {
+    return saysAny(query, this.#speakers);
   }
 
   /**
@@ -312,6 +348,12 @@ export class DocumentStore {
       trust: trustOf(draft.trust),
       source: draft.source ?? "",
     };
+    const speakers = lineSpeakers(document.text).filter((speaker) => !this.#speakers.has(speaker));
+    if (speakers.length) {
+      // Before the row: a store holding the document always names its speakers.
+      for (const speaker of speakers) this.#speakers.add(speaker);
+      writeMeta(this.#db, SPEAKERS_META, JSON.stringify([...this.#speakers]));
+    }
     const context = draft.context?.text ?? "";
     const session = draft.session ?? document.provenance[0] ?? document.id;
     prepared(

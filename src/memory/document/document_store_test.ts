@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { systemClock } from "../../clock.ts";
 import { FakeClock } from "../../../tests/support/fake_clock.ts";
-import { openMemoryDb } from "../database.ts";
+import { openMemoryDb, readMeta } from "../database.ts";
 import { VectorStore } from "../../search/store.ts";
 import { termsOf } from "../../search/relevance.ts";
 import { COLD_AFTER_MS, coldness, DocumentStore, SESSION_WEIGHT } from "./document_store.ts";
@@ -354,6 +354,40 @@ Deno.test("the rows of documents found lately are read once, handed out as copie
   // A forgetting drops them: the next search reads the table.
   documents.forget(new Set(["e2"]));
   assert.equal(documents.search("bins tuesday", 5, false)[0]!.document.text, "changed");
+  await index.close();
+  db.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("namesASpeaker knows every speaker of a document's lines: kept in memory.db, past a forgetting, read once from an older store", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-documents-speakers-" });
+  const db = openMemoryDb(join(dir, "memory.db"));
+  const index = await VectorStore.open(join(dir, "documents-index"));
+  const clock = new FakeClock({ start: 1_000 });
+  let documents = DocumentStore.over(db, index, clock);
+  assert.equal(documents.namesASpeaker("When did Wei take the bins out?"), false, "an empty store has no speakers");
+  documents.add({ lines: [{ speaker: "Wei", text: "The bins go out on Tuesday" }], time: 1, provenance: ["e1"] });
+  // A line break inside a line makes a line of its own, as recall reads the text.
+  documents.add({
+    lines: [{ speaker: "butler", text: "Noted.\nMel: and glass on Friday" }],
+    time: 2,
+    provenance: ["e2"],
+  });
+  documents.add({ lines: [{ speaker: "奶奶", text: "药在抽屉里" }], time: 3, provenance: ["e3"] });
+  const names = (store: DocumentStore) =>
+    ["When did Wei take the bins out?", "What did mel say?", "奶奶的药在哪里？", "When do the bins go out?", "奶"].map(
+      (query) => store.namesASpeaker(query),
+    );
+  assert.deepEqual(names(documents), [true, true, true, false, false]);
+  // Forgotten, the names stay (more names only widen recall's pool), and a reopened store reads them from memory.db.
+  documents.forget(new Set(["e1"]));
+  documents = DocumentStore.over(db, index, clock);
+  assert.deepEqual(names(documents), [true, true, true, false, false]);
+  // A store kept before they were recorded reads them from its documents once, and records them.
+  db.prepare("DELETE FROM meta WHERE key = 'document_speakers'").run();
+  documents = DocumentStore.over(db, index, clock);
+  assert.deepEqual(names(documents), [false, true, true, false, false], "Wei's document was forgotten");
+  assert.deepEqual(JSON.parse(readMeta(db, "document_speakers")!).sort(), ["butler", "mel", "奶奶"]);
   await index.close();
   db.close();
   await Deno.remove(dir, { recursive: true });

@@ -27,13 +27,33 @@ const HAN_NAME = /^\p{sc=Han}{2,}$/u;
  * ```
  */
 export function namedSpeakers(query: string, texts: readonly string[]): Set<string> {
-  const lower = query.toLowerCase();
-  const words = new Set(lower.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 1));
-  // Chinese writes no spaces: "前天奶奶去了哪里" names 奶奶 inside one run, so a Han name counts where it occurs.
-  const says = (speaker: string) => words.has(speaker) || (HAN_NAME.test(speaker) && lower.includes(speaker));
+  const says = sayer(query);
   const named = new Set<string>();
   for (const text of texts) for (const speaker of speakersOf(text)) if (says(speaker)) named.add(speaker);
   return named;
+}
+
+/**
+ * Whether the query says one of `speakers` (lower case) as {@link namedSpeakers} tells a name.
+ *
+ * @example
+ * ```ts
+ * saysAny("前天奶奶去了哪里？", ["wei", "奶奶"]); // true
+ * saysAny("Where is the toolbox?", ["wei", "奶奶"]); // false
+ * ```
+ */
+export function saysAny(query: string, speakers: Iterable<string>): boolean {
+  const says = sayer(query);
+  for (const speaker of speakers) if (says(speaker)) return true;
+  return false;
+}
+
+/** Whether the query says a speaker's name (lower case): as a word, or a Han name anywhere. */
+function sayer(query: string): (speaker: string) => boolean {
+  const lower = query.toLowerCase();
+  const words = new Set(lower.split(/[^\p{L}\p{N}]+/u).filter((word) => word.length > 1));
+  // Chinese writes no spaces: "前天奶奶去了哪里" names 奶奶 inside one run, so a Han name counts where it occurs.
+  return (speaker) => words.has(speaker) || (HAN_NAME.test(speaker) && lower.includes(speaker));
 }
 
 /** Texts whose speakers are kept: every recall reads the recent lines' and its documents' again. */
@@ -47,15 +67,28 @@ const memo = new Map<string, readonly string[]>();
 function speakersOf(text: string): readonly string[] {
   const kept = memo.get(text);
   if (kept) return kept;
+  const speakers = lineSpeakers(text);
+  // A long text is read again each time: it would keep the memo large.
+  if (text.length > 1_000) return speakers;
+  if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
+  memo.set(text, speakers);
+  return speakers;
+}
+
+/**
+ * The speakers of a text's lines ("Name: …"), lower case, in order (repeats kept).
+ *
+ * @example
+ * ```ts
+ * lineSpeakers("Mel: Nice!\nCaroline: I went yesterday."); // ["mel", "caroline"]
+ * ```
+ */
+export function lineSpeakers(text: string): string[] {
   const speakers: string[] = [];
   for (const line of text.split("\n")) {
     const speaker = /^([^:\n]{1,40}): /.exec(line)?.[1]?.toLowerCase();
     if (speaker) speakers.push(speaker);
   }
-  // A long text is read again each time: it would keep the memo large.
-  if (text.length > 1_000) return speakers;
-  if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value!);
-  memo.set(text, speakers);
   return speakers;
 }
 
