@@ -32,7 +32,6 @@ import { hasTimeWords, isWhenQuestion } from "./recall/time_words.ts";
 import { byConversation, withWhatMatched } from "./recall/what_matched.ts";
 import { EntityIndex } from "./graph/entity_index.ts";
 import { GraphStore } from "./graph/graph_store.ts";
-import { factVisibleTo } from "./graph/heard.ts";
 import { Distiller } from "./pipeline/distiller.ts";
 import { quoted } from "./pipeline/screen.ts";
 import { LogLimiter } from "../log/rate_limit.ts";
@@ -301,7 +300,7 @@ export class HouseholdMemory implements Memory {
     const facts = guest !== undefined
       ? []
       : asker
-      ? this.#entities.search(query, 3 * k).filter(({ fact }) => factVisibleTo(asker, fact)).slice(0, k)
+      ? this.#entities.search(query, 3 * k, asker).slice(0, k)
       : this.#entities.search(query, k);
     for (const { fact, score } of facts) {
       items.push({

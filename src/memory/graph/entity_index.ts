@@ -6,13 +6,25 @@
  * @module
  */
 
+import type { Viewer } from "../../identity/visibility.ts";
 import type { VectorStore } from "../../search/store.ts";
 import type { Fact, GraphStore } from "./graph_store.ts";
+import { factVisibleTo, type HeardIn, parseHeard } from "./heard.ts";
 
-/** A fact found for a query, scored by how well its entity matched. */
+/** A fact found for a query, scored by how well its entity matched; its origins were checked by the search. */
 export interface FactHit {
-  fact: Fact;
+  fact: Omit<Fact, "heard">;
   score: number;
+}
+
+/**
+ * A fact kept read, its origins (`heard`) as stored until a household member's search reads them: a fact said in the
+ * household's group every few days has hundreds of them (≈ 3 kB of JSON), which the owner's recall never needs.
+ */
+interface KeptFact {
+  fact: Omit<Fact, "heard">;
+  stored: string;
+  heard?: HeardIn[];
 }
 
 /** An entity's document id in the index: this and its id. */
@@ -26,11 +38,7 @@ const docId = (id: number) => `${DOC_PREFIX}${id}`;
 const CACHED_ENTITIES = 4_096;
 
 /** A copy of a cached fact: callers may keep or change what they are given (recall hands out `provenance`). */
-const copyOf = (fact: Fact): Fact => ({
-  ...fact,
-  provenance: [...fact.provenance],
-  heard: fact.heard.map((heard) => ({ ...heard })),
-});
+const copyOf = (fact: Omit<Fact, "heard">): Omit<Fact, "heard"> => ({ ...fact, provenance: [...fact.provenance] });
 
 /** The index over a graph's entities. */
 export class EntityIndex {
@@ -41,7 +49,7 @@ export class EntityIndex {
    * after every committed write with each entity whose facts it changed. The same for every asker: visibility is
    * filtered by the caller on each search.
    */
-  #facts = new Map<number, Fact[]>();
+  #facts = new Map<number, KeptFact[]>();
 
   /**
    * Wraps an opened store; call {@linkcode EntityIndex.reconcile} once at start.
@@ -104,7 +112,8 @@ export class EntityIndex {
   }
 
   /**
-   * The facts that hold about the `k` entities best matching `query`, each scored by its entity's match.
+   * The facts that hold about the `k` entities best matching `query`, each scored by its entity's match; with a
+   * `viewer`, only those the viewer may read (`factVisibleTo`).
    *
    * @example
    * ```ts
@@ -114,10 +123,10 @@ export class EntityIndex {
    * //   validFrom: 1767657600000, validTo: null }, score: 0.63 }]
    * ```
    */
-  search(query: string, k: number): FactHit[] {
+  search(query: string, k: number, viewer?: Viewer): FactHit[] {
     const hits = this.#store.search(query, { k });
     const scores = new Map(hits.map((hit) => [Number(hit.id.slice(1)), hit.score]));
-    const factsOf = new Map<number, Fact[]>();
+    const factsOf = new Map<number, KeptFact[]>();
     const missing: number[] = [];
     for (const id of scores.keys()) {
       const cached = this.#facts.get(id);
@@ -126,7 +135,9 @@ export class EntityIndex {
     }
     if (missing.length) {
       for (const id of missing) factsOf.set(id, []);
-      for (const { entity, ...fact } of this.#graph.openFactsOf(missing)) factsOf.get(entity)!.push(fact);
+      for (const { entity, heard, ...fact } of this.#graph.openFactRowsOf(missing)) {
+        factsOf.get(entity)!.push({ fact, stored: heard });
+      }
       for (const id of missing) {
         if (this.#facts.size >= CACHED_ENTITIES) this.#facts.delete(this.#facts.keys().next().value!);
         this.#facts.set(id, factsOf.get(id)!);
@@ -134,7 +145,16 @@ export class EntityIndex {
     }
     const found: FactHit[] = [];
     for (const [id, facts] of factsOf) {
-      for (const fact of facts) found.push({ fact: copyOf(fact), score: scores.get(id)! });
+      for (const kept of facts) {
+        // Its origins are parsed when the viewer's trust asks for them (the owner reads every fact, a guest none).
+        const origins = {
+          get heard() {
+            return (kept.heard ??= parseHeard(kept.stored));
+          },
+        };
+        if (viewer && !factVisibleTo(viewer, origins)) continue;
+        found.push({ fact: copyOf(kept.fact), score: scores.get(id)! });
+      }
     }
     // Fact order last: one query over all the entities returned them in that order before a stable sort.
     return found.sort((a, b) => b.score - a.score || b.fact.validFrom - a.fact.validFrom || a.fact.id - b.fact.id);

@@ -62,11 +62,25 @@ Deno.test("the entity index's cached facts are what the graph holds after every 
     "Wei tea",
     "key lamp Lily Wei",
   ];
-  // A new index over the same graph and store has read nothing: its answer is the graph's, uncached.
+  // A new index over the same graph and store has read nothing: its answer is the graph's, uncached — for every
+  // reader (the origins of a kept fact are read when a household member's search first asks for them).
+  const viewers = [
+    undefined,
+    { sender: "Wei", trust: "owner" as const },
+    { sender: "Lily", trust: "household" as const },
+    { sender: "Tom", trust: "household" as const },
+    { sender: "visitor", trust: "guest" as const },
+  ];
   const same = (why: string) => {
     for (const query of queries) {
       for (const k of [1, 3, 10]) {
-        assert.deepEqual(entities.search(query, k), new EntityIndex(graph, store).search(query, k), `${why}: ${query}`);
+        for (const viewer of viewers) {
+          assert.deepEqual(
+            entities.search(query, k, viewer),
+            new EntityIndex(graph, store).search(query, k, viewer),
+            `${why}: ${query} for ${viewer?.sender}`,
+          );
+        }
       }
     }
   };
@@ -83,7 +97,20 @@ Deno.test("the entity index's cached facts are what the graph holds after every 
   record("Lily", "person", "allergic to", "peanuts", "e2", false);
   record("客厅灯", "device", "位于", "客厅", "e3");
   record("Wei", "person", "takes tea", "with milk", "e4");
+  // Heard in Lily's private chat only: hers to read, and the owner's.
+  graph.record({
+    subject: { name: "Lily", type: "person" },
+    predicate: "birthday",
+    object: "May 3",
+    time: T0 + 4,
+    provenance: ["e4b"],
+    single: true,
+    heard: [{ event: "e4b", source: "qq:private:lily", sender: "Lily", trust: "household" }],
+  });
   same("filled");
+  const birthday = (viewer: (typeof viewers)[number]) =>
+    entities.search("Lily birthday", 3, viewer).some(({ fact }) => fact.object === "May 3");
+  assert.deepEqual(viewers.map(birthday), [true, true, true, false, false]);
 
   record("spare key", "thing", "kept in", "the blue flowerpot", "e5"); // confirmed: provenance grows
   same("confirmed");
@@ -110,7 +137,6 @@ Deno.test("the entity index's cached facts are what the graph holds after every 
   same("replaced, added by a guest");
   const tea = entities.search("Wei tea", 3)[0]!.fact;
   tea.provenance.push("changed by a caller"); // what a caller does with its copy is not cached
-  tea.heard.push({ event: "x", source: "x", sender: "x", trust: "guest" });
   same("a caller changed its copy");
   graph.correct(tea.id, "without sugar", "Wei", T0 + 7, "household");
   same("corrected");

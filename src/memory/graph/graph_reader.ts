@@ -11,7 +11,8 @@ import { indexMatchesRows } from "../index_digest.ts";
 import { prepared } from "../../sqlite/prepared.ts";
 import type { Trust } from "../../identity/trust.ts";
 import type { Fact } from "./fact.ts";
-import { factOf, likeLiteral, normalize } from "./graph_rows.ts";
+import { factBesidesOrigins, factOf, likeLiteral, normalize } from "./graph_rows.ts";
+import { parseHeard } from "./heard.ts";
 import { hasEntityAliases } from "./entity_names.ts";
 
 /** An entity as the console lists it: how often it was mentioned, how many facts hold about it, when last seen. */
@@ -109,6 +110,14 @@ export class GraphReader {
 
   /** The facts that hold about the entities `ids`, in fact order. */
   openFactsOf(ids: readonly number[]): Array<Fact & { entity: number }> {
+    return this.openFactRowsOf(ids).map(({ heard, ...fact }) => ({ ...fact, heard: parseHeard(heard) }));
+  }
+
+  /**
+   * As {@link GraphReader.openFactsOf}, each fact's origins (`heard`) left as stored (JSON): a fact said in the
+   * household's group every few days has hundreds (≈ 3 kB), and recall reads them only for a household member.
+   */
+  openFactRowsOf(ids: readonly number[]): Array<Omit<Fact, "heard"> & { entity: number; heard: string }> {
     if (!ids.length) return [];
     const rows = prepared(
       this.#db,
@@ -117,7 +126,11 @@ export class GraphReader {
        FROM triples t JOIN entities e ON e.id = t.subject
        WHERE t.valid_to IS NULL AND t.subject IN (SELECT value FROM json_each(?)) ORDER BY t.id`,
     ).all(JSON.stringify(ids)) as Array<Record<string, unknown>>;
-    return rows.map((row) => ({ ...factOf(row), entity: Number(row.entity) }));
+    return rows.map((row) => ({
+      ...factBesidesOrigins(row),
+      heard: String(row.heard ?? "[]"),
+      entity: Number(row.entity),
+    }));
   }
 
   /**

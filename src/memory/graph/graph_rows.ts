@@ -46,6 +46,11 @@ export function likeLiteral(text: string): string {
  * ```
  */
 export function factOf(row: Record<string, unknown>): Fact {
+  return { ...factBesidesOrigins(row), heard: parseHeard(row.heard ?? "[]") };
+}
+
+/** {@link factOf} but for its origins (`heard`), for a reader that reads them only when it needs them. */
+export function factBesidesOrigins(row: Record<string, unknown>): Omit<Fact, "heard"> {
   return {
     id: Number(row.id),
     subject: String(row.subject),
@@ -58,7 +63,6 @@ export function factOf(row: Record<string, unknown>): Fact {
     ...(typeof row.corrected_by === "string" ? { correctedBy: row.corrected_by } : {}),
     saidBy: String(row.said_by ?? ""),
     trust: trustOf(String(row.trust ?? "household")),
-    heard: parseHeard(row.heard ?? "[]"),
   };
 }
 
