@@ -25,10 +25,7 @@ import {
   ZH_STOP_CHARS,
   ZH_VERB_CHARS,
 } from "./stopwords.ts";
-
-// CJK = Han, kana (with the prolonged-sound mark ー, which is script Common) and Hangul.
-const RUN =
-  /([\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30FC]+)|([[\p{L}\p{N}]--[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\u30FC]]+)/gv;
+import { textRuns } from "./text_runs.ts";
 
 /** A compiled lexicon: surface form → concept tokens. */
 export interface Lexicon {
@@ -228,15 +225,7 @@ export function tokenize(text: string, options: TokenizeOptions = {}): string[] 
   const lexicon = options.lexicon;
   const stemWord = options.stem ?? stem;
   const normalized = text.normalize("NFKC").toLowerCase();
-  const pieces: Array<{ cjk: boolean; text: string; start: number; end: number }> = [];
-  for (const match of normalized.matchAll(RUN)) {
-    pieces.push({
-      cjk: match[1] !== undefined,
-      text: match[0],
-      start: match.index,
-      end: match.index + match[0].length,
-    });
-  }
+  const pieces = textRuns(normalized);
   const isNumberPiece = (piece: { cjk: boolean; text: string }) => !piece.cjk && /^\d+$/.test(piece.text);
   let words: string[] = [];
   // Stopwords are judged on the word as written: stemming first would index "does" as "doe".
