@@ -284,10 +284,11 @@ export class HouseholdMemory implements Memory {
     // speakers the query names is told from the documents found; when it names none that any document or recent line
     // has, the pool is the k best (the wider pool's first k), and the rows beyond them are not read: a year's first
     // asking of such a question read 30 rows for 5 (≈ 0.15 ms).
+    const heardLines = heard.map(line);
     const wide = asksWhen || Boolean(period) || this.#documents.namesASpeaker(query) ||
-      namedSpeakers(query, heard.map(line)).size > 0;
+      namedSpeakers(query, heardLines).size > 0;
     const found = this.#documents.search(query, wide ? Math.max(3 * k, 30) : k, false, asker);
-    const named = namedSpeakers(query, [...found.map((hit) => hit.document.text), ...heard.map(line)]);
+    const named = namedSpeakers(query, [...found.map((hit) => hit.document.text), ...heardLines]);
     const pool = asksWhen || period || named.size ? found : found.slice(0, k);
     const shown = new Map(pool.map((hit) => [hit.document.id, hit.document]));
     const items: Array<RecallItem & { document?: string; source?: string; documents?: string[] }> = withWhatMatched(
@@ -316,7 +317,7 @@ export class HouseholdMemory implements Memory {
       if (score > 0) {
         items.push({
           kind: "context",
-          text: line(entry),
+          text: heardLines[i]!,
           score,
           time: entry.time,
           provenance: [entry.eventId],
