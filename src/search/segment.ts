@@ -152,7 +152,13 @@ export class Segment implements IndexPart {
       const sections = await readSections(file, counts, layout, pause);
       const segment = new Segment(path, file, counts, sections);
       await segment.#findMaxima(pause);
-      segment.#columns = await MetaColumns.read(segment, pause);
+      segment.#columns = await MetaColumns.read(segment, pause).catch((error) => {
+        // The checksum held, so the writer wrote it: a damaged segment all the same, set aside like any other.
+        if (error instanceof SyntaxError) {
+          throw new SnapshotError(layout.metas, `metadata that is not JSON: ${error.message}`);
+        }
+        throw error;
+      });
       // The slices' buffer, grown to 256 kB: a compaction grows it again when it reads the metadata of this one.
       segment.#rangeScratch = new Uint8Array(0);
       return segment;

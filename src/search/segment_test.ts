@@ -4,6 +4,7 @@ import { DEFAULT_SCORING, InvertedIndex } from "./inverted_index.ts";
 import { Segment } from "./segment.ts";
 import { SegmentIndex } from "./segment_index.ts";
 import { writeSegment } from "./segment_writer.ts";
+import { crc32 } from "./crc32.ts";
 import { SnapshotError } from "./snapshot.ts";
 import { VectorStore } from "./store.ts";
 import { HOUSEHOLD, termFrequencies } from "./tokenizer.ts";
@@ -145,6 +146,14 @@ Deno.test("a damaged segment is refused with the byte and what is wrong", async 
     new RegExp(`the header's counts make ${good.length} bytes, the file has ${good.length - 8}`),
   );
   await refused(good.subarray(0, 10), /^corrupt at byte 0 \(not a segment\)$/);
+  // Metadata that is not JSON under a checksum that holds (a writer's fault): refused the same way, naming where the
+  // metadata starts.
+  const text = new TextDecoder().decode(good);
+  const at = text.lastIndexOf('{"time":2}');
+  const broken = good.slice();
+  broken[at + '{"time":2'.length] = "]".charCodeAt(0);
+  new DataView(broken.buffer).setUint32(4, crc32(broken.subarray(8)), true);
+  await refused(broken, /^corrupt at byte \d+ \(metadata that is not JSON: .+\)$/);
   await Deno.remove(dir, { recursive: true });
 });
 
