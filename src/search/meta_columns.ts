@@ -40,8 +40,8 @@ export interface MetaSource {
   metasOfRange(from: number, to: number): { bytes: Uint8Array; offset: (slot: number) => number };
 }
 
-/** Bytes of metadata read between two pauses. */
-const SLICE_BYTES = 256 << 10;
+/** Bytes of metadata parsed at once: a slice's objects die young (larger slices, promoted, swelled the heap at open). */
+const SLICE_BYTES = 32 << 10;
 
 /** The metadata of a segment's documents, by slot. */
 export class MetaColumns {

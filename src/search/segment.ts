@@ -2,8 +2,8 @@
  * A segment: an index's documents at its last compaction, in one file searched where it lies. What a search needs at
  * every step stays in memory — the sorted term dictionary (terms packed as UTF-8, their document frequencies and where
  * their postings are), the ids (packed, with a hash order for lookup), per document its norm, whether it is still
- * live and where its terms are (≈ 30 bytes a document and 20 a term), every document's terms (8 bytes a term of a
- * document, ≈ 100 a household's document) and its metadata in columns (`meta_columns.ts`, ≈ 30 bytes a document): a
+ * live and where its terms are (≈ 30 bytes a document and 20 a term), every document's terms (`doc_terms.ts`, ≈ 5
+ * bytes a term of a document, ≈ 65 a household's document) and its metadata in columns (`meta_columns.ts`, ≈ 30 bytes a document): a
  * recall compares its 40 best candidates by their terms and reads their metadata, and reading each from the file cost
  * more than ranking the first time a question was asked. The postings stay in the file and are read when a query asks
  * for them (positioned reads; the operating system's page cache, not this process, holds what is read often), with
@@ -31,6 +31,7 @@ import type { IndexPart, Postings, TermMaxima } from "./ranking.ts";
 import { FILTER_FIELD } from "./ranking.ts";
 import { compareBytes, hashBytes, textOf } from "./segment_bytes.ts";
 import { type Counts, type Layout, layoutOf, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment_layout.ts";
+import { DocTerms } from "./doc_terms.ts";
 import { MetaColumns } from "./meta_columns.ts";
 import { readAt, readSections, type Sections } from "./segment_sections.ts";
 import { SnapshotError } from "./snapshot.ts";
@@ -74,7 +75,7 @@ export class Segment implements IndexPart {
   #docStart: Uint32Array;
   #metaStart: Uint32Array;
   #norms: Float32Array;
-  #docTerms: Uint8Array;
+  #docTerms: DocTerms;
   #alive: Uint8Array;
   #live: number;
   #normSum = 0;
@@ -86,7 +87,7 @@ export class Segment implements IndexPart {
   /** The metadata in columns; undefined for metadata of too many keys, which is read from the file. */
   #columns: MetaColumns | undefined;
 
-  private constructor(path: string, file: Deno.FsFile, counts: Counts, sections: Sections) {
+  private constructor(path: string, file: Deno.FsFile, counts: Counts, sections: Sections, docTerms: DocTerms) {
     this.path = path;
     this.#file = file;
     this.documents = counts.documents;
@@ -103,7 +104,7 @@ export class Segment implements IndexPart {
     this.#docStart = sections.docStart;
     this.#metaStart = sections.metaStart;
     this.#norms = sections.norms;
-    this.#docTerms = sections.docTerms;
+    this.#docTerms = docTerms;
     this.#alive = new Uint8Array(counts.documents).fill(1);
     this.#live = counts.documents;
     for (const norm of this.#norms) this.#normSum += norm;
@@ -150,7 +151,8 @@ export class Segment implements IndexPart {
       }
       if (crc !== view.getUint32(4, true)) throw new SnapshotError(4, "checksum mismatch");
       const sections = await readSections(file, counts, layout, pause);
-      const segment = new Segment(path, file, counts, sections);
+      const docTerms = await DocTerms.read(file, layout.docTerms, sections.docStart, pause);
+      const segment = new Segment(path, file, counts, sections, docTerms);
       await segment.#findMaxima(pause);
       segment.#columns = await MetaColumns.read(segment, pause).catch((error) => {
         // The checksum held, so the writer wrote it: a damaged segment all the same, set aside like any other.
@@ -194,11 +196,13 @@ export class Segment implements IndexPart {
       this.#docStart,
       this.#metaStart,
       this.#norms,
-      this.#docTerms,
       this.#alive,
       this.#scratch,
       this.#rangeScratch,
-    ].reduce((sum, array) => sum + array.byteLength, this.#columns?.residentBytes ?? 0);
+    ].reduce(
+      (sum, array) => sum + array.byteLength,
+      this.#docTerms.residentBytes + (this.#columns?.residentBytes ?? 0),
+    );
   }
 
   aliveFlags(): Uint8Array {
@@ -334,14 +338,9 @@ export class Segment implements IndexPart {
     return JSON.parse(decoder.decode(bytes.subarray(0, to - from))) as DocMeta;
   }
 
-  /** The slot's term ids and weights: views of this segment's own (read them, never change them). */
+  /** The slot's term ids and weights (the ids a view of the segment's own: read them, never change them). */
   docTerms(slot: number): { termIds: Int32Array; weights: Float32Array } {
-    const from = this.#docStart[slot]!, count = this.#docStart[slot + 1]! - from;
-    const at = this.#docTerms.byteOffset + 8 * from;
-    return {
-      termIds: new Int32Array(this.#docTerms.buffer, at, count),
-      weights: new Float32Array(this.#docTerms.buffer, at + 4 * count, count),
-    };
+    return this.#docTerms.of(slot);
   }
 
   /** Term count of a slot (as written). */

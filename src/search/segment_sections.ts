@@ -1,6 +1,6 @@
 /**
  * Opening a segment reads its resident sections — the term dictionary, the ids and their hash order, the per-document
- * starts and norms, and every document's terms — and checks that they agree before any search trusts them: every start list rising from 0 to its
+ * starts and norms — and checks that they agree before any search trusts them: every start list rising from 0 to its
  * section's size, each term's posting count its document frequency, the terms in byte order, the id order a
  * permutation sorted by hash, and no id twice. A file that fails is a {@link SnapshotError} naming the byte.
  *
@@ -26,8 +26,6 @@ export interface Sections {
   docStart: Uint32Array;
   metaStart: Uint32Array;
   norms: Float32Array;
-  /** Every document's terms: per document its term ids (i32), then their weights (f32), from `docStart`. */
-  docTerms: Uint8Array;
 }
 
 /**
@@ -88,7 +86,6 @@ export async function readSections(
   const docStart = await u32(layout.docStart, c.documents + 1);
   const metaStart = await u32(layout.metaStart, c.documents + 1);
   const norms = new Float32Array((await readAt(file, layout.norms, 4 * c.documents)).buffer);
-  const docTerms = await readAt(file, layout.docTerms, 8 * c.pairs);
   const rising = async (array: Uint32Array, last: number, what: string, at: number) => {
     if (array[0] !== 0 || array[array.length - 1] !== last) {
       throw new SnapshotError(at, `the ${what} do not run from 0 to ${last}`);
@@ -157,6 +154,5 @@ export async function readSections(
     docStart,
     metaStart,
     norms,
-    docTerms,
   };
 }
