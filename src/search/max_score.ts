@@ -234,7 +234,7 @@ export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
       // where the lists left are longer than the documents met (the check reads those); not under a filter function,
       // whose verdicts would have to be asked of every document met.
       if (open && i > 0 && !s.filter && unmet[i]! < Infinity && left > count) {
-        if (unmet[i]! * SLACK < lowerBar(acc, met, count, candidates)) open = false;
+        if (barAbove(unmet[i]! * SLACK, acc, met, count, candidates)) open = false;
       }
       left -= list.length;
       const postings = part.postings(list.termId);
@@ -325,7 +325,7 @@ function clearMet(acc: Float64Array, masks: Int32Array, met: Int32Array, count: 
   for (let i = 0; i < count; i++) acc[met[i]!] = masks[met[i]!] = 0;
 }
 
-/** The pool, and what a document's score and admission are figured with ({@link scoreLast}, {@link lowerBar}). */
+/** The pool, and what a document's score and admission are figured with ({@link scoreLast}, {@link barAbove}). */
 interface Candidates {
   pool: Pool;
   part: number;
@@ -371,64 +371,27 @@ let touched = new Int32Array(0);
 let held = new Int32Array(0);
 
 /**
- * A lower bound of the pool's final bar: the `size`-th best score among the pool and the documents met, each at its
- * sum so far (which only grows); -∞ while there are not that many. Found with a min-heap of the best `size` scores in
- * a reused array (the bar is a score: which of equal scores is kept does not change it).
+ * Whether a lower bound of the pool's final bar is above `bound`: whether at least the pool's size of the scores of
+ * the pool and of the documents met, each at its sum so far (which only grows), are above it — the `size`-th best is
+ * then above it, and so is the final bar. Counted, not ranked: the count stops once it reaches the pool's size (the
+ * check that closes the walk reads a few hundred documents, not every one met).
  */
-function lowerBar(
+function barAbove(
+  bound: number,
   acc: Float64Array,
   met: Int32Array,
   count: number,
   { pool, keep, queryNorm, base, slope, norms }: Candidates,
-): number {
+): boolean {
   const size = pool.size;
-  if (size === 0) return -Infinity;
-  if (bar.length < size) bar = new Float64Array(size);
-  const heap = bar, { values, count: pooled } = pool.scores;
-  let length = 0;
-  for (let i = 0; i < pooled; i++) length = keepBest(heap, length, size, values[i]!);
+  if (size === 0) return false;
+  const { values, count: pooled } = pool.scores;
+  let above = 0;
+  for (let i = 0; i < pooled; i++) if (values[i]! > bound && ++above === size) return true;
   for (let i = 0; i < count; i++) {
     const slot = met[i]!;
     if (keep && !keep.has(slot)) continue;
-    const score = acc[slot]! / (queryNorm * (base + slope * norms[slot]!));
-    // Most documents met are below the least kept: checked here, as passing the score on boxed it (a number object
-    // per document met, a third of what a recall allocated).
-    if (length === size && score <= heap[0]!) continue;
-    length = keepBest(heap, length, size, score);
+    if (acc[slot]! / (queryNorm * (base + slope * norms[slot]!)) > bound && ++above === size) return true;
   }
-  return length < size ? -Infinity : heap[0]!;
+  return false;
 }
-
-/**
- * Puts `score` in the min-heap of the best `size` scores (its first `length` entries) when there is room or it beats
- * the least; returns the heap's new length.
- */
-function keepBest(heap: Float64Array, length: number, size: number, score: number): number {
-  if (length < size) {
-    // Sift up.
-    let at = length++;
-    while (at > 0) {
-      const parent = (at - 1) >> 1;
-      if (heap[parent]! <= score) break;
-      heap[at] = heap[parent]!;
-      at = parent;
-    }
-    heap[at] = score;
-  } else if (score > heap[0]!) {
-    // Replace the least and sift down.
-    let at = 0;
-    for (;;) {
-      const left = 2 * at + 1;
-      if (left >= size) break;
-      const child = left + 1 < size && heap[left + 1]! < heap[left]! ? left + 1 : left;
-      if (heap[child]! >= score) break;
-      heap[at] = heap[child]!;
-      at = child;
-    }
-    heap[at] = score;
-  }
-  return length;
-}
-
-/** {@link lowerBar}'s heap, grown to the largest pool. */
-let bar = new Float64Array(0);
