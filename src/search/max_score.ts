@@ -228,6 +228,7 @@ export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
   // returning it boxed each number, thousands a search.
   const candidates: Candidates = { pool, part: s.part, keep: s.keep, masked, queryNorm, base, slope, norms };
   try {
+    let read: Postings | undefined;
     for (let i = 0; i < lists.length; i++) {
       const list = lists[i]!;
       // Closed once no document not met yet can reach the pool: the lists left only add to the documents met. Checked
@@ -237,7 +238,35 @@ export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
         if (barAbove(unmet[i]! * SLACK, acc, met, count, candidates)) open = false;
       }
       left -= list.length;
-      const postings = part.postings(list.termId);
+      let postings = read ?? part.postings(list.termId);
+      read = undefined;
+      // A twin: the next list holds the same documents (a name and its concept, 奶奶 and ~grandmother), so both are
+      // summed in one walk, in the same order as two. Not the last list, nor under a filter (the paths below).
+      const next = lists[i + 1];
+      if (next && i + 1 < lists.length - 1 && !s.filter && next.length === list.length && list.length >= TWIN_FROM) {
+        postings = kept(postings);
+        read = part.postings(next.termId);
+        if (sameSlots(postings, read)) {
+          const second = read;
+          read = undefined;
+          left -= next.length;
+          if (!open) addTwinToMet(postings, second, list.weight, next.weight, list.bit | next.bit, acc, masks);
+          else {count = meetTwin(
+              postings,
+              second,
+              list.weight,
+              next.weight,
+              list.bit | next.bit,
+              alive,
+              acc,
+              masks,
+              met,
+              count,
+            );}
+          i++;
+          continue;
+        }
+      }
       if (!open) addToMet(postings, list.weight, list.bit, acc, masks);
       // The last list, open: each of its documents has its whole sum here, so it is scored at once rather than met
       // and scored after (a family member's name is in 40,000 documents of a year: the second pass was half the
@@ -249,6 +278,74 @@ export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
     scoreMet(acc, masks, met, count, candidates, s.filter && ((slot) => s.matches(part.meta(slot), s.filter!)));
   } finally {
     clearMet(acc, masks, met, count);
+  }
+}
+
+/** Lists shorter than this are never checked for a twin (comparing them would cost what summing them does). */
+const TWIN_FROM = 1024;
+
+/** A copy of `postings` in a reused buffer (a segment reads each list into one buffer: the next read overwrites it). */
+function kept({ slots, weights, from, to }: Postings): Postings {
+  if (keptSlots.length < to - from) {
+    keptSlots = new Int32Array(2 * (to - from));
+    keptWeights = new Float32Array(2 * (to - from));
+  }
+  keptSlots.set(slots.subarray(from, to));
+  keptWeights.set(weights.subarray(from, to));
+  return { slots: keptSlots, weights: keptWeights, from: 0, to: to - from };
+}
+let keptSlots = new Int32Array(0);
+let keptWeights = new Float32Array(0);
+
+/** Whether two lists hold the same slots, in the same order. */
+function sameSlots(a: Postings, b: Postings): boolean {
+  if (a.to - a.from !== b.to - b.from) return false;
+  for (let i = 0; i < a.to - a.from; i++) if (a.slots[a.from + i] !== b.slots[b.from + i]) return false;
+  return true;
+}
+
+/** {@link meet} for twin lists: each document's sum takes the first list's term, then the second's. */
+function meetTwin(
+  a: Postings,
+  b: Postings,
+  weightA: number,
+  weightB: number,
+  bits: number,
+  alive: Uint8Array,
+  acc: Float64Array,
+  masks: Int32Array,
+  met: Int32Array,
+  count: number,
+): number {
+  const slots = a.slots, weightsA = a.weights, weightsB = b.weights, shift = b.from - a.from;
+  for (let j = a.from; j < a.to; j++) {
+    const slot = slots[j]!;
+    if (!alive[slot]) continue;
+    const before = acc[slot]!;
+    if (before === 0) met[count++] = slot;
+    acc[slot] = before + weightA * weightsA[j]! + weightB * weightsB[j + shift]!;
+    masks[slot] = masks[slot]! | bits;
+  }
+  return count;
+}
+
+/** {@link addToMet} for twin lists. */
+function addTwinToMet(
+  a: Postings,
+  b: Postings,
+  weightA: number,
+  weightB: number,
+  bits: number,
+  acc: Float64Array,
+  masks: Int32Array,
+): void {
+  const slots = a.slots, weightsA = a.weights, weightsB = b.weights, shift = b.from - a.from;
+  for (let j = a.from; j < a.to; j++) {
+    const slot = slots[j]!;
+    const before = acc[slot]!;
+    if (before === 0) continue;
+    acc[slot] = before + weightA * weightsA[j]! + weightB * weightsB[j + shift]!;
+    masks[slot] = masks[slot]! | bits;
   }
 }
 

@@ -160,6 +160,51 @@ Deno.test("MaxScore over a segment's long lists: the same pool, and the filter a
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("twin lists (a name and its concept, holding the same documents) are summed in one walk, as two", async () => {
+  const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "homed-maxscore-twins-" });
+  const scoring: ScoringOptions = { slope: 0.75, conceptWeight: 1.5, supersede: undefined };
+  const random = lcg(393);
+  const base = new InvertedIndex(scoring);
+  // "奶奶" and "~grandmother" hold the same 2,400 documents (twins); "lin" and "~lin" as many, the same but one
+  // (almost twins: one slot differs); "放在" is in three quarters of all (summed after them); "药" in a few.
+  for (let d = 0; d < 4_000; d++) {
+    const terms = new Map<string, number>([[`w${Math.floor(random() * 40)}`, 1 + Math.floor(random() * 3)]]);
+    if (d % 5 < 3) (terms.set("奶奶", 1 + (d % 3 === 0 ? 1 : 0)), terms.set("~grandmother", 1 + (d % 7 === 0 ? 1 : 0)));
+    if (d % 10 < 3) terms.set("lin", 1);
+    if ((d % 10 < 3 && d !== 30) || d === 33) terms.set("~lin", d === 31 ? 2 : 1);
+    if (d % 4 !== 0) terms.set("放在", 1);
+    if (d % 401 === 0) terms.set("药", 1);
+    base.put(`d${d}`, terms, { d });
+  }
+  const path = join(dir, "seg-1.bin");
+  await writeSegment(path, { delta: base.snapshot() }, () => Promise.resolve());
+  const segment = await Segment.open(path);
+  for (const slot of [15, 16, 2_000]) segment.kill(slot);
+  const recent = new InvertedIndex(scoring);
+  recent.put("r1", new Map([["奶奶", 1], ["~grandmother", 1], ["药", 1]]), { d: -1 });
+  const parts = [segment, recent.part()];
+  const queries = [
+    "奶奶 ~grandmother 放在 药",
+    "奶奶 ~grandmother 放在",
+    "奶奶 ~grandmother",
+    "lin ~lin 放在 药",
+    "药 奶奶 ~grandmother w3",
+  ];
+  for (const text of queries) {
+    const query = new Map(text.split(" ").map((term) => [term, 1]));
+    for (const want of [1, 5, 40]) {
+      const got = rank(parts, query, { k: want, pool: want }, scoring);
+      assert.deepEqual(
+        got.map((hit) => [hit.id, hit.score]),
+        exhaustive(parts, query, scoring, want),
+        `${text}, k ${want}`,
+      );
+    }
+  }
+  segment.close();
+  await Deno.remove(dir, { recursive: true });
+});
+
 Deno.test("a pool emptied for another search keeps what a new pool of its size keeps", () => {
   const random = lcg(5);
   // Scores on a coarse grid: many ties, which the part and the slot order.
