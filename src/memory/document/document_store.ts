@@ -23,7 +23,7 @@ import {
 import type { VectorStore } from "../../search/store.ts";
 import { indexMatchesRows } from "../index_digest.ts";
 import { prepared } from "../../sqlite/prepared.ts";
-import { lineSpeakers, saysAny } from "../recall/speakers.ts";
+import { SpeakerNames } from "./speaker_names.ts";
 
 /** One document. */
 export interface MemoryDocument {
@@ -140,8 +140,6 @@ export function coldness(document: { lastAccessed: number }, now: number, coldAf
   return Math.round((idle / Math.max(1, coldAfterMs)) * 1000) / 1000;
 }
 
-/** The `meta` key of every speaker of a document's lines, ever (see {@link DocumentStore.namesASpeaker}). */
-const SPEAKERS_META = "document_speakers";
 /** Which metadata the index holds (version 2: time and session); a store with older metadata is re-put once. */
 const INDEX_META = "document_index_meta";
 const INDEX_META_VERSION = "2";
@@ -214,29 +212,14 @@ export class DocumentStore {
    * crash losing a heartbeat's worth of them changes nothing a household sees. Every read of a row adds them.
    */
   #pendingHits = new Map<string, { hits: number; lastAccessed: number }>();
-  /**
-   * Every speaker of a document's lines ("Name: …", lower case) since the store began: forgetting leaves a name in,
-   * so it holds at least the speakers of the documents kept. Kept in memory.db's `meta`, written before the document
-   * that brings a new one (a household has a handful).
-   */
-  #speakers: Set<string>;
+  /** The speakers of the documents' lines, for {@linkcode DocumentStore.namesASpeaker}. */
+  #speakers: SpeakerNames;
 
   private constructor(db: DatabaseSync, index: VectorStore, clock: Clock) {
     this.#db = db;
     this.#index = index;
     this.#clock = clock;
-    const kept = readMeta(db, SPEAKERS_META);
-    this.#speakers = kept === undefined ? this.#readSpeakers() : new Set(JSON.parse(kept) as string[]);
-  }
-
-  /** The speakers of every document's lines, read once from a store kept before they were (≈ 0.2 s a year). */
-  #readSpeakers(): Set<string> {
-    const speakers = new Set<string>();
-    for (const row of prepared(this.#db, "SELECT text FROM documents").iterate() as Iterable<{ text: string }>) {
-      for (const speaker of lineSpeakers(row.text)) speakers.add(speaker);
-    }
-    writeMeta(this.#db, SPEAKERS_META, JSON.stringify([...speakers]));
-    return speakers;
+    this.#speakers = new SpeakerNames(db);
   }
 
   /**
@@ -251,7 +234,7 @@ export class DocumentStore {
    * ```
    */
   namesASpeaker(query: string): boolean {
-    return saysAny(query, this.#speakers);
+    return this.#speakers.saidIn(query);
   }
 
   /**
@@ -348,12 +331,8 @@ export class DocumentStore {
       trust: trustOf(draft.trust),
       source: draft.source ?? "",
     };
-    const speakers = lineSpeakers(document.text).filter((speaker) => !this.#speakers.has(speaker));
-    if (speakers.length) {
-      // Before the row: a store holding the document always names its speakers.
-      for (const speaker of speakers) this.#speakers.add(speaker);
-      writeMeta(this.#db, SPEAKERS_META, JSON.stringify([...this.#speakers]));
-    }
+    // Before the row: a store holding the document always names its speakers.
+    this.#speakers.add(document.text);
     const context = draft.context?.text ?? "";
     const session = draft.session ?? document.provenance[0] ?? document.id;
     prepared(
