@@ -34,10 +34,11 @@ import { DAEMON_ENV } from "../../src/rights/command_flags.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "../../tests/support/contract.ts";
 import { FakeTelegram } from "../../tests/support/fake_telegram.ts";
 import { FakeWeixin } from "../../tests/support/fake_weixin.ts";
-import { healthy, spawnDeno, startHomed, taskFlags, workspace } from "../../tests/support/homed_process.ts";
+import { startHomed, workspace } from "../../tests/support/homed_process.ts";
 import { RawWsClient } from "../onebot/raw_ws_client.ts";
 import { environment, percentile, rssMb, writeResults } from "../support/report.ts";
 import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";
+import { startTimedHomed, type TimedHomed } from "../support/timed_homed.ts";
 
 const arg = (name: string, fallback: number) =>
   Number(Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback);
@@ -361,34 +362,14 @@ async function idleOnce(withChannels: boolean): Promise<IdleRun> {
       ? { weixin: { token: weixin.botToken, base_url: weixin.baseUrl, cdn_url: weixin.cdnBaseUrl, owner: WX_OWNER } }
       : {}),
   }, { ...DAEMON_ENV });
-  const url = `http://127.0.0.1:${ws.port}`;
-  const flags = await taskFlags("run", ws.env);
-  const started = now();
-  const child = spawnDeno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
-  let stderr = "";
-  const decoder = new TextDecoder();
-  const drain = (async () => {
-    for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true });
-  })();
-  let exited = false;
-  const status = child.status.then((s) => (exited = true, s));
+  let homed: TimedHomed | undefined;
   try {
-    let healthzMs = Number.NaN;
-    while (!exited && now() - started < 60_000) {
-      if (await healthy(url)) {
-        healthzMs = now() - started;
-        break;
-      }
-      await sleep(2);
-    }
-    if (Number.isNaN(healthzMs)) throw new Error(`homed did not answer /healthz:\n${stderr}`);
+    homed = await startTimedHomed(ws);
     await sleep(IDLE_WAIT_MS);
-    if (weixin && !weixin.polling) throw new Error(`homed is not long-polling WeChat:\n${stderr}`);
-    return { healthz_ms: Math.round(healthzMs), idle_rss_mb: await rssMb(child.pid) };
+    if (weixin && !weixin.polling) throw new Error(`homed is not long-polling WeChat:\n${homed.stderr()}`);
+    return { healthz_ms: Math.round(homed.healthzMs), idle_rss_mb: await rssMb(homed.pid) };
   } finally {
-    if (!exited) child.kill("SIGTERM");
-    await status;
-    await drain;
+    await homed?.stop();
     await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
     await telegram?.close().catch((error: Error) => console.warn(`fake Telegram: ${error.message}`));
     await weixin?.close().catch((error: Error) => console.warn(`fake WeChat: ${error.message}`));

@@ -24,16 +24,10 @@
 
 import { DAEMON_ENV } from "../../src/rights/command_flags.ts";
 import { DEFAULT_CONTRACT, TEST_KEY } from "../../tests/support/contract.ts";
-import {
-  healthy,
-  PASSED_TO_CHILDREN,
-  REPO,
-  spawnDeno,
-  taskFlags,
-  workspace,
-} from "../../tests/support/homed_process.ts";
+import { PASSED_TO_CHILDREN, REPO, workspace } from "../../tests/support/homed_process.ts";
 import { percentile, rssMb } from "../support/report.ts";
 import { RemoteFakeLlm } from "../support/remote_fake_llm.ts";
+import { startTimedHomed, type TimedHomed } from "../support/timed_homed.ts";
 
 /** What the client measured on one homed. */
 export interface DaemonFigures {
@@ -79,38 +73,21 @@ export async function measureDaemon(input: DaemonTurnsInput): Promise<DaemonFigu
     onebot: { enabled: false },
     daemon: { api_token: TOKEN, data_dir: input.data },
   }, input.env ?? { ...DAEMON_ENV });
-  const url = `http://127.0.0.1:${ws.port}`;
-  const flags = await taskFlags("run", ws.env);
-  const decoder = new TextDecoder();
-  const started = performance.now();
-  const child = spawnDeno(["run", ...flags, "src/main.ts", "run"], { env: ws.env });
-  let stderr = "";
-  const drain = (async () => {
-    for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true });
-  })();
-  let exited = false;
-  const status = child.status.then((s) => (exited = true, s));
+  let homed: TimedHomed | undefined;
   try {
-    let healthzMs = Number.NaN;
-    while (!exited && performance.now() - started < 60_000) {
-      if (await healthy(url)) {
-        healthzMs = performance.now() - started;
-        break;
-      }
-      await sleep(2);
-    }
-    if (Number.isNaN(healthzMs)) throw new Error(`homed did not answer /healthz:\n${stderr}`);
+    homed = await startTimedHomed(ws);
+    const { url, started } = homed;
     let openMs = Number.NaN;
-    while (!exited && performance.now() - started < 180_000) {
-      if (/Memory open in/.test(stderr)) {
+    while (!homed.exited() && performance.now() - started < 180_000) {
+      if (/Memory open in/.test(homed.stderr())) {
         openMs = performance.now() - started;
         break;
       }
       await sleep(5);
     }
-    const logged = Number(/Memory open in (\d+) ms/.exec(stderr)?.[1] ?? Number.NaN);
+    const logged = Number(/Memory open in (\d+) ms/.exec(homed.stderr())?.[1] ?? Number.NaN);
     await sleep(2_000);
-    const idleRss = await rssMb(child.pid);
+    const idleRss = await rssMb(homed.pid);
     const headers = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
     const overhead: number[] = [], total: number[] = [];
     await llm.drain();
@@ -129,9 +106,9 @@ export async function measureDaemon(input: DaemonTurnsInput): Promise<DaemonFigu
         total.push(elapsed);
       }
     }
-    const rssAfter = await rssMb(child.pid);
+    const rssAfter = await rssMb(homed.pid);
     return {
-      healthz_ms: Math.round(healthzMs),
+      healthz_ms: Math.round(homed.healthzMs),
       memory_open_ms: Math.round(openMs),
       memory_open_logged_ms: logged,
       idle_rss_mb: idleRss,
@@ -143,9 +120,7 @@ export async function measureDaemon(input: DaemonTurnsInput): Promise<DaemonFigu
       turns: overhead.length,
     };
   } finally {
-    if (!exited) child.kill("SIGTERM");
-    await status;
-    await drain;
+    await homed?.stop();
     await Deno.remove(ws.dir, { recursive: true }).catch(() => {});
     await llm.close().catch((error: Error) => console.warn(`fake LLM: ${error.message}`));
   }
