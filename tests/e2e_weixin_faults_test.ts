@@ -13,7 +13,7 @@ import { loadWeixinLogin, saveWeixinLogin } from "../src/devices/weixin/weixin_s
 import { DEFAULT_CONTRACT, TEST_KEY } from "./support/contract.ts";
 import { FakeLlm } from "./support/fake_llm.ts";
 import { FakeWeixin } from "./support/fake_weixin.ts";
-import { childEnv, deno, REPO, startHomed, workspace } from "./support/homed_process.ts";
+import { childEnv, REPO, startHomed, taskFlags, workspace } from "./support/homed_process.ts";
 import { OneBotSim } from "./support/onebot_sim.ts";
 import { waitFor } from "./support/wait.ts";
 import {
@@ -100,12 +100,9 @@ Deno.test("WeChat: a 10 s outage and an expired session cost few calls; after a 
       // phone, the token kept in the data dir, the running homed asked to re-check. WeChat comes back, and the message
       // written while it was stale is answered, once.
       llm.enqueue({ reply: "我回来了。" });
-      const flags = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/flags.ts", "weixin"], {
-        env: ws.env,
-      });
-      assert.equal(flags.code, 0, flags.stderr);
+      const flags = await taskFlags("weixin", ws.env);
       const login = new Deno.Command(Deno.execPath(), {
-        args: ["run", ...flags.stdout.trim().split(/\s+/), "src/main.ts", "weixin", "login"],
+        args: ["run", ...flags, "src/main.ts", "weixin", "login"],
         cwd: REPO,
         env: childEnv(ws.env),
         clearEnv: true,

@@ -93,7 +93,7 @@ export async function deno(
 
 /** The flags `deno task <mode>` would splice in for this environment. */
 export async function taskFlags(
-  mode: "run" | "chat" | "doctor" | "supervise" | "service" | "tracker",
+  mode: "run" | "chat" | "doctor" | "supervise" | "service" | "tracker" | "weixin",
   env: Record<string, string>,
 ): Promise<string[]> {
   const result = await deno(["run", "--no-prompt", "--allow-read", "--allow-env", "src/flags.ts", mode], { env });
