@@ -90,6 +90,8 @@ Deno.test("WeChat: owner and member answered on their message's token, a strange
       assert.ok(stranger!.token !== "");
       assert.equal(llm.requests.length, 2, "the stranger cost no model call");
       assert.deepEqual(sentTo(fake, WX_STRANGER), [], "the stranger got nothing");
+      // The fake records a send when it arrives; homed counts it when the answer is back, a moment later.
+      await waitFor(async () => (await weixinStatus(homed)).sent === 2, "both answers counted as sent");
       const status = await weixinStatus(homed);
       assert.deepEqual([status.connected, status.inputs, status.ignored, status.sent], [true, 2, 1, 2]);
       assert.ok(fake.typing.some((typing) => typing.user === WX_OWNER && typing.status === 1), "typing shown");
