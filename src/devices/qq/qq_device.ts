@@ -20,6 +20,7 @@ import { Capability, type InputRef, type OutputEvent } from "../../io/event.ts";
 import type { MessageAttachment } from "../../io/message_payload.ts";
 import { decodeBase64, encodeBase64 } from "../../text/base64.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
+import { statusTool } from "../../tools/status_tool.ts";
 import type { Tool } from "../../tools/tool.ts";
 import { ActionError, OneBotConnection, type OneBotSocket, type Role } from "./connection.ts";
 import { normalizeMessage, readSegments, type Segment, textSegment } from "./segments.ts";
@@ -189,27 +190,26 @@ export class QqDevice implements Device {
   }
 
   /** The device's tools, made once so every device-table change registers the same objects. */
-  #tools: readonly Tool[] = [{
-    name: "qq_status",
-    effect: "read",
-    description:
+  #tools: readonly Tool[] = [
+    statusTool(
+      "qq_status",
       "Which QQ accounts are connected (self ids, roles, last heartbeat, whether QQ is online) and how many replies wait for a connection.",
-    parameters: { type: "object", properties: {}, additionalProperties: false },
-    allow: "anyone",
-    execute: () => this.status(),
-  }, {
-    name: "qq_delete_message",
-    effect: "act",
-    description: "Recall (delete) a QQ message the butler sent, by its message_id.",
-    parameters: {
-      type: "object",
-      properties: { message_id: { type: "string", pattern: "^-?\\d{1,12}$" } },
-      required: ["message_id"],
-      additionalProperties: false,
+      () => this.status(),
+    ),
+    {
+      name: "qq_delete_message",
+      effect: "act",
+      description: "Recall (delete) a QQ message the butler sent, by its message_id.",
+      parameters: {
+        type: "object",
+        properties: { message_id: { type: "string", pattern: "^-?\\d{1,12}$" } },
+        required: ["message_id"],
+        additionalProperties: false,
+      },
+      allow: "household",
+      execute: (args) => this.#deleteMessage(String(args.message_id)),
     },
-    allow: "household",
-    execute: (args) => this.#deleteMessage(String(args.message_id)),
-  }];
+  ];
 
   tools(): readonly Tool[] {
     return this.#tools;

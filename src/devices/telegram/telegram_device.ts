@@ -24,6 +24,7 @@ import { Capability, type InputRef, type OutputEvent } from "../../io/event.ts";
 import type { MessageAttachment } from "../../io/message_payload.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
 import { Backoff, type BackoffPolicy, dial, type Dialling } from "../../service/backoff.ts";
+import { statusTool } from "../../tools/status_tool.ts";
 import type { Tool } from "../../tools/tool.ts";
 import { BotApi, TelegramError } from "./bot_api.ts";
 import { TelegramTyping } from "./telegram_typing.ts";
@@ -196,15 +197,11 @@ export class TelegramDevice implements Device {
   }
 
   /** The device's tools, made once so every device-table change registers the same objects. */
-  #tools: readonly Tool[] = [{
-    name: "telegram_status",
-    effect: "read",
-    description:
-      "Whether the Telegram bot reaches Telegram (connected since, last message, last error), its username, and counts of messages in and out.",
-    parameters: { type: "object", properties: {}, additionalProperties: false },
-    allow: "anyone",
-    execute: () => this.status(),
-  }];
+  #tools: readonly Tool[] = [statusTool(
+    "telegram_status",
+    "Whether the Telegram bot reaches Telegram (connected since, last message, last error), its username, and counts of messages in and out.",
+    () => this.status(),
+  )];
 
   tools(): readonly Tool[] {
     return this.#tools;

@@ -25,6 +25,7 @@ import { Capability, type InputRef, type OutputEvent } from "../../io/event.ts";
 import type { MessageAttachment } from "../../io/message_payload.ts";
 import { LogLimiter } from "../../log/rate_limit.ts";
 import { Backoff, type BackoffPolicy } from "../../service/backoff.ts";
+import { statusTool } from "../../tools/status_tool.ts";
 import type { Tool } from "../../tools/tool.ts";
 import { IlinkApiError, IlinkClient, IlinkTransportError, isSessionExpired, type WireMessage } from "./ilink_client.ts";
 import { plainText, readInbound } from "./weixin_messages.ts";
@@ -216,16 +217,12 @@ export class WeixinDevice implements Device {
     return this.#options.logger;
   }
 
-  #tools: readonly Tool[] = [{
-    name: "weixin_status",
-    effect: "read",
-    description:
-      "Whether WeChat is logged in and connected, since when, the last message, the last error, whether the session " +
+  #tools: readonly Tool[] = [statusTool(
+    "weixin_status",
+    "Whether WeChat is logged in and connected, since when, the last message, the last error, whether the session " +
       "expired (then the owner must run `homed weixin login`), and counts of messages and undeliverable sends.",
-    parameters: { type: "object", properties: {}, additionalProperties: false },
-    allow: "anyone",
-    execute: () => this.status(),
-  }];
+    () => this.status(),
+  )];
 
   tools(): readonly Tool[] {
     return this.#tools;
