@@ -1,22 +1,11 @@
 import assert from "node:assert/strict";
-import { type Clock, systemClock } from "../../clock.ts";
-import type { DeviceContext, InputDraft, TurnResult } from "../../io/device.ts";
+import type { TurnResult } from "../../io/device.ts";
 import type { InputEvent, OutputEvent } from "../../io/event.ts";
 import { FakeWeixin, type FakeWeixinOptions } from "../../../tests/support/fake_weixin.ts";
 import { waitFor } from "../../../tests/support/wait.ts";
 import { plainText } from "./weixin_messages.ts";
-import {
-  channelOf,
-  conversationOf,
-  WeixinDevice,
-  type WeixinDeviceOptions,
-  WeixinUndeliverable,
-} from "./weixin_device.ts";
-import { recordingLogger } from "../../../tests/support/recording_logger.ts";
-
-const OWNER = "wxid_owner@im.wechat";
-const MEMBER = "wxid_member@im.wechat";
-const STRANGER = "wxid_stranger@im.wechat";
+import { channelOf, conversationOf, type WeixinDevice, WeixinUndeliverable } from "./weixin_device.ts";
+import { type DeviceOverrides, MEMBER, OWNER, recorded, startWeixinDevice, STRANGER } from "./harness_test.ts";
 
 interface Harness {
   fake: FakeWeixin;
@@ -30,53 +19,16 @@ interface Harness {
   close(): Promise<void>;
 }
 
-async function harness(
-  fakeOptions: FakeWeixinOptions = {},
-  deviceOptions: Partial<Omit<WeixinDeviceOptions, "settings">> & {
-    settings?: Partial<WeixinDeviceOptions["settings"]>;
-  } = {},
-): Promise<Harness> {
+async function harness(fakeOptions: FakeWeixinOptions = {}, overrides: DeviceOverrides = {}): Promise<Harness> {
   const fake = FakeWeixin.start({ longPollTimeoutMs: 400, ...fakeOptions });
   const dataDir = await Deno.makeTempDir({ prefix: "homed-weixin-" });
-  const inputs: InputEvent[] = [];
-  const lines: string[] = [];
-  const ready = { count: 0 };
+  const into = recorded();
   const devices: WeixinDevice[] = [];
   const make = async () => {
-    const clock: Clock = deviceOptions.clock ?? systemClock;
-    const device = new WeixinDevice({
-      clock,
-      logger: recordingLogger(lines),
-      random: () => 0.5,
-      retry: { minMs: 200, maxMs: 3_000 },
+    const { device } = await startWeixinDevice(fake, dataDir, {
       media: { read: (id) => Promise.resolve(id === "held-image" ? IMAGE : undefined) },
-      ...withoutSettings(deviceOptions),
-      settings: {
-        token: fake.botToken ?? "",
-        baseUrl: fake.baseUrl,
-        cdnUrl: fake.cdnBaseUrl,
-        owner: OWNER,
-        allowUsers: [MEMBER],
-        splitAt: 2_000,
-        minSendIntervalMs: 600,
-        pollTimeoutMs: 400,
-        queueLimit: 10,
-        dataDir,
-        ...deviceOptions.settings,
-      },
-    });
-    const context: DeviceContext = {
-      emit: (draft: InputDraft) => {
-        const event = { ...draft, id: crypto.randomUUID(), time: clock.now() } as InputEvent;
-        inputs.push(event);
-        return event;
-      },
-      readyAgain: () => ready.count++,
-      waiting: () => 0,
-      clock,
-      log: recordingLogger(lines),
-    };
-    await device.start(context);
+      ...overrides,
+    }, into);
     devices.push(device);
     return device;
   };
@@ -85,9 +37,7 @@ async function harness(
     fake,
     dataDir,
     device,
-    inputs,
-    lines,
-    ready,
+    ...into,
     another: make,
     async close() {
       for (const each of devices) await each.stop();
@@ -95,11 +45,6 @@ async function harness(
       await Deno.remove(dataDir, { recursive: true });
     },
   };
-}
-
-function withoutSettings<T extends { settings?: unknown }>(options: T): Omit<T, "settings"> {
-  const { settings: _settings, ...rest } = options;
-  return rest;
 }
 
 const IMAGE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...new Array(300).fill(7)]);

@@ -1,71 +1,24 @@
 import assert from "node:assert/strict";
-import type { OwnerNotice } from "../kind.ts";
 import { type Clock, systemClock } from "../../clock.ts";
-import type { DeviceContext } from "../../io/device.ts";
 import type { InputEvent, OutputEvent } from "../../io/event.ts";
 import { FakeClock } from "../../../tests/support/fake_clock.ts";
 import { FakeWeixin } from "../../../tests/support/fake_weixin.ts";
 import { waitFor } from "../../../tests/support/wait.ts";
-import { WeixinDevice } from "./weixin_device.ts";
+import { OWNER, type StartedDevice, startWeixinDevice } from "./harness_test.ts";
 import { weixinLogin } from "./weixin_login.ts";
 import { saveWeixinLogin } from "./weixin_state.ts";
-import { recordingLogger } from "../../../tests/support/recording_logger.ts";
 
-const OWNER = "wxid_owner@im.wechat";
-
-interface Started {
-  device: WeixinDevice;
-  inputs: InputEvent[];
-  lines: string[];
-  ready: { count: number };
-  /** What the owner was told on another chat. */
-  told: OwnerNotice[];
-}
-
-async function startDevice(
+/** A device with no member allowed but the owner; `token` and `recheckMs` as the case needs. */
+function startDevice(
   fake: FakeWeixin,
   dataDir: string,
   options: { clock?: Clock; token?: string; recheckMs?: number } = {},
-): Promise<Started> {
-  const clock = options.clock ?? systemClock;
-  const inputs: InputEvent[] = [];
-  const lines: string[] = [];
-  const ready = { count: 0 };
-  const told: OwnerNotice[] = [];
-  const device = new WeixinDevice({
-    settings: {
-      token: options.token ?? fake.botToken ?? "",
-      baseUrl: fake.baseUrl,
-      cdnUrl: fake.cdnBaseUrl,
-      owner: OWNER,
-      allowUsers: [],
-      splitAt: 2_000,
-      minSendIntervalMs: 600,
-      pollTimeoutMs: 400,
-      queueLimit: 10,
-      dataDir,
-    },
-    clock,
-    logger: recordingLogger(lines),
-    random: () => 0.5,
-    // The official shape (2 s growing to 30 s) at a tenth of the time, so a 10 s outage is 1 s here.
-    retry: { minMs: 200, maxMs: 3_000 },
+): Promise<StartedDevice> {
+  return startWeixinDevice(fake, dataDir, {
+    ...(options.clock ? { clock: options.clock } : {}),
     ...(options.recheckMs ? { recheckMs: options.recheckMs } : {}),
-    tellOwner: (notice) => told.push(notice),
+    settings: { allowUsers: [], ...(options.token !== undefined ? { token: options.token } : {}) },
   });
-  const context: DeviceContext = {
-    emit: (draft) => {
-      const event = { ...draft, id: crypto.randomUUID(), time: clock.now() } as InputEvent;
-      inputs.push(event);
-      return event;
-    },
-    readyAgain: () => ready.count++,
-    waiting: () => 0,
-    clock,
-    log: recordingLogger(lines),
-  };
-  await device.start(context);
-  return { device, inputs, lines, ready, told };
 }
 
 const texts = (inputs: InputEvent[]) => inputs.map((input) => input.payload.text);
