@@ -23,6 +23,7 @@ import {
 import type { VectorStore } from "../../search/store.ts";
 import { indexMatchesRows } from "../index_digest.ts";
 import { prepared } from "../../sqlite/prepared.ts";
+import { PendingHits } from "./pending_hits.ts";
 import { SpeakerNames } from "./speaker_names.ts";
 
 /** One document. */
@@ -205,13 +206,8 @@ export class DocumentStore {
    * {@linkcode DocumentStore.forget} drops them all.
    */
   #recentRows = new Map<string, MemoryDocument>();
-  /**
-   * Hits counted since they were last written, by document id: how many, and when the last was
-   * ({@linkcode DocumentStore.flushHits}, on the memory's heartbeat). Writing them with each recall was an UPDATE and
-   * a commit a question (≈ 60 µs of a year's recall of 0.6); they only decide when a document goes cold (days), so a
-   * crash losing a heartbeat's worth of them changes nothing a household sees. Every read of a row adds them.
-   */
-  #pendingHits = new Map<string, { hits: number; lastAccessed: number }>();
+  /** Hits counted since they were last written ({@linkcode DocumentStore.flushHits}, on the memory's heartbeat). */
+  #pendingHits: PendingHits;
   /** The speakers of the documents' lines, for {@linkcode DocumentStore.namesASpeaker}. */
   #speakers: SpeakerNames;
 
@@ -220,6 +216,7 @@ export class DocumentStore {
     this.#index = index;
     this.#clock = clock;
     this.#speakers = new SpeakerNames(db);
+    this.#pendingHits = new PendingHits(db);
   }
 
   /**
@@ -411,12 +408,7 @@ export class DocumentStore {
 
   /** `document` (read from the table) with the hits counted since they were last written. */
   #counted(document: MemoryDocument): MemoryDocument {
-    const pending = this.#pendingHits.get(document.id);
-    if (pending) {
-      document.hits += pending.hits;
-      document.lastAccessed = Math.max(document.lastAccessed, pending.lastAccessed);
-    }
-    return document;
+    return this.#pendingHits.addTo(document);
   }
 
   /** The documents of `ids` that exist, by id: copies of those read lately, the others in one statement. */
@@ -512,11 +504,7 @@ export class DocumentStore {
     const pending = this.#pendingHits, recent = this.#recentRows;
     // A document shown twice counts twice, as it always has.
     for (const document of shown) {
-      const counted = pending.get(document.id);
-      if (counted) {
-        counted.hits++;
-        counted.lastAccessed = now;
-      } else pending.set(document.id, { hits: 1, lastAccessed: now });
+      pending.count(document.id, now);
       document.hits++;
       document.lastAccessed = now;
       const kept = recent.get(document.id);
@@ -538,17 +526,7 @@ export class DocumentStore {
    * ```
    */
   flushHits(): number {
-    const pending = this.#pendingHits;
-    if (!pending.size) return 0;
-    const counts = [...pending].map(([id, { hits, lastAccessed }]) => [id, hits, lastAccessed]);
-    prepared(
-      this.#db,
-      `UPDATE documents SET hits = hits + counted.value ->> 1,
-         last_accessed = MAX(last_accessed, counted.value ->> 2)
-       FROM json_each(?) AS counted WHERE documents.id = counted.value ->> 0`,
-    ).run(JSON.stringify(counts));
-    pending.clear();
-    return counts.length;
+    return this.#pendingHits.flush();
   }
 }
 
