@@ -7,27 +7,12 @@
  * @module
  */
 
-import { SnapshotError } from "./snapshot.ts";
+import { readFullySync } from "./segment_sections.ts";
 
 /** Bytes of the file's section read at once. */
 const SLICE_BYTES = 1 << 20;
 /** Distinct weights a one-byte code can name. */
 const CODES = 256;
-
-/**
- * Reads `into.length` bytes at `position`, synchronously: the reads of a year's section, 1 MB each on the runtime's
- * threads, now and then left 40 MB more resident in their allocator's arenas.
- */
-function readFully(file: Deno.FsFile, position: number, into: Uint8Array): void {
-  file.seekSync(position, Deno.SeekMode.Start);
-  for (let done = 0; done < into.length;) {
-    const read = file.readSync(into.subarray(done));
-    if (read === null || read === 0) {
-      throw new SnapshotError(position + done, `the file ended ${into.length - done} bytes early`);
-    }
-    done += read;
-  }
-}
 
 /** The term ids and weights of every document of a segment, by slot. */
 export class DocTerms {
@@ -71,7 +56,7 @@ export class DocTerms {
       while (to < documents && 8 * (docStart[to + 1]! - docStart[from]!) <= SLICE_BYTES) to++;
       const length = 8 * (docStart[to]! - docStart[from]!);
       const bytes = length <= buffer.length ? buffer.subarray(0, length) : new Uint8Array(length);
-      readFully(file, at + 8 * docStart[from]!, bytes);
+      readFullySync(file, at + 8 * docStart[from]!, bytes);
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       for (let slot = from; slot < to; slot++) {
         const start = docStart[slot]!, count = docStart[slot + 1]! - start;

@@ -33,7 +33,7 @@ import { compareBytes, hashBytes, textOf } from "./segment_bytes.ts";
 import { type Counts, type Layout, layoutOf, SEGMENT_HEADER_BYTES, SEGMENT_MAGIC } from "./segment_layout.ts";
 import { DocTerms } from "./doc_terms.ts";
 import { MetaColumns } from "./meta_columns.ts";
-import { readAt, readSections, type Sections } from "./segment_sections.ts";
+import { readAt, readFullySync, readSections, type Sections } from "./segment_sections.ts";
 import { SnapshotError } from "./snapshot.ts";
 
 export { compareBytes, hashBytes, idHash } from "./segment_bytes.ts";
@@ -435,15 +435,7 @@ export class Segment implements IndexPart {
   #readInto(position: number, into: Uint8Array): void {
     const file = this.#file;
     if (!file) throw new RangeError(`Segment ${this.path} is closed`);
-    file.seekSync(position, Deno.SeekMode.Start);
-    let done = 0;
-    while (done < into.length) {
-      const read = file.readSync(into.subarray(done));
-      if (read === null || read === 0) {
-        throw new SnapshotError(position + done, `the file ended ${into.length - done} bytes early`);
-      }
-      done += read;
-    }
+    readFullySync(file, position, into);
   }
 
   /** Closes the file; reads fail afterwards. */
