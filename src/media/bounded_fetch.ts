@@ -11,6 +11,7 @@
 import type { Clock } from "../clock.ts";
 import { escapeControl } from "../text/untrusted.ts";
 import { classifyAddress } from "../net/ip_address.ts";
+import { concatBytes } from "../text/concat_bytes.ts";
 
 /** Why a fetch failed: the file was too big, time ran out, the server answered badly, the network failed, or the policy refused a URL. */
 export type MediaFetchErrorCode = "too_big" | "timeout" | "http" | "network" | "refused";
@@ -312,12 +313,5 @@ async function readAtMost(
   } finally {
     reader.releaseLock();
   }
-  if (chunks.length === 1 && chunks[0]) return chunks[0];
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks);
 }

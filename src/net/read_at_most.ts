@@ -5,6 +5,8 @@
  * @module
  */
 
+import { concatBytes } from "../text/concat_bytes.ts";
+
 /**
  * The body's bytes, stopping (and cancelling the rest) once more than `limit` have come: a result longer than `limit`
  * means the body was over it.
@@ -30,12 +32,5 @@ export async function readAtMost(body: ReadableStream<Uint8Array> | null, limit:
       break;
     }
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return bytes;
+  return concatBytes(chunks);
 }

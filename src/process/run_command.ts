@@ -7,6 +7,7 @@
  */
 
 import { type Clock, deadline } from "../clock.ts";
+import { concatBytes } from "../text/concat_bytes.ts";
 
 /** Why a program did not give what was asked. */
 export type CommandErrorCode = "missing" | "denied" | "timeout" | "failed" | "too_big";
@@ -181,13 +182,7 @@ async function readCapped(stream: ReadableStream<Uint8Array>, max: number, over:
     chunks.push(chunk);
     size += chunk.length;
   }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
+  return concatBytes(chunks);
 }
 
 /**

@@ -20,6 +20,7 @@
 
 import { Duplex } from "node:stream";
 import { type DroppedPublish, OversizePublishFilter } from "./oversize_filter.ts";
+import { concatBytes } from "../../text/concat_bytes.ts";
 
 /** Bytes read at a time, as `net.Socket` reads them. */
 const READ_BYTES = 65_536;
@@ -92,9 +93,10 @@ export class BrokerSocket extends Duplex {
 
   override _writev(chunks: { chunk: Uint8Array }[], callback: (error?: Error | null) => void): void {
     // One packet is several writes (MQTT.js corks around them): they leave in one piece.
-    const bytes = new Uint8Array(chunks.reduce((sum, { chunk }) => sum + chunk.length, 0));
-    chunks.reduce((at, { chunk }) => (bytes.set(chunk, at), at + chunk.length), 0);
-    this.#send(bytes).then(() => callback(), (error) => callback(withCode(error)));
+    this.#send(concatBytes(chunks.map(({ chunk }) => chunk))).then(
+      () => callback(),
+      (error) => callback(withCode(error)),
+    );
   }
 
   override _final(callback: (error?: Error | null) => void): void {
