@@ -250,19 +250,9 @@ export function scorePart(part: IndexPart, pool: Pool, s: PartScoring): void {
           const second = read;
           read = undefined;
           left -= next.length;
-          if (!open) addTwinToMet(postings, second, list.weight, next.weight, list.bit | next.bit, acc, masks);
-          else {count = meetTwin(
-              postings,
-              second,
-              list.weight,
-              next.weight,
-              list.bit | next.bit,
-              alive,
-              acc,
-              masks,
-              met,
-              count,
-            );}
+          const bits = list.bit | next.bit;
+          if (open) count = meetTwin(postings, second, list.weight, next.weight, bits, alive, acc, masks, met, count);
+          else addTwinToMet(postings, second, list.weight, next.weight, bits, acc, masks);
           i++;
           continue;
         }

@@ -3,11 +3,11 @@
  * every step stays in memory — the sorted term dictionary (terms packed as UTF-8, their document frequencies and where
  * their postings are), the ids (packed, with a hash order for lookup), per document its norm, whether it is still
  * live and where its terms are (≈ 30 bytes a document and 20 a term), every document's terms (`doc_terms.ts`, ≈ 5
- * bytes a term of a document, ≈ 65 a household's document) and its metadata in columns (`meta_columns.ts`, ≈ 30 bytes a document): a
- * recall compares its 40 best candidates by their terms and reads their metadata, and reading each from the file cost
- * more than ranking the first time a question was asked. The postings stay in the file and are read when a query asks
- * for them (positioned reads; the operating system's page cache, not this process, holds what is read often), with
- * each long list's MaxScore bounds found when the segment opens.
+ * bytes a term of a document, ≈ 65 a household's document) and its metadata in columns (`meta_columns.ts`, ≈ 30
+ * bytes a document): a recall compares its 40 best candidates by their terms and reads their metadata, and reading
+ * each from the file cost more than ranking the first time a question was asked. The postings stay in the file and
+ * are read when a query asks for them (positioned reads; the operating system's page cache, not this process, holds
+ * what is read often), with each long list's MaxScore bounds found when the segment opens.
  *
  * Layout, little-endian: the magic `HVS3`, a u32 CRC-32 of everything after it, the counts (documents, terms,
  * postings, bytes of the terms, of the ids and of the metadata; u32 each), zeros to byte 64, then the sections, each
@@ -161,7 +161,7 @@ export class Segment implements IndexPart {
         }
         throw error;
       });
-      // The slices' buffer, grown to 256 kB: a compaction grows it again when it reads the metadata of this one.
+      // The metadata slices' buffer, let go: only a compaction reads slices again (and grows it again then).
       segment.#rangeScratch = new Uint8Array(0);
       return segment;
     } catch (error) {

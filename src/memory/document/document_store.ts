@@ -403,12 +403,7 @@ export class DocumentStore {
   /** Every document kept (archived ones too), oldest first: for an export. */
   list(): MemoryDocument[] {
     return (prepared(this.#db, "SELECT * FROM documents ORDER BY created, id").all() as Array<Record<string, unknown>>)
-      .map((row) => this.#counted(fromRow(row)));
-  }
-
-  /** `document` (read from the table) with the hits counted since they were last written. */
-  #counted(document: MemoryDocument): MemoryDocument {
-    return this.#pendingHits.addTo(document);
+      .map((row) => this.#pendingHits.addTo(fromRow(row)));
   }
 
   /** The documents of `ids` that exist, by id: copies of those read lately, the others in one statement. */
@@ -430,7 +425,7 @@ export class DocumentStore {
     const rows = prepared(this.#db, "SELECT * FROM documents WHERE id IN (SELECT value FROM json_each(?))")
       .all(JSON.stringify(missing)) as Array<Record<string, unknown>>;
     for (const row of rows) {
-      const document = this.#counted(fromRow(row));
+      const document = this.#pendingHits.addTo(fromRow(row));
       if (recent.size >= RECENT_ROWS) recent.delete(recent.keys().next().value!);
       recent.set(document.id, document);
       found.set(document.id, copyOf(document));
@@ -443,7 +438,7 @@ export class DocumentStore {
     const row = prepared(this.#db, "SELECT * FROM documents WHERE id = ?").get(id) as
       | Record<string, unknown>
       | undefined;
-    return row ? this.#counted(fromRow(row)) : undefined;
+    return row ? this.#pendingHits.addTo(fromRow(row)) : undefined;
   }
 
   /**
